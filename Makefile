@@ -1,0 +1,30 @@
+# Two commands: `make demo` and `make test`. Both set up .venv when it is missing.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test setup bench clean samples
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/mtptui demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python bench/parse_bench.py
+
+samples: $(STAMP)
+	$(BIN)/python sample_logs/regenerate.py
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

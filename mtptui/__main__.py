@@ -1,0 +1,5 @@
+import sys
+
+from mtptui.cli import main
+
+sys.exit(main())

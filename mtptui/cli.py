@@ -1,0 +1,49 @@
+"""The `mtptui` command: a thin dispatcher. Each subcommand owns its arguments in its own module."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+# name -> (module, one-line help). Modules are imported only when used, so `summary` never pays
+# for Textual or asyncssh.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("mtptui.commands.demo", "open the dashboard on the built-in SGLang simulator"),
+    "replay": ("mtptui.commands.replay", "replay saved logs in the dashboard"),
+    "live": ("mtptui.commands.live", "stream journald from hosts over SSH into the dashboard"),
+    "local": ("mtptui.commands.local", "stream this machine's journald into the dashboard"),
+    "record": ("mtptui.commands.record", "record hosts' journald to a file, headless"),
+    "summary": ("mtptui.commands.summary", "statistics of saved logs per host and rank (--json)"),
+    "sim": ("mtptui.sim.cli", "run the SGLang simulator (a stand-in server, not SGLang)"),
+}
+
+USAGE = "usage: mtptui COMMAND [ARGS...]\n\ncommands:\n" + "\n".join(
+    f"  {name:<8} {help_}" for name, (_, help_) in COMMANDS.items()
+) + "\n\n`mtptui COMMAND --help` tells more. Exit codes: 0 ok, 1 runtime or input error, 2 usage error."
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] in ("-h", "--help"):
+        print(USAGE)
+        return 0 if args else 2
+    if args[0] == "--version":
+        from mtptui import __version__
+
+        print(f"mtptui {__version__}")
+        return 0
+    entry = COMMANDS.get(args[0])
+    if entry is None:
+        print(f"mtptui: unknown command {args[0]!r} (try mtptui --help)", file=sys.stderr)
+        return 2
+    try:
+        module = importlib.import_module(entry[0])
+    except ModuleNotFoundError as e:
+        if e.name and e.name.startswith("mtptui"):
+            print(f"mtptui: the {args[0]!r} command is not built yet", file=sys.stderr)
+            return 2
+        raise
+    try:
+        return int(module.main(args[1:]) or 0)
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,120 @@
+"""`mtptui summary`: headless statistics of saved logs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime, timezone
+
+from mtptui.core.ingest import Ingest
+from mtptui.core.summary import Summary
+from mtptui.sources.file import InputError, open_lines
+
+EPILOG = """\
+PATH is a saved log: a journalctl export in any short mode or json (-o json), a raw server log,
+a .gz of either, or - for standard input. Times without a zone are read as UTC.
+
+exit codes:
+  0  summary printed (also for an empty input)
+  1  an input could not be read (missing, a directory, binary, truncated gzip): one line on stderr
+  2  bad arguments
+"""
+
+
+def parse_time(s: str) -> float:
+    """ISO 8601 (zone optional, UTC assumed) or epoch seconds."""
+    try:
+        return float(s)
+    except ValueError:
+        pass
+    try:
+        dt = datetime.fromisoformat(s.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a time: {s!r} (use ISO 8601 or epoch seconds)") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mtptui summary", description=__doc__, epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--since", type=parse_time, metavar="T", help="only records at or after T")
+    p.add_argument("--until", type=parse_time, metavar="T", help="only records at or before T")
+    return p
+
+
+def fmt_time(ts: float | None) -> str:
+    if ts is None:
+        return "-"
+    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _num(s: dict | None, key: str, width: int, prec: int) -> str:
+    if s is None:
+        return "-".rjust(width)
+    return f"{s[key]:{width}.{prec}f}"
+
+
+def render_table(doc: dict) -> str:
+    out = []
+    hdr = (f"{'host':<14} {'rank':<14} {'engine':<6} {'decode':>7} {'graph':>5} "
+           f"{'acc len':>7} {'p50':>5} {'min':>5} {'acc rate':>8} {'gen tok/s':>10} {'p50':>9} "
+           f"{'run':>5} {'queue':>5} {'prefill':>7}")
+    out.append(hdr)
+    out.append("-" * len(hdr))
+    for s in doc["series"]:
+        d = s["decode"]
+        out.append(
+            f"{(s['host'] or '-'):<14.14} {(s['rank'] or '-'):<14.14} {s['engine']:<6} {d['batches']:>7} "
+            f"{('off' if d['graph_off'] else 'on') if d['batches'] else '-':>5} "
+            f"{_num(d['accept_len'], 'mean', 7, 2)} {_num(d['accept_len'], 'p50', 5, 2)} "
+            f"{_num(d['accept_len'], 'min', 5, 2)} {_num(d['accept_rate'], 'mean', 8, 2)} "
+            f"{_num(d['gen_throughput'], 'mean', 10, 1)} {_num(d['gen_throughput'], 'p50', 9, 1)} "
+            f"{_num(d['running_req'], 'mean', 5, 1)} {_num(d['queue_req'], 'mean', 5, 1)} "
+            f"{s['prefill']['batches']:>7}"
+        )
+        if d["batches"] and d["accept_len"] is None:
+            out.append(f"{'':<14} {'':<14} speculation OFF: decode lines carry no accept len")
+        elif d["graph_off"]:
+            out.append(f"{'':<14} {'':<14} {d['graph_off']} decode batches ran without graphs")
+        out.append(f"{'':<14} {'':<14} {fmt_time(s['first'])} .. {fmt_time(s['last'])}")
+    if not doc["series"]:
+        out.append("(no batch lines)")
+    if doc["events"]:
+        out.append("")
+        out.append("events:")
+        for e in doc["events"]:
+            text = e["text"] if len(e["text"]) <= 100 else e["text"][:97] + "..."
+            out.append(f"  {fmt_time(e['ts'])}  {(e['host'] or '-'):<12.12} {e['kind']:<12} {text}")
+    ln = doc["lines"]
+    out.append("")
+    out.append(f"lines: {ln['read']} read, {ln['batch']} batch, {ln['event']} event, "
+               f"{ln['unparsed']} unparsed, {ln['dropped']} dropped, {ln['malformed']} malformed")
+    for reason, n in ln["drop_reasons"].items():
+        out.append(f"  dropped {n}: {reason}")
+    return "\n".join(out)
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    summary = Summary(since=args.since, until=args.until)
+    ingest = Ingest(summary)
+    feed = ingest.feed
+    try:
+        for path in args.paths:
+            for raw in open_lines(path):
+                feed(raw)
+    except InputError as e:
+        print(f"mtptui summary: {e}", file=sys.stderr)
+        return 1
+    doc = summary.to_json(ingest.counts.to_json())
+    if args.json:
+        json.dump(doc, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        print(render_table(doc))
+    return 0

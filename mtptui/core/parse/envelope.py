@@ -1,0 +1,117 @@
+"""Envelopes: what journald (or nothing) wrapped around the server's message.
+
+Detected per line, so a file that mixes modes (or a paste) still reads:
+- journald `json` (one object per line; MESSAGE may be a list of byte values, or null when
+  journalctl withheld a large field, which happens without `--all`)
+- journald `short`, `short-precise`, `short-iso`, `short-iso-precise`
+- `cat` and raw server output: the line is the message
+CR/LF endings, stray carriage returns from progress bars and ANSI colour codes are removed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+
+from mtptui.core.parse import timeparse
+from mtptui.core.records import LogLine
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+
+_SHORT = re.compile(
+    r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ([ \d]\d) (\d\d:\d\d:\d\d)(\.\d{1,6})? "
+    r"(\S+) ([^\s\[:]+(?:\[\d+\])?): ?"
+)
+_SHORT_ISO = re.compile(
+    r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?(?:Z|[+-]\d\d:?\d\d)) (\S+) ([^\s\[:]+(?:\[\d+\])?): ?"
+)
+
+
+class EnvelopeError(ValueError):
+    """The line claimed an envelope (a JSON object) but it could not be read."""
+
+
+def clean(text: str) -> str:
+    """Strip line endings, progress-bar carriage returns and colour codes."""
+    if text.endswith("\n"):
+        text = text[:-1]
+    if "\r" in text:
+        text = text.rstrip("\r")
+        if "\r" in text:
+            # A tqdm bar redraws with \r; what the terminal would show is the last segment.
+            parts = [p for p in text.split("\r") if p]
+            text = parts[-1] if parts else ""
+    if "\x1b" in text:
+        text = ANSI.sub("", text)
+    return text
+
+
+def _message_of(value: object) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        try:
+            return bytes(value).decode("utf-8", "replace")
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
+def from_json(line: str) -> LogLine:
+    try:
+        obj = json.loads(line)
+    except ValueError as e:
+        raise EnvelopeError(f"bad journald json: {e}") from None
+    if not isinstance(obj, dict):
+        raise EnvelopeError("journald json line is not an object")
+    msg = _message_of(obj.get("MESSAGE"))
+    if msg is None:
+        raise EnvelopeError("MESSAGE missing or withheld (journalctl needs --all for large fields)")
+    ts = None
+    rt = obj.get("__REALTIME_TIMESTAMP")
+    if rt is not None:
+        try:
+            ts = int(rt) / 1_000_000
+        except (TypeError, ValueError):
+            ts = None
+    host = obj.get("_HOSTNAME")
+    unit = obj.get("_SYSTEMD_UNIT") or obj.get("UNIT")
+    cursor = obj.get("__CURSOR")
+    return LogLine(
+        text=clean(msg),
+        host=host if isinstance(host, str) else None,
+        unit=unit if isinstance(unit, str) else None,
+        ts=ts,
+        cursor=cursor if isinstance(cursor, str) else None,
+        zoned=ts is not None,
+    )
+
+
+class EnvelopeReader:
+    """Turns raw lines into LogLines. Keeps a year hint for journald's year-less `short` stamps."""
+
+    def __init__(self) -> None:
+        self.year = datetime.now(timezone.utc).year
+
+    def read(self, raw: str) -> LogLine:
+        """Raises EnvelopeError for a JSON line that cannot be read."""
+        c = raw[:1]
+        if c == "{":
+            return from_json(raw)
+        text = clean(raw)
+        if c in "JFMASOND":
+            m = _SHORT.match(text)
+            if m:
+                mon, day, hms, frac, host, _ident = m.groups()
+                ts = timeparse.month_day_hms(self.year, timeparse.MONTHS[mon], int(day), hms)
+                if ts is not None and frac:
+                    ts += float(frac)
+                return LogLine(text=text[m.end():], host=host, ts=ts)
+        elif c.isdigit() and len(text) > 20 and text[10:11] == "T":
+            m = _SHORT_ISO.match(text)
+            if m:
+                stamp, host, _ident = m.groups()
+                ts = timeparse.iso_with_zone(stamp)
+                return LogLine(text=text[m.end():], host=host, ts=ts, zoned=ts is not None)
+        return LogLine(text=text)

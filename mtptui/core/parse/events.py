@@ -1,0 +1,72 @@
+"""Lifecycle and trouble events, from systemd's lines about the unit and the server's own lines."""
+
+from __future__ import annotations
+
+import re
+
+# (kind, pattern); the first match wins, so the specific ones come before the generic ones.
+_RULES: list[tuple[str, re.Pattern[str]]] = [
+    ("spec_config", re.compile(r"server_args=ServerArgs\(")),
+    ("ready", re.compile(r"The server is fired up and ready to roll!")),
+    ("watchdog", re.compile(r"[Ww]atchdog timeout \(|Scheduler watchdog timeout")),
+    ("nccl", re.compile(r"NCCL error|DistBackendError|Watchdog caught collective operation timeout|NCCL timeout|ncclInternalError|ncclSystemError")),
+    ("oom", re.compile(r"Not enough memory\. Please try to increase --mem-fraction-static|CUDA out of memory|OutOfMemoryError")),
+    ("retract", re.compile(r"KV cache pool is full\. Retract requests\.")),
+    ("error", re.compile(r"Scheduler hit an exception|^Traceback \(most recent call last\)|Received sigquit from a child process|Initialization failed\. |Health check failed\. ")),
+    ("auto_restart", re.compile(r"^(?:\S+: )?Scheduled restart job, restart counter is at \d+")),
+    ("failed", re.compile(r"^(?:\S+: )?(?:Main process exited, code=(?:exited, status=[1-9]\d*|killed|dumped)|Failed with result '|Failed to start )")),
+    ("started", re.compile(r"^Started ")),
+    ("stopping", re.compile(r"^Stopping ")),
+    ("stopped", re.compile(r"^Stopped |^Shutting down the server")),
+]
+# A cheap test first: most lines are none of these.
+_ANY = re.compile(
+    r"server_args=|fired up|atchdog|NCCL|DistBackend|memory|OutOfMemory|Retract|Scheduler hit|Traceback|sigquit"
+    r"|Initialization failed|Health check failed|restart job|Main process exited|Failed |Started |Stopping |Stopped "
+    r"|Shutting down"
+)
+
+_SPEC_KEYS = {
+    "speculative_algorithm": "algorithm",
+    "speculative_num_steps": "num_steps",
+    "speculative_eagle_topk": "topk",
+    "speculative_num_draft_tokens": "num_draft_tokens",
+    "speculative_draft_model_path": "draft_model_path",
+    "model_path": "model_path",
+    "tp_size": "tp_size",
+    "dp_size": "dp_size",
+    "enable_dp_attention": "enable_dp_attention",
+    "decode_log_interval": "decode_log_interval",
+}
+_ARG = re.compile(r"(?:\(|, )(" + "|".join(_SPEC_KEYS) + r")=('(?:[^'\\]|\\.)*'|None|True|False|-?\d+(?:\.\d+)?)")
+
+
+def _value(v: str):
+    if v == "None":
+        return None
+    if v in ("True", "False"):
+        return v == "True"
+    if v.startswith("'"):
+        return v[1:-1]
+    try:
+        return int(v)
+    except ValueError:
+        return float(v)
+
+
+def server_args(msg: str) -> dict:
+    """The speculation settings (and the layout) read from `server_args=ServerArgs(...)`."""
+    out = {}
+    for key, v in _ARG.findall(msg):
+        out[_SPEC_KEYS[key]] = _value(v)
+    return out
+
+
+def classify(msg: str) -> tuple[str, dict] | None:
+    """(kind, data) for an event line, else None."""
+    if not _ANY.search(msg):
+        return None
+    for kind, rx in _RULES:
+        if rx.search(msg):
+            return kind, (server_args(msg) if kind == "spec_config" else {})
+    return None

@@ -1,0 +1,203 @@
+"""SGLang's message prefix and its Prefill/Decode batch lines, every version (reference §1, §2).
+
+The head is recognised (`Prefill|Decode batch`, an optional ` [N]`, then `.` or `,`); the body is
+read as `key: value` items split on `, `. Unknown keys are kept verbatim; a body cut short still
+counts as a batch with the fields it has. Nothing absent becomes a zero.
+"""
+
+from __future__ import annotations
+
+from mtptui.core.parse import timeparse
+from mtptui.core.records import DECODE, PREFILL, SGLANG, BatchStats
+
+_INT = int
+_FLOAT = float
+
+
+def _bool(v: str) -> bool:
+    if v == "True":
+        return True
+    if v == "False":
+        return False
+    raise ValueError(v)
+
+
+def _pct(v: str) -> float:
+    if not v.endswith("%"):
+        raise ValueError(v)
+    return float(v[:-1])
+
+
+# key in the log -> (normalised field, converter)
+FIELDS: dict[str, tuple[str, object]] = {
+    "#running-req": ("running_req", _INT),
+    "#queue-req": ("queue_req", _INT),
+    "#token": ("num_token", _INT),
+    "token usage": ("token_usage", _FLOAT),
+    "#full token": ("full_token", _INT),
+    "full token usage": ("full_token_usage", _FLOAT),
+    "#swa token": ("swa_token", _INT),
+    "swa token usage": ("swa_token_usage", _FLOAT),
+    "mamba num": ("mamba_num", _INT),
+    "mamba usage": ("mamba_usage", _FLOAT),
+    "#gpu token": ("gpu_token", _INT),
+    "gpu token usage": ("gpu_token_usage", _FLOAT),
+    "#cpu token": ("cpu_token", _INT),
+    "cpu token usage": ("cpu_token_usage", _FLOAT),
+    "accept len": ("accept_len", _FLOAT),
+    "accept rate": ("accept_rate", _FLOAT),
+    "cap len": ("cap_len", _FLOAT),
+    "block accept len": ("block_accept_len", _FLOAT),
+    "gen throughput (token/s)": ("gen_throughput", _FLOAT),
+    "input throughput (token/s)": ("input_throughput", _FLOAT),
+    "pre-allocated usage": ("prealloc_usage", _FLOAT),
+    "#prealloc-req": ("prealloc_req", _INT),
+    "#transfer-req": ("transfer_req", _INT),
+    "#retracted-req": ("retracted_req", _INT),
+    "#host-receive-req": ("host_receive_req", _INT),
+    "waiting-image-req": ("waiting_image_req", _INT),
+    "#new-seq": ("new_seq", _INT),
+    "#new-token": ("new_token", _INT),
+    "#cached-token": ("cached_token", _INT),
+    "cache hit rate": ("cache_hit_rate_pct", _pct),
+    "#unbootstrapped-req": ("unbootstrapped_req", _INT),
+    "#transferring-req": ("transferring_req", _INT),
+    "#inflight-req": ("inflight_req", _INT),
+    "#bootstrap-req": ("bootstrap_req", _INT),
+    "#optimistic-req": ("optimistic_req", _INT),
+    "#pending-token": ("pending_token", _INT),
+    "#replay-token": ("replay_token", _INT),
+    "fwd occupancy": ("fwd_occupancy_pct", _pct),
+    "fwd+idle occupancy": ("fwd_idle_occupancy_pct", _pct),
+    "est. prefill TFLOPS/s (per GPU)": ("prefill_tflops", _FLOAT),
+    "est. decode TFLOPS/s (per GPU)": ("decode_tflops", _FLOAT),
+    "est. read BW (GB/s per GPU)": ("read_bw_gbs", _FLOAT),
+    "est. write BW (GB/s per GPU)": ("write_bw_gbs", _FLOAT),
+}
+GRAPH_KEYS = {"cuda graph": "cuda", "npu graph": "npu", "cpu graph": "cpu", "musa graph": "musa"}
+
+# 0.4.9's one-off hybrid SWA pool: `#token: full=N, swa=M, token usage: full=x, swa=y`
+_HYBRID_049 = {
+    ("#token", "full"): ("full_token", _INT),
+    ("#token", "swa"): ("swa_token", _INT),
+    ("token usage", "full"): ("full_token_usage", _FLOAT),
+    ("token usage", "swa"): ("swa_token_usage", _FLOAT),
+}
+
+
+def split_prefix(text: str) -> tuple[str, str | None, str, str] | None:
+    """`[2026-03-09 16:03:25.123 DP1 TP1] msg` -> (stamp, millis, rank, msg); None without a prefix."""
+    if not text.startswith("[") or len(text) < 21:
+        return None
+    close = text.find("]", 20)
+    if close < 0 or text[5:6] != "-" or text[11:12] != " ":
+        return None
+    stamp = text[1:20]
+    rest = text[20:close]
+    millis = None
+    if rest.startswith("."):
+        millis = rest[1:4]
+        rest = rest[4:]
+    if rest and rest[0] != " ":
+        return None
+    msg = text[close + 2:] if text[close + 1:close + 2] == " " else text[close + 1:]
+    return stamp, millis, rest.strip(), msg
+
+
+def prefix_time(stamp: str, millis: str | None) -> float | None:
+    ts = timeparse.ymd_hms(stamp)
+    if ts is not None and millis:
+        try:
+            ts += int(millis) / 1000
+        except ValueError:
+            pass
+    return ts
+
+
+def batch_head(msg: str) -> tuple[str, str] | None:
+    """Returns (kind, body) when msg starts with a batch head, else None."""
+    if msg.startswith("Decode batch"):
+        kind, i = DECODE, 12
+    elif msg.startswith("Prefill batch"):
+        kind, i = PREFILL, 13
+    else:
+        return None
+    if msg.startswith(" [", i):
+        j = msg.find("]", i + 2)
+        if j < 0 or not msg[i + 2:j].isdigit():
+            # `Decode batch [12` cut off: the head is there, the body is not.
+            return (kind, "") if msg[i + 2:].isdigit() else None
+        i = j + 1
+    sep = msg[i:i + 1]
+    if sep not in (".", ","):
+        return (kind, "") if i == len(msg) else None
+    return kind, msg[i + 2:]
+
+
+def parse_body(body: str, fields: dict, extra: dict[str, str]) -> bool:
+    """Fills fields/extra from the `key: value` items. Returns False if any item was unreadable."""
+    ok = True
+    if body.endswith(", "):
+        body = body[:-2]
+    elif body.endswith(","):
+        body = body[:-1]
+    if not body:
+        return True
+    prev_key = None
+    for item in body.split(", "):
+        key, sep, value = item.partition(": ")
+        if not sep:
+            # An item without `: ` continues the previous one: 0.4.9's `swa=M` after `#token: full=N`.
+            name, eq, v = item.partition("=")
+            spec = _HYBRID_049.get((prev_key, name)) if eq else None
+            if spec is None:
+                if key:
+                    ok = False
+                    extra[item] = ""
+                continue
+            try:
+                fields[spec[0]] = spec[1](v)
+            except ValueError:
+                ok = False
+            continue
+        prev_key = key
+        spec = FIELDS.get(key)
+        if spec is not None:
+            try:
+                fields[spec[0]] = spec[1](value)
+            except ValueError:
+                if "=" in value and (key, value.partition("=")[0]) in _HYBRID_049:
+                    name, _, v = value.partition("=")
+                    hspec = _HYBRID_049[(key, name)]
+                    try:
+                        fields[hspec[0]] = hspec[1](v)
+                        continue
+                    except ValueError:
+                        pass
+                ok = False
+                extra[key] = value
+            continue
+        g = GRAPH_KEYS.get(key)
+        if g is not None:
+            try:
+                fields["graph"] = _bool(value)
+                fields["graph_kind"] = g
+            except ValueError:
+                ok = False
+                extra[key] = value
+            continue
+        extra[key] = value
+    return ok
+
+
+def parse_batch(msg: str, ts: float | None, host: str | None, rank: str) -> BatchStats | None:
+    head = batch_head(msg)
+    if head is None:
+        return None
+    kind, body = head
+    fields: dict = {}
+    extra: dict[str, str] = {}
+    ok = parse_body(body, fields, extra)
+    truncated = not ok or not body
+    return BatchStats(kind=kind, ts=ts, host=host, rank=rank, engine=SGLANG, fields=fields,
+                      extra=extra, truncated=truncated)

@@ -1,0 +1,135 @@
+"""vLLM's periodic stats lines (reference §6), mapped onto the SGLang metric names.
+
+- throughput lines (V0, V1 `Engine 000:`, `N Engines Aggregated:`): one decode sample each;
+  gen_throughput <- Avg generation throughput, running_req <- Running, queue_req <- Waiting/Pending,
+  token_usage <- GPU KV cache usage as a fraction.
+- spec lines (V0 `Speculative metrics:`, V1 `SpecDecoding metrics:` in both forms): accept_len <-
+  Mean acceptance length, accept_rate <- the draft acceptance rate as a fraction (a percentage / 100).
+  They carry no engine, so they belong to the rank of the throughput line before them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mtptui.core.parse import timeparse
+from mtptui.core.records import DECODE, SPEC, VLLM, BatchStats
+
+# `(APIServer pid=66) INFO 09-02 08:46:23 [v1/metrics/loggers.py:271] msg`; the file part is
+# `[file:line]` in new versions and `file:line]` in old ones.
+_PREFIX = re.compile(
+    r"(?:\([\w.-]+ pid=\d+\) )?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d\d)-(\d\d) (\d\d:\d\d:\d\d)(?:\.\d+)? "
+    r"\[?[^\]\s]*:\d+\] "
+)
+_ENGINE = re.compile(r"(?:Engine (\d+)|(\d+) Engines Aggregated): ")
+
+_THROUGHPUT_FIELDS = {
+    "Avg prompt throughput": "prompt_throughput",
+    "Avg generation throughput": "gen_throughput",
+    "Running": "running_req",
+    "Waiting": "queue_req",
+    "Pending": "queue_req",
+    "Swapped": "swapped_req",
+    "Preemptions": "preemptions",
+    "Corrupted": "corrupted_req",
+    "GPU KV cache usage": "token_usage",
+    "CPU KV cache usage": "cpu_kv_usage",
+    "Prefix cache hit rate": "prefix_cache_hit_rate",
+    "External prefix cache hit rate": "external_prefix_cache_hit_rate",
+    "MM cache hit rate": "mm_cache_hit_rate",
+}
+_SPEC_FIELDS = {
+    "Mean acceptance length": "accept_len",
+    "Avg Draft acceptance rate": "accept_rate",
+    "Draft acceptance rate": "accept_rate",
+    "Accepted throughput": "accepted_throughput",
+    "Drafted throughput": "drafted_throughput",
+    "Accepted": "accepted_tokens",
+    "Drafted": "drafted_tokens",
+    "System efficiency": "spec_efficiency",
+    "Number of speculative tokens": "num_spec_tokens",
+    "Number of accepted tokens": "accepted_tokens",
+    "Number of draft tokens": "drafted_tokens",
+    "Number of emitted tokens": "emitted_tokens",
+    "Per-position acceptance rate": "per_position_accept_rate",
+}
+_UNITS = (" tokens/s", " tokens", " reqs")
+
+
+def _number(value: str):
+    """`11.5 tokens/s` -> 11.5, `3 reqs` -> 3, `63.2%` -> 0.632 (a fraction, like SGLang's)."""
+    v = value.rstrip(".")
+    for u in _UNITS:
+        if v.endswith(u):
+            v = v[: -len(u)]
+            break
+    if v.endswith("%"):
+        return round(float(v[:-1]) / 100, 12)
+    if v.isdigit():
+        return int(v)
+    return float(v)
+
+
+def _items(body: str, names: dict[str, str], fields: dict, extra: dict[str, str]) -> bool:
+    ok = True
+    key = None
+    values: list[str] = []
+
+    def flush() -> None:
+        nonlocal ok
+        if key is None:
+            return
+        name = names.get(key)
+        if name is None:
+            extra[key] = ", ".join(values)
+            return
+        try:
+            if name == "per_position_accept_rate":
+                fields[name] = [float(x) for x in values]
+            else:
+                fields[name] = _number(values[0])
+        except (ValueError, IndexError):
+            ok = False
+            extra[key] = ", ".join(values)
+
+    for item in body.rstrip(".").split(", "):
+        k, sep, v = item.partition(": ")
+        if sep:
+            flush()
+            key, values = k, [v]
+        elif key is not None:
+            values.append(item)  # the per-position list also uses `, `
+    flush()
+    return ok
+
+
+def looks_like_vllm(text: str) -> bool:
+    return "throughput: " in text or "metrics: " in text
+
+
+def parse_stats(text: str, host: str | None, year: int) -> tuple[BatchStats | None, float | None]:
+    """Parses a vLLM stats line. Returns (record or None, the line's own timestamp)."""
+    ts = None
+    msg = text
+    m = _PREFIX.match(text)
+    if m:
+        mon, day, hms = m.groups()
+        ts = timeparse.month_day_hms(year, int(mon), int(day), hms)
+        msg = text[m.end():]
+    fields: dict = {}
+    extra: dict[str, str] = {}
+    if msg.startswith(("SpecDecoding metrics: ", "Speculative metrics: ")):
+        body = msg.partition(": ")[2]
+        ok = _items(body, _SPEC_FIELDS, fields, extra)
+        return BatchStats(kind=SPEC, ts=ts, host=host, rank="", engine=VLLM, fields=fields,
+                          extra=extra, truncated=not ok), ts
+    rank = ""
+    em = _ENGINE.match(msg)
+    if em:
+        rank = f"Engine {int(em.group(1)):03d}" if em.group(1) is not None else ""
+        msg = msg[em.end():]
+    if not msg.startswith("Avg prompt throughput: "):
+        return None, ts
+    ok = _items(msg, _THROUGHPUT_FIELDS, fields, extra)
+    return BatchStats(kind=DECODE, ts=ts, host=host, rank=rank, engine=VLLM, fields=fields,
+                      extra=extra, truncated=not ok), ts

@@ -1,0 +1,85 @@
+"""The words the pipeline speaks: a line as read, a batch-stats record, a lifecycle event.
+
+Absent stays absent: a field that the log line did not carry is missing from ``fields``,
+never a zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# Engines
+SGLANG = "sglang"
+VLLM = "vllm"
+
+# Batch kinds
+DECODE = "decode"
+PREFILL = "prefill"
+# vLLM prints its speculative metrics on a line of their own, after the throughput line.
+# Such a record adds accept_len/accept_rate samples to the decode series without being a batch.
+SPEC = "spec"
+
+# Event kinds
+EVENT_KINDS = (
+    "started",  # systemd: Started UNIT
+    "stopping",  # systemd: Stopping UNIT
+    "stopped",  # systemd: Stopped UNIT, or the server logged its own shutdown
+    "failed",  # main process exited with failure, Failed with result, Failed to start
+    "auto_restart",  # systemd: Scheduled restart job (crash loop)
+    "ready",  # The server is fired up and ready to roll!
+    "oom",
+    "nccl",
+    "error",  # scheduler exception, traceback, sigquit from a child, init failure
+    "watchdog",
+    "retract",
+    "spec_config",  # server_args=ServerArgs(...) read
+    "gap",  # a live stream lost its connection; lines may be missing until it resumes
+    "restart_requested",  # mtptui itself asked for a restart
+)
+
+
+@dataclass(slots=True)
+class LogLine:
+    """One message as the envelope delivered it."""
+
+    text: str
+    host: str | None = None
+    unit: str | None = None
+    ts: float | None = None  # epoch seconds (UTC) from the envelope, if it had a usable time
+    cursor: str | None = None  # journald cursor, when the envelope is json
+    # True when ts is an absolute instant (json, short-iso). journald's `short` modes print local
+    # time without year or zone, so the server's own stamp inside the message is preferred then.
+    zoned: bool = False
+
+
+@dataclass(slots=True)
+class BatchStats:
+    """One Prefill/Decode batch line (SGLang) or one stats line (vLLM)."""
+
+    kind: str  # DECODE, PREFILL or SPEC
+    ts: float | None
+    host: str | None
+    rank: str  # "TP0", "DP3 TP3 EP3", "" when the line carries no rank token
+    engine: str  # SGLANG or VLLM
+    fields: dict[str, Any]  # normalised names: accept_len, gen_throughput, graph, ...
+    extra: dict[str, str] = field(default_factory=dict)  # keys we do not know, kept verbatim
+    truncated: bool = False  # the head was there but the body was cut or unreadable in part
+
+
+@dataclass(slots=True)
+class Event:
+    kind: str
+    ts: float | None
+    host: str | None
+    text: str
+    rank: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "host": self.host, "ts": self.ts, "text": self.text}
+        if self.rank:
+            out["rank"] = self.rank
+        if self.data:
+            out["data"] = self.data
+        return out

@@ -1,0 +1,73 @@
+"""Saved logs as line iterators: plain text, gzip, or standard input, streamed (never held whole)."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import sys
+import zlib
+from collections.abc import Iterator
+
+JOURNAL_MAGIC = b"LPKSHHRH"
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+class InputError(Exception):
+    """A one-line, user-facing reason why an input cannot be read."""
+
+
+def _text(binary: io.BufferedIOBase) -> io.TextIOWrapper:
+    # newline="\n": a lone \r (a progress bar redraw) must not split a line in two.
+    return io.TextIOWrapper(binary, encoding="utf-8", errors="replace", newline="\n")
+
+
+def _check_head(path: str, head: bytes) -> None:
+    if head.startswith(JOURNAL_MAGIC):
+        raise InputError(f"{path}: a binary journal file; export it first: "
+                         f"journalctl --file {path} -o json > log.json")
+    if b"\x00" in head:
+        raise InputError(f"{path}: binary data, not a text log")
+
+
+def open_lines(path: str) -> Iterator[str]:
+    """Yields the lines of PATH (or stdin for '-'), each with its line ending.
+
+    Raises InputError with a one-line message for a missing, unreadable, binary or corrupt input,
+    also part way through (a truncated gzip is only found out at its end).
+    """
+    if path == "-":
+        yield from _lines(path, _text(sys.stdin.buffer), None)
+        return
+    if os.path.isdir(path):
+        raise InputError(f"{path}: is a directory")
+    try:
+        f = open(path, "rb")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except PermissionError:
+        raise InputError(f"{path}: permission denied") from None
+    except OSError as e:
+        raise InputError(f"{path}: {e.strerror or e}") from None
+    with f:
+        head = f.peek(4096)[:4096] if hasattr(f, "peek") else b""
+        if head.startswith(GZIP_MAGIC):
+            gz = gzip.GzipFile(fileobj=f)
+            try:
+                head = gz.peek(4096)[:4096]
+            except (OSError, EOFError, zlib.error) as e:
+                raise InputError(f"{path}: corrupt gzip ({e})") from None
+            _check_head(path, head)
+            yield from _lines(path, _text(gz), "gzip")
+        else:
+            _check_head(path, head)
+            yield from _lines(path, _text(f), None)
+
+
+def _lines(path: str, text: io.TextIOWrapper, kind: str | None) -> Iterator[str]:
+    try:
+        yield from text
+    except EOFError:
+        raise InputError(f"{path}: truncated {kind or 'input'} (it ends before its end marker)") from None
+    except (OSError, zlib.error) as e:
+        raise InputError(f"{path}: read error: {e}") from None

@@ -1,0 +1,144 @@
+"""`mtptui live [HOST...]`: stream hosts' journald over SSH into the dashboard."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import replace
+
+from mtptui.config import Config, ConfigError, HostConfig, load_config, parse_target
+from mtptui.sources.base import Source
+
+EPILOG = """\
+HOST is a name from the config's [[hosts]], or ad hoc user@host[:port] (an ~/.ssh/config alias
+works as host) with --unit. Without HOST: every host in the config.
+
+The config is ~/.config/mtptui/config.toml unless --config; its fields are in the README.
+Host keys are checked against known_hosts: an unknown or changed key is refused.
+
+exit codes: 0 ok, 1 runtime error, 2 bad arguments or config
+"""
+
+
+def add_stream_args(p: argparse.ArgumentParser) -> None:
+    """Arguments shared by live, local and record."""
+    p.add_argument("--config", metavar="PATH", help="config file (default: the user's config dir)")
+    p.add_argument("--unit", metavar="UNIT", help="systemd unit to follow (overrides the config)")
+    p.add_argument("--since", metavar="WHEN",
+                   help="start with history: a span back from now (10min, 2h) or a journalctl time")
+    p.add_argument("--lines", type=int, metavar="N",
+                   help="history entries to start with when no --since (default: 10)")
+    p.add_argument("--sudo", action="store_true", default=None,
+                   help="run journalctl as `sudo -n journalctl` (never asks for a password)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mtptui live", description=__doc__, epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("hosts", nargs="*", metavar="HOST")
+    add_stream_args(p)
+    p.add_argument("--identity", metavar="KEY", help="private key for ad hoc hosts")
+    p.add_argument("--record", metavar="FILE", help="also write every entry received to FILE")
+    p.add_argument("--read-only", action="store_true", help="no restart or rollback actions")
+    return p
+
+
+def resolve_hosts(names: list[str], config: Config, *, unit: str | None = None,
+                  sudo: bool | None = None, identity: str | None = None) -> list[HostConfig]:
+    """Config names and ad hoc `user@host[:port]` specs -> hosts. Raises ConfigError."""
+    if not names:
+        if not config.hosts:
+            where = config.path or "the config file"
+            raise ConfigError(f"no hosts: name one (user@host[:port] --unit U) or add [[hosts]] "
+                              f"to {where}")
+        hosts = list(config.hosts)
+    else:
+        hosts = []
+        for spec in names:
+            h = config.host(spec)
+            if h is None:
+                user, addr, port = parse_target(spec)
+                h = config.new_host(spec if (user or port) else addr, address=addr, user=user,
+                                    port=port)
+            hosts.append(h)
+    out = []
+    seen = set()
+    for h in hosts:
+        changes: dict = {}
+        if unit:
+            changes["unit"] = unit
+        if sudo:
+            changes["sudo"] = True
+        if identity:
+            changes["identity"] = os.path.expanduser(identity)
+        h = replace(h, **changes) if changes else h
+        if not h.unit:
+            raise ConfigError(f"{h.name}: which unit? give --unit (or unit = ... in the config)")
+        if h.name in seen:
+            raise ConfigError(f"{h.name}: named twice")
+        seen.add(h.name)
+        out.append(h)
+    return out
+
+
+def build_sources(args: argparse.Namespace, config: Config) -> list[Source]:
+    """One SSH journal source per host of args.hosts (all config hosts when none)."""
+    from mtptui.sources.ssh import SshJournalSource
+
+    hosts = resolve_hosts(list(getattr(args, "hosts", None) or []), config,
+                          unit=getattr(args, "unit", None), sudo=getattr(args, "sudo", None),
+                          identity=getattr(args, "identity", None))
+    return [SshJournalSource(h, since=getattr(args, "since", None), lines=getattr(args, "lines", None))
+            for h in hosts]
+
+
+def quiet_asyncssh() -> None:
+    # asyncssh logs every connect and channel at INFO; the dashboard and `record` say what matters.
+    import logging
+
+    logging.getLogger("asyncssh").setLevel(logging.CRITICAL)
+
+
+def open_record(path: str | None, sources: list[Source], prog: str):
+    """Wraps the sources for --record. Returns (sources, writer or None), or raises OSError."""
+    if not path:
+        return sources, None
+    from mtptui.sources.record import RecordingSource, RecordWriter
+
+    writer = RecordWriter(path)
+    return [RecordingSource(s, writer) for s in sources], writer
+
+
+def launch(sources: list[Source], config: Config, *, read_only: bool, title: str, prog: str) -> int:
+    try:
+        from mtptui.tui.launch import run_dashboard
+    except ImportError as e:
+        if e.name and e.name.startswith("mtptui"):
+            print(f"{prog}: the dashboard is not built yet (use `mtptui record`)", file=sys.stderr)
+            return 2
+        raise
+    return int(run_dashboard(sources, config=config, read_only=read_only, title=title) or 0)
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        config = load_config(args.config)
+        sources = build_sources(args, config)
+    except ConfigError as e:
+        print(f"mtptui live: {e}", file=sys.stderr)
+        return 2
+    quiet_asyncssh()
+    try:
+        sources, writer = open_record(args.record, sources, "mtptui live")
+    except OSError as e:
+        print(f"mtptui live: {args.record}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    try:
+        names = ", ".join(s.host for s in sources)
+        return launch(sources, config, read_only=args.read_only, title=f"live: {names}",
+                      prog="mtptui live")
+    finally:
+        if writer is not None:
+            writer.close()

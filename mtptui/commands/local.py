@@ -1,0 +1,84 @@
+"""`mtptui local [--unit U]`: this machine's journald in the dashboard, no SSH (incident triage)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import socket
+import sys
+
+from mtptui.commands.live import add_stream_args, launch, open_record
+from mtptui.config import ConfigError, load_config
+from mtptui.sources.journal import diagnose
+from mtptui.sources.local import LocalJournalSource
+
+EPILOG = """\
+Reading a system unit's journal needs root or the systemd-journal (or adm) group; --sudo runs
+`sudo -n journalctl`, which must not ask for a password.
+
+exit codes: 0 ok, 1 runtime error (no journal rights, no journalctl), 2 bad arguments or config
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mtptui local", description=__doc__, epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_stream_args(p)
+    p.add_argument("--host", metavar="NAME", help="name to show for this machine (default: hostname)")
+    p.add_argument("--record", metavar="FILE", help="also write every entry received to FILE")
+    p.add_argument("--read-only", action="store_true", help="no restart or rollback actions")
+    return p
+
+
+async def preflight(argv: list[str], who: str) -> str | None:
+    """Runs journalctl once, without following, for a clear error before the screen opens."""
+    from mtptui.transport import local
+    from mtptui.transport.errors import TransportError
+
+    try:
+        proc = await local.start(argv)
+    except TransportError as e:
+        return e.message
+    while await proc.read():
+        pass
+    rc = await proc.wait()
+    fatal = diagnose(proc.stderr_text, rc, who=who, where="this machine", sudo=False, local=True)
+    return fatal.message if fatal else None
+
+
+def build_source(args: argparse.Namespace, config) -> LocalJournalSource:
+    unit = args.unit or config.defaults.get("unit")
+    if not unit:
+        raise ConfigError("which unit? give --unit (or unit = ... in [defaults])")
+    sudo = bool(args.sudo if args.sudo is not None else config.defaults.get("sudo", False))
+    lines = args.lines if args.lines is not None else config.defaults.get("lines", 10)
+    return LocalJournalSource(unit, host=args.host or socket.gethostname(), sudo=sudo,
+                              since=args.since, lines=lines,
+                              extra=tuple(config.defaults.get("journalctl_args", ())))
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        config = load_config(args.config)
+        source = build_source(args, config)
+    except ConfigError as e:
+        print(f"mtptui local: {e}", file=sys.stderr)
+        return 2
+    check = source.argv()
+    check = [a for a in check if a != "--follow" and not a.startswith("--lines")] + ["--lines=1"]
+    problem = asyncio.run(preflight(check, source.who))
+    if problem:
+        print(f"mtptui local: {problem}", file=sys.stderr)
+        return 1
+    try:
+        sources, writer = open_record(args.record, [source], "mtptui local")
+    except OSError as e:
+        print(f"mtptui local: {args.record}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    try:
+        return launch(sources, config, read_only=args.read_only,
+                      title=f"local: {source.unit}", prog="mtptui local")
+    finally:
+        if writer is not None:
+            writer.close()

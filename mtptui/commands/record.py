@@ -1,0 +1,109 @@
+"""`mtptui record HOST... --out FILE`: headless; every journald entry received goes to FILE."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+import time
+
+from mtptui.commands.live import add_stream_args, build_sources, quiet_asyncssh
+from mtptui.config import ConfigError, load_config
+from mtptui.sources.base import FAILED, SourceStatus
+from mtptui.sources.record import RecordingFeed, RecordWriter
+
+EPILOG = """\
+HOST as for `mtptui live`. The record is JSON lines, one journald entry each, with _HOSTNAME set
+to the host's name; `mtptui summary FILE` and `mtptui replay FILE` read it. Host state changes
+are printed on stderr, one line each. Ends after --duration, or on Ctrl-C / SIGTERM.
+
+exit codes: 0 ok, 1 a host failed (bad key, auth, no rights) or FILE cannot be written, 2 bad
+arguments or config
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mtptui record", description=__doc__, epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("hosts", nargs="*", metavar="HOST")
+    add_stream_args(p)
+    p.add_argument("--identity", metavar="KEY", help="private key for ad hoc hosts")
+    p.add_argument("--out", required=True, metavar="FILE", help="the record to write")
+    p.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
+    return p
+
+
+class StatusPrinter:
+    """The headless feed: counts entries per host, prints each state change as one line."""
+
+    def __init__(self, out=None) -> None:
+        self.out = out or sys.stderr
+        self.entries: dict[str | None, int] = {}
+        self.state: dict[str | None, SourceStatus] = {}
+        self.drops: dict[str | None, int] = {}
+
+    def lines(self, raw: list[str], host: str | None) -> None:
+        self.entries[host] = self.entries.get(host, 0) + len(raw)
+
+    def status(self, st: SourceStatus) -> None:
+        self.state[st.host] = st
+        stamp = time.strftime("%H:%M:%S", time.localtime(st.ts))
+        print(f"{stamp} {st.host}: {st.state}" + (f": {st.detail}" if st.detail else ""),
+              file=self.out, flush=True)
+
+    def dropped(self, n: int, reason: str, host: str | None) -> None:
+        self.drops[host] = self.drops.get(host, 0) + n
+        print(f"{host}: dropped {n}: {reason}", file=self.out, flush=True)
+
+    def failed(self) -> list[str | None]:
+        return [h for h, st in self.state.items() if st.state == FAILED]
+
+
+async def record(sources, writer: RecordWriter, printer: StatusPrinter,
+                 duration: float | None) -> None:
+    feed = RecordingFeed(printer, writer)
+    tasks = [asyncio.ensure_future(s.run(feed)) for s in sources]
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    everything = asyncio.gather(*tasks, return_exceptions=True)
+    waits = [asyncio.ensure_future(stop.wait()), everything]
+    try:
+        await asyncio.wait(waits, timeout=duration, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        waits[0].cancel()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    if args.duration is not None and args.duration <= 0:
+        print("mtptui record: --duration must be positive", file=sys.stderr)
+        return 2
+    try:
+        config = load_config(args.config)
+        sources = build_sources(args, config)
+    except ConfigError as e:
+        print(f"mtptui record: {e}", file=sys.stderr)
+        return 2
+    quiet_asyncssh()
+    try:
+        writer = RecordWriter(args.out)
+    except OSError as e:
+        print(f"mtptui record: {args.out}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    printer = StatusPrinter()
+    try:
+        asyncio.run(record(sources, writer, printer, args.duration))
+    finally:
+        writer.close()
+    for s in sources:
+        print(f"{s.host}: {printer.entries.get(s.host, 0)} entries", file=sys.stderr)
+    failed = printer.failed()
+    return 1 if failed else 0

@@ -1,0 +1,285 @@
+"""Following one unit's journal with `journalctl -f -o json`, and resuming it without loss.
+
+The source remembers the ``__CURSOR`` of the last whole line it pushed. After any break (a lost
+connection, a killed journalctl, a host reboot) it starts journalctl again with
+``--after-cursor=C``: journald then sends exactly the entries after the last one seen, so nothing
+is lost and nothing comes twice. A line cut short by the break is never pushed (and its cursor never
+kept); journald sends it whole after the resume. The transport (SSH or a local subprocess) is the
+subclass's part.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import json
+import re
+import time
+
+from mtptui.sources.backoff import Backoff
+from mtptui.sources.base import (CONNECTING, FAILED, RECONNECTING, STREAMING, Feed, Source,
+                                 SourceStatus)
+from mtptui.transport.errors import TransportError
+from mtptui.transport.process import StreamedProcess
+
+# A line longer than this is not buffered further: it is counted as dropped. journald's own limit
+# for a field is far above anything a server logs; this only keeps memory bounded.
+MAX_LINE = 64 << 20
+_RELATIVE = re.compile(r"\d+\s*(us|ms|s|sec|second|seconds|m|min|minute|minutes|h|hr|hour|hours|"
+                       r"d|day|days|w|week|weeks)")
+
+
+def since_arg(spec: str) -> str:
+    """`10min` (a span back from now) -> `-10min`, journalctl's relative form; anything else
+    (`2026-03-09 16:00`, `today`, `-1h`) is journalctl's to read."""
+    s = spec.strip()
+    return f"-{s}" if _RELATIVE.fullmatch(s) else s
+
+
+def journalctl_argv(unit: str, *, cursor: str | None = None, since: str | None = None,
+                    lines: int = 10, extra: tuple[str, ...] | list[str] = (), sudo: bool = False,
+                    resumed: bool = False, started_at: float | None = None) -> list[str]:
+    """The follower's argv. Values are whole argv items (`--unit=X`), never spliced into a
+    shell string, and so cannot be taken for options or shell syntax.
+
+    Where to start: after `cursor` when one was seen. A resume without a cursor means no entry had
+    come yet: the first window (`--since`, or the last `lines` entries) was empty then, so asking
+    again for all of it (`--lines=all` instead of the last few) loses nothing.
+    """
+    argv = ["journalctl", f"--unit={unit}", "--follow", "--output=json", "--all", "--no-pager",
+            *extra]
+    if cursor:
+        argv.append(f"--after-cursor={cursor}")
+    elif since:
+        argv.append(f"--since={since_arg(since)}")
+    elif not resumed:
+        argv.append(f"--lines={lines}")
+    elif lines > 0:
+        argv.append("--lines=all")
+    else:
+        # lines = 0 asked for nothing old, so nothing marks where the first run began but the
+        # clock: the entries since the first start (a little before it, for clock skew).
+        argv.append(f"--since=@{int((started_at or time.time()) - 5)}")
+    return ["sudo", "-n", "--", *argv] if sudo else argv
+
+
+_CURSOR_KEY = '"__CURSOR":"'
+
+
+def cursor_of(line: str) -> str | None:
+    """The entry's cursor. journalctl writes __CURSOR first; a cursor has no quotes or escapes."""
+    i = line.find(_CURSOR_KEY, 0, 200)
+    if i < 0:
+        i = line.find(_CURSOR_KEY)
+    if i < 0:
+        if '"__CURSOR"' not in line:
+            return None
+        try:  # not journalctl's compact layout: read it properly
+            c = json.loads(line).get("__CURSOR")
+        except (ValueError, AttributeError):
+            return None
+        return c if isinstance(c, str) else None
+    i += len(_CURSOR_KEY)
+    j = line.find('"', i)
+    return line[i:j] if j > i else None
+
+
+class LineSplitter:
+    """Bytes in, whole lines out (as str, without the newline). Keeps the unfinished tail."""
+
+    def __init__(self, max_line: int = MAX_LINE) -> None:
+        self.buf = bytearray()
+        self.max_line = max_line
+        self.skipping = False  # inside a line over max_line, until its end
+        self.too_long = 0
+
+    def push(self, data: bytes) -> list[str]:
+        start = len(self.buf)
+        self.buf += data
+        if self.buf.find(b"\n", start) < 0:
+            if len(self.buf) > self.max_line:
+                if not self.skipping:
+                    self.too_long += 1
+                self.skipping = True
+                self.buf.clear()
+            return []
+        parts = self.buf.split(b"\n")
+        self.buf = bytearray(parts.pop())
+        if self.skipping:
+            parts.pop(0)  # the rest of the oversize line
+            self.skipping = False
+        return [p.decode("utf-8", "replace") for p in parts if p and p != b"\r"]
+
+    def discard(self) -> bool:
+        """Forgets an unfinished line (it will come again after the resume); True if there was one."""
+        had = bool(self.buf) or self.skipping
+        self.buf.clear()
+        self.skipping = False
+        return had
+
+
+def diagnose(stderr: str, returncode: int | None, *, who: str, where: str, sudo: bool,
+             local: bool) -> TransportError | None:
+    """A permanent, one-line reason from what journalctl or sudo said; None if retrying may help."""
+    low = stderr.lower()
+    if "insufficient permissions" in low or "not seeing messages from other users and the system" in low:
+        if local:
+            hint = ("run it as root (sudo mtptui local, or --sudo), or join the systemd-journal "
+                    f"group: sudo usermod -aG systemd-journal {who}, then log in again")
+        else:
+            hint = (f"add {who} to the systemd-journal group (usermod -aG systemd-journal {who}) "
+                    "or set sudo = true for this host")
+        return TransportError(f"{where}: no rights to read the system journal as {who}: {hint}",
+                              permanent=True)
+    if "password is required" in low or "terminal is required" in low or "askpass" in low:
+        return TransportError(
+            f"{where}: sudo wants a password for {who}; mtptui runs only `sudo -n`: allow "
+            "journalctl without a password (NOPASSWD) or use a user in the systemd-journal group",
+            permanent=True)
+    if "not in the sudoers file" in low or "not allowed to execute" in low:
+        return TransportError(f"{where}: sudo refused {who}: {_last(stderr)}", permanent=True)
+    if returncode == 127 or "journalctl: not found" in low or "journalctl: command not found" in low:
+        return TransportError(f"{where}: journalctl not found (is this a systemd host?)",
+                              permanent=True)
+    if any(s in low for s in ("unrecognized option", "invalid option", "failed to add filter",
+                              "failed to parse", "invalid argument", "unknown output format",
+                              "failed to add match")):
+        return TransportError(f"{where}: journalctl rejected its arguments: {_last(stderr)}",
+                              permanent=True)
+    return None
+
+
+def _last(text: str) -> str:
+    lines = [x for x in text.splitlines() if x.strip()]
+    return lines[-1].strip() if lines else ""
+
+
+class JournalSource(Source):
+    """One host's unit, followed until cancelled; reconnects with backoff, resumes by cursor."""
+
+    def __init__(self, host: str, unit: str, *, sudo: bool = False, since: str | None = None,
+                 lines: int = 10, extra: tuple[str, ...] | list[str] = (),
+                 backoff: Backoff | None = None) -> None:
+        self.host = host
+        self.unit = unit
+        self.sudo = sudo
+        self.since = since
+        self.lines = lines
+        self.extra = tuple(extra)
+        self.backoff = backoff or Backoff()
+        self.cursor: str | None = None
+        self.received = 0  # whole entries pushed
+        self.connects = 0  # successful starts of journalctl
+        self._fatal: TransportError | None = None
+        self._started_at: float | None = None
+
+    # --- the transport's part --------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def open(self, argv: list[str]) -> StreamedProcess:
+        """Starts argv where the journal is; raises TransportError."""
+
+    async def drop_connection(self) -> None:
+        """Forgets the transport's connection after a break (SSH reconnects from scratch)."""
+
+    @property
+    @abc.abstractmethod
+    def where(self) -> str:
+        """`user@host:port` or `this machine`, for messages."""
+
+    @property
+    @abc.abstractmethod
+    def who(self) -> str:
+        """The user journalctl runs as (before sudo), for messages."""
+
+    # --- the loop --------------------------------------------------------------------------------
+
+    def argv(self) -> list[str]:
+        return journalctl_argv(self.unit, cursor=self.cursor, since=self.since, lines=self.lines,
+                               extra=self.extra, sudo=self.sudo, resumed=self.connects > 0,
+                               started_at=self._started_at)
+
+    async def run(self, feed: Feed) -> None:
+        host = self.host
+        feed.status(SourceStatus(host, CONNECTING, self.where))
+        try:
+            while True:
+                try:
+                    reason = await self._follow_once(feed)
+                except TransportError as e:
+                    if e.permanent:
+                        feed.status(SourceStatus(host, FAILED, e.message))
+                        return
+                    reason = e.message
+                await self.drop_connection()
+                delay = self.backoff.next()
+                feed.status(SourceStatus(host, RECONNECTING,
+                                         f"{reason}; retrying in {delay:.1f}s"))
+                await asyncio.sleep(delay)
+        finally:
+            await self.drop_connection()
+
+    async def _follow_once(self, feed: Feed) -> str:
+        """Streams until the follower ends. Returns why (a retryable break), or raises."""
+        argv = self.argv()
+        self._fatal = None
+        proc = await self.open(argv)
+        proc.on_stderr = self._check_stderr
+        if self._started_at is None:
+            self._started_at = time.time()
+        self.connects += 1
+        resumed = f" after {self.cursor[:40]}…" if self.cursor and self.connects > 1 else ""
+        feed.status(SourceStatus(self.host, STREAMING, f"{self.where}: journalctl -u {self.unit}"
+                                 f"{' (resumed' + resumed + ')' if resumed else ''}"))
+        splitter = LineSplitter()
+        host = self.host
+        got_data = False
+        try:
+            while True:
+                data = await proc.read(1 << 16)
+                if not data:
+                    break
+                lines = splitter.push(data)
+                if splitter.too_long:
+                    feed.dropped(splitter.too_long, f"journal line over {MAX_LINE >> 20} MiB", host)
+                    splitter.too_long = 0
+                if not lines:
+                    continue
+                cursor = None
+                for line in reversed(lines):
+                    cursor = cursor_of(line)
+                    if cursor:
+                        break
+                feed.lines(lines, host)
+                if cursor:
+                    self.cursor = cursor
+                self.received += len(lines)
+                if not got_data:
+                    got_data = True
+                    self.backoff.reset()
+        except asyncio.CancelledError:
+            await proc.close()
+            raise
+        splitter.discard()
+        rc = await proc.wait()
+        await proc.close()
+        if self._fatal is not None:
+            raise self._fatal
+        fatal = diagnose(proc.stderr_text, rc, who=self.who, where=self.where, sudo=self.sudo,
+                         local=self.where == "this machine")
+        if fatal is not None:
+            raise fatal
+        said = _last(proc.stderr_text)
+        if rc is None:
+            return "stream lost" + (f" ({said})" if said else "")
+        return f"journalctl ended (exit {rc}{': ' + said if said else ''})"
+
+    def _check_stderr(self, line: str, proc: StreamedProcess) -> None:
+        # journalctl keeps following after some complaints (the "Hint: you are not seeing ...");
+        # a stream that can never show the unit is stopped at once, with the reason.
+        if self._fatal is None:
+            fatal = diagnose(line, None, who=self.who, where=self.where, sudo=self.sudo,
+                             local=self.where == "this machine")
+            if fatal is not None:
+                self._fatal = fatal
+                asyncio.ensure_future(proc.close())

@@ -1,0 +1,16 @@
+"""Why a command could not be run or streamed, said in one line, and whether retrying can help."""
+
+from __future__ import annotations
+
+
+class TransportError(Exception):
+    """`permanent`: retrying cannot help (bad host key, refused login, no journal rights).
+    Otherwise the host may come back (down, unreachable, connection lost) and a retry is right."""
+
+    def __init__(self, message: str, *, permanent: bool) -> None:
+        super().__init__(message)
+        self.permanent = permanent
+
+    @property
+    def message(self) -> str:
+        return str(self)

@@ -1,0 +1,44 @@
+"""A running command whose output is streamed: the one shape the local and the SSH transport share."""
+
+from __future__ import annotations
+
+import abc
+from collections import deque
+from collections.abc import Callable
+
+# Kept for the error message when the command ends: journalctl and sudo say why in a line or two.
+STDERR_TAIL_LINES = 20
+
+
+class StreamedProcess(abc.ABC):
+    """Standard output as raw bytes (never decoded here: a line can be 10 MB, a message binary)."""
+
+    def __init__(self) -> None:
+        self._stderr: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
+        # Called with each stderr line as it comes (and this process), for errors that do not
+        # end the command by themselves.
+        self.on_stderr: Callable[[str, StreamedProcess], None] | None = None
+
+    @abc.abstractmethod
+    async def read(self, n: int = 1 << 16) -> bytes:
+        """Up to n bytes of standard output; b'' at its end. May raise TransportError."""
+
+    @abc.abstractmethod
+    async def wait(self) -> int | None:
+        """The exit status, or None when it ended by a signal or the connection was lost."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Stops the command (and, for SSH, the remote one with it). Safe to call twice."""
+
+    def _add_stderr(self, data: bytes | str) -> None:
+        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+        for line in text.splitlines():
+            if line.strip():
+                self._stderr.append(line.strip())
+                if self.on_stderr is not None:
+                    self.on_stderr(line.strip(), self)
+
+    @property
+    def stderr_text(self) -> str:
+        return "\n".join(self._stderr)

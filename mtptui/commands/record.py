@@ -29,6 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("hosts", nargs="*", metavar="HOST")
     add_stream_args(p)
     p.add_argument("--identity", metavar="KEY", help="private key for ad hoc hosts")
+    p.add_argument("--local", action="store_true",
+                   help="this machine's journal (no SSH), as `mtptui local` would show it")
+    p.add_argument("--host", metavar="NAME", help="with --local: the name to record (default: hostname)")
     p.add_argument("--out", required=True, metavar="FILE", help="the record to write")
     p.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
     return p
@@ -88,7 +91,14 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         config = load_config(args.config)
-        sources = build_sources(args, config)
+        if args.local:
+            if args.hosts:
+                raise ConfigError("--local records this machine: give no HOST")
+            from mtptui.commands.local import build_source
+
+            sources = [build_source(args, config)]
+        else:
+            sources = build_sources(args, config)
     except ConfigError as e:
         print(f"mtptui record: {e}", file=sys.stderr)
         return 2

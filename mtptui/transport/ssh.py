@@ -129,7 +129,11 @@ class SshTransport:
     def _known_hosts_arg(self):
         if self.host.host_key_policy == "off":
             return None
-        return self.host.known_hosts if self.host.known_hosts else ()
+        path = self.host.known_hosts
+        if not path:
+            return ()
+        # a configured file that does not exist yet knows no host (asyncssh would fail to open it)
+        return path if os.path.exists(path) else asyncssh.import_known_hosts("")
 
     def _resolved(self) -> tuple[str, int]:
         """Host name and port after ~/.ssh/config (HostName, Port), as asyncssh will use them."""

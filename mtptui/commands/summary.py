@@ -7,9 +7,8 @@ import json
 import sys
 from datetime import datetime, timezone
 
-from mtptui.core.ingest import Ingest
-from mtptui.core.summary import Summary
-from mtptui.sources.file import InputError, open_lines
+from mtptui.sources.chunked import summarise
+from mtptui.sources.file import InputError
 
 EPILOG = """\
 PATH is a saved log: a journalctl export in any short mode or json (-o json), a raw server log,
@@ -44,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--since", type=parse_time, metavar="T", help="only records at or after T")
     p.add_argument("--until", type=parse_time, metavar="T", help="only records at or before T")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="worker processes for big plain files (default: one per core)")
     return p
 
 
@@ -101,17 +102,12 @@ def render_table(doc: dict) -> str:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    summary = Summary(since=args.since, until=args.until)
-    ingest = Ingest(summary)
-    feed = ingest.feed
     try:
-        for path in args.paths:
-            for raw in open_lines(path):
-                feed(raw)
+        summary, counts = summarise(args.paths, args.since, args.until, args.jobs)
     except InputError as e:
         print(f"mtptui summary: {e}", file=sys.stderr)
         return 1
-    doc = summary.to_json(ingest.counts.to_json())
+    doc = summary.to_json(counts.to_json())
     if args.json:
         json.dump(doc, sys.stdout)
         sys.stdout.write("\n")

@@ -35,18 +35,29 @@ class SeriesSummary:
     decode: dict[str, array] = field(default_factory=lambda: {m: array("d") for m in DECODE_METRICS})
     prefill: dict[str, array] = field(default_factory=lambda: {m: array("d") for m in PREFILL_METRICS})
 
+    def __post_init__(self) -> None:
+        self._decode_appends = [(m, self.decode[m].append) for m in DECODE_METRICS]
+
+    def __getstate__(self) -> dict:  # bound methods do not pickle; parallel workers send these
+        state = dict(self.__dict__)
+        del state["_decode_appends"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.__post_init__()
+
     def add(self, rec: BatchStats) -> None:
         f = rec.fields
-        if rec.kind == DECODE or rec.kind == SPEC:
-            if rec.kind == DECODE:
+        kind = rec.kind
+        if kind == DECODE or kind == SPEC:
+            if kind == DECODE:
                 self.decode_batches += 1
                 if f.get("graph") is False:
                     self.graph_off += 1
-            cols = self.decode
-            for m in DECODE_METRICS:
-                v = f.get(m)
-                if v is not None:
-                    cols[m].append(v)
+            for m, append in self._decode_appends:
+                if m in f:
+                    append(f[m])
         elif rec.kind == PREFILL:
             self.prefill_batches += 1
             v = f.get("input_throughput")
@@ -89,7 +100,7 @@ class Summary:
         return self.until is None or ts <= self.until
 
     def add_batch(self, rec: BatchStats) -> None:
-        if not self._in_range(rec.ts):
+        if (self.since is not None or self.until is not None) and not self._in_range(rec.ts):
             return
         key = (rec.host, rec.rank, rec.engine)
         s = self.series.get(key)

@@ -19,12 +19,10 @@ from mtptui.core.records import LogLine
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
-_SHORT = re.compile(
-    r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) ([ \d]\d) (\d\d:\d\d:\d\d)(\.\d{1,6})? "
-    r"(\S+) ([^\s\[:]+(?:\[\d+\])?): ?"
-)
+SHORT_STAMP = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d"
+_SHORT = re.compile(r"(" + SHORT_STAMP + r")(\.\d{1,6})? (\S+) [^\s\[:]+(?:\[\d+\])?: ?")
 _SHORT_ISO = re.compile(
-    r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?(?:Z|[+-]\d\d:?\d\d)) (\S+) ([^\s\[:]+(?:\[\d+\])?): ?"
+    r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?(?:Z|[+-]\d\d:?\d\d)) (\S+) [^\s\[:]+(?:\[\d+\])?: ?"
 )
 
 
@@ -92,7 +90,38 @@ class EnvelopeReader:
     """Turns raw lines into LogLines. Keeps a year hint for journald's year-less `short` stamps."""
 
     def __init__(self) -> None:
-        self.year = datetime.now(timezone.utc).year
+        self._year = datetime.now(timezone.utc).year
+        self._short_ts: dict[str, float | None] = {}  # 'Mar 09 16:03:25' -> epoch, for self._year
+        self._iso_ts: dict[str, float | None] = {}
+
+    @property
+    def year(self) -> int:
+        return self._year
+
+    @year.setter
+    def year(self, value: int) -> None:
+        if value != self._year:
+            self._year = value
+            self._short_ts.clear()
+
+    def short_time(self, stamp: str, frac: str | None) -> float | None:
+        """'Mar 09 16:03:25' (+ '.123456') in the year of the hint, as epoch seconds."""
+        ts = self._short_ts.get(stamp, False)
+        if ts is False:
+            ts = timeparse.month_day_hms(self._year, timeparse.MONTHS[stamp[:3]], int(stamp[4:6]), stamp[7:])
+            if len(self._short_ts) > 100_000:
+                self._short_ts.clear()
+            self._short_ts[stamp] = ts
+        if ts is not None and frac:
+            ts += float(frac)
+        return ts
+
+    def _iso_time(self, stamp: str) -> float | None:
+        ts = timeparse.iso_with_zone(stamp)
+        if len(self._iso_ts) > 100_000:
+            self._iso_ts.clear()
+        self._iso_ts[stamp] = ts
+        return ts
 
     def read(self, raw: str) -> LogLine:
         """Raises EnvelopeError for a JSON line that cannot be read."""
@@ -100,18 +129,17 @@ class EnvelopeReader:
         if c == "{":
             return from_json(raw)
         text = clean(raw)
-        if c in "JFMASOND":
+        if c and c in "JFMASOND":
             m = _SHORT.match(text)
             if m:
-                mon, day, hms, frac, host, _ident = m.groups()
-                ts = timeparse.month_day_hms(self.year, timeparse.MONTHS[mon], int(day), hms)
-                if ts is not None and frac:
-                    ts += float(frac)
-                return LogLine(text=text[m.end():], host=host, ts=ts)
-        elif c.isdigit() and len(text) > 20 and text[10:11] == "T":
+                stamp, frac, host = m.groups()
+                return LogLine(text[m.end():], host, None, self.short_time(stamp, frac))
+        elif c.isdigit() and text[10:11] == "T":
             m = _SHORT_ISO.match(text)
             if m:
-                stamp, host, _ident = m.groups()
-                ts = timeparse.iso_with_zone(stamp)
-                return LogLine(text=text[m.end():], host=host, ts=ts, zoned=ts is not None)
-        return LogLine(text=text)
+                stamp, host = m.group(1, 2)
+                ts = self._iso_ts.get(stamp, False)
+                if ts is False:
+                    ts = self._iso_time(stamp)
+                return LogLine(text[m.end():], host, None, ts, None, ts is not None)
+        return LogLine(text)

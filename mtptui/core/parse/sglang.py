@@ -7,6 +7,14 @@ counts as a batch with the fields it has. Nothing absent becomes a zero.
 
 from __future__ import annotations
 
+import re
+
+try:
+    from operator import call as _call  # 3.11+: a C-level f(x) for map()
+except ImportError:  # Python 3.10
+    def _call(f, x):
+        return f(x)
+
 from mtptui.core.parse import timeparse
 from mtptui.core.records import DECODE, PREFILL, SGLANG, BatchStats
 
@@ -85,23 +93,18 @@ _HYBRID_049 = {
 }
 
 
+# The prefix of reference §1.7: time, optional milliseconds, rank tokens (none at TP=1).
+PREFIX = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:\.(\d{3}))?((?: [A-Z_]+-?\d+)*)\] ?")
+HEAD = re.compile(r"(Decode|Prefill) batch(?: \[\d+\])?[.,] ?")
+
+
 def split_prefix(text: str) -> tuple[str, str | None, str, str] | None:
     """`[2026-03-09 16:03:25.123 DP1 TP1] msg` -> (stamp, millis, rank, msg); None without a prefix."""
-    if not text.startswith("[") or len(text) < 21:
+    m = PREFIX.match(text)
+    if m is None:
         return None
-    close = text.find("]", 20)
-    if close < 0 or text[5:6] != "-" or text[11:12] != " ":
-        return None
-    stamp = text[1:20]
-    rest = text[20:close]
-    millis = None
-    if rest.startswith("."):
-        millis = rest[1:4]
-        rest = rest[4:]
-    if rest and rest[0] != " ":
-        return None
-    msg = text[close + 2:] if text[close + 1:close + 2] == " " else text[close + 1:]
-    return stamp, millis, rest.strip(), msg
+    stamp, millis, rank = m.groups()
+    return stamp, millis, rank[1:], text[m.end():]
 
 
 def prefix_time(stamp: str, millis: str | None) -> float | None:
@@ -190,12 +193,93 @@ def parse_body(body: str, fields: dict, extra: dict[str, str]) -> bool:
     return ok
 
 
-def parse_batch(msg: str, ts: float | None, host: str | None, rank: str) -> BatchStats | None:
-    head = batch_head(msg)
-    if head is None:
+class _Template:
+    """How to read every body whose keys come in one order: a busy log repeats a handful of
+    layouts millions of times, so the key lookups are done once per layout, not once per line."""
+
+    __slots__ = ("rx", "names", "convs", "graph_kind")
+
+    def __init__(self, keys: list[str]) -> None:
+        names, convs, parts = [], [], []
+        self.graph_kind = None
+        for key in keys:
+            spec = FIELDS.get(key)
+            if spec is not None and (spec[1] is _FLOAT or spec[1] is _INT):
+                names.append(spec[0])
+                convs.append(spec[1])
+            elif key in GRAPH_KEYS:
+                self.graph_kind = GRAPH_KEYS[key]
+                names.append("graph")
+                convs.append(_bool)
+            else:
+                raise KeyError(key)  # unknown or special keys take the general path
+            parts.append(re.escape(key) + ": ([^,]*)")
+        self.rx = re.compile(", ".join(parts) + "(?:, )?")
+        self.names, self.convs = tuple(names), tuple(convs)
+
+    def read(self, values: tuple) -> dict:
+        """Raises ValueError for a value that does not read."""
+        fields = dict(zip(self.names, map(_call, self.convs, values)))
+        if self.graph_kind is not None:
+            fields["graph_kind"] = self.graph_kind
+        return fields
+
+
+_templates: dict[tuple, _Template | None] = {}
+_last: dict[str, _Template] = {}  # per batch kind, the layout that matched last
+
+
+def _fast_body(kind: str, body: str) -> dict | None:
+    """The fields of a well-formed body of a known layout, else None (take the general path)."""
+    tmpl = _last.get(kind)
+    if tmpl is not None:
+        m = tmpl.rx.fullmatch(body)
+        if m is not None:
+            try:
+                return tmpl.read(m.groups())
+            except ValueError:
+                return None
+    if body.endswith(", "):
+        body = body[:-2]
+    # Every item must be exactly `key: value`: then keys and values alternate after one split.
+    if not body or body.count(": ") != body.count(", ") + 1:
         return None
-    kind, body = head
-    fields: dict = {}
+    kv = body.replace(": ", ", ").split(", ")
+    keys = tuple(kv[0::2])
+    tmpl = _templates.get(keys, False)
+    if tmpl is False:
+        try:
+            tmpl = _Template(list(keys))
+        except KeyError:
+            tmpl = None
+        if len(_templates) < 4096:
+            _templates[keys] = tmpl
+    if tmpl is None:
+        return None
+    m = tmpl.rx.fullmatch(body)
+    if m is None:
+        return None
+    _last[kind] = tmpl
+    try:
+        return tmpl.read(m.groups())
+    except ValueError:
+        return None
+
+
+def parse_batch(msg: str, ts: float | None, host: str | None, rank: str) -> BatchStats | None:
+    m = HEAD.match(msg)
+    if m is not None:
+        kind = DECODE if m.group(1) == "Decode" else PREFILL
+        body = msg[m.end():]
+        fields = _fast_body(kind, body)
+        if fields is not None:
+            return BatchStats(kind, ts, host, rank, SGLANG, fields, {}, False)
+    else:
+        head = batch_head(msg)  # a head cut short is still a batch, with no fields
+        if head is None:
+            return None
+        kind, body = head
+    fields = {}
     extra: dict[str, str] = {}
     ok = parse_body(body, fields, extra)
     truncated = not ok or not body

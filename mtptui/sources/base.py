@@ -1,0 +1,49 @@
+"""What every line source promises: raw lines and status changes, pushed to a Feed.
+
+Sources run as asyncio tasks (inside a Textual worker, or plain asyncio for headless commands).
+They never parse: they hand raw lines (journald json, short-iso, raw server output) to
+``Feed.lines`` in batches, so a flood costs one call per batch, not one per line. A source that
+must lose lines reports it with ``Feed.dropped`` rather than losing them silently.
+"""
+
+from __future__ import annotations
+
+import abc
+import time
+from dataclasses import dataclass, field
+from typing import Protocol
+
+# Source states, in the order a healthy stream goes through them
+CONNECTING = "connecting"
+STREAMING = "streaming"
+RECONNECTING = "reconnecting"  # lost; will resume from the last cursor after a backoff
+FAILED = "failed"  # gave up or cannot work (auth refused, bad host key, no journal rights)
+ENDED = "ended"  # a finite source (a file, a process) reached its end
+
+
+@dataclass(slots=True)
+class SourceStatus:
+    host: str | None
+    state: str
+    detail: str = ""
+    ts: float = field(default_factory=time.time)
+
+
+class Feed(Protocol):
+    def lines(self, raw: list[str], host: str | None) -> None:
+        """Raw lines, in order. `host` (a config name) overrides the envelope's hostname."""
+
+    def status(self, st: SourceStatus) -> None:
+        """A state change of one host's stream."""
+
+    def dropped(self, n: int, reason: str, host: str | None) -> None:
+        """Lines the source knows it lost (a gap in a live stream, an overfull buffer)."""
+
+
+class Source(abc.ABC):
+    label: str = ""  # shown in the status bar: `ssh gpu1,gpu2`, `replay x.log`, `simulator`
+
+    @abc.abstractmethod
+    async def run(self, feed: Feed) -> None:
+        """Streams until the input ends or the task is cancelled. Never raises for a host's
+        trouble: that is reported with ``feed.status(... FAILED ...)``."""

@@ -1,0 +1,170 @@
+"""Summaries of saved logs, using every core for big plain files.
+
+A plain file of at least ``PARALLEL_MIN_BYTES`` is cut at line boundaries into one part per job;
+each part is read in a forked worker, and the parts' summaries are merged in file order, so the
+result equals a sequential read. Two pieces of parser state cross part boundaries and are carried
+over explicitly: the rank of vLLM spec lines that precede their part's first throughput line
+(resolved from the previous part's last one), and the year hint for year-less stamps (read back
+from the text before the part). Gzip and stdin cannot be split and are read sequentially.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import re
+from array import array
+from dataclasses import dataclass
+
+from mtptui.core.ingest import Ingest, LineCounts
+from mtptui.core.summary import Summary
+from mtptui.sources.file import GZIP_MAGIC, InputError, open_lines
+
+PARALLEL_MIN_BYTES = 32 << 20
+UNRESOLVED = "\x00unresolved"
+_YEAR = re.compile(rb"\[(\d{4})-\d\d-\d\d \d\d:\d\d:\d\d")
+
+
+@dataclass
+class Part:
+    path: str
+    start: int
+    end: int
+    index: int
+
+
+def _splittable(path: str) -> bool:
+    if path == "-" or not os.path.isfile(path):
+        return False
+    with open(path, "rb") as f:
+        return f.read(2) != GZIP_MAGIC
+
+
+def plan(path: str, jobs: int) -> list[Part]:
+    size = os.path.getsize(path)
+    cuts = [0]
+    with open(path, "rb") as f:
+        for k in range(1, jobs):
+            f.seek(size * k // jobs)
+            f.readline()  # move to the start of the next line
+            pos = f.tell()
+            if cuts[-1] < pos < size:
+                cuts.append(pos)
+    cuts.append(size)
+    return [Part(path, a, b, i) for i, (a, b) in enumerate(zip(cuts, cuts[1:]))]
+
+
+def _year_before(path: str, start: int) -> int | None:
+    if start == 0:
+        return None
+    with open(path, "rb") as f:
+        back = min(start, 1 << 20)
+        f.seek(start - back)
+        found = _YEAR.findall(f.read(back))
+    return int(found[-1]) if found else None
+
+
+def _lines(path: str, start: int, end: int, block: int = 1 << 20):
+    """The lines of bytes [start, end), decoded and split a block at a time (cheaper per line
+    than a text stream); a line longer than a block is carried over until its end is read."""
+    with open(path, "rb") as f:
+        f.seek(start)
+        left = end - start
+        tail = b""
+        while left > 0:
+            data = f.read(min(block, left))
+            if not data:
+                break
+            left -= len(data)
+            data = tail + data
+            if left > 0:
+                cut = data.rfind(b"\n") + 1
+                tail, data = data[cut:], data[:cut]
+            else:
+                tail = b""
+            if data:
+                lines = data.decode("utf-8", "replace").split("\n")
+                if lines[-1] == "":
+                    lines.pop()
+                yield from lines
+        if tail:
+            yield tail.decode("utf-8", "replace")
+
+
+def _work(args):
+    part, since, until = args
+    summary = Summary(since, until)
+    ingest = Ingest(summary)
+    ingest.parser.unresolved_rank = UNRESOLVED if part.index else ""
+    year = _year_before(part.path, part.start)
+    if year is not None:
+        ingest.parser.envelope.year = year
+    feed = ingest.feed
+    for raw in _lines(part.path, part.start, part.end):
+        feed(raw)
+    return summary, ingest.counts, ingest.parser.vllm_rank
+
+
+def _merge(total: Summary, counts: LineCounts, vllm_rank: dict, part: tuple) -> None:
+    summary, pcounts, prank = part
+    # Spec lines from before this part's first throughput line belong to the rank the parts
+    # before ended on; their values come first in this part, so they are added first.
+    for key in [k for k in summary.series if k[1] == UNRESOLVED]:
+        s = summary.series.pop(key)
+        host, _, engine = key
+        _extend(total, (host, vllm_rank.get(host, ""), engine), s)
+    for key, s in summary.series.items():
+        _extend(total, key, s)
+    total.events.extend(summary.events)
+    for name in ("read", "batch", "event", "unparsed", "dropped", "malformed"):
+        setattr(counts, name, getattr(counts, name) + getattr(pcounts, name))
+    counts.drop_reasons.update(pcounts.drop_reasons)
+    vllm_rank.update(prank)
+
+
+def _extend(total: Summary, key: tuple, s) -> None:
+    t = total.series.get(key)
+    if t is None:
+        s.host, s.rank, s.engine = key
+        total.series[key] = s
+        return
+    t.decode_batches += s.decode_batches
+    t.graph_off += s.graph_off
+    t.prefill_batches += s.prefill_batches
+    for cols, more in ((t.decode, s.decode), (t.prefill, s.prefill)):
+        for m, values in more.items():
+            cols.setdefault(m, array("d")).extend(values)
+    for ts in (s.first, s.last):
+        if ts is not None:
+            t.first = ts if t.first is None or ts < t.first else t.first
+            t.last = ts if t.last is None or ts > t.last else t.last
+
+
+def summarise(paths: list[str], since=None, until=None, jobs: int | None = None) -> tuple[Summary, LineCounts]:
+    """Raises InputError (one line) for an input that cannot be read."""
+    jobs = jobs or os.cpu_count() or 1
+    total = Summary(since, until)
+    counts = LineCounts()
+    vllm_rank: dict = {}
+    for path in paths:
+        parallel = jobs > 1 and _splittable(path) and os.path.getsize(path) >= PARALLEL_MIN_BYTES
+        if not parallel:
+            ingest = Ingest()
+            ingest.parser.vllm_rank = vllm_rank
+            sub = Summary(since, until)
+            ingest.add_sink(sub)
+            feed = ingest.feed
+            for raw in open_lines(path):  # raises InputError, with checks of the file's head
+                feed(raw)
+            _merge(total, counts, vllm_rank, (sub, ingest.counts, ingest.parser.vllm_rank))
+            continue
+        next(iter(open_lines(path)), None)  # the same head checks as a sequential read
+        parts = plan(path, jobs)
+        ctx = multiprocessing.get_context("fork")
+        with ctx.Pool(len(parts)) as pool:
+            for result in pool.imap(_work, [(p, since, until) for p in parts]):
+                _merge(total, counts, vllm_rank, result)
+    return total, counts
+
+
+__all__ = ["summarise", "plan", "InputError", "PARALLEL_MIN_BYTES"]

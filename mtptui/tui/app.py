@@ -1,0 +1,85 @@
+"""The Textual app: themes, keymap, workers for the sources and the parser pump. Small on purpose;
+the screen is in screens/main.py, the state in controller.py."""
+
+from __future__ import annotations
+
+from textual.app import App
+from textual.worker import Worker, WorkerState
+
+from mtptui.sources.base import FAILED, SourceStatus
+from mtptui.tui.bindings import PALETTE_BINDING, keymap_from
+from mtptui.tui.controller import Dashboard
+from mtptui.tui.palette import DashboardCommands
+from mtptui.tui.screens.main import MainScreen
+from mtptui.tui.themes import DEFAULT_THEME, load_themes
+
+THEME_VARIABLE_DEFAULTS = {"log-decode": "#7FB7E6", "log-prefill": "#9C8FE0", "log-event": "#E5B94E",
+                           "chart-ranks": "#4FC3F7,#FFB74D,#81C784,#F06292,#9575CD,#FFF176,#E57373,#E0E0E0"}
+
+
+class MtpApp(App):
+    CSS_PATH = "app.tcss"
+    TITLE = "mtptui"
+    BINDINGS = [PALETTE_BINDING]
+    COMMANDS = App.COMMANDS | {DashboardCommands}
+
+    def __init__(self, dash: Dashboard, *, tick_hz: float = 10.0, theme: str | None = None,
+                 start_sources: bool = True) -> None:
+        super().__init__()
+        self.dash = dash
+        self.tick_hz = tick_hz
+        self.start_sources = start_sources
+        themes, self.theme_problems = load_themes()
+        self.mtp_themes = [t.name for t in themes]
+        for t in themes:
+            self.register_theme(t)
+        wanted = theme or _config_theme(dash.config)
+        if wanted and wanted not in self.available_themes:
+            self.theme_problems.append(f"theme {wanted!r} not found; using {DEFAULT_THEME}")
+            wanted = None
+        self.theme = wanted or (DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark")
+        self.keymap_used, problems = keymap_from(dash.config)
+        self.theme_problems += problems
+        if self.keymap_used:
+            self.set_keymap(self.keymap_used)
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(THEME_VARIABLE_DEFAULTS)
+
+    def get_default_screen(self) -> MainScreen:
+        return MainScreen(self.dash, tick_hz=self.tick_hz)
+
+    def on_mount(self) -> None:
+        for p in self.theme_problems:
+            self.notify(p, severity="warning", timeout=8)
+        self.run_worker(self.dash.feed.run_pump(), name="pump", group="pump", exit_on_error=True)
+        if self.start_sources:
+            self.start_source_workers()
+
+    def start_source_workers(self) -> None:
+        for src in self.dash.sources:
+            self.run_worker(src.run(self.dash.feed), name=src.label or "source", group="sources",
+                            exit_on_error=False)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        w = event.worker
+        if w.group == "sources" and event.state == WorkerState.ERROR:
+            # A source must report trouble as a status; one that raised is a bug, shown not hidden.
+            err = w.error
+            self.dash.feed.status(SourceStatus(None, FAILED, f"{w.name}: {type(err).__name__}: {err}"))
+            self.notify(f"{w.name} stopped: {err}", severity="error", timeout=10)
+
+    def cycle_theme(self) -> str:
+        names = self.mtp_themes or list(self.available_themes)
+        i = names.index(self.theme) if self.theme in names else -1
+        self.theme = names[(i + 1) % len(names)]
+        return self.theme
+
+
+def _config_theme(config) -> str | None:
+    from mtptui.core.alerts import config_table
+
+    t = config_table(config, "theme")
+    if isinstance(t, dict):  # [theme] name = "..."
+        t = t.get("name")
+    return t if isinstance(t, str) and t else None

@@ -1,0 +1,142 @@
+"""The dashboard's state apart from any widget: store, feed, timeline, alerts, what is selected.
+
+The screen calls ``tick()`` on its timer and reads from here; keys call the small methods here.
+No Textual, so the behaviour behind every key is testable without a terminal.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from mtptui.core.alerts import Alert, AlertTracker, evaluate, thresholds_from
+from mtptui.core.store import Store
+from mtptui.sources.base import Source
+from mtptui.sources.replay import ReplayClock, ReplaySource
+from mtptui.tui.feed import DashboardFeed
+from mtptui.tui.timeline import Timeline
+from mtptui.tui.viewmodel import CHART_METRICS
+
+RATE_SPAN_S = 2.0  # lines/s is measured over this much wall time
+
+
+class Dashboard:
+    def __init__(self, sources: list[Source], *, config=None, read_only: bool = False, title: str = "",
+                 wall: Callable[[], float] = time.time, store_capacity: int = 4096,
+                 log_lines: int = 20000) -> None:
+        from mtptui.tui.logbuffer import LogBuffer
+
+        self.sources = list(sources)
+        self.config = config
+        self.read_only = read_only
+        self.title = title
+        self.wall = wall
+        self.th = thresholds_from(config)
+        self.store = Store(capacity=store_capacity, clock=wall)
+        self.log = LogBuffer(log_lines)
+        self.feed = DashboardFeed(self.store, log=self.log, wall=wall)
+        clocks = {id(s.clock): s.clock for s in self.sources if isinstance(s, ReplaySource)}
+        self.replay: ReplayClock | None = next(iter(clocks.values()), None)
+        self.timeline = Timeline(self.store, replay=self.replay, wall=wall,
+                                 last_arrival=lambda: self.feed.last_arrival)
+        self.alerts = AlertTracker()
+        self.active_alerts: dict[str | None, list[Alert]] = {}
+        self.host_index = 0
+        self.metric_index = 0
+        self.focus_rank: int | None = None  # index into the current host's ranks
+        self._alert_rr = 0  # hosts are judged round-robin, one per tick, to bound the tick's work
+        self._rate_marks: list[tuple[float, int]] = []
+        self.lines_per_s: float | None = None
+
+    # -- what is selected ---------------------------------------------------------------------
+    def hosts(self) -> list[str | None]:
+        return self.store.hosts()
+
+    @property
+    def host(self) -> str | None:
+        hosts = self.hosts()
+        if not hosts:
+            return None
+        return hosts[min(self.host_index, len(hosts) - 1)]
+
+    @property
+    def metric(self) -> str:
+        return CHART_METRICS[self.metric_index]
+
+    def cycle_host(self, direction: int) -> str | None:
+        hosts = self.hosts()
+        if hosts:
+            self.host_index = (min(self.host_index, len(hosts) - 1) + direction) % len(hosts)
+            self.focus_rank = None
+        return self.host
+
+    def select_host(self, host: str | None) -> None:
+        hosts = self.hosts()
+        if host in hosts:
+            self.host_index = hosts.index(host)
+            self.focus_rank = None
+
+    def cycle_metric(self, direction: int = 1) -> str:
+        self.metric_index = (self.metric_index + direction) % len(CHART_METRICS)
+        return self.metric
+
+    def set_metric(self, metric: str) -> None:
+        self.metric_index = CHART_METRICS.index(metric)
+
+    def toggle_focus(self, n: int) -> str | None:
+        """Focus rank n (1-based) of the current host; again to unfocus. Returns the rank or None."""
+        ranks = self.store.ranks(self.host)
+        if n < 1 or n > len(ranks):
+            return None
+        idx = n - 1
+        self.focus_rank = None if self.focus_rank == idx else idx
+        return None if self.focus_rank is None else ranks[idx].rank
+
+    @property
+    def focused_rank(self) -> str | None:
+        if self.focus_rank is None:
+            return None
+        ranks = self.store.ranks(self.host)
+        return ranks[self.focus_rank].rank if self.focus_rank < len(ranks) else None
+
+    # -- per tick -----------------------------------------------------------------------------
+    def tick(self) -> None:
+        now_wall = self.wall()
+        read = self.feed.counts.read
+        marks = self._rate_marks
+        marks.append((now_wall, read))
+        while len(marks) > 2 and now_wall - marks[1][0] >= RATE_SPAN_S:
+            marks.pop(0)
+        t_old, n_old = marks[0]
+        self.lines_per_s = (read - n_old) / (now_wall - t_old) if now_wall > t_old else None
+        self._judge_alerts()
+
+    def _judge_alerts(self) -> None:
+        hosts = self.hosts()
+        now = self.timeline.playhead()
+        if not hosts or now is None:
+            return
+        # The shown host every tick; the others in turn.
+        judge = [self.host]
+        others = [h for h in hosts if h != self.host]
+        if others:
+            self._alert_rr = (self._alert_rr + 1) % len(others)
+            judge.append(others[self._alert_rr])
+        for h in judge:
+            found = evaluate(self.store, h, now, self.th)
+            self.alerts.update(h, found, now)
+            self.active_alerts[h] = found
+
+    def source_label(self) -> str:
+        labels = [s.label for s in self.sources if s.label]
+        if not labels:
+            return "no source"
+        if len(labels) > 3:
+            return f"{labels[0]} (+{len(labels) - 1} more)"
+        return ", ".join(labels)
+
+    def lag_s(self) -> float | None:
+        """Live: wall seconds since the newest line arrived. None for a replay."""
+        if self.replay is not None or self.feed.last_arrival is None:
+            return None
+        return max(0.0, self.wall() - self.feed.last_arrival)

@@ -1,0 +1,134 @@
+"""The dashboard's Feed: sources push raw lines here; a pump parses them in time-boxed slices.
+
+Pushing is an append (sources may push from any task on the event loop, in chunks). The pump
+parses at most ``slice_s`` of work at a time and then yields, so a burst of 100,000 lines never
+blocks a keypress for more than a slice. The screen reads the store on its own tick.
+
+Nothing is lost silently: when the backlog grows past ``max_pending`` (a live stream faster than
+this machine can parse) the oldest pending chunks are dropped and counted as dropped lines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Callable
+
+from mtptui.core.ingest import Ingest
+from mtptui.core.records import Event
+from mtptui.core.store import Store
+from mtptui.sources.base import RECONNECTING, SourceStatus
+from mtptui.tui.logbuffer import LogBuffer
+
+
+class DashboardFeed:
+    def __init__(self, store: Store, *, log: LogBuffer | None = None, max_pending: int = 400_000,
+                 room: int = 20_000, slice_s: float = 0.006,
+                 wall: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self.log = log if log is not None else LogBuffer()
+        self.ingest = Ingest(store, self.log)
+        self.wall = wall
+        self.max_pending = max_pending
+        self.room = room  # a waiting source pushes more once the backlog is below this
+        self.slice_s = slice_s
+        self._pending: deque[tuple[str | None, list[str]]] = deque()
+        self._pos = 0  # lines of the first pending chunk already parsed
+        self.pending = 0
+        self.statuses: dict[str | None, SourceStatus] = {}
+        self.status_log: list[SourceStatus] = []
+        self.last_arrival: float | None = None  # wall time of the newest line pushed
+        self._wake: asyncio.Event | None = None
+        self._room: asyncio.Event | None = None
+
+    # -- the Feed protocol (called by sources) ------------------------------------------------
+    def lines(self, raw: list[str], host: str | None) -> None:
+        if not raw:
+            return
+        self._pending.append((host, raw))
+        self.pending += len(raw)
+        self.last_arrival = self.wall()
+        while self.pending > self.max_pending and len(self._pending) > 1:
+            h, old = self._pending.popleft()
+            lost = len(old) - self._pos
+            self._pos = 0
+            self.pending -= lost
+            self.ingest.count_dropped("dashboard backlog full (parsing fell behind)", lost)
+        if self._wake is not None:
+            self._wake.set()
+
+    def status(self, st: SourceStatus) -> None:
+        self.statuses[st.host] = st
+        self.status_log.append(st)
+        del self.status_log[:-200]
+        if st.state == RECONNECTING:
+            # Marked where the data stopped, so the gap shows on the time axis.
+            self.store.add_event(Event(kind="gap", ts=self.store.last_ts, host=st.host,
+                                       text=f"stream lost, reconnecting: {st.detail}".rstrip(": ")))
+
+    def dropped(self, n: int, reason: str, host: str | None) -> None:
+        if n > 0:
+            self.ingest.count_dropped(reason, n)
+
+    # -- parsing ------------------------------------------------------------------------------
+    def pump(self, budget_s: float | None = None) -> int:
+        """Parses pending lines for about `budget_s` seconds; returns how many it parsed."""
+        budget = self.slice_s if budget_s is None else budget_s
+        deadline = time.perf_counter() + budget
+        feed = self.ingest.feed
+        done = 0
+        while self._pending:
+            host, chunk = self._pending[0]
+            i = self._pos
+            n = len(chunk)
+            while i < n:
+                stop = min(n, i + 256)
+                for k in range(i, stop):
+                    feed(chunk[k], host)
+                done += stop - i
+                i = stop
+                if time.perf_counter() >= deadline:
+                    break
+            if i >= n:
+                self._pending.popleft()
+                self._pos = 0
+            else:
+                self._pos = i
+            if time.perf_counter() >= deadline:
+                break
+        self.pending -= done
+        if self._room is not None and self.pending <= self.room // 2:
+            self._room.set()
+        return done
+
+    def drain(self) -> int:
+        """Parses everything pending (tests, headless use)."""
+        total = 0
+        while self._pending:
+            total += self.pump(1.0)
+        return total
+
+    async def run_pump(self) -> None:
+        """Runs for the session: parse a slice, yield to the UI, repeat while lines wait."""
+        self._wake = asyncio.Event()
+        while True:
+            if not self._pending:
+                self._wake.clear()
+                await self._wake.wait()
+            self.pump()
+            await asyncio.sleep(0)
+
+    async def wait_room(self) -> None:
+        """Back-pressure for sources that can wait (a file replay): returns once the backlog is small."""
+        if self.pending < self.room:
+            await asyncio.sleep(0)
+            return
+        if self._room is None:
+            self._room = asyncio.Event()
+        self._room.clear()
+        await self._room.wait()
+
+    @property
+    def counts(self):
+        return self.ingest.counts

@@ -1,0 +1,41 @@
+"""The dashboard's entry point for every command: `mtptui live/local/replay/demo` build their
+sources and call ``run_dashboard``."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from mtptui.sources.base import Source
+
+
+def run_dashboard(sources: list[Source], *, config=None, read_only: bool = False, title: str = "",
+                  window: str | None = None, theme: str | None = None) -> int:
+    """Opens the dashboard on `sources` until the user quits. Returns the exit code (0 on quit).
+
+    `config`: the object from mtptui.config (hosts with accent colours and tags, thresholds,
+    keys, theme), or None for the defaults. `read_only` hides actions that change a server.
+    `window` ("1m", "5m", "15m", "1h", "all") and `theme` are the starting choices.
+    """
+    if not sys.stdout.isatty() and not os.environ.get("MTPTUI_ALLOW_NO_TTY"):
+        print("mtptui: the dashboard needs a terminal (for a headless view use `mtptui summary`)",
+              file=sys.stderr)
+        return 1
+    app = build_app(sources, config=config, read_only=read_only, title=title, window=window, theme=theme)
+    result = app.run()
+    return int(result or 0) if isinstance(result, int) else (app.return_code or 0)
+
+
+def build_app(sources: list[Source], *, config=None, read_only: bool = False, title: str = "",
+              tick_hz: float = 10.0, theme: str | None = None, window: str | None = None, wall=None,
+              start_sources: bool = True):
+    """The app without running it: tests and the benchmark drive it with Textual's Pilot."""
+    import time
+
+    from mtptui.tui.app import MtpApp
+    from mtptui.tui.controller import Dashboard
+
+    dash = Dashboard(sources, config=config, read_only=read_only, title=title, wall=wall or time.time)
+    if window:
+        dash.timeline.set_window(window)
+    return MtpApp(dash, tick_hz=tick_hz, theme=theme, start_sources=start_sources)

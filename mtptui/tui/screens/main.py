@@ -1,0 +1,304 @@
+"""The main screen: host tabs, rank grid, the large chart, events and log, status bar.
+
+Everything visible is redrawn from the store on one fixed tick (at most 10 Hz), whatever the
+line rate; a widget is touched only when what it shows changed. Keys act on the ``Dashboard``
+controller and then redraw at once, so a keypress shows within one frame.
+"""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Tab, Tabs
+
+from mtptui.core.alerts import ERROR
+from mtptui.tui.bindings import screen_bindings
+from mtptui.tui.controller import Dashboard
+from mtptui.tui.themes import host_accent, host_tags
+from mtptui.tui.viewmodel import (METRICS, chart_series, clock_text, host_label, panel_view, spec_for,
+                                  spec_short, spec_text)
+from mtptui.tui.widgets.alerts_bar import AlertsBar
+from mtptui.tui.widgets.chart import ChartData, MetricChart
+from mtptui.tui.widgets.events import EventTimeline, TimelineEntry
+from mtptui.tui.widgets.host_bar import HostBar
+from mtptui.tui.widgets.log_view import LogView
+from mtptui.tui.widgets.rank_grid import RankGrid
+from mtptui.tui.widgets.status_bar import StatusBar, StatusData
+
+MAX_TIMELINE = 300
+
+
+class MainScreen(Screen):
+    BINDINGS = screen_bindings()
+    AUTO_FOCUS = "LogView"
+
+    def __init__(self, dash: Dashboard, *, tick_hz: float = 10.0) -> None:
+        super().__init__()
+        self.dash = dash
+        self.tick_hz = min(10.0, tick_hz)
+        self._stamp: tuple | None = None
+        self._hosts_shown: list = []
+        self.redraws = 0  # full redraws done (the benchmark reads it)
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False, icon="◆")
+        yield Tabs(id="hosts")
+        yield HostBar(id="hostbar")
+        yield AlertsBar(id="alerts")
+        with VerticalScroll(id="grid-scroll"):
+            yield RankGrid(id="grid")
+        yield MetricChart(id="chart")
+        with Horizontal(id="bottom"):
+            yield EventTimeline(id="events")
+            yield LogView(self.dash.log, id="log")
+        yield Input(placeholder="filter the log: a word or phrase (Enter applies, Esc closes, empty clears)",
+                    id="filter")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = "mtptui"
+        self.sub_title = self.dash.title or self.dash.source_label()
+        self.query_one("#hosts", Tabs).display = False
+        self.query_one("#filter", Input).display = False
+        self.query_one("#events", EventTimeline).border_title = "events"
+        self.set_interval(1 / self.tick_hz, self.tick, name="redraw")
+        self.call_after_refresh(self.tick)
+
+    # -- the tick -----------------------------------------------------------------------------
+    def tick(self) -> None:
+        d = self.dash
+        d.tick()
+        self._sync_tabs()
+        t0, t1 = d.timeline.bounds()
+        host = d.host
+        stamp = (d.store.version, None if t1 is None else round(t1, 1), d.timeline.window_index,
+                 d.metric_index, host, d.focus_rank, self.app.theme, self.size,
+                 tuple(a.key for a in d.active_alerts.get(host, ())))
+        if stamp != self._stamp:
+            self._stamp = stamp
+            self.redraws += 1
+            self._draw_data(host, t0, t1)
+        pinned = not d.timeline.following() or d.timeline.is_replay
+        self.query_one(LogView).show(t1, host, len(d.hosts()) > 1, pinned)
+        self._draw_status(host, t1)
+
+    def redraw_now(self) -> None:
+        """After a key: show its effect in this frame, not at the next tick."""
+        self._stamp = None
+        self.tick()
+
+    def _draw_data(self, host, t0, t1) -> None:
+        d = self.dash
+        store = d.store
+        spec = spec_for(store, host, t1)
+        ranks = store.ranks(host)
+        views = [panel_view(s, t0, t1, spec=spec, th=d.th) for s in ranks]
+        self.query_one(RankGrid).show(views, d.focused_rank)
+        chart = self.query_one(MetricChart)
+        points = max(20, chart.size.width * 2)
+        epochs = [(e.start, e.label) for e in store.epochs.get(host, [])[1:]]
+        events = [(e.ts, e.kind) for e in store.host_events(host, t0, t1) if e.ts is not None]
+        chart.show(ChartData(d.metric, t0, t1, chart_series(store, host, d.metric, t0, t1, points),
+                             epochs, events, d.focused_rank, d.timeline.window_label))
+        self._draw_host(host, t1, spec)
+        alerts = d.active_alerts.get(host, [])
+        since = {k: clock_text(f.at) for k, f in d.alerts.active.items()}
+        self.query_one(AlertsBar).show(alerts, since)
+        self._draw_events(host, t1)
+
+    def _draw_host(self, host, t1, spec) -> None:
+        d = self.dash
+        epochs = d.store.epochs.get(host, [])
+        cur = None
+        for e in epochs:
+            if t1 is None or e.start <= t1:
+                cur = e
+        if cur is None:
+            epoch_text = "no data yet"
+        else:
+            epoch_text = (f"epoch {cur.index + 1} of {len(epochs)} since {clock_text(cur.start)} "
+                          f"({cur.reason}) · {cur.label}")
+        self.query_one(HostBar).show(host_label(host), host_accent(d.config, host), host_tags(d.config, host),
+                                     epoch_text, spec_text(spec))
+
+    def _draw_events(self, host, t1) -> None:
+        d = self.dash
+        entries: list[TimelineEntry] = []
+        for e in d.store.host_events(host, None, t1):
+            if e.ts is None:
+                continue
+            text = e.text
+            if e.kind == "spec_config":
+                text = "server_args: " + spec_text(e.data)
+            elif e.rank:
+                text = f"[{e.rank}] {text}"
+            entries.append(TimelineEntry(e.ts, e.kind, text))
+        for ep in d.store.epochs.get(host, [])[1:]:
+            if t1 is None or ep.start <= t1:
+                entries.append(TimelineEntry(ep.start, "epoch", f"epoch {ep.index + 1} begins ({ep.reason}): {ep.label}"))
+        for f in d.alerts.history:
+            if f.alert.host == host and (t1 is None or f.at <= t1):
+                kind = "alert_error" if f.alert.severity == ERROR else "alert"
+                entries.append(TimelineEntry(f.at, kind, f.alert.title))
+                if f.cleared is not None and (t1 is None or f.cleared <= t1):
+                    entries.append(TimelineEntry(f.cleared, "cleared", f"cleared: {f.alert.title}"))
+        entries.sort(key=lambda e: e.ts)
+        title = f"events · {host_label(host)}" if len(d.hosts()) > 1 else "events"
+        self.query_one(EventTimeline).show(entries[-MAX_TIMELINE:], f"{title} (e enlarges)")
+
+    def _draw_status(self, host, t1) -> None:
+        d = self.dash
+        c = d.feed.counts
+        lag = d.lag_s()
+        problems = [f"{host_label(st.host)}: {st.state} {st.detail}".strip() for st in d.feed.statuses.values()
+                    if st.state in ("failed", "reconnecting")]
+        self.query_one(StatusBar).show(StatusData(
+            source=d.source_label(), state=d.timeline.state_label(), playhead=clock_text(t1),
+            lines_per_s=d.lines_per_s, read=c.read, parsed=c.batch + c.event, unparsed=c.unparsed,
+            dropped=c.dropped, malformed=c.malformed, backlog=d.feed.pending,
+            lag="" if lag is None else f"last line {lag:.1f}s ago",
+            settings=spec_short(spec_for(d.store, host, t1)), problems="; ".join(problems)))
+
+    def _sync_tabs(self) -> None:
+        d = self.dash
+        hosts = d.hosts()
+        tabs = self.query_one("#hosts", Tabs)
+        labels = []
+        for h in hosts:
+            n = len(d.active_alerts.get(h, ()))
+            labels.append(host_label(h) + (f" ⚠{n}" if n else ""))
+        if labels != self._hosts_shown:
+            if len(labels) != len(self._hosts_shown):
+                if self._hosts_shown:
+                    tabs.clear()
+                for i, lab in enumerate(labels):
+                    tabs.add_tab(Tab(lab, id=f"host-{i}"))
+            else:
+                for i, lab in enumerate(labels):
+                    try:
+                        tabs.query_one(f"#host-{i}", Tab).label = lab
+                    except Exception:  # noqa: BLE001 - a tab still being mounted; next tick
+                        pass
+            self._hosts_shown = labels
+            tabs.display = len(hosts) > 1
+        if len(hosts) > 1:
+            want = f"host-{min(d.host_index, len(hosts) - 1)}"
+            if tabs.active != want:
+                tabs.active = want
+
+    @on(Tabs.TabActivated, "#hosts")
+    def _tab_activated(self, event: Tabs.TabActivated) -> None:
+        tid = event.tab.id or ""
+        if tid.startswith("host-"):
+            i = int(tid[5:])
+            if i != self.dash.host_index:
+                self.dash.host_index = i
+                self.dash.focus_rank = None
+                self.redraw_now()
+
+    # -- actions (bound in bindings.py) -------------------------------------------------------
+    def action_quit(self) -> None:
+        self.app.exit(0)
+
+    def action_pause(self) -> None:
+        state = self.dash.timeline.toggle_pause()
+        self.notify(f"view {state}" if not self.dash.timeline.is_replay else f"replay {state}", timeout=2)
+        self.redraw_now()
+
+    def action_seek(self, direction: int) -> None:
+        tl = self.dash.timeline
+        t = tl.seek(direction)
+        if t is None:
+            self.notify("nothing to seek in yet", timeout=2)
+        self.redraw_now()
+
+    def action_speed(self, direction: int) -> None:
+        s = self.dash.timeline.change_speed(direction)
+        if s is None:
+            self.notify("speed applies to a replay; a live stream runs at its own pace", timeout=3)
+        else:
+            from mtptui.sources.replay import speed_label
+
+            self.notify(f"replay speed {speed_label(s)}", timeout=2)
+        self.redraw_now()
+
+    def action_host(self, direction: int) -> None:
+        if len(self.dash.hosts()) < 2:
+            self.notify("only one host in this session", timeout=2)
+            return
+        self.dash.cycle_host(direction)
+        self.redraw_now()
+
+    def action_focus_rank(self, n: int) -> None:
+        rank = self.dash.toggle_focus(n)
+        if rank is None and self.dash.focus_rank is None:
+            if n > len(self.dash.store.ranks(self.dash.host)):
+                self.notify(f"no rank {n} on this host", timeout=2)
+            else:
+                self.notify("chart shows every rank", timeout=2)
+        else:
+            self.notify(f"chart shows rank {rank or '(TP=1)'} only; {n} again for all", timeout=2)
+        self.redraw_now()
+
+    def action_metric(self) -> None:
+        m = self.dash.cycle_metric()
+        self.notify(f"chart: {METRICS[m].title}", timeout=2)
+        self.redraw_now()
+
+    def action_window(self) -> None:
+        w = self.dash.timeline.cycle_window()
+        self.notify(f"window {w}", timeout=2)
+        self.redraw_now()
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.display = True
+        box.value = self.query_one(LogView).filter
+        box.focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.query_one(LogView).set_filter(event.value)
+
+    @on(Input.Submitted, "#filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        self.query_one(LogView).set_filter(event.value)
+        self._close_filter()
+
+    def _close_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.display = False
+        self.query_one(LogView).focus()
+
+    def action_events(self) -> None:
+        self._toggle_max(self.query_one(EventTimeline))
+
+    def action_log(self) -> None:
+        self._toggle_max(self.query_one(LogView))
+
+    def _toggle_max(self, widget) -> None:
+        if self.maximized is widget:
+            self.minimize()
+        else:
+            self.minimize()
+            self.maximize(widget, container=False)
+            widget.focus()
+
+    def action_escape(self) -> None:
+        box = self.query_one("#filter", Input)
+        if box.display:
+            self._close_filter()
+        elif self.maximized is not None:
+            self.minimize()
+
+    def action_theme(self) -> None:
+        name = self.app.cycle_theme()
+        self.notify(f"theme {name}", timeout=2)
+
+    def action_help(self) -> None:
+        from mtptui.tui.screens.help import HelpScreen
+
+        self.app.push_screen(HelpScreen())

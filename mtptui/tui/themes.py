@@ -1,0 +1,119 @@
+"""Themes from TOML files (``themes/*.toml``) as Textual themes, and per-host accent colours.
+
+A theme file holds the fields of ``textual.theme.Theme`` (name, primary, background, ...) and a
+``[variables]`` table. Files are read from the installed package (``mtptui/_themes``), the source
+tree's ``themes/``, and the user's config directory, later ones replacing earlier ones by name.
+A broken file is skipped with a reason (shown once on screen), never a crash.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from textual.theme import Theme
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+DEFAULT_THEME = "mtptui-dark"
+_FIELDS = {f.name for f in dataclasses.fields(Theme)}
+# Tags that make a host look different without an explicit accent (k9s #980: "prod = red").
+PROD_TAGS = {"prod", "production", "live"}
+PROD_ACCENT = "#D03B3B"
+
+
+def theme_dirs() -> list[Path]:
+    here = Path(__file__).resolve().parent.parent  # the mtptui package
+    dirs = [here / "_themes", here.parent / "themes"]
+    try:
+        from platformdirs import user_config_dir
+
+        dirs.append(Path(user_config_dir("mtptui")) / "themes")
+    except ImportError:
+        pass
+    return dirs
+
+
+def load_theme_file(path: Path) -> Theme:
+    """Raises ValueError with a one-line reason."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path}: cannot read ({e})") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"{path}: bad TOML ({e})") from None
+    unknown = set(data) - _FIELDS
+    if unknown:
+        raise ValueError(f"{path}: unknown keys {', '.join(sorted(unknown))}")
+    if "name" not in data or "primary" not in data:
+        raise ValueError(f"{path}: a theme needs at least `name` and `primary`")
+    variables = data.get("variables", {})
+    if not isinstance(variables, dict):
+        raise ValueError(f"{path}: [variables] must be a table")
+    data["variables"] = {str(k): str(v) for k, v in variables.items()}
+    try:
+        theme = Theme(**data)
+        theme.to_color_system()  # parses every colour: a typo fails here, not at draw time
+    except Exception as e:  # noqa: BLE001 - Textual raises several types for a bad colour
+        raise ValueError(f"{path}: {e}") from None
+    return theme
+
+
+def load_themes(dirs: list[Path] | None = None) -> tuple[list[Theme], list[str]]:
+    """(themes in name order, problems)."""
+    found: dict[str, Theme] = {}
+    problems: list[str] = []
+    for d in dirs if dirs is not None else theme_dirs():
+        if not d.is_dir():
+            continue
+        for path in sorted(d.glob("*.toml")):
+            try:
+                t = load_theme_file(path)
+            except ValueError as e:
+                problems.append(str(e))
+                continue
+            found[t.name] = t
+    order = sorted(found, key=lambda n: (n != DEFAULT_THEME, n))
+    return [found[n] for n in order], problems
+
+
+def _hosts_of(config):
+    hosts = getattr(config, "hosts", None) if config is not None else None
+    if hosts is None and isinstance(config, dict):
+        hosts = config.get("hosts")
+    if isinstance(hosts, dict):
+        return list(hosts.items())
+    out = []
+    for h in hosts or []:
+        name = h.get("name") if isinstance(h, dict) else getattr(h, "name", None)
+        out.append((name, h))
+    return out
+
+
+def _get(obj, key, default=None):
+    return obj.get(key, default) if isinstance(obj, dict) else getattr(obj, key, default)
+
+
+def host_accent(config, host: str | None) -> str | None:
+    """The accent colour for a host: its own `accent`, or red for a host tagged prod."""
+    for name, h in _hosts_of(config):
+        names = {name, _get(h, "address"), _get(h, "hostname"), _get(h, "host")}
+        if host is not None and host in names:
+            accent = _get(h, "accent") or _get(h, "color") or _get(h, "colour")
+            if accent:
+                return str(accent)
+            tags = {str(t).lower() for t in (_get(h, "tags") or [])}
+            if tags & PROD_TAGS:
+                return PROD_ACCENT
+            return None
+    return None
+
+
+def host_tags(config, host: str | None) -> list[str]:
+    for name, h in _hosts_of(config):
+        if host is not None and host in {name, _get(h, "address"), _get(h, "hostname"), _get(h, "host")}:
+            return [str(t) for t in (_get(h, "tags") or [])]
+    return []

@@ -1,0 +1,165 @@
+"""Where on the log's time axis the screen is looking: the playhead and the window before it.
+
+Time is log time (the stamps in the lines), never arrival time. Two modes:
+- replay: the playhead is the ``ReplayClock``'s position (space pauses it, +/- change its speed,
+  left/right seek it); at full speed it is the newest line read.
+- live: the playhead follows the newest line, extrapolated by the wall time since it arrived
+  (so silence shows as time passing). Space freezes it; left/right scrub back through the ring
+  buffers while lines keep arriving; moving right past the newest line follows again.
+No Textual here: the screen asks ``playhead()`` once per tick.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+
+from mtptui.core.store import Store
+from mtptui.sources.replay import MAX_SPEED, ReplayClock, speed_label
+
+# (label, seconds); None is the whole buffer
+WINDOWS: tuple[tuple[str, float | None], ...] = (
+    ("1m", 60.0), ("5m", 300.0), ("15m", 900.0), ("1h", 3600.0), ("all", None))
+SEEK_FRACTION = 0.1  # a seek or scrub step is a tenth of the window
+
+
+class Timeline:
+    def __init__(self, store: Store, *, replay: ReplayClock | None = None,
+                 wall: Callable[[], float] = time.time, last_arrival: Callable[[], float | None] = lambda: None,
+                 window_index: int = 1) -> None:
+        self.store = store
+        self.replay = replay
+        self.wall = wall
+        self.last_arrival = last_arrival
+        self.window_index = window_index
+        self.pinned: float | None = None  # live: a frozen/scrubbed playhead; None follows
+        self.live_paused = False
+
+    # -- reading ------------------------------------------------------------------------------
+    @property
+    def is_replay(self) -> bool:
+        return self.replay is not None
+
+    @property
+    def window_label(self) -> str:
+        return WINDOWS[self.window_index][0]
+
+    @property
+    def window_s(self) -> float | None:
+        return WINDOWS[self.window_index][1]
+
+    def newest(self) -> float | None:
+        return self.store.last_ts
+
+    def live_now(self) -> float | None:
+        """The log time now: the newest stamp plus the wall time since that line arrived."""
+        last = self.store.last_ts
+        if last is None:
+            return None
+        arrived = self.last_arrival()
+        if arrived is None:
+            return last
+        return last + max(0.0, self.wall() - arrived)
+
+    def playhead(self) -> float | None:
+        newest = self.store.last_ts
+        if newest is None:
+            return None
+        if self.replay is not None:
+            pos = self.replay.position()
+            if pos is None or pos == math.inf:
+                return newest
+            if self.replay.ended and pos > newest:
+                return newest  # the replay has ended: stop at its last line
+            return pos
+        if self.pinned is not None:
+            return self.pinned
+        return self.live_now()
+
+    def bounds(self) -> tuple[float | None, float | None]:
+        """[t0, t1] of the window that ends at the playhead."""
+        t1 = self.playhead()
+        if t1 is None:
+            return None, None
+        w = self.window_s
+        return (None if w is None else t1 - w), t1
+
+    def oldest(self) -> float | None:
+        firsts = [t for s in self.store.series.values()
+                  for t in (s.decode.first_time(), s.prefill.first_time()) if t is not None]
+        return min(firsts) if firsts else None
+
+    def following(self) -> bool:
+        if self.replay is not None:
+            return self.replay.unlimited
+        return self.pinned is None
+
+    def state_label(self) -> str:
+        if self.replay is not None:
+            r = self.replay
+            if r.ended and (r.unlimited or (self.playhead() or 0) >= (self.store.last_ts or 0)):
+                return "REPLAY ended"
+            return f"REPLAY {'paused' if r.paused else 'playing'} {speed_label(r.speed)}"
+        if self.pinned is None:
+            return "LIVE"
+        return "LIVE paused" if self.live_paused else "LIVE scrubbing"
+
+    # -- control ------------------------------------------------------------------------------
+    def step(self) -> float:
+        w = self.window_s
+        if w is None:
+            o, n = self.oldest(), self.newest()
+            w = (n - o) if (o is not None and n is not None and n > o) else 60.0
+        return max(1.0, w * SEEK_FRACTION)
+
+    def toggle_pause(self) -> str:
+        if self.replay is not None:
+            self.replay.toggle(at=self.store.last_ts)
+            return "paused" if self.replay.paused else "playing"
+        if self.pinned is None:
+            self.pinned = self.live_now()
+            self.live_paused = True
+            return "paused"
+        self.pinned = None
+        self.live_paused = False
+        return "following"
+
+    def seek(self, direction: int) -> float | None:
+        """One step back (-1) or forward (+1). Returns the new playhead."""
+        delta = direction * self.step()
+        lo = self.oldest()
+        if self.replay is not None:
+            return self.replay.seek(delta, at=self.store.last_ts, lo=lo)
+        cur = self.playhead()
+        if cur is None:
+            return None
+        target = cur + delta
+        if lo is not None and target < lo:
+            target = lo
+        now = self.live_now()
+        if direction > 0 and now is not None and target >= now:
+            self.pinned = None  # scrubbed back to the present: follow again
+            self.live_paused = False
+            return now
+        self.pinned = target
+        return target
+
+    def change_speed(self, direction: int) -> float | None:
+        if self.replay is None:
+            return None
+        return self.replay.step_speed(direction, at=self.store.last_ts)
+
+    def cycle_window(self, direction: int = 1) -> str:
+        self.window_index = (self.window_index + direction) % len(WINDOWS)
+        return self.window_label
+
+    def set_window(self, label: str) -> None:
+        for i, (lab, _) in enumerate(WINDOWS):
+            if lab == label:
+                self.window_index = i
+                return
+        raise ValueError(f"unknown window {label!r}")
+
+
+__all__ = ["Timeline", "WINDOWS", "MAX_SPEED"]

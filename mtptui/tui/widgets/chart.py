@@ -1,0 +1,152 @@
+"""The large chart: one metric, every rank of the host, over the window, with restarts marked.
+
+x is log time (seconds before the playhead, ticks labelled with the clock). Vertical lines mark
+epoch boundaries (a restart or a new server process) and events: ready, OOM, crash, gap.
+The plot is rebuilt from plain data on every render (textual-plotext #5/#11: the size must be
+set and the figure refreshed each time).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from textual.content import Content
+from textual_plotext import PlotextPlot
+
+from mtptui.core.summary import rank_key
+
+from mtptui.tui.viewmodel import METRICS, clock_text, rank_label
+
+# Event kinds drawn on the time axis, and their marker colours
+EVENT_MARKS = {
+    "ready": "green", "oom": "red", "failed": "red", "error": "red", "nccl": "red",
+    "watchdog": "red", "gap": "yellow", "auto_restart": "orange",
+}
+EPOCH_HEX = "#FF00FF"
+DEFAULT_RANK_COLORS = ("#4FC3F7", "#FFB74D", "#81C784", "#F06292", "#9575CD", "#FFF176", "#E57373", "#E0E0E0")
+
+
+def _rgb(hex_colour: str) -> tuple[int, int, int] | str:
+    h = hex_colour.strip().lstrip("#")
+    if len(h) != 6:
+        return hex_colour.strip()
+    return int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16)
+
+
+@dataclass
+class ChartData:
+    metric: str
+    t0: float | None
+    t1: float | None
+    series: dict[str, tuple[list[float], list[float]]]
+    epochs: list[tuple[float, str]] = field(default_factory=list)  # (start, label) after the first
+    events: list[tuple[float, str]] = field(default_factory=list)  # (ts, kind)
+    focus: str | None = None
+    window_label: str = ""
+
+
+class MetricChart(PlotextPlot):
+    DEFAULT_CSS = """
+    MetricChart { height: 1fr; min-height: 8; }
+    """
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.data: ChartData | None = None
+        self.rank_colors: tuple[str, ...] = DEFAULT_RANK_COLORS
+
+    def show(self, data: ChartData) -> None:
+        self.data = data
+        self.rank_colors = self._theme_colors()
+        # The legend lives in the border: plotext's own sits on top of the lines.
+        ranks = sorted(data.series, key=rank_key)
+        parts: list = [" "]
+        for i, r in enumerate(ranks):
+            if data.focus is not None and r != data.focus:
+                continue
+            parts += [("━━ ", self.rank_colors[i % len(self.rank_colors)]), rank_label(r), "  "]
+        if data.epochs:
+            parts += [("┃ ", EPOCH_HEX), "restart  "]
+        self.border_subtitle = Content.assemble(*parts) if len(parts) > 1 else ""
+        self.refresh()
+
+    def _theme_colors(self) -> tuple[str, ...]:
+        try:
+            spec = self.app.theme_variables.get("chart-ranks", "")
+        except Exception:  # noqa: BLE001 - not mounted in an app (a unit test)
+            spec = ""
+        cols = tuple(c.strip() for c in spec.split(",") if c.strip())
+        return cols or DEFAULT_RANK_COLORS
+
+    def render(self):
+        plt = self.plt
+        plt.clear_figure()
+        d = self.data
+        if d is None or d.t1 is None:
+            plt.title("waiting for the first batch line ...")
+            return super().render()
+        info = METRICS[d.metric]
+        t1 = d.t1
+        t0 = d.t0 if d.t0 is not None else min(
+            (ts[0] for ts, _ in d.series.values() if ts), default=t1 - 60)
+        if t1 - t0 < 1:
+            t0 = t1 - 1
+        shown = {r: v for r, v in d.series.items() if d.focus is None or r == d.focus}
+        lo, hi = _value_range(shown.values())
+        for i, (rank, (ts, vs)) in enumerate(sorted(d.series.items(), key=lambda kv: rank_key(kv[0]))):
+            if rank not in shown:
+                continue
+            xs = [t - t1 for t in ts]
+            color = _rgb(self.rank_colors[i % len(self.rank_colors)])
+            if len(xs) == 1:
+                plt.scatter(xs, vs, color=color, marker="dot")
+            else:
+                plt.plot(xs, vs, color=color, marker="braille")
+        # Boundaries after the data, so they stay visible over the lines.
+        marks = []
+        for start, label in d.epochs:
+            if t0 <= start <= t1:
+                plt.vline(start - t1, _rgb(EPOCH_HEX))
+                marks.append((start, f"restart: {label}", _rgb(EPOCH_HEX)))
+        for ts, kind in d.events:
+            if t0 <= ts <= t1 and kind in EVENT_MARKS:
+                plt.vline(ts - t1, EVENT_MARKS[kind])
+                marks.append((ts, kind, EVENT_MARKS[kind]))
+        if lo is None:
+            lo, hi = 0.0, 1.0
+        pad = (hi - lo) * 0.1 or max(abs(hi) * 0.1, 0.1)
+        plt.ylim(lo - pad, hi + pad)
+        plt.xlim(t0 - t1, 0)
+        # Labels left to right, each only where it does not run into the one before.
+        width = max(20, self.size.width - 10)
+        free_from = -1.0
+        for ts, text, color in sorted(marks):
+            col = (ts - t0) / (t1 - t0) * width
+            if col < free_from:
+                continue
+            plt.text(text, ts - t1, hi + pad * 0.5, color=color, alignment="left")
+            free_from = col + len(text) + 1
+        ticks = _ticks(t0 - t1, 0, max(2, self.size.width // 14))
+        plt.xticks(ticks, [clock_text(t1 + x) for x in ticks])
+        focus = f" · rank {rank_label(d.focus)}" if d.focus is not None else ""
+        plt.title(f"{info.title}{focus} · window {d.window_label} · log time")
+        if not shown:
+            plt.title(f"{info.title}: no values in this window")
+        return super().render()
+
+
+def _value_range(items) -> tuple[float | None, float | None]:
+    lo = hi = None
+    for _, vs in items:
+        if vs:
+            a, b = min(vs), max(vs)
+            lo = a if lo is None else min(lo, a)
+            hi = b if hi is None else max(hi, b)
+    return lo, hi
+
+
+def _ticks(a: float, b: float, n: int) -> list[float]:
+    if b <= a:
+        return [a]
+    step = (b - a) / n
+    return [a + i * step for i in range(n + 1)]

@@ -1,0 +1,32 @@
+"""The host line: which host (in its accent colour), its tags, its epoch and settings."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.widgets import Static
+
+
+class HostBar(Static):
+    DEFAULT_CSS = """
+    HostBar { height: 1; padding: 0 1; background: $boost; }
+    """
+
+    def __init__(self, **kw) -> None:
+        super().__init__("", **kw)
+        self._last: tuple | None = None
+
+    def show(self, host: str, accent: str | None, tags: list[str], epoch_text: str, settings: str) -> None:
+        key = (host, accent, tuple(tags), epoch_text, settings)
+        if key == self._last:
+            return
+        self._last = key
+        if accent:
+            self.styles.border_left = ("thick", accent)
+        else:
+            self.styles.border_left = None
+        host_style = f"bold {accent}" if accent else "bold $primary"
+        parts: list = [("host ", "$text-muted"), (host, host_style)]
+        for t in tags:
+            parts += [" ", (f" {t} ", f"bold $text on {accent}" if accent else "reverse")]
+        parts += ["  ", (epoch_text, "bold $accent"), "  ", (settings, "$text-muted")]
+        self.update(Content.assemble(*parts))

@@ -1,0 +1,174 @@
+"""The replay clock and source, and the dashboard's feed, without a screen."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+
+import pytest
+
+from mtptui.core.store import Store
+from mtptui.sources.base import ENDED, FAILED, RECONNECTING, SourceStatus
+from mtptui.sources.replay import MAX_SPEED, ReplayClock, ReplaySource, parse_speed
+from mtptui.tui.feed import DashboardFeed
+
+T0 = 1773072000.0
+
+
+def stamp(t: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t))
+
+
+def line(t: float, rank: int = 0) -> str:
+    return (f"[{stamp(t)} TP{rank}] Decode batch, #running-req: 4, #token: 10, token usage: 0.01, "
+            f"accept len: 2.50, accept rate: 0.50, cuda graph: True, gen throughput (token/s): 100.00, "
+            f"#queue-req: 0\n")
+
+
+class FakeWall:
+    def __init__(self) -> None:
+        self.t = 100.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_clock_moves_at_speed_pauses_and_seeks():
+    w = FakeWall()
+    c = ReplayClock(2.0, clock=w)
+    assert c.position() is None
+    c.start_at(T0)
+    w.t += 5
+    assert c.position() == T0 + 10
+    c.pause()
+    w.t += 100
+    assert c.position() == T0 + 10
+    assert c.seek(-4) == T0 + 6
+    c.resume()
+    w.t += 1
+    assert c.position() == T0 + 8
+    c.set_speed(10.0)
+    w.t += 1
+    assert c.position() == T0 + 18
+
+
+def test_clock_full_speed_is_unlimited_until_paused_or_seeked():
+    c = ReplayClock(MAX_SPEED, clock=FakeWall())
+    c.start_at(T0)
+    assert c.unlimited and c.position() == math.inf
+    c.pause(at=T0 + 50)  # the dashboard passes the newest line's time
+    assert c.position() == T0 + 50 and not c.unlimited
+    c.resume()
+    assert c.position() == math.inf
+    assert c.seek(-10, at=T0 + 70) == T0 + 60
+    assert c.paused, "a seek at full speed pauses there"
+    assert c.seek(-100, lo=T0) == T0  # not before the oldest data
+
+
+def test_speed_steps_and_parsing():
+    c = ReplayClock(1.0, clock=FakeWall())
+    c.start_at(T0)
+    assert c.step_speed(1) == 2.0
+    assert c.step_speed(-1) == 1.0
+    for _ in range(20):
+        c.step_speed(1)
+    assert c.speed == MAX_SPEED
+    assert c.step_speed(-1) == 1000.0
+    assert parse_speed("max") == MAX_SPEED and parse_speed("10x") == 10.0 and parse_speed("0.5") == 0.5
+    for bad in ("0", "-1", "fast", "nan", "inf5"):
+        with pytest.raises(ValueError):
+            parse_speed(bad)
+
+
+class ListFeed:
+    def __init__(self) -> None:
+        self.got: list[tuple[float, str]] = []
+        self.states: list[SourceStatus] = []
+
+    def lines(self, raw, host):
+        now = time.monotonic()
+        self.got += [(now, r) for r in raw]
+
+    def status(self, st):
+        self.states.append(st)
+
+    def dropped(self, n, reason, host):
+        raise AssertionError("a file replay loses nothing")
+
+
+async def test_replay_keeps_the_gaps_scaled_by_speed(tmp_path):
+    p = tmp_path / "x.log"
+    # 0 s, 1 s, then a 4 s gap: at 20x that is 0.05 s and 0.2 s.
+    p.write_text(line(T0) + line(T0 + 1) + line(T0 + 5))
+    feed = ListFeed()
+    clock = ReplayClock(20.0)
+    await ReplaySource(str(p), clock).run(feed)
+    times = [t for t, _ in feed.got]
+    assert len(times) == 3
+    assert 0.03 <= times[1] - times[0] <= 0.2
+    assert 0.15 <= times[2] - times[1] <= 0.5
+    assert feed.states[-1].state == ENDED and clock.ended
+
+
+async def test_full_speed_reads_everything_in_chunks(tmp_path):
+    p = tmp_path / "x.log"
+    p.write_text("".join(line(T0 + k) for k in range(5000)))
+    feed = ListFeed()
+    await ReplaySource(str(p), ReplayClock(MAX_SPEED)).run(feed)
+    assert len(feed.got) == 5000
+
+
+async def test_paused_replay_releases_nothing_until_resumed(tmp_path):
+    p = tmp_path / "x.log"
+    p.write_text(line(T0) + line(T0 + 1))
+    feed = ListFeed()
+    clock = ReplayClock(1.0, paused=True)
+    task = asyncio.ensure_future(ReplaySource(str(p), clock).run(feed))
+    await asyncio.sleep(0.2)
+    assert len(feed.got) <= 1  # the first line anchors the clock; nothing after it plays
+    clock.seek(+5)
+    await asyncio.wait_for(task, 2)
+    assert len(feed.got) == 2
+
+
+async def test_unreadable_input_is_a_failed_status(tmp_path):
+    feed = ListFeed()
+    await ReplaySource(str(tmp_path / "missing.log"), ReplayClock(MAX_SPEED)).run(feed)
+    assert feed.states[-1].state == FAILED and "no such file" in feed.states[-1].detail
+
+
+def test_feed_parses_in_slices_and_counts_every_line():
+    store = Store()
+    feed = DashboardFeed(store)
+    feed.lines([line(T0 + k).rstrip("\n") for k in range(3000)], None)
+    feed.lines(["plain text", "{not json"], "h")
+    assert feed.pending == 3002
+    first = feed.pump(budget_s=0.0)  # one slice of 256 even with no budget
+    assert 0 < first < 3002
+    feed.drain()
+    c = feed.counts
+    assert feed.pending == 0 and c.read == 3002 and c.batch == 3000 and c.unparsed + c.dropped == 2
+    assert feed.log.seq == 3002
+
+
+def test_feed_drops_oldest_when_parsing_falls_behind_and_says_so():
+    store = Store()
+    feed = DashboardFeed(store, max_pending=1000)
+    for k in range(5):
+        feed.lines([line(T0 + k).rstrip("\n")] * 400, None)
+    assert feed.pending <= 1000
+    feed.drain()
+    c = feed.counts
+    assert c.read == 2000 and c.dropped == 2000 - c.batch and c.dropped >= 1000
+    assert any("backlog" in r for r in c.drop_reasons)
+
+
+def test_reconnecting_becomes_a_gap_event():
+    store = Store()
+    feed = DashboardFeed(store)
+    feed.lines([line(T0).rstrip("\n")], "gpu1")
+    feed.drain()
+    feed.status(SourceStatus("gpu1", RECONNECTING, "connection lost"))
+    gaps = [e for e in store.events if e.kind == "gap"]
+    assert len(gaps) == 1 and gaps[0].host == "gpu1" and gaps[0].ts == T0

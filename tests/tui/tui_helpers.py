@@ -1,0 +1,40 @@
+"""Helpers for the TUI tests: an app on a replayed log with a frozen wall clock, and a way to wait
+until everything is read and drawn (so snapshots are deterministic)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from mtptui.sources.replay import MAX_SPEED, ReplayClock, ReplaySource
+from mtptui.tui.launch import build_app
+
+DATA = Path(__file__).parent / "data"
+SMALL_LOG = str(DATA / "small.log")
+FROZEN_WALL = 1_800_000_000.0
+
+
+def make_app(*paths: str, speed: float = MAX_SPEED, window: str = "all", theme: str | None = None,
+             config=None, paused: bool = False):
+    clock = ReplayClock(speed, paused=paused)
+    sources = [ReplaySource(p, clock) for p in (paths or (SMALL_LOG,))]
+    names = ", ".join(os.path.basename(p) for p in (paths or (SMALL_LOG,)))
+    return build_app(sources, config=config, title=f"replay: {names}", window=window, theme=theme,
+                     wall=lambda: FROZEN_WALL)
+
+
+async def settle(pilot, app, timeout: float = 10.0) -> None:
+    """Waits until every replay source ended and every line is parsed, then redraws."""
+    dash = app.dash
+    waited = 0.0
+    while waited < timeout:
+        if dash.replay is not None and dash.replay.ended and dash.feed.pending == 0:
+            break
+        await pilot.pause(0.02)
+        waited += 0.02
+    else:
+        raise AssertionError("the replay did not finish")
+    app.screen.redraw_now()
+    await pilot.pause()
+    app.screen.redraw_now()
+    await pilot.pause()

@@ -26,8 +26,20 @@ def _check_head(path: str, head: bytes) -> None:
     if head.startswith(JOURNAL_MAGIC):
         raise InputError(f"{path}: a binary journal file; export it first: "
                          f"journalctl --file {path} -o json > log.json")
-    if b"\x00" in head:
+    if _looks_binary(head):
         raise InputError(f"{path}: binary data, not a text log")
+
+
+_CONTROL = bytes(c for c in range(32) if c not in b"\t\n\r\x1b") + b"\x7f"
+
+
+def _looks_binary(head: bytes) -> bool:
+    """A log with a stray NUL line is still a log (that line is dropped and counted); a file whose
+    start is full of NULs or control bytes is not one."""
+    if not head:
+        return False
+    control = len(head) - len(head.translate(None, _CONTROL))
+    return head.count(0) > len(head) // 100 or control > len(head) // 10
 
 
 def open_lines(path: str) -> Iterator[str]:

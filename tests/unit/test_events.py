@@ -1,0 +1,67 @@
+"""Lifecycle and trouble lines become events; the speculation settings come from server_args."""
+
+import pytest
+
+from mtptui.core.parse import LineParser
+from mtptui.core.parse.events import server_args
+
+CASES = [
+    ("Started sglang-qwen.service - SGLang Qwen3.5.", "started"),
+    ("Started SGLang Qwen3.5.", "started"),
+    ("Stopping sglang-qwen.service - SGLang Qwen3.5...", "stopping"),
+    ("Stopped sglang-qwen.service - SGLang Qwen3.5.", "stopped"),
+    ("sglang-qwen.service: Main process exited, code=exited, status=1/FAILURE", "failed"),
+    ("Main process exited, code=killed, status=9/KILL", "failed"),
+    ("sglang-qwen.service: Failed with result 'exit-code'.", "failed"),
+    ("Failed to start sglang-qwen.service - SGLang Qwen3.5.", "failed"),
+    ("sglang-qwen.service: Scheduled restart job, restart counter is at 3.", "auto_restart"),
+    ("[2026-03-09 16:03:25] The server is fired up and ready to roll!", "ready"),
+    ("[2026-03-09 16:03:25 TP0] RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.", "oom"),
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", "oom"),
+    ("[2026-03-09 16:03:25 TP2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5)", "nccl"),
+    ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275", "nccl"),
+    ("[2026-03-09 16:03:25 TP0] Scheduler hit an exception: Traceback (most recent call last):", "error"),
+    ("Traceback (most recent call last):", "error"),
+    ("[2026-03-09 16:03:25] Received sigquit from a child process. It usually means the child failed.", "error"),
+    ("[2026-03-09 16:03:25 TP0] Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)", "watchdog"),
+    ("[2026-03-09 16:03:25 TP0] KV cache pool is full. Retract requests. #retracted_reqs: 1, #new_tokens_gained: 512, #new_token_ratio: 0.7000 -> 0.8000", "retract"),
+    ("[2026-03-09 16:03:25] server_args=ServerArgs(model_path='Qwen/Qwen3.5-122B-A10B', tp_size=4)", "spec_config"),
+]
+
+
+@pytest.mark.parametrize("raw,kind", CASES)
+def test_event_kinds(raw, kind):
+    p = LineParser().parse(raw)
+    assert p.outcome == "event", raw
+    assert p.record.kind == kind
+
+
+@pytest.mark.parametrize("raw", [
+    "[2026-03-09 16:03:25] Cache not flushed because there are pending requests. #queue-req: 2, #running-req: 12",
+    "[2026-03-09 16:03:25 TP0] Load weight begin. avail mem=77.12 GB",
+    'INFO:     127.0.0.1:51234 - "POST /generate HTTP/1.1" 200 OK',
+    "sglang-qwen.service: Deactivated successfully.",
+    "Main process exited, code=exited, status=0/SUCCESS",
+])
+def test_ordinary_lines_are_not_events(raw):
+    assert LineParser().parse(raw).outcome == "other"
+
+
+def test_server_args_speculation_settings():
+    msg = ("server_args=ServerArgs(model_path='Qwen/Qwen3.5-122B-A10B', tokenizer_path='Qwen/Qwen3.5-122B-A10B', "
+           "tp_size=4, dp_size=1, enable_dp_attention=False, speculative_algorithm='EAGLE', "
+           "speculative_draft_model_path=None, speculative_num_steps=3, speculative_eagle_topk=1, "
+           "speculative_num_draft_tokens=4, speculative_accept_threshold_single=1.0, decode_log_interval=40, "
+           "mem_fraction_static=0.85, api_key='it''s', watchdog_timeout=300)")
+    assert server_args(msg) == {
+        "model_path": "Qwen/Qwen3.5-122B-A10B", "tp_size": 4, "dp_size": 1, "enable_dp_attention": False,
+        "algorithm": "EAGLE", "draft_model_path": None, "num_steps": 3, "topk": 1, "num_draft_tokens": 4,
+        "decode_log_interval": 40,
+    }
+
+
+def test_server_args_with_speculation_off():
+    data = server_args("server_args=ServerArgs(model_path='m', speculative_algorithm=None, speculative_num_steps=None)")
+    assert data == {"model_path": "m", "algorithm": None, "num_steps": None}
+    ev = LineParser().parse("[2026-03-09 16:03:25] server_args=ServerArgs(model_path='m', speculative_algorithm=None)")
+    assert ev.record.data["algorithm"] is None

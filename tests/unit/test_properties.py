@@ -1,0 +1,106 @@
+"""Properties over arbitrary input: the parser never raises, and a line means the same in any envelope."""
+
+import json
+from datetime import datetime, timezone
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mtptui.core.ingest import Ingest
+from mtptui.core.parse import LineParser
+from mtptui.core.summary import Summary
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.binary(max_size=400))
+def test_parser_never_raises_on_bytes(data):
+    raw = data.decode("utf-8", "replace")
+    p = LineParser().parse(raw)
+    assert p.outcome in ("batch", "event", "other", "dropped")
+
+
+_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=200)
+_prefixes = st.sampled_from([
+    "", "[2026-03-09 16:03:25 TP0] ", "[2026-03-09 16:03:25.123 DP1 TP1 EP1] ", "Mar 09 16:03:25 h p[1]: ",
+    "2026-03-09T16:03:25+0000 h p[1]: ", '{"MESSAGE": "', "(APIServer pid=6) INFO 09-02 08:46:23 [loggers.py:1] ",
+])
+_heads = st.sampled_from(["", "Decode batch, ", "Decode batch. ", "Decode batch [12], ", "Prefill batch, ",
+                          "SpecDecoding metrics: ", "1 Engines Aggregated: Avg prompt throughput: ", "server_args=ServerArgs("])
+_items = st.lists(st.tuples(st.sampled_from(["#running-req", "accept len", "cuda graph", "token usage", "#token",
+                                             "Mean acceptance length", "Running", "x"]),
+                            st.one_of(_text, st.integers().map(str), st.floats().map(str))), max_size=8)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_prefixes, _heads, _items, _text)
+def test_parser_never_raises_on_near_misses(prefix, head, items, tail):
+    raw = prefix + head + ", ".join(f"{k}: {v}" for k, v in items) + tail
+    ingest = Ingest(Summary())
+    ingest.feed(raw)
+    c = ingest.counts
+    assert c.read == c.batch + c.event + c.unparsed + c.dropped == 1
+
+
+_rank = st.sampled_from(["", " TP0", " TP3", " DP2 TP2 EP2", " PP1 TP0"])
+_num = st.floats(min_value=0, max_value=1e5, allow_nan=False).map(lambda x: round(x, 2))
+_int = st.integers(min_value=0, max_value=10**6)
+
+
+@st.composite
+def sglang_lines(draw):
+    rank = draw(_rank)
+    fields = [f"#running-req: {draw(_int)}", f"#token: {draw(_int)}", f"token usage: {draw(_num):.2f}"]
+    if draw(st.booleans()):
+        fields.append(f"accept len: {draw(_num):.2f}")
+    fields.append(f"cuda graph: {draw(st.booleans())}")
+    fields.append(f"gen throughput (token/s): {draw(_num):.2f}")
+    fields.append(f"#queue-req: {draw(_int)}")
+    head = draw(st.sampled_from(["Decode batch. ", "Decode batch, ", "Decode batch [7], "]))
+    tail = draw(st.sampled_from(["", ", "]))
+    return f"[2026-03-09 16:03:25{rank}] {head}" + ", ".join(fields) + tail
+
+
+def envelopes(msg):
+    usec = int(datetime(2026, 3, 9, 16, 3, 25, tzinfo=timezone.utc).timestamp() * 1e6)
+    return [
+        msg,
+        msg + "\n",
+        msg + "\r\n",
+        "Mar 09 16:03:25 gpu python3[1]: " + msg,
+        "Mar 09 16:03:25.000000 gpu python3[1]: " + msg + "\n",
+        "2026-03-09T16:03:25+0000 gpu python3[1]: " + msg,
+        "2026-03-09T16:03:25.000000+00:00 gpu python3[1]: " + msg,
+        json.dumps({"MESSAGE": msg, "_HOSTNAME": "gpu", "__REALTIME_TIMESTAMP": str(usec)}),
+        json.dumps({"MESSAGE": list(msg.encode()), "_HOSTNAME": "gpu", "__REALTIME_TIMESTAMP": str(usec)}),
+    ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(sglang_lines())
+def test_a_line_parses_the_same_inside_any_envelope(msg):
+    records = []
+    for raw in envelopes(msg):
+        p = LineParser().parse(raw)
+        assert p.outcome == "batch", raw
+        r = p.record
+        records.append((r.kind, r.ts, r.rank, r.engine, r.fields, r.extra, r.truncated))
+    assert all(r == records[0] for r in records), records
+
+
+@settings(max_examples=300, deadline=None)
+@given(sglang_lines(), st.integers(min_value=1, max_value=400))
+def test_a_cut_off_batch_line_is_still_a_batch_with_a_subset_of_fields(msg, cut):
+    full = LineParser().parse(msg).record
+    part = msg[:cut]
+    p = LineParser().parse(part)
+    body_at = part.find("] ") + 2
+    if body_at < 2 or not part[body_at:].startswith("Decode batch"):
+        return
+    assert p.outcome == "batch"
+    cut_fields = p.record.fields
+    assert set(cut_fields) <= set(full.fields)
+    # only the item the cut went through may read differently (`1234.50` cut to `12`)
+    differing = [k for k in cut_fields if cut_fields[k] != full.fields[k]]
+    assert len(differing) <= 1
+    if len(msg) > cut:
+        assert len(cut_fields) < len(full.fields) or differing or p.record.truncated or msg[cut:] in (", ", ",")

@@ -1,0 +1,153 @@
+"""`mtptui summary` on bad and hostile input: one line on stderr and a non-zero exit, or counted."""
+
+import gzip
+import json
+import subprocess
+import sys
+
+import pytest
+
+LINE = ("Mar 09 16:03:25 gpu-a python3[1]: [2026-03-09 16:03:25 TP0] Decode batch, #running-req: 3, "
+        "#token: 100, token usage: 0.01, accept len: 2.50, accept rate: 0.50, cuda graph: True, "
+        "gen throughput (token/s): 100.00, #queue-req: 0\n")
+
+
+def run(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "mtptui", *args], input=stdin, capture_output=True)
+
+
+def summary_json(*args, stdin=None):
+    r = run("summary", "--json", *args, stdin=stdin)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def assert_one_line_error(r, code, *words):
+    assert r.returncode == code
+    err = r.stderr.decode()
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    for w in words:
+        assert w in err, err
+    assert r.stdout == b""
+
+
+def test_missing_file(tmp_path):
+    assert_one_line_error(run("summary", str(tmp_path / "nope.log")), 1, "no such file")
+
+
+def test_directory(tmp_path):
+    assert_one_line_error(run("summary", str(tmp_path)), 1, "is a directory")
+
+
+def test_binary_file(tmp_path):
+    f = tmp_path / "blob.bin"
+    f.write_bytes(bytes(range(256)) * 64)
+    assert_one_line_error(run("summary", str(f)), 1, "binary")
+
+
+def test_journal_file_is_explained(tmp_path):
+    f = tmp_path / "system.journal"
+    f.write_bytes(b"LPKSHHRH" + b"\x00" * 4000)
+    assert_one_line_error(run("summary", str(f)), 1, "journalctl --file")
+
+
+def test_unreadable_file(tmp_path):
+    import os
+
+    if os.geteuid() == 0:
+        pytest.skip("root reads files whatever their mode")
+    f = tmp_path / "secret.log"
+    f.write_text(LINE)
+    f.chmod(0)
+    assert_one_line_error(run("summary", str(f)), 1, "permission denied")
+
+
+def test_empty_file(tmp_path):
+    f = tmp_path / "empty.log"
+    f.write_text("")
+    doc = summary_json(str(f))
+    assert doc["series"] == [] and doc["events"] == []
+    assert doc["lines"]["read"] == 0
+
+
+def test_ten_megabyte_line_is_counted_as_dropped(tmp_path):
+    f = tmp_path / "huge.log"
+    f.write_text(LINE + "x" * (10 << 20) + "\n" + LINE)
+    doc = summary_json(str(f))
+    assert doc["lines"]["read"] == 3 and doc["lines"]["dropped"] == 1 and doc["lines"]["batch"] == 2
+    assert doc["series"][0]["decode"]["batches"] == 2
+
+
+def test_binary_bytes_inside_a_text_log(tmp_path):
+    f = tmp_path / "mixed.log"
+    f.write_bytes(LINE.encode() + b"\xff\xfe garbage \x80\n" + b"nul \x00 byte\n" + LINE.encode())
+    doc = summary_json(str(f))
+    assert doc["lines"] == {**doc["lines"], "read": 4, "batch": 2, "unparsed": 1, "dropped": 1}
+
+
+def test_gzip_and_truncated_gzip(tmp_path):
+    good = tmp_path / "log.gz"
+    good.write_bytes(gzip.compress((LINE * 1000).encode()))
+    assert summary_json(str(good))["series"][0]["decode"]["batches"] == 1000
+    cut = tmp_path / "cut.gz"
+    cut.write_bytes(good.read_bytes()[:-20])
+    assert_one_line_error(run("summary", "--json", str(cut)), 1, "truncated")
+    garbage = tmp_path / "bad.gz"
+    garbage.write_bytes(b"\x1f\x8b" + b"not really gzip" * 10)
+    r = run("summary", str(garbage))
+    assert r.returncode == 1 and r.stderr.decode().count("\n") == 1 and b"Traceback" not in r.stderr
+
+
+def test_stdin():
+    doc = summary_json("-", stdin=(LINE * 5).encode())
+    assert doc["series"][0]["decode"]["accept_len"]["n"] == 5
+    assert doc["series"][0]["host"] == "gpu-a"
+
+
+def test_several_paths_add_up(tmp_path):
+    a, b = tmp_path / "a.log", tmp_path / "b.log"
+    a.write_text(LINE * 2)
+    b.write_text(LINE * 3)
+    assert summary_json(str(a), str(b))["series"][0]["decode"]["batches"] == 5
+
+
+def test_since_until(tmp_path):
+    f = tmp_path / "t.log"
+    f.write_text(LINE + LINE.replace("16:03:25", "16:05:00"))
+    doc = summary_json("--since", "2026-03-09T16:04:00Z", str(f))
+    assert doc["series"][0]["decode"]["batches"] == 1
+    doc = summary_json("--until", "2026-03-09 16:04:00", str(f))
+    assert doc["series"][0]["decode"]["batches"] == 1
+    r = run("summary", "--since", "yesterday-ish", str(f))
+    assert r.returncode == 2 and b"not a time" in r.stderr
+
+
+def test_table_output_names_what_it_shows(tmp_path):
+    f = tmp_path / "t.log"
+    f.write_text(LINE.replace(", accept len: 2.50, accept rate: 0.50", "") + LINE)
+    r = run("summary", str(f))
+    assert r.returncode == 0
+    out = r.stdout.decode()
+    assert "gpu-a" in out and "TP0" in out and "lines: 2 read" in out
+
+
+def test_help_lists_exit_codes():
+    r = run("summary", "--help")
+    assert r.returncode == 0 and b"exit codes" in r.stdout
+    top = run("--help")
+    assert top.returncode == 0 and b"summary" in top.stdout
+
+
+def test_unknown_command_and_no_command():
+    r = run("frobnicate")
+    assert r.returncode == 2 and r.stderr.count(b"\n") == 1
+    assert run().returncode == 2
+
+
+@pytest.mark.parametrize("name", ["a;rm -rf x", "$(touch pwned)", "`id`", "x y", "-dash"])
+def test_shell_metacharacters_in_paths_are_just_names(tmp_path, name):
+    f = tmp_path / name
+    f.write_text(LINE)
+    doc = summary_json("--", str(f)) if name.startswith("-") else summary_json(str(f))
+    assert doc["lines"]["batch"] == 1
+    assert not (tmp_path / "pwned").exists()

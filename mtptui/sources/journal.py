@@ -108,7 +108,8 @@ class LineSplitter:
         if self.skipping:
             parts.pop(0)  # the rest of the oversize line
             self.skipping = False
-        return [p.decode("utf-8", "replace") for p in parts if p and p != b"\r"]
+        # journalctl's own notes ("-- No entries --") are not entries: only JSON objects are
+        return [p.decode("utf-8", "replace") for p in parts if p[:1] == b"{"]
 
     def discard(self) -> bool:
         """Forgets an unfinished line (it will come again after the resume); True if there was one."""
@@ -219,8 +220,74 @@ class JournalSource(Source):
         finally:
             await self.drop_connection()
 
+    async def _run_to_end(self, argv: list[str], push=None) -> list[str]:
+        """Runs a non-following journalctl. Returns its lines, or hands them to push(lines) as
+        they come (a long history is never held whole). Raises TransportError."""
+        proc = await self.open(argv)
+        splitter = LineSplitter()
+        lines: list[str] = []
+        try:
+            while data := await proc.read(1 << 16):
+                got = splitter.push(data)
+                if push is None:
+                    lines += got
+                elif got:
+                    push(got)
+        finally:
+            rc = await proc.wait()
+            await proc.close()
+        fatal = diagnose(proc.stderr_text, rc, who=self.who, where=self.where, sudo=self.sudo,
+                         local=self.where == "this machine")
+        if fatal is not None:
+            raise fatal
+        # Any other failure (journalctl exits 1 when a --grep matched nothing) is left to the
+        # follower that comes next: it fails the same way if something is really wrong.
+        return lines
+
+    async def _start_position(self, feed: Feed) -> None:
+        """Before the first follow: push the history and set the cursor to follow from.
+
+        `journalctl -u U -f` positioned at the tail (--lines, --since) misses entries of a unit
+        that has none yet in the journal file (seen with systemd 252: a fresh unit's first few
+        hundred lines, or all but the last few). Positioned by a cursor it misses nothing. So:
+        first the journal's newest cursor (any unit), then the unit's history (pushed), then follow
+        after the newest of the two. An entry that comes in between is in the history or after.
+        """
+        head = ["journalctl", "--lines=1", "--output=json", "--output-fields=__CURSOR", "--no-pager"]
+        newest = self._wrap(head)
+        found = await self._run_to_end(newest)
+        cursor = cursor_of(found[-1]) if found else None
+        history = ["journalctl", f"--unit={self.unit}", "--output=json", "--all", "--no-pager",
+                   *self.extra]
+        if self.since:
+            history.append(f"--since={since_arg(self.since)}")
+        elif self.lines > 0:
+            history.append(f"--lines={self.lines}")
+        else:
+            history = []
+        if history:
+            last: list[str | None] = [None]
+
+            def push(lines: list[str]) -> None:
+                feed.lines(lines, self.host)
+                self.received += len(lines)
+                for line in reversed(lines):
+                    c = cursor_of(line)
+                    if c:
+                        last[0] = c
+                        break
+
+            await self._run_to_end(self._wrap(history), push)
+            cursor = last[0] or cursor
+        self.cursor = cursor
+
+    def _wrap(self, argv: list[str]) -> list[str]:
+        return ["sudo", "-n", "--", *argv] if self.sudo else argv
+
     async def _follow_once(self, feed: Feed) -> str:
         """Streams until the follower ends. Returns why (a retryable break), or raises."""
+        if self.cursor is None and self.connects == 0:
+            await self._start_position(feed)
         argv = self.argv()
         self._fatal = None
         proc = await self.open(argv)

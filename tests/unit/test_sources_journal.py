@@ -51,19 +51,19 @@ def test_cursor_of():
 def test_splitter_keeps_tails_and_bounds_lines():
     s = LineSplitter(max_line=100)
     assert s.push(b'{"a":1}\n{"b"') == ['{"a":1}']
-    assert s.push(b':2}\r\n\n') == ['{"b":2}\r']
+    assert s.push(b':2}\r\n\n-- No entries --\n') == ['{"b":2}\r']
     assert s.push(b"x" * 150) == [] and s.too_long == 1
-    assert s.push(b"y" * 10 + b"\nok\n") == ["ok"]
+    assert s.push(b"y" * 10 + b"\n{ok}\n") == ["{ok}"]
     assert s.push(b"cut") == [] and s.discard() is True and s.push(b"\n") == []
 
 
 def test_splitter_utf8_split_across_chunks():
-    data = "é€😀\n".encode()
+    data = '{"m":"é€😀"}\n'.encode()
     s = LineSplitter()
     out = []
     for i in range(len(data)):
         out += s.push(data[i:i + 1])
-    assert out == ["é€😀"]
+    assert out == ['{"m":"é€😀"}']
 
 
 def test_backoff_grows_caps_jitters_and_resets():

@@ -8,7 +8,6 @@ summary's peak RSS. Usage: python bench/parse_bench.py [--lines N] [--keep]
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import subprocess
 import sys

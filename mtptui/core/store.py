@@ -1,97 +1,25 @@
 """The dashboard's memory: per host x rank ring buffers, epochs between restarts, events.
 
 A sink for ``Ingest``. Views read it on their own tick; nothing here knows about a screen.
-
-Epochs: a host's epoch ends at a restart, seen as systemd's `Started UNIT`, or as a new
-`server_args=` from a process that already logged batches (a restart outside systemd). Each
-epoch is labelled with the speculation settings read from `server_args`, and keeps running
-means per rank so that runs compare (before/after a retune).
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections import deque
 from dataclasses import dataclass, field
 
 from mtptui.core.records import DECODE, PREFILL, SPEC, BatchStats, Event
+from mtptui.core.epochs import Epoch, EpochTracker, spec_label
 from mtptui.core.series import Ring
 from mtptui.core.stats import describe
+
+__all__ = ["Store", "RankSeries", "Epoch", "spec_label", "ALL_HOSTS"]
 
 DECODE_COLUMNS = ("accept_len", "accept_rate", "gen_throughput", "running_req", "queue_req",
                   "token_usage", "graph")
 PREFILL_COLUMNS = ("input_throughput", "new_token", "cached_token")
-EPOCH_METRICS = ("accept_len", "accept_rate", "gen_throughput")
 ALL_HOSTS = object()  # for host_events: every host, as opposed to host None (logs without one)
-
-
-def spec_label(spec: dict | None) -> str:
-    if not spec:
-        return "settings unknown"
-    algo = spec.get("algorithm")
-    if not algo:
-        return "spec off"
-    parts = [str(algo)]
-    for key, short in (("num_steps", "steps"), ("topk", "topk"), ("num_draft_tokens", "draft")):
-        if spec.get(key) is not None:
-            parts.append(f"{short}={spec[key]}")
-    return " ".join(parts)
-
-
-@dataclass
-class Running:
-    """Count, sum, min and max of one metric, for epoch comparisons."""
-
-    n: int = 0
-    total: float = 0.0
-    lo: float = math.inf
-    hi: float = -math.inf
-
-    def add(self, v: float) -> None:
-        self.n += 1
-        self.total += v
-        if v < self.lo:
-            self.lo = v
-        if v > self.hi:
-            self.hi = v
-
-    @property
-    def mean(self) -> float | None:
-        return self.total / self.n if self.n else None
-
-
-@dataclass
-class Epoch:
-    index: int
-    host: str | None
-    start: float
-    end: float | None = None
-    spec: dict = field(default_factory=dict)
-    reason: str = "first seen"
-    batches: int = 0
-    # rank -> metric -> Running
-    per_rank: dict[str, dict[str, Running]] = field(default_factory=dict)
-
-    @property
-    def label(self) -> str:
-        return spec_label(self.spec) if self.spec else "settings unknown"
-
-    def add(self, rank: str, fields: dict) -> None:
-        acc = self.per_rank.get(rank)
-        if acc is None:
-            acc = self.per_rank[rank] = {m: Running() for m in EPOCH_METRICS}
-        for m in EPOCH_METRICS:
-            v = fields.get(m)
-            if v is not None:
-                acc[m].add(v)
-
-    def mean(self, metric: str, rank: str | None = None) -> float | None:
-        """Mean over one rank, or over every rank's samples together."""
-        accs = [self.per_rank[rank]] if rank is not None and rank in self.per_rank else (
-            [] if rank is not None else list(self.per_rank.values()))
-        n = sum(a[metric].n for a in accs)
-        return sum(a[metric].total for a in accs) / n if n else None
 
 
 @dataclass
@@ -128,8 +56,9 @@ class Store:
         self.clock = clock
         self.series: dict[tuple[str | None, str], RankSeries] = {}
         self.events: deque[Event] = deque(maxlen=max_events)
-        self.epochs: dict[str | None, list[Epoch]] = {}
-        self.spec: dict[str | None, dict] = {}  # host -> latest server_args speculation settings
+        self._epochs = EpochTracker()
+        self.epochs: dict[str | None, list[Epoch]] = self._epochs.epochs
+        self.spec: dict[str | None, dict] = self._epochs.spec  # host -> latest server_args settings
         self.last_ts: float | None = None  # newest log time seen anywhere
         self.version = 0  # bumped on every change; views redraw only when it moved
 
@@ -143,7 +72,7 @@ class Store:
         if s is None:
             s = self.series[key] = RankSeries(rec.host, rec.rank, rec.engine, self.capacity)
         f = rec.fields
-        epoch = self._epoch(rec.host, ts)
+        self._epochs.add_batch(rec, ts)
         if rec.kind == DECODE:
             values = dict(f)
             if "token_usage" not in values and "full_token_usage" in values:
@@ -157,7 +86,6 @@ class Store:
             if "accept_len" in f or "accept_rate" in f:
                 s.spec_seen = True
             s._last_spec_slot = None if ("accept_len" in f or "accept_rate" in f) else slot
-            epoch.batches += 1
         elif rec.kind == SPEC:
             # vLLM prints acceptance on its own line after the throughput line: fold it into
             # that sample if it is still waiting for one, else make a sample of its own.
@@ -173,7 +101,6 @@ class Store:
         elif rec.kind == PREFILL:
             s.prefill.append(ts, f)
             s.prefill_batches += 1
-        epoch.add(rec.rank, f if rec.kind != PREFILL else {})
         s.last_batch_ts = ts
         s.last_arrival = self.clock()
         self.version += 1
@@ -185,38 +112,8 @@ class Store:
         if self.last_ts is None or ts > self.last_ts:
             self.last_ts = ts
         self.events.append(ev)
-        if ev.kind == "started":
-            self._new_epoch(ev.host, ts, "restart (systemd)")
-        elif ev.kind == "spec_config":
-            epochs = self.epochs.get(ev.host)
-            cur = epochs[-1] if epochs else None
-            # server_args is printed once per process: after batches, or after another server_args
-            # (a crash loop), it is a new process. Right after `Started` it belongs to that epoch.
-            if cur is None or cur.batches or cur.spec:
-                cur = self._new_epoch(ev.host, ts, "new server process")
-            cur.spec = dict(ev.data)
-            self.spec[ev.host] = dict(ev.data)
+        self._epochs.add_event(ev, ts)
         self.version += 1
-
-    # -- epochs --------------------------------------------------------------------------------
-    def _epoch(self, host: str | None, ts: float) -> Epoch:
-        epochs = self.epochs.get(host)
-        if not epochs:
-            return self._new_epoch(host, ts, "first seen")
-        return epochs[-1]
-
-    def _new_epoch(self, host: str | None, ts: float, reason: str) -> Epoch:
-        epochs = self.epochs.setdefault(host, [])
-        if epochs:
-            cur = epochs[-1]
-            if cur.batches == 0 and not cur.spec:
-                # Nothing happened in it (e.g. `Started` right after the first line): reuse it.
-                cur.start, cur.reason = min(cur.start, ts), reason
-                return cur
-            cur.end = ts
-        e = Epoch(index=len(epochs), host=host, start=ts, reason=reason)
-        epochs.append(e)
-        return e
 
     # -- queries for the views -----------------------------------------------------------------
     def hosts(self) -> list[str | None]:

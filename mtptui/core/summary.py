@@ -10,6 +10,7 @@ import re
 from array import array
 from dataclasses import dataclass, field
 
+from mtptui.core.epochs import EpochTracker
 from mtptui.core.records import DECODE, PREFILL, SPEC, BatchStats, Event
 from mtptui.core.stats import describe
 
@@ -89,6 +90,8 @@ class Summary:
         self.until = until
         self.series: dict[tuple, SeriesSummary] = {}
         self.events: list[Event] = []
+        self.epochs = EpochTracker()
+        self._last_ts = 0.0  # for records without a time of their own
 
     def _in_range(self, ts: float | None) -> bool:
         if self.since is None and self.until is None:
@@ -107,10 +110,22 @@ class Summary:
         if s is None:
             s = self.series[key] = SeriesSummary(rec.host, rec.rank, rec.engine)
         s.add(rec)
+        ts = rec.ts
+        if ts is None:
+            ts = self._last_ts
+        else:
+            self._last_ts = ts
+        self.epochs.add_batch(rec, ts)
 
     def add_event(self, ev: Event) -> None:
         if self._in_range(ev.ts):
             self.events.append(ev)
+            ts = ev.ts
+            if ts is None:
+                ts = self._last_ts
+            else:
+                self._last_ts = ts
+            self.epochs.add_event(ev, ts)
 
     def ordered(self) -> list[SeriesSummary]:
         return sorted(self.series.values(), key=lambda s: (s.host or "", rank_key(s.rank), s.engine))
@@ -119,5 +134,6 @@ class Summary:
         return {
             "series": [s.to_json() for s in self.ordered()],
             "events": [e.to_json() for e in self.events],
+            "epochs": [e.to_json() for e in self.epochs.all()],
             "lines": lines,
         }

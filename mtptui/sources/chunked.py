@@ -116,6 +116,7 @@ def _merge(total: Summary, counts: LineCounts, vllm_rank: dict, part: tuple) -> 
     for key, s in summary.series.items():
         _extend(total, key, s)
     total.events.extend(summary.events)
+    total.epochs.merge(summary.epochs)
     for name in ("read", "batch", "event", "unparsed", "dropped", "malformed"):
         setattr(counts, name, getattr(counts, name) + getattr(pcounts, name))
     counts.drop_reasons.update(pcounts.drop_reasons)

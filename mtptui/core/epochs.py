@@ -1,0 +1,178 @@
+"""Epochs: the spans between restarts of a host's server, labelled with their speculation settings.
+
+A host's epoch ends at a restart, seen as systemd's `Started UNIT`, or as a new `server_args=`
+from a process that already logged batches or its own settings (a restart outside systemd, a
+crash loop). Each epoch keeps running statistics per rank, so runs compare: did the retune help?
+Used by the dashboard's store and by `summary`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from mtptui.core.records import DECODE, PREFILL, BatchStats, Event
+
+EPOCH_METRICS = ("accept_len", "accept_rate", "gen_throughput")
+
+
+def spec_label(spec: dict | None) -> str:
+    if not spec:
+        return "settings unknown"
+    algo = spec.get("algorithm")
+    if not algo:
+        return "spec off"
+    parts = [str(algo)]
+    for key, short in (("num_steps", "steps"), ("topk", "topk"), ("num_draft_tokens", "draft")):
+        if spec.get(key) is not None:
+            parts.append(f"{short}={spec[key]}")
+    return " ".join(parts)
+
+
+@dataclass
+class Running:
+    """Count, sum, min and max of one metric, for epoch comparisons."""
+
+    n: int = 0
+    total: float = 0.0
+    lo: float = math.inf
+    hi: float = -math.inf
+
+    def add(self, v: float) -> None:
+        self.n += 1
+        self.total += v
+        if v < self.lo:
+            self.lo = v
+        if v > self.hi:
+            self.hi = v
+
+    @property
+    def mean(self) -> float | None:
+        return self.total / self.n if self.n else None
+
+
+@dataclass
+class Epoch:
+    index: int
+    host: str | None
+    start: float
+    end: float | None = None
+    spec: dict = field(default_factory=dict)
+    reason: str = "first seen"
+    batches: int = 0  # decode batches
+    records: int = 0  # every batch record (decode, prefill, vLLM spec)
+    # rank -> metric -> Running
+    per_rank: dict[str, dict[str, Running]] = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        return self.records == 0 and not self.spec
+
+    def absorb(self, other: Epoch) -> None:
+        """Adds another epoch's statistics to this one (the same epoch, read in two parts)."""
+        self.batches += other.batches
+        self.records += other.records
+        for rank, acc in other.per_rank.items():
+            mine = self.per_rank.setdefault(rank, {m: Running() for m in EPOCH_METRICS})
+            for m, r in acc.items():
+                t = mine[m]
+                t.n += r.n
+                t.total += r.total
+                t.lo = min(t.lo, r.lo)
+                t.hi = max(t.hi, r.hi)
+
+    @property
+    def label(self) -> str:
+        return spec_label(self.spec) if self.spec else "settings unknown"
+
+    def add(self, rank: str, fields: dict) -> None:
+        acc = self.per_rank.get(rank)
+        if acc is None:
+            acc = self.per_rank[rank] = {m: Running() for m in EPOCH_METRICS}
+        for m in EPOCH_METRICS:
+            v = fields.get(m)
+            if v is not None:
+                acc[m].add(v)
+
+    def mean(self, metric: str, rank: str | None = None) -> float | None:
+        """Mean over one rank, or over every rank's samples together."""
+        accs = [self.per_rank[rank]] if rank is not None and rank in self.per_rank else (
+            [] if rank is not None else list(self.per_rank.values()))
+        n = sum(a[metric].n for a in accs)
+        return sum(a[metric].total for a in accs) / n if n else None
+
+    def to_json(self) -> dict:
+        ranks = {}
+        for rank, acc in self.per_rank.items():
+            ranks[rank] = {m: ({"n": r.n, "mean": round(r.mean, 9), "min": r.lo, "max": r.hi} if r.n else None)
+                           for m, r in acc.items()}
+        return {"host": self.host, "index": self.index, "start": self.start, "end": self.end,
+                "reason": self.reason, "label": self.label, "spec": self.spec,
+                "decode_batches": self.batches, "ranks": ranks}
+
+
+class EpochTracker:
+    """A sink-like helper: feed it every batch and event (with their effective times)."""
+
+    def __init__(self) -> None:
+        self.epochs: dict[str | None, list[Epoch]] = {}
+        self.spec: dict[str | None, dict] = {}  # host -> latest server_args speculation settings
+
+    def add_batch(self, rec: BatchStats, ts: float) -> None:
+        epochs = self.epochs.get(rec.host)
+        epoch = epochs[-1] if epochs else self._new_epoch(rec.host, ts, "first seen")
+        epoch.records += 1
+        if rec.kind == DECODE:
+            epoch.batches += 1
+        if rec.kind != PREFILL:
+            epoch.add(rec.rank, rec.fields)
+
+    def add_event(self, ev: Event, ts: float) -> None:
+        if ev.kind == "started":
+            self._new_epoch(ev.host, ts, "restart (systemd)")
+        elif ev.kind == "spec_config":
+            epochs = self.epochs.get(ev.host)
+            cur = epochs[-1] if epochs else None
+            # server_args is printed once per process: after batches, or after another server_args
+            # (a crash loop), it is a new process. Right after `Started` it belongs to that epoch.
+            if cur is None or cur.records or cur.spec:
+                cur = self._new_epoch(ev.host, ts, "new server process")
+            cur.spec = dict(ev.data)
+            self.spec[ev.host] = dict(ev.data)
+
+    def _new_epoch(self, host: str | None, ts: float, reason: str) -> Epoch:
+        epochs = self.epochs.setdefault(host, [])
+        if epochs:
+            cur = epochs[-1]
+            if cur.empty:
+                # Nothing happened in it (e.g. `Started` right after the first line): reuse it.
+                cur.start, cur.reason = min(cur.start, ts), reason
+                return cur
+            cur.end = ts
+        e = Epoch(index=len(epochs), host=host, start=ts, reason=reason)
+        epochs.append(e)
+        return e
+
+    def merge(self, later: EpochTracker) -> None:
+        """Appends what another tracker saw in the input that follows this one's, with the result
+        a single tracker would have had (used to join the parts of a file read in parallel)."""
+        for host, eps in later.epochs.items():
+            mine = self.epochs.setdefault(host, [])
+            for i, e in enumerate(eps):
+                cur = mine[-1] if mine else None
+                if i == 0 and cur is not None and e.reason == "first seen":
+                    cur.absorb(e)  # no restart at the part boundary: the same epoch goes on
+                    continue
+                if i == 0 and cur is not None and cur.empty:
+                    e.start = min(cur.start, e.start)
+                    e.index = cur.index
+                    mine[-1] = e
+                    continue
+                if cur is not None:
+                    cur.end = e.start
+                e.index = len(mine)
+                mine.append(e)
+        self.spec.update(later.spec)
+
+    def all(self) -> list[Epoch]:
+        return [e for host in self.epochs for e in self.epochs[host]]

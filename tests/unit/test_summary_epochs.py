@@ -1,0 +1,77 @@
+"""Epochs in `summary`: restarts split the run, each part labelled with its speculation settings,
+and a file read in parallel parts gives exactly what a sequential read gives."""
+
+import json
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mtptui.sources import chunked
+
+DATA = Path(__file__).parent / "data" / "toggle-epochs.log"
+
+
+def summary(*args):
+    r = subprocess.run([sys.executable, "-m", "mtptui", "summary", *args], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_restart_opens_an_epoch_with_the_new_settings():
+    doc = json.loads(summary("--json", str(DATA)))
+    epochs = doc["epochs"]
+    assert [e["label"] for e in epochs] == ["spec off", "EAGLE steps=3 topk=1 draft=4"]
+    off, on = epochs
+    assert off["ranks"]["TP0"]["gen_throughput"]["mean"] == pytest.approx((1000 + 1100) / 2)
+    assert off["ranks"]["TP0"]["accept_len"] is None
+    assert on["ranks"]["TP0"]["accept_len"]["mean"] == pytest.approx((2.80 + 2.90) / 2)
+    assert on["ranks"]["TP0"]["gen_throughput"]["mean"] == pytest.approx(1950)
+    assert off["end"] == on["start"]
+    table = summary(str(DATA))
+    assert "+86%" in table  # 1950 against 1050 tok/s
+
+
+def _toggle_log(path: Path, restarts: int, seed: int) -> None:
+    """Restarts under systemd, crash loops (server_args twice), and vLLM lines between them."""
+    rnd = random.Random(seed)
+    lines = []
+    t = 1773072000
+
+    def stamp():
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t))
+
+    for r in range(restarts):
+        if r % 3 != 2:
+            lines.append("Mar 09 16:00:00 gpu-a systemd[1]: Started sglang-qwen.service - SGLang.")
+        steps = rnd.choice([None, 1, 3])
+        algo = "None" if steps is None else "'EAGLE'"
+        lines.append(f"[{stamp()}] server_args=ServerArgs(model_path='m', speculative_algorithm={algo}, "
+                     f"speculative_num_steps={steps})")
+        for _ in range(rnd.randrange(0, 40)):
+            t += 1
+            acc = "" if steps is None else f"accept len: {1 + rnd.random() * steps:.2f}, "
+            rank = rnd.choice(["TP0", "DP1 TP1"])
+            lines.append(f"[{stamp()} {rank}] Decode batch, #running-req: 4, #token: 10, token usage: 0.01, "
+                         f"{acc}cuda graph: True, gen throughput (token/s): {rnd.random() * 1000:.2f}, #queue-req: 0")
+            if rnd.random() < 0.2:
+                lines.append(f"INFO 03-09 16:00:{t % 60:02d} [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s, "
+                             f"Avg generation throughput: {rnd.random() * 100:.1f} tokens/s, Running: 1 reqs, Waiting: 0 reqs, "
+                             "GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%")
+                lines.append(f"INFO 03-09 16:00:{t % 60:02d} [metrics.py:1] SpecDecoding metrics: Mean acceptance length: "
+                             f"{1 + rnd.random():.2f}, Accepted: 5 tokens, Drafted: 9 tokens, Avg Draft acceptance rate: 55.5%")
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("jobs", [2, 3, 7])
+def test_parallel_parts_equal_a_sequential_read(tmp_path, monkeypatch, jobs):
+    log = tmp_path / "toggle.log"
+    _toggle_log(log, restarts=30, seed=jobs)
+    seq, seq_counts = chunked.summarise([str(log)], jobs=1)
+    monkeypatch.setattr(chunked, "PARALLEL_MIN_BYTES", 1)
+    par, par_counts = chunked.summarise([str(log)], jobs=jobs)
+    assert par.to_json(par_counts.to_json()) == seq.to_json(seq_counts.to_json())
+    assert len(seq.epochs.all()) >= 10

@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test setup bench clean samples
+.PHONY: demo test setup bench bench-live clean samples
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -24,6 +24,10 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/parse_bench.py
+
+# as root: boots container hosts (see bench/live_bench.py)
+bench-live: $(STAMP)
+	$(BIN)/python bench/live_bench.py
 
 samples: $(STAMP)
 	$(BIN)/python sample_logs/regenerate.py

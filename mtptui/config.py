@@ -50,7 +50,7 @@ class HostConfig:
     tags: tuple[str, ...] = ()
     accent: str | None = None
     http_port: int | None = None
-    lines: int = 10  # history entries shown on the first connect (journalctl -n)
+    lines: int = 200  # history entries shown on the first connect (journalctl -n)
     connect_timeout: float = 10.0
     keepalive_interval: float = 5.0
     keepalive_count_max: int = 3
@@ -91,8 +91,11 @@ class Config:
 
 
 def default_config_path() -> Path:
-    from platformdirs import user_config_dir
-
+    try:
+        from platformdirs import user_config_dir
+    except ImportError:  # a bare python3 on a GPU host (mtptui local from a checkout)
+        base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+        return Path(base) / "mtptui" / "config.toml"
     return Path(user_config_dir("mtptui", appauthor=False)) / "config.toml"
 
 

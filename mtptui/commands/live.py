@@ -28,7 +28,7 @@ def add_stream_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--since", metavar="WHEN",
                    help="start with history: a span back from now (10min, 2h) or a journalctl time")
     p.add_argument("--lines", type=int, metavar="N",
-                   help="history entries to start with when no --since (default: 10)")
+                   help="history entries to start with when no --since (default: 200, or the config's lines)")
     p.add_argument("--sudo", action="store_true", default=None,
                    help="run journalctl as `sudo -n journalctl` (never asks for a password)")
 

@@ -51,7 +51,7 @@ def build_source(args: argparse.Namespace, config) -> LocalJournalSource:
     if not unit:
         raise ConfigError("which unit? give --unit (or unit = ... in [defaults])")
     sudo = bool(args.sudo if args.sudo is not None else config.defaults.get("sudo", False))
-    lines = args.lines if args.lines is not None else config.defaults.get("lines", 10)
+    lines = args.lines if args.lines is not None else config.defaults.get("lines", 200)
     return LocalJournalSource(unit, host=args.host or socket.gethostname(), sudo=sudo,
                               since=args.since, lines=lines,
                               extra=tuple(config.defaults.get("journalctl_args", ())))

@@ -159,7 +159,7 @@ class JournalSource(Source):
     """One host's unit, followed until cancelled; reconnects with backoff, resumes by cursor."""
 
     def __init__(self, host: str, unit: str, *, sudo: bool = False, since: str | None = None,
-                 lines: int = 10, extra: tuple[str, ...] | list[str] = (),
+                 lines: int = 200, extra: tuple[str, ...] | list[str] = (),
                  backoff: Backoff | None = None) -> None:
         self.host = host
         self.unit = unit

@@ -12,7 +12,7 @@ from mtptui.transport.process import StreamedProcess
 
 class LocalJournalSource(JournalSource):
     def __init__(self, unit: str, *, host: str | None = None, sudo: bool = False,
-                 since: str | None = None, lines: int = 10, extra: tuple[str, ...] = (),
+                 since: str | None = None, lines: int = 200, extra: tuple[str, ...] = (),
                  backoff: Backoff | None = None) -> None:
         super().__init__(host or "local", unit, sudo=sudo, since=since, lines=lines, extra=extra,
                          backoff=backoff)

@@ -1,0 +1,438 @@
+"""`sglang.launch_server`'s flags as the simulator accepts them, per log-format version.
+
+The parser mimics SGLang's argparse (same option names, `choices` where SGLang has them, prefix
+abbreviations allowed, `error: unrecognized arguments` and exit 2 for the rest). `resolve()` then
+does what `ServerArgs.__post_init__` does to the speculation settings (reference §3): NEXTN becomes
+EAGLE, steps/topk/draft are all given or all auto-chosen, topk 1 forces draft = steps + 1,
+STANDALONE and NGRAM refuse DP attention, and so on. Its failures are `ServerArgsError`s that carry
+the exception SGLang raises; the caller prints it and exits 2, so a bad restart can be tested.
+`server_args_repr()` prints the `ServerArgs(...)` repr that SGLang logs at start.
+
+The simulator's own options start with `--sim-`; they never appear in `server_args=`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+from mtptui.sim import models
+from mtptui.sim.formats import DEFAULT_VERSION, VERSIONS, vtuple
+
+LOADS = ("none", "light", "steady", "burst", "ramp", "saturate")
+HYBRIDS = ("auto", "none", "mamba", "swa")
+# name -> whether it takes @SECONDS (seconds after the ready line)
+FAULTS = {
+    "oom": "startup: `Not enough memory` while allocating the KV cache (oom@S: CUDA OOM at S s)",
+    "crash": "crash@S: the scheduler hits an exception (illegal memory access) S s after ready",
+    "accept-collapse": "accept-collapse@S: acceptance falls to about 1.0 from S s (default 30)",
+    "no-cuda-graph": "CUDA graphs unusable: no capture, `cuda graph: False`, slower decode",
+    "nccl": "nccl@S: a collective hangs at S s; NCCL's watchdog aborts 10 s later",
+    "hang": "hang@S: the scheduler stops at S s; SGLang's watchdog fires after --watchdog-timeout",
+}
+DEFAULT_FAULT_AT = {"oom": None, "crash": 20.0, "accept-collapse": 30.0, "no-cuda-graph": None,
+                    "nccl": 20.0, "hang": 20.0}
+
+
+@dataclass(frozen=True)
+class Fault:
+    name: str
+    at: float | None  # seconds after the ready line; None for startup faults
+
+
+def parse_fault(text: str) -> Fault:
+    name, _, at = text.partition("@")
+    if name not in FAULTS:
+        raise argparse.ArgumentTypeError(
+            f"unknown fault {name!r} (choose from {', '.join(FAULTS)}; add @SECONDS to time it)")
+    if at:
+        try:
+            secs = float(at)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"fault time must be seconds: {text!r}") from None
+        if name == "no-cuda-graph":
+            raise argparse.ArgumentTypeError("no-cuda-graph takes no time")
+        return Fault(name, secs)
+    return Fault(name, DEFAULT_FAULT_AT[name])
+
+
+def _algorithms(v: tuple) -> list[str]:
+    algos = ["EAGLE", "EAGLE3", "NEXTN"]
+    if v >= (0, 5, 2):
+        algos.append("STANDALONE")
+    if v >= (0, 5, 3):
+        algos.append("NGRAM")
+    if v >= (0, 5, 12):
+        algos.append("DFLASH")
+    return algos
+
+
+def _positive_float(s: str) -> float:
+    x = float(s)
+    if x < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0: {s}")
+    return x
+
+
+def build_parser(version: str = DEFAULT_VERSION) -> argparse.ArgumentParser:
+    """SGLang's flags that matter here, plus the simulator's `--sim-` options."""
+    v = vtuple(version)
+    p = argparse.ArgumentParser(
+        prog="launch_server.py",
+        description="mtptui SGLang simulator: takes sglang.launch_server's flags and behaves like "
+                    "the server (logs, HTTP, speculation). Not a real server: it serves no model.",
+        epilog="Offline: add --write-log FILE [--duration S] to write one run as a journal at once, or "
+               "use --sim-scenario NAME --write-log FILE (--sim-scenario list names them). "
+               "Exit codes: 0 ok or stopped by SIGTERM, 1 a simulated fatal fault, 2 bad flags.",
+    )
+    g = p.add_argument_group("sglang.launch_server flags")
+    g.add_argument("--model-path", type=str, required=True, help="the model (only its name is used)")
+    g.add_argument("--tokenizer-path", type=str)
+    g.add_argument("--host", type=str, default="127.0.0.1")
+    g.add_argument("--port", type=int, default=30000)
+    g.add_argument("--tp-size", "--tp", dest="tp_size", type=int, default=1)
+    g.add_argument("--dp-size", "--dp", dest="dp_size", type=int, default=1)
+    g.add_argument("--ep-size", "--ep", dest="ep_size", type=int, default=1)
+    g.add_argument("--enable-dp-attention", action="store_true")
+    g.add_argument("--mem-fraction-static", type=float)
+    g.add_argument("--max-running-requests", type=int)
+    g.add_argument("--max-total-tokens", type=int)
+    g.add_argument("--chunked-prefill-size", type=int)
+    g.add_argument("--max-prefill-tokens", type=int, default=16384)
+    g.add_argument("--context-length", type=int)
+    g.add_argument("--decode-log-interval", type=int, default=40)
+    g.add_argument("--trust-remote-code", action="store_true")
+    g.add_argument("--served-model-name", type=str)
+    g.add_argument("--dtype", type=str, default="auto")
+    g.add_argument("--kv-cache-dtype", type=str, default="auto")
+    g.add_argument("--quantization", type=str)
+    g.add_argument("--attention-backend", type=str)
+    g.add_argument("--page-size", type=int, default=1)
+    g.add_argument("--random-seed", type=int)
+    g.add_argument("--watchdog-timeout", type=float, default=300)
+    g.add_argument("--log-level", type=str, default="info")
+    g.add_argument("--enable-metrics", action="store_true")
+    if v >= (0, 5, 4):
+        g.add_argument("--enable-metrics-for-all-schedulers", action="store_true")
+    g.add_argument("--disable-cuda-graph", action="store_true")
+    g.add_argument("--cuda-graph-max-bs", type=int)
+    g.add_argument("--disable-radix-cache", action="store_true")
+    g.add_argument("--disable-overlap-schedule", action="store_true")
+    g.add_argument("--enable-mixed-chunk", action="store_true")
+    g.add_argument("--skip-server-warmup", action="store_true")
+    g.add_argument("--stream-interval", type=int, default=1)
+    g.add_argument("--schedule-policy", type=str, default="fcfs")
+    g.add_argument("--reasoning-parser", type=str)
+    g.add_argument("--tool-call-parser", type=str)
+    g.add_argument("--nnodes", type=int, default=1)
+    g.add_argument("--node-rank", type=int, default=0)
+    g.add_argument("--dist-init-addr", type=str)
+    if v >= (0, 5, 12):
+        # 0.5.12+: a free string, upper-cased (reference §3).
+        g.add_argument("--speculative-algorithm", type=str.upper)
+    else:
+        g.add_argument("--speculative-algorithm", type=str, choices=_algorithms(v))
+    draft_names = ["--speculative-draft-model-path"]
+    if v >= (0, 5, 4):
+        draft_names.append("--speculative-draft-model")
+    g.add_argument(*draft_names, dest="speculative_draft_model_path", type=str)
+    g.add_argument("--speculative-draft-model-revision", type=str)
+    g.add_argument("--speculative-num-steps", type=int)
+    g.add_argument("--speculative-eagle-topk", type=int)
+    g.add_argument("--speculative-num-draft-tokens", type=int)
+    g.add_argument("--speculative-accept-threshold-single", type=float, default=1.0)
+    g.add_argument("--speculative-accept-threshold-acc", type=float, default=1.0)
+    g.add_argument("--speculative-token-map", type=str)
+    if v >= (0, 5, 4):
+        g.add_argument("--speculative-attention-mode", type=str, choices=["prefill", "decode"],
+                       default="prefill")
+
+    s = p.add_argument_group("mtptui simulator options (never passed to or printed as SGLang's)")
+    s.add_argument("--sim-version", choices=VERSIONS, default=DEFAULT_VERSION,
+                   help=f"SGLang version whose log format to print (default {DEFAULT_VERSION})")
+    s.add_argument("--sim-hybrid", choices=HYBRIDS, default="auto",
+                   help="memory-pool layout: mamba (Qwen3.5/Qwen3-Next style), swa, none, or auto "
+                        "from the model name")
+    s.add_argument("--sim-load", choices=LOADS, default=None,
+                   help="background load per DP group (live default none, offline default steady)")
+    s.add_argument("--sim-seed", type=int, default=0)
+    s.add_argument("--sim-fault", type=parse_fault, action="append", default=[],
+                   metavar="NAME[@S]", help="; ".join(f"{k}: {d}" for k, d in FAULTS.items()))
+    s.add_argument("--sim-startup-seconds", type=_positive_float, default=3.0,
+                   help="seconds from start to 'fired up' (default 3; the order of lines is kept)")
+    s.add_argument("--sim-truth", metavar="FILE",
+                   help="also write one JSON object per printed line: what it means")
+    s.add_argument("--sim-hostname", default="gpu-h1", help="journald host name in offline logs")
+    s.add_argument("--sim-unit", default="sglang-qwen.service", help="unit name in offline logs")
+    s.add_argument("--write-log", "--sim-write-log", dest="write_log", metavar="FILE",
+                   help="offline: write a journald-style log to FILE without sleeping")
+    s.add_argument("--sim-scenario", metavar="NAME", help="offline: a named scenario")
+    s.add_argument("--duration", "--sim-duration", dest="duration", type=_positive_float,
+                   metavar="S", help="offline: simulated seconds of serving (scenario: whole log)")
+    s.add_argument("--sim-envelope", choices=("short-iso", "json", "cat"), default="short-iso",
+                   help="offline: like journalctl -o short-iso (default), -o json, or -o cat")
+    return p
+
+
+class ServerArgsError(Exception):
+    """What ServerArgs.__post_init__ raises: printed like Python's last traceback lines."""
+
+    def __init__(self, exc_type: str, message: str = "", source: str = "") -> None:
+        super().__init__(message)
+        self.exc_type = exc_type
+        self.message = message
+        self.source = source
+
+    def lines(self) -> list[str]:
+        out = ["Traceback (most recent call last):",
+               '  File "sglang/srt/server_args.py" (simulated by mtptui), in __post_init__']
+        if self.source:
+            out.append(f"    {self.source}")
+        out.append(f"{self.exc_type}: {self.message}" if self.message else self.exc_type)
+        return out
+
+
+@dataclass
+class Config:
+    """The resolved server: ServerArgs fields in SGLang's order, plus what the simulator needs."""
+
+    version: str
+    args: dict  # ServerArgs field -> value, in repr order
+    preset: models.Preset
+    hybrid: str  # "none", "mamba", "swa"
+    warnings: list[str]  # printed raw (before logging is configured), like SGLang's
+    load: str | None
+    seed: int
+    faults: list[Fault]
+    startup_seconds: float
+    all_schedulers: bool = False
+    requested_algorithm: str | None = None  # as given, before NEXTN -> EAGLE
+
+    @property
+    def v(self) -> tuple:
+        return vtuple(self.version)
+
+    @property
+    def spec(self) -> str | None:
+        return self.args["speculative_algorithm"]
+
+    def fault(self, name: str) -> Fault | None:
+        for f in self.faults:
+            if f.name == name:
+                return f
+        return None
+
+    def spec_summary(self) -> str:
+        a = self.args
+        if not a["speculative_algorithm"]:
+            return "speculation off"
+        return (f"{self.requested_algorithm} steps={a['speculative_num_steps']} "
+                f"topk={a['speculative_eagle_topk']} draft={a['speculative_num_draft_tokens']}")
+
+
+def _auto_spec_triplet(v: tuple, preset: models.Preset, algo: str) -> tuple[int, int, int]:
+    if algo == "STANDALONE" or preset.spec_defaults == "deepseek":
+        return 3, 1, 4
+    if preset.spec_defaults == "llama":
+        return 5, 4, 8
+    return (3, 1, 4) if v >= (0, 5, 8) else (5, 4, 8)
+
+
+def _auto_mem_fraction(tp: int, spec: bool) -> float:
+    frac = {1: 0.8, 2: 0.85}.get(tp, 0.88)
+    return round(frac * 0.95, 3) if spec else frac
+
+
+def resolve(ns: argparse.Namespace) -> Config:
+    """ServerArgs.__post_init__ for what matters here. Raises ServerArgsError."""
+    version = ns.sim_version
+    v = vtuple(version)
+    preset = models.preset_for(ns.model_path)
+    warnings: list[str] = []
+    algo = ns.speculative_algorithm
+    requested = algo
+    steps, topk, draft = ns.speculative_num_steps, ns.speculative_eagle_topk, ns.speculative_num_draft_tokens
+    draft_path = ns.speculative_draft_model_path
+    max_running = ns.max_running_requests
+    disable_overlap = ns.disable_overlap_schedule
+    chunked = ns.chunked_prefill_size if ns.chunked_prefill_size is not None else 8192
+
+    if ns.tp_size < 1 or ns.dp_size < 1 or ns.ep_size < 1:
+        raise ServerArgsError("AssertionError", "", "assert self.tp_size >= 1 and self.dp_size >= 1")
+    if ns.enable_dp_attention:
+        if ns.tp_size % ns.dp_size != 0:
+            raise ServerArgsError("AssertionError", "", "assert self.tp_size % self.dp_size == 0")
+        chunked = chunked // ns.dp_size
+        warnings.append(f"DP attention is enabled. The chunked prefill size is adjusted to {chunked} "
+                        "to avoid MoE kernel issues. ")
+    if ns.tp_size % ns.ep_size != 0:
+        raise ServerArgsError("AssertionError", "", "assert self.tp_size % self.ep_size == 0")
+
+    if v >= (0, 5, 12) and algo is not None and algo not in _algorithms(v):
+        raise ServerArgsError("ValueError", f"Unknown speculative algorithm name: {algo}")
+    if algo == "DFLASH":
+        raise ServerArgsError("ValueError", "DFLASH is not simulated by mtptui")
+
+    if algo is not None:
+        if algo == "NEXTN":
+            algo = "EAGLE"  # "NEXTN shares the same implementation of EAGLE"
+        if algo in ("EAGLE", "EAGLE3") and preset.mtp_auto_path and (v >= (0, 5, 0) or preset.arch == "DeepseekV3ForCausalLM"):
+            if draft_path is None:
+                draft_path = ns.model_path
+            elif preset.arch == "DeepseekV3ForCausalLM" and draft_path != ns.model_path:
+                warnings.append("DeepSeek MTP does not require setting speculative_draft_model_path.")
+        if algo == "STANDALONE" and ns.enable_dp_attention:
+            raise ServerArgsError("ValueError", "Currently standalone speculative decoding does not support dp attention.")
+        if algo == "NGRAM":
+            if ns.enable_dp_attention:
+                raise ServerArgsError("ValueError", "Currently ngram speculative decoding does not support dp attention.")
+            if topk is None:
+                topk = 1
+            if draft is None:
+                draft = 12
+            disable_overlap = True
+        else:
+            if steps is None:
+                if topk is not None or draft is not None:
+                    raise ServerArgsError(
+                        "AssertionError", "",
+                        "assert self.speculative_eagle_topk is None and self.speculative_num_draft_tokens is None")
+                steps, topk, draft = _auto_spec_triplet(v, preset, algo)
+            elif topk is None or draft is None:
+                # Only some of the three given: SGLang compares None with an int later on.
+                raise ServerArgsError("TypeError", "'>' not supported between instances of 'NoneType' and 'int'",
+                                      "if self.speculative_eagle_topk > 1:")
+            if steps < 1 or topk < 1 or draft < 1:
+                raise ServerArgsError("AssertionError", "", "assert self.speculative_num_steps >= 1")
+            if topk == 1 and draft != steps + 1:
+                warnings.append("speculative_num_draft_tokens is adjusted to speculative_num_steps + 1 "
+                                "when speculative_eagle_topk == 1")
+                draft = steps + 1
+            if topk > 1 and ns.attention_backend == "trtllm_mha":
+                raise ServerArgsError("ValueError", "trtllm_mha backend only supports topk = 1 for speculative decoding.")
+            if v < (0, 5, 4):
+                disable_overlap = True
+                warnings.append("Overlap scheduler is disabled because of using eagle speculative decoding.")
+        if max_running is None:
+            max_running = 48
+            warnings.append("Max running requests is reset to 48 for speculative decoding. You can "
+                            "override this by explicitly setting --max-running-requests.")
+
+    hybrid = ns.sim_hybrid
+    if hybrid == "auto":
+        hybrid = preset.hybrid
+        if (hybrid == "mamba" and v < (0, 5, 4)) or (hybrid == "swa" and v < (0, 4, 9)):
+            hybrid = "none"
+    elif hybrid == "mamba" and v < (0, 5, 4):
+        raise ServerArgsError("ValueError", "mtptui simulator: mamba pool fields exist in SGLang 0.5.4+ logs only")
+
+    mem = ns.mem_fraction_static
+    if mem is None:
+        mem = _auto_mem_fraction(ns.tp_size, algo is not None)
+    if max_running is None:
+        max_running = 1024 if v >= (0, 5, 0) else 2048
+    graph_bs = ns.cuda_graph_max_bs
+    if graph_bs is None:
+        graph_bs = min(256, max_running) if algo is None else min(max_running, 64)
+
+    a: dict = {}
+    a["model_path"] = ns.model_path
+    a["tokenizer_path"] = ns.tokenizer_path or ns.model_path
+    a["tokenizer_mode"] = "auto"
+    a["skip_tokenizer_init"] = False
+    a["load_format"] = "auto"
+    a["trust_remote_code"] = ns.trust_remote_code
+    a["context_length"] = ns.context_length
+    a["is_embedding"] = False
+    a["revision"] = None
+    a["host"] = ns.host
+    a["port"] = ns.port
+    a["skip_server_warmup"] = ns.skip_server_warmup
+    a["dtype"] = ns.dtype
+    a["quantization"] = ns.quantization
+    a["kv_cache_dtype"] = ns.kv_cache_dtype
+    a["mem_fraction_static"] = mem
+    a["max_running_requests"] = max_running
+    a["max_total_tokens"] = ns.max_total_tokens
+    a["chunked_prefill_size"] = chunked
+    a["max_prefill_tokens"] = ns.max_prefill_tokens
+    a["schedule_policy"] = ns.schedule_policy
+    a["schedule_conservativeness"] = 1.0
+    a["page_size"] = ns.page_size
+    a["device"] = "cuda"
+    a["tp_size"] = ns.tp_size
+    a["pp_size"] = 1
+    a["stream_interval"] = ns.stream_interval
+    a["random_seed"] = ns.random_seed if ns.random_seed is not None else 1234
+    a["watchdog_timeout"] = ns.watchdog_timeout
+    a["log_level"] = ns.log_level
+    a["log_requests"] = False
+    a["enable_metrics"] = ns.enable_metrics
+    if v >= (0, 5, 4):
+        a["enable_metrics_for_all_schedulers"] = ns.enable_metrics_for_all_schedulers
+    a["decode_log_interval"] = ns.decode_log_interval
+    a["api_key"] = None
+    a["served_model_name"] = ns.served_model_name or ns.model_path
+    a["chat_template"] = None
+    a["reasoning_parser"] = ns.reasoning_parser
+    a["tool_call_parser"] = ns.tool_call_parser
+    a["dp_size"] = ns.dp_size
+    a["load_balance_method"] = "round_robin"
+    a["dist_init_addr"] = ns.dist_init_addr
+    a["nnodes"] = ns.nnodes
+    a["node_rank"] = ns.node_rank
+    a["attention_backend"] = ns.attention_backend
+    a["speculative_algorithm"] = algo
+    a["speculative_draft_model_path"] = draft_path
+    a["speculative_draft_model_revision"] = (ns.speculative_draft_model_revision or "main") if draft_path else None
+    a["speculative_num_steps"] = steps
+    a["speculative_eagle_topk"] = topk
+    a["speculative_num_draft_tokens"] = draft
+    a["speculative_accept_threshold_single"] = ns.speculative_accept_threshold_single
+    a["speculative_accept_threshold_acc"] = ns.speculative_accept_threshold_acc
+    a["speculative_token_map"] = ns.speculative_token_map
+    if v >= (0, 5, 4):
+        a["speculative_attention_mode"] = ns.speculative_attention_mode
+    a["ep_size"] = ns.ep_size
+    a["disable_radix_cache"] = ns.disable_radix_cache
+    a["cuda_graph_max_bs"] = graph_bs
+    a["disable_cuda_graph"] = ns.disable_cuda_graph
+    a["enable_mixed_chunk"] = ns.enable_mixed_chunk if algo is None else False
+    a["enable_dp_attention"] = ns.enable_dp_attention
+    a["disable_overlap_schedule"] = disable_overlap
+    a["enable_torch_compile"] = False
+
+    all_sched = bool(getattr(ns, "enable_metrics_for_all_schedulers", False)) and (0, 5, 4) <= v < (0, 5, 10)
+    load = ns.sim_load
+    return Config(version=version, args=a, preset=preset, hybrid=hybrid, warnings=warnings,
+                  load=load, seed=ns.sim_seed, faults=list(ns.sim_fault),
+                  startup_seconds=ns.sim_startup_seconds, all_schedulers=all_sched,
+                  requested_algorithm=requested)
+
+
+def server_args_repr(args: dict) -> str:
+    return "ServerArgs(" + ", ".join(f"{k}={v!r}" for k, v in args.items()) + ")"
+
+
+def spec_truth(args: dict) -> dict:
+    """The settings an operator reads from the `server_args=` line (DESIGN.md: spec_config)."""
+    return {
+        "algorithm": args["speculative_algorithm"],
+        "num_steps": args["speculative_num_steps"],
+        "topk": args["speculative_eagle_topk"],
+        "num_draft_tokens": args["speculative_num_draft_tokens"],
+        "draft_model_path": args["speculative_draft_model_path"],
+        "model_path": args["model_path"],
+        "tp_size": args["tp_size"],
+        "dp_size": args["dp_size"],
+        "enable_dp_attention": args["enable_dp_attention"],
+        "decode_log_interval": args["decode_log_interval"],
+    }
+
+
+def pre_version(argv: list[str]) -> str:
+    """The --sim-version given (needed before the full parser, whose choices depend on it)."""
+    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    pre.add_argument("--sim-version", choices=VERSIONS, default=DEFAULT_VERSION)
+    ns, _ = pre.parse_known_args(argv)
+    return ns.sim_version

@@ -1,0 +1,278 @@
+"""The simulator's HTTP side, on the standard library's ThreadingHTTPServer (no framework: the
+integration hosts run it with a bare python3).
+
+Endpoints, SGLang's names: /health (/health_generate) 503 until the ready line, then 200;
+/server_info (0.5.8+) and /get_server_info with the server args, "simulator": true and per-DP
+`internal_states` carrying the lifetime `avg_spec_accept_length`; /model_info (/get_model_info);
+/get_load; /v1/models (owned_by "mtptui-sim"); /metrics with --enable-metrics; and the generating
+ones, /generate, /v1/completions and /v1/chat/completions, streamed (SSE) or not. Tokens go out
+at the pace of the simulated decode steps. Every response carries `x-mtptui-simulator: 1`.
+
+One deliberate difference: the socket is bound at start, so /health says 503 (rather than
+refusing the connection) until the ready line, for every version; SGLang 0.4.x answered 200 as
+soon as uvicorn was up, a moment before its ready line.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING
+
+from mtptui.sim import answers
+from mtptui.sim.engine import RealRequest
+
+if TYPE_CHECKING:
+    from mtptui.sim.live import LiveServer
+
+STALL_TIMEOUT = 600.0  # a hung scheduler keeps a client waiting this long at most
+
+
+class SimHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, addr, live: LiveServer) -> None:
+        self.live = live
+        super().__init__(addr, Handler)
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "uvicorn"  # what SGLang's server says; the bodies say "simulator"
+    sys_version = ""
+    server: SimHTTPServer
+
+    # -- plumbing ---------------------------------------------------------------------------
+    def log_message(self, format: str, *args) -> None:
+        pass  # access lines are written in uvicorn's format by _access()
+
+    def _access(self, status: int) -> None:
+        host, port = self.client_address[:2]
+        self.server.live.access(host, port, self.command, self.path, status)
+
+    def _send(self, status: int, body: bytes, ctype: str = "application/json") -> None:
+        self.send_response(status)
+        self.send_header("x-mtptui-simulator", "1")
+        self.send_header("content-type", ctype)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+        self._access(status)
+
+    def _json(self, status: int, obj) -> None:
+        self._send(status, json.dumps(obj).encode())
+
+    def _error(self, status: int, message: str, etype: str = "BadRequestError") -> None:
+        self._json(status, {"object": "error", "message": message, "type": etype, "param": None, "code": status})
+
+    def _body(self) -> dict | None:
+        n = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(n) if n else b""
+        try:
+            obj = json.loads(raw or b"{}")
+        except ValueError:
+            self._error(400, "the request body is not valid JSON")
+            return None
+        if not isinstance(obj, dict):
+            self._error(400, "the request body must be a JSON object")
+            return None
+        return obj
+
+    # -- GET --------------------------------------------------------------------------------
+    def do_HEAD(self) -> None:
+        self.do_GET()
+
+    def do_GET(self) -> None:
+        live = self.server.live
+        path = self.path.split("?", 1)[0]
+        v = live.cfg.v
+        if path in ("/health", "/health_generate"):
+            ok = live.state == "ready"
+            self._send(200 if ok else 503, b"")
+        elif path == "/get_server_info" or (path == "/server_info" and v >= (0, 5, 8)):
+            self._json(200, live.server_info())
+        elif path in ("/model_info", "/get_model_info"):
+            a = live.cfg.args
+            self._json(200, {"model_path": a["model_path"], "tokenizer_path": a["tokenizer_path"],
+                             "is_generation": True, "simulator": True})
+        elif path == "/get_load":
+            self._json(200, live.load())
+        elif path == "/v1/models":
+            a = live.cfg.args
+            self._json(200, {"object": "list", "data": [{
+                "id": a["served_model_name"], "object": "model", "created": int(live.t0),
+                "owned_by": "mtptui-sim", "root": a["model_path"], "max_model_len": live.context_len}]})
+        elif path == "/metrics" and live.cfg.args["enable_metrics"]:
+            self._send(200, live.metrics().encode(), "text/plain; version=0.0.4; charset=utf-8")
+        else:
+            self._json(404, {"detail": "Not Found"})
+
+    # -- POST -------------------------------------------------------------------------------
+    def do_POST(self) -> None:
+        path = self.path.split("?", 1)[0]
+        if path not in ("/generate", "/v1/completions", "/v1/chat/completions"):
+            self._json(404, {"detail": "Not Found"})
+            return
+        body = self._body()
+        if body is None:
+            return
+        try:
+            prompt, max_tokens, stream = _request_of(path, body)
+        except ValueError as e:
+            self._error(400, str(e))
+            return
+        live = self.server.live
+        tokens, finish = answers.reply(prompt, max_tokens)
+        q: queue.Queue = queue.Queue()
+        req = RealRequest(prompt=answers.count_prompt_tokens(prompt), tokens=tokens,
+                          sink=lambda chunk, t, fin: q.put((chunk, t, fin)))
+        if not live.submit(req):
+            self._error(503, "the server is not ready (mtptui simulator)", "ServiceUnavailableError")
+            return
+        rid = uuid.uuid4().hex
+        t_start = time.time()
+        if stream:
+            self._stream(path, body, req, q, rid, finish)
+        else:
+            text = "".join(self._drain(q))
+            if req.failed:
+                self._error(500, req.failed, "InternalServerError")
+                return
+            self._json(200, _response(path, body, live, rid, text, req, finish, time.time() - t_start))
+
+    def _drain(self, q: queue.Queue):
+        """Yields token chunks at the simulated times they were produced."""
+        while True:
+            try:
+                chunk, t, fin = q.get(timeout=STALL_TIMEOUT)
+            except queue.Empty:
+                return
+            delay = t - time.time()
+            if delay > 0:
+                time.sleep(delay)
+            if chunk:
+                yield "".join(chunk)
+            if fin:
+                return
+
+    def _stream(self, path: str, body: dict, req: RealRequest, q: queue.Queue, rid: str, finish: str) -> None:
+        live = self.server.live
+        self.send_response(200)
+        self.send_header("x-mtptui-simulator", "1")
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        self._access(200)
+        model = live.cfg.args["served_model_name"]
+        created = int(time.time())
+        chat = path == "/v1/chat/completions"
+        sofar = ""
+
+        def send(obj) -> None:
+            data = ("data: " + (obj if isinstance(obj, str) else json.dumps(obj)) + "\n\n").encode()
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+
+        try:
+            if chat:
+                send(_chat_chunk(rid, created, model, {"role": "assistant", "content": ""}, None))
+            for piece in self._drain(q):
+                sofar += piece
+                if path == "/generate":
+                    send({"text": sofar, "meta_info": _meta(req, finish, rid, None)})
+                elif chat:
+                    send(_chat_chunk(rid, created, model, {"content": piece}, None))
+                else:
+                    send({"id": rid, "object": "text_completion", "created": created, "model": model,
+                          "choices": [{"index": 0, "text": piece, "logprobs": None, "finish_reason": None}]})
+            if req.failed:
+                send({"object": "error", "message": req.failed, "type": "InternalServerError", "code": 500})
+            elif chat:
+                send(_chat_chunk(rid, created, model, {}, finish))
+                if (body.get("stream_options") or {}).get("include_usage"):
+                    send({"id": rid, "object": "chat.completion.chunk", "created": created, "model": model,
+                          "choices": [], "usage": _usage(req)})
+            elif path == "/v1/completions":
+                send({"id": rid, "object": "text_completion", "created": created, "model": model,
+                      "choices": [{"index": 0, "text": "", "logprobs": None, "finish_reason": finish}]})
+            send("[DONE]")
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+
+def _request_of(path: str, body: dict) -> tuple[str, int | None, bool]:
+    stream = bool(body.get("stream", False))
+    if path == "/generate":
+        text = body.get("text")
+        if not isinstance(text, str):
+            raise ValueError("/generate needs a string 'text' (input_ids are not simulated)")
+        sp = body.get("sampling_params") or {}
+        mx = sp.get("max_new_tokens", 128)
+        return text, (int(mx) if mx is not None else None), stream
+    mx = body.get("max_completion_tokens", body.get("max_tokens"))
+    if path == "/v1/completions":
+        prompt = body.get("prompt")
+        if isinstance(prompt, list):
+            prompt = " ".join(str(p) for p in prompt)
+        if not isinstance(prompt, str):
+            raise ValueError("'prompt' is required")
+        return prompt, (int(mx) if mx is not None else 16), stream
+    msgs = body.get("messages")
+    if not isinstance(msgs, list) or not msgs:
+        raise ValueError("'messages' must be a non-empty list")
+    prompt = ""
+    for m in msgs:
+        if isinstance(m, dict) and m.get("role") == "user":
+            c = m.get("content")
+            if isinstance(c, list):
+                c = " ".join(p.get("text", "") for p in c if isinstance(p, dict))
+            prompt = str(c or "")
+    return prompt, (int(mx) if mx is not None else None), stream
+
+
+def _usage(req: RealRequest) -> dict:
+    return {"prompt_tokens": req.prompt, "completion_tokens": req.sent,
+            "total_tokens": req.prompt + req.sent, "prompt_tokens_details": None}
+
+
+def _meta(req: RealRequest, finish: str, rid: str, latency: float | None) -> dict:
+    done = req.done and not req.failed
+    meta: dict = {"id": rid, "prompt_tokens": req.prompt, "completion_tokens": req.sent, "cached_tokens": 0,
+                  "finish_reason": ({"type": "stop", "matched": None} if finish == "stop"
+                                    else {"type": "length", "length": req.sent}) if done else None}
+    if req.steps:
+        meta["spec_verify_ct"] = req.steps
+        meta["spec_accept_length"] = round(req.accept_sum / req.steps, 4)
+    if latency is not None:
+        meta["e2e_latency"] = round(latency, 4)
+    return meta
+
+
+def _chat_chunk(rid: str, created: int, model: str, delta: dict, finish: str | None) -> dict:
+    return {"id": rid, "object": "chat.completion.chunk", "created": created, "model": model,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+
+
+def _response(path: str, body: dict, live: LiveServer, rid: str, text: str, req: RealRequest,
+              finish: str, latency: float) -> dict:
+    model = live.cfg.args["served_model_name"]
+    created = int(time.time())
+    if path == "/generate":
+        return {"text": text, "meta_info": _meta(req, finish, rid, latency)}
+    if path == "/v1/completions":
+        return {"id": rid, "object": "text_completion", "created": created, "model": model,
+                "choices": [{"index": 0, "text": text, "logprobs": None, "finish_reason": finish,
+                             "matched_stop": None}], "usage": _usage(req)}
+    return {"id": rid, "object": "chat.completion", "created": created, "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text,
+                                                 "reasoning_content": None, "tool_calls": None},
+                         "logprobs": None, "finish_reason": finish, "matched_stop": None}],
+            "usage": _usage(req)}

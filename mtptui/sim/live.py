@@ -1,0 +1,181 @@
+"""The live simulator: a process that behaves like `python -m sglang.launch_server` in real time.
+
+The main thread runs the session on the wall clock (sleeping until the next step, an HTTP request
+or a signal) and writes each line as it falls due, flushed, to stderr (uvicorn's access lines to
+stdout, as SGLang's do), so journald sees it live. HTTP runs in a thread. SIGTERM (and SIGINT)
+log SGLang's shutdown lines, let HTTP requests in flight finish, and exit 0; a fatal fault exits 1.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from typing import TextIO
+
+from mtptui.sim import formats
+from mtptui.sim.engine import RealRequest
+from mtptui.sim.flags import Config
+from mtptui.sim.msg import Msg, other
+from mtptui.sim.session import Session
+
+MIN_SLEEP = 0.004  # coalesce wake-ups: steps due within this are run together
+
+
+class Writer:
+    """Prints lines with SGLang's prefix and keeps the optional truth file in step."""
+
+    def __init__(self, err: TextIO, out: TextIO, truth: TextIO | None) -> None:
+        self.err, self.out, self.truth = err, out, truth
+        self.lock = threading.Lock()
+
+    def write(self, msgs: list[Msg]) -> None:
+        if not msgs:
+            return
+        with self.lock:
+            for m in msgs:
+                text = m.text if m.who is None else formats.prefix(m.t, m.who, utc=False) + m.text
+                stream = self.out if m.stream == "stdout" else self.err
+                try:
+                    stream.write(text + "\n")
+                    stream.flush()
+                except (BrokenPipeError, ValueError):
+                    pass  # nobody reads us any more; keep serving until told to stop
+                if self.truth is not None:
+                    rec = dict(m.truth, ts=m.t if m.who is not None else None, host=None, message=text,
+                               text=text, stream=m.stream)
+                    self.truth.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                    self.truth.flush()
+
+
+class LiveServer:
+    def __init__(self, cfg: Config, writer: Writer) -> None:
+        self.cfg = cfg
+        self.writer = writer
+        self.t0 = time.time()
+        self.lock = threading.Lock()
+        self.wake = threading.Event()
+        self.session = Session(cfg, self.t0, os.getpid(), mode="live")
+        self.context_len = cfg.args["context_length"] or cfg.preset.context_len
+        self._term = False
+
+    # -- used by the HTTP threads -----------------------------------------------------------
+    @property
+    def state(self) -> str:
+        return self.session.state
+
+    def submit(self, req: RealRequest) -> bool:
+        with self.lock:
+            ok = self.session.submit(req, time.time())
+        self.wake.set()
+        return ok
+
+    def access(self, host: str, port: int, method: str, path: str, status: int) -> None:
+        from mtptui.sim.lifecycle import access_line
+        self.writer.write([Msg(time.time(), "", access_line(host, port, method, path, status), other(),
+                               stream="stdout")])
+
+    def server_info(self) -> dict:
+        with self.lock:
+            eng = self.session.engine
+            states = eng.internal_states() if eng is not None else []
+            total = eng.total_tokens if eng is not None else 0
+        info = dict(self.cfg.args)
+        info.update({
+            "simulator": True,
+            "simulator_note": "mtptui SGLang simulator: not a real server, it serves no model",
+            "status": self.state,
+            "max_total_num_tokens": total,
+            "max_req_input_len": self.context_len - 1,
+            "internal_states": states,
+            "version": self.cfg.version,
+        })
+        return info
+
+    def load(self) -> list[dict]:
+        with self.lock:
+            eng = self.session.engine
+            if eng is None:
+                return []
+            return [{"dp_rank": g.idx, "num_reqs": g.running, "num_waiting_reqs": len(g.waiting),
+                     "num_tokens": int(g.used)} for g in eng.groups]
+
+    def metrics(self) -> str:
+        """A few of SGLang's Prometheus gauges (reference §5)."""
+        a = self.cfg.args
+        rows: list[tuple[str, str, float]] = []
+        with self.lock:
+            eng = self.session.engine
+            groups = eng.groups if eng is not None else []
+            for g in groups:
+                lab = f'model_name="{a["served_model_name"]}",engine_type="unified",tp_rank="0",pp_rank="0"'
+                if a["dp_size"] > 1:
+                    lab += f',dp_rank="{g.idx}"'
+                rows += [("num_running_reqs", lab, g.running), ("num_queue_reqs", lab, len(g.waiting)),
+                         ("num_used_tokens", lab, int(g.used)),
+                         ("token_usage", lab, round(g.used / eng.total_tokens, 4)),
+                         ("gen_throughput", lab, round(g.last_gen_throughput, 2))]
+                if eng.chain and g.last_accept_len is not None:
+                    rows.append(("spec_accept_length", lab, round(g.last_accept_len, 4)))
+                    if self.cfg.v >= (0, 5, 4) and g.last_accept_rate is not None:
+                        rows.append(("spec_accept_rate", lab, round(g.last_accept_rate, 4)))
+        out = []
+        seen = set()
+        for name, lab, val in rows:
+            if name not in seen:
+                seen.add(name)
+                out.append(f"# HELP sglang:{name} {name.replace('_', ' ')} (mtptui simulator)")
+                out.append(f"# TYPE sglang:{name} gauge")
+            out.append(f"sglang:{name}{{{lab}}} {float(val)}")
+        return "\n".join(out) + "\n"
+
+    # -- the main thread --------------------------------------------------------------------
+    def _on_signal(self, signum, frame) -> None:
+        self._term = True
+        self.wake.set()
+
+    def run(self) -> int:
+        from mtptui.sim.httpd import SimHTTPServer
+
+        a = self.cfg.args
+        try:
+            httpd = SimHTTPServer((a["host"], a["port"]), self)
+        except OSError as e:
+            # Uvicorn's words for it; SGLang would get here only after loading the model.
+            self.writer.write([Msg(time.time(), "", f"ERROR:    [Errno {e.errno}] error while attempting to bind on "
+                                   f"address ('{a['host']}', {a['port']}): {(e.strerror or str(e)).lower()}", other())])
+            return 1
+        signal.signal(signal.SIGTERM, self._on_signal)
+        signal.signal(signal.SIGINT, self._on_signal)
+        thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
+        thread.start()
+        code = 1
+        try:
+            while True:
+                now = time.time()
+                with self.lock:
+                    if self._term:
+                        self.session.terminate(now)
+                    msgs = self.session.advance(now)
+                    nxt = self.session.next_time()
+                    done = self.session.exit_code
+                self.writer.write(msgs)
+                if done is not None:
+                    code = done
+                    break
+                wait = min(max(nxt - time.time(), MIN_SLEEP), 0.5)
+                self.wake.wait(wait)
+                self.wake.clear()
+        finally:
+            httpd.shutdown()
+            httpd.server_close()
+        return code
+
+
+def run(cfg: Config, truth_path: str | None) -> int:
+    with open(truth_path, "w", encoding="utf-8") if truth_path else contextlib.nullcontext() as truth:
+        return LiveServer(cfg, Writer(sys.stderr, sys.stdout, truth)).run()

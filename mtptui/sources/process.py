@@ -28,6 +28,20 @@ class ProcessSource(Source):
         self.cwd = cwd
         self.returncode: int | None = None
         self.pid: int | None = None
+        self._proc: asyncio.subprocess.Process | None = None
+
+    @property
+    def running(self) -> bool:
+        """The child was started and has not been reaped."""
+        return self._proc is not None and self._proc.returncode is None
+
+    def kill_now(self) -> None:
+        """Last resort at exit, outside any event loop: SIGKILL the child's process group."""
+        if self.running and self.pid is not None:
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
     async def run(self, feed: Feed) -> None:
         feed.status(SourceStatus(self.host, CONNECTING, self.label))
@@ -40,6 +54,7 @@ class ProcessSource(Source):
             feed.status(SourceStatus(self.host, FAILED, f"cannot start {self.argv[0]}: {e.strerror or e}"))
             return
         self.pid = proc.pid
+        self._proc = proc
         feed.status(SourceStatus(self.host, STREAMING, self.label))
         assert proc.stdout is not None
         partial = b""

@@ -183,6 +183,22 @@ def spec_short(spec: dict) -> str:
     return s
 
 
+def layout_text(spec: dict) -> str:
+    """`TP 4 · DP 4 · model X · draft Y` from the server_args settings ('' before any)."""
+    parts = []
+    if spec.get("tp_size"):
+        parts.append(f"TP {spec['tp_size']}")
+    if spec.get("dp_size") and spec.get("dp_size") != 1:
+        parts.append(f"DP {spec['dp_size']}")
+    model = spec.get("model_path")
+    if model:
+        parts.append(f"model {model}")
+    draft = spec.get("draft_model_path")
+    if draft and draft != model:
+        parts.append(f"draft {draft}")
+    return " · ".join(parts)
+
+
 def spec_text(spec: dict) -> str:
     """`NEXTN steps=3 topk=1 draft=4 · TP 4 · model X` from the server_args settings."""
     if not spec:

@@ -7,9 +7,11 @@ controller and then redraw at once, so a keypress shows within one frame.
 
 from __future__ import annotations
 
+import time
+
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Tab, Tabs
 
@@ -18,7 +20,7 @@ from mtptui.tui.bindings import screen_bindings
 from mtptui.tui.controller import Dashboard
 from mtptui.tui.themes import host_accent, host_tags
 from mtptui.tui.viewmodel import (METRICS, chart_series, clock_text, host_label, panel_view, spec_for,
-                                  spec_short, spec_text)
+                                  layout_text, spec_short, spec_text)
 from mtptui.tui.widgets.alerts_bar import AlertsBar
 from mtptui.tui.widgets.chart import ChartData, MetricChart
 from mtptui.tui.widgets.events import EventTimeline, TimelineEntry
@@ -28,10 +30,13 @@ from mtptui.tui.widgets.rank_grid import RankGrid
 from mtptui.tui.widgets.status_bar import StatusBar, StatusData
 
 MAX_TIMELINE = 300
+CHART_HZ = 4.0
 
 
 class MainScreen(Screen):
     BINDINGS = screen_bindings()
+    # Short terminals: a smaller chart and log (app.tcss).
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (40, "-tall")]
     AUTO_FOCUS = "LogView"
 
     def __init__(self, dash: Dashboard, *, tick_hz: float = 10.0) -> None:
@@ -41,6 +46,7 @@ class MainScreen(Screen):
         self._stamp: tuple | None = None
         self._hosts_shown: list = []
         self.redraws = 0  # full redraws done (the benchmark reads it)
+        self._chart_at = 0.0
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="◆")
@@ -55,8 +61,9 @@ class MainScreen(Screen):
             yield LogView(self.dash.log, id="log")
         yield Input(placeholder="filter the log: a word or phrase (Enter applies, Esc closes, empty clears)",
                     id="filter")
-        yield StatusBar(id="status")
-        yield Footer()
+        with Vertical(id="bars"):
+            yield StatusBar(id="status")
+            yield Footer()
 
     def on_mount(self) -> None:
         self.title = "mtptui"
@@ -68,7 +75,7 @@ class MainScreen(Screen):
         self.call_after_refresh(self.tick)
 
     # -- the tick -----------------------------------------------------------------------------
-    def tick(self) -> None:
+    def tick(self, force_chart: bool = False) -> None:
         d = self.dash
         d.tick()
         self._sync_tabs()
@@ -80,7 +87,7 @@ class MainScreen(Screen):
         if stamp != self._stamp:
             self._stamp = stamp
             self.redraws += 1
-            self._draw_data(host, t0, t1)
+            self._draw_data(host, t0, t1, force_chart)
         pinned = not d.timeline.following() or d.timeline.is_replay
         self.query_one(LogView).show(t1, host, len(d.hosts()) > 1, pinned)
         self._draw_status(host, t1)
@@ -88,21 +95,30 @@ class MainScreen(Screen):
     def redraw_now(self) -> None:
         """After a key: show its effect in this frame, not at the next tick."""
         self._stamp = None
-        self.tick()
+        self.tick(force_chart=True)
 
-    def _draw_data(self, host, t0, t1) -> None:
+    def _draw_data(self, host, t0, t1, force_chart: bool = False) -> None:
         d = self.dash
         store = d.store
         spec = spec_for(store, host, t1)
         ranks = store.ranks(host)
         views = [panel_view(s, t0, t1, spec=spec, th=d.th) for s in ranks]
         self.query_one(RankGrid).show(views, d.focused_rank)
-        chart = self.query_one(MetricChart)
-        points = max(20, chart.size.width * 2)
-        epochs = [(e.start, e.label) for e in store.epochs.get(host, [])[1:]]
-        events = [(e.ts, e.kind) for e in store.host_events(host, t0, t1) if e.ts is not None]
-        chart.show(ChartData(d.metric, t0, t1, chart_series(store, host, d.metric, t0, t1, points),
-                             epochs, events, d.focused_rank, d.timeline.window_label))
+        # The plot is the costliest widget (plotext builds it in Python): while data streams it is
+        # redrawn at most CHART_HZ times a second; a key redraws it at once.
+        now = time.monotonic()
+        if force_chart or now - self._chart_at >= 1 / CHART_HZ:
+            self._chart_at = now
+            chart = self.query_one(MetricChart)
+            points = max(20, chart.size.width * 2)
+            if t0 is None:  # window "all": from the oldest sample kept
+                t0 = d.timeline.oldest()
+            epochs = [(e.start, e.label) for e in store.epochs.get(host, [])[1:]]
+            events = [(e.ts, e.kind) for e in store.host_events(host, t0, t1) if e.ts is not None]
+            chart.show(ChartData(d.metric, t0, t1, chart_series(store, host, d.metric, t0, t1, points),
+                                 epochs, events, d.focused_rank, d.timeline.window_label))
+        else:
+            self._stamp = None  # come back next tick for the chart
         self._draw_host(host, t1, spec)
         alerts = d.active_alerts.get(host, [])
         since = {k: clock_text(f.at) for k, f in d.alerts.active.items()}
@@ -119,10 +135,9 @@ class MainScreen(Screen):
         if cur is None:
             epoch_text = "no data yet"
         else:
-            epoch_text = (f"epoch {cur.index + 1} of {len(epochs)} since {clock_text(cur.start)} "
-                          f"({cur.reason}) · {cur.label}")
+            epoch_text = f"epoch {cur.index + 1}/{len(epochs)} since {clock_text(cur.start)}, {cur.reason}"
         self.query_one(HostBar).show(host_label(host), host_accent(d.config, host), host_tags(d.config, host),
-                                     epoch_text, spec_text(spec))
+                                     epoch_text, spec_short(spec), layout_text(spec))
 
     def _draw_events(self, host, t1) -> None:
         d = self.dash

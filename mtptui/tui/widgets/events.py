@@ -30,6 +30,7 @@ class TimelineEntry:
 
 
 class EventTimeline(VerticalScroll):
+    ALLOW_MAXIMIZE = True
     DEFAULT_CSS = """
     EventTimeline { border: round $panel-lighten-2; height: 1fr; }
     EventTimeline > Static { width: 1fr; }
@@ -42,6 +43,10 @@ class EventTimeline(VerticalScroll):
 
     def compose(self):
         yield self._body
+
+    def on_mount(self) -> None:
+        # Newest at the bottom, kept in view until the user scrolls up.
+        self.anchor()
 
     def show(self, entries: list[TimelineEntry], title: str) -> None:
         key = (tuple(entries[-1:]), len(entries), title)
@@ -59,6 +64,3 @@ class EventTimeline(VerticalScroll):
             parts += [(clock_text(e.ts) + " ", "$text-muted"),
                       (f"{KIND_LABEL.get(e.kind, e.kind):<9}", style), " ", e.text, "\n"]
         self._body.update(Content.assemble(*parts[:-1]))
-        at_end = self.scroll_y >= self.max_scroll_y - 1
-        if at_end:
-            self.call_after_refresh(self.scroll_end, animate=False)

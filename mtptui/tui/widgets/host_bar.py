@@ -8,15 +8,16 @@ from textual.widgets import Static
 
 class HostBar(Static):
     DEFAULT_CSS = """
-    HostBar { height: 1; padding: 0 1; background: $boost; }
+    HostBar { height: auto; max-height: 2; padding: 0 1; background: $boost; }
     """
 
     def __init__(self, **kw) -> None:
         super().__init__("", **kw)
         self._last: tuple | None = None
 
-    def show(self, host: str, accent: str | None, tags: list[str], epoch_text: str, settings: str) -> None:
-        key = (host, accent, tuple(tags), epoch_text, settings)
+    def show(self, host: str, accent: str | None, tags: list[str], epoch_text: str, spec: str,
+             layout: str) -> None:
+        key = (host, accent, tuple(tags), epoch_text, spec, layout)
         if key == self._last:
             return
         self._last = key
@@ -28,5 +29,5 @@ class HostBar(Static):
         parts: list = [("host ", "$text-muted"), (host, host_style)]
         for t in tags:
             parts += [" ", (f" {t} ", f"bold $text on {accent}" if accent else "reverse")]
-        parts += ["  ", (epoch_text, "bold $accent"), "  ", (settings, "$text-muted")]
+        parts += ["  ", (spec, "bold"), "  ", (epoch_text, "$accent"), "  ", (layout, "$text-muted")]
         self.update(Content.assemble(*parts))

@@ -19,12 +19,33 @@ from textual.widget import Widget
 from mtptui.tui.logbuffer import (DECODE_LINE, DROPPED_LINE, EVENT_LINE, OTHER_LINE, PREFILL_LINE, Entry,
                                   LogBuffer)
 
+def fold(text: str, width: int) -> list[str]:
+    """Rows of at most `width` cells, broken after a `, ` or a space when one is near the end
+    of the row (a batch line then breaks between its fields), else mid-word."""
+    if len(text) <= width and text.isascii():
+        return [text]
+    rows = []
+    for piece in chop_cells(text, width) if not text.isascii() else [text]:
+        while len(piece) > width:
+            cut = piece.rfind(", ", width // 2, width - 1)
+            if cut >= 0:
+                cut += 2
+            else:
+                cut = piece.rfind(" ", width // 2, width)
+                cut = width if cut < 0 else cut + 1
+            rows.append(piece[:cut])
+            piece = piece[cut:]
+        rows.append(piece)
+    return rows or [""]
+
+
 STYLE = {DECODE_LINE: "$log-decode", PREFILL_LINE: "$log-prefill", EVENT_LINE: "bold $log-event",
          OTHER_LINE: "", DROPPED_LINE: "italic $error"}
 SCAN_LIMIT = 50_000
 
 
 class LogView(Widget, can_focus=True):
+    ALLOW_MAXIMIZE = True
     DEFAULT_CSS = """
     LogView { border: round $panel-lighten-2; height: 1fr; padding: 0 1; }
     LogView:focus { border: round $accent; }
@@ -117,7 +138,7 @@ class LogView(Widget, can_focus=True):
             style = STYLE.get(e.kind, "")
             # Folded by cells here rather than word-wrapped by Textual: then the newest line is
             # known to sit on the bottom row, and a long line is shown whole, like `less`.
-            chunks = chop_cells(e.text, width) or [""]
+            chunks = fold(e.text, width)
             for chunk in reversed(chunks):
                 rows.append((chunk, style))
             if len(rows) >= height:

@@ -12,6 +12,8 @@ from textual.containers import Container, Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Sparkline, Static
 
+from mtptui.tui.widgets.rank_table import RankTable
+
 from mtptui.tui.viewmodel import (MAIN_METRICS, METRICS, SMALL_METRICS, SPEC_OFF, SPEC_ON, PanelView,
                                   fmt_value, rank_label)
 
@@ -66,6 +68,8 @@ class RankPanel(Vertical):
         self._rows: dict[str, Static] = {}
         self._sparks: dict[str, Sparkline] = {}
         self._note = Static("", classes="note")
+        self._texts: dict[str, str] = {}
+        self._title: Content | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(f"{'':<11}{'now':>6}{'min':>6}{'mean':>6}{'max':>6}", classes="head")
@@ -94,21 +98,26 @@ class RankPanel(Vertical):
             return
         self._pending = None
         self.set_class(focused, "-focused")
-        self.border_title = Content.assemble((f"{self.index}", "$text-muted"), " ",
-                                             (rank_label(v.rank), "bold"), " ", badges(v))
+        title = Content.assemble((f"{self.index}", "$text-muted"), " ", (rank_label(v.rank), "bold"), " ",
+                                 badges(v))
+        if title != self._title:
+            self._title = title
+            self.border_title = title
+        # Each row is one line of fixed width: updated without a layout pass, and only when its
+        # text changed (a full relayout per tick is what makes a busy dashboard slow).
         for m in MAIN_METRICS:
             mv = v.metrics[m]
             st = mv.stats
             label = METRICS[m].label
             row = (f"{label:<11}{fmt_value(m, v.now.get(m)):>6}{_num(m, st, 'min'):>6}"
                    f"{_num(m, st, 'mean'):>6}{_num(m, st, 'max'):>6}")
-            self._rows[m].update(Content(row))
-            self._sparks[m].data = mv.spark or [0.0]
+            self._set_row(m, row, Content(row))
+            self._set_spark(m, mv.spark)
         for m in SMALL_METRICS:
             mv = v.metrics[m]
-            self._rows[m].update(
-                Content.assemble((METRICS[m].label + " ", "$text-muted"), fmt_value(m, v.now.get(m))))
-            self._sparks[m].data = mv.spark or [0.0]
+            value = fmt_value(m, v.now.get(m))
+            self._set_row(m, value, Content.assemble((METRICS[m].label + " ", "$text-muted"), value))
+            self._set_spark(m, mv.spark)
         notes = []
         if v.max_accept_len and v.metrics["accept_len"].stats:
             notes.append(f"accept len max {v.max_accept_len} (steps+1)")
@@ -118,41 +127,73 @@ class RankPanel(Vertical):
             notes.append("configured, but decode lines carry no accept len")
         if v.truncated:
             notes.append("window older than the buffer: newest samples only")
-        self._note.update(Content(" · ".join(notes)))
+        note = " · ".join(notes)
+        if note != self._texts.get("note"):
+            self._texts["note"] = note
+            self._note.update(Content(note))
+
+    def _set_row(self, m: str, key: str, content: Content) -> None:
+        if self._texts.get(m) != key:
+            self._texts[m] = key
+            self._rows[m].update(content, layout=False)
+
+    def _set_spark(self, m: str, data: list[float]) -> None:
+        data = data or [0.0]
+        if self._sparks[m].data != data:
+            self._sparks[m].data = data
 
 
 def _mean(values) -> float:
     return sum(values) / len(values)
 
 
-class RankGrid(Container):
-    """Panels in a grid whose column count follows the width."""
+class RankGrid(Vertical):
+    """Panels in a grid whose column count follows the width; when the panels would take more
+    than half the screen's height, a table with one row per rank instead."""
 
     DEFAULT_CSS = """
-    RankGrid { layout: grid; grid-size: 4; grid-gutter: 0 1; height: auto; }
+    RankGrid { height: auto; }
+    RankGrid #panels { layout: grid; grid-size: 4; grid-gutter: 0 1; height: auto; }
     """
+    PANEL_HEIGHT = 11
 
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
         self._ranks: list[str] = []
         self._panels: list[RankPanel] = []
+        self._grid = Container(id="panels")
+        self._table = RankTable()
+        self._table.display = False
+        self.table_mode = False
+
+    def compose(self) -> ComposeResult:
+        yield self._grid
+        yield self._table
 
     def show(self, views: list[PanelView], focused: str | None) -> None:
+        self._choose_mode(len(views))
+        if self.table_mode:
+            self._table.show(views, focused)
+            return
         ranks = [v.rank for v in views]
         if ranks != self._ranks:
             self._ranks = ranks
-            self.remove_children()
+            self._grid.remove_children()
             self._panels = [RankPanel(r, i + 1) for i, r in enumerate(ranks)]
-            self.mount_all(self._panels)
-            self._columns()
+            self._grid.mount_all(self._panels)
         for panel, v in zip(self._panels, views):
             panel.show(v, focused is not None and v.rank == focused)
 
-    def _columns(self) -> None:
-        width = self.size.width or (self.app.size.width if self.app else 160)
-        n = max(1, len(self._ranks))
-        cols = max(1, min(n, width // PANEL_MIN_WIDTH))
-        self.styles.grid_size_columns = cols
+    def _columns(self, n: int) -> int:
+        width = self.app.size.width
+        return max(1, min(max(1, n), width // PANEL_MIN_WIDTH))
 
-    def on_resize(self) -> None:
-        self._columns()
+    def _choose_mode(self, n: int) -> None:
+        cols = self._columns(n)
+        rows = -(-max(1, n) // cols)
+        table = rows * self.PANEL_HEIGHT > self.app.size.height // 2
+        self._grid.styles.grid_size_columns = cols
+        if table != self.table_mode:
+            self.table_mode = table
+            self._grid.display = not table
+            self._table.display = table

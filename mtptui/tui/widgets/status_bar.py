@@ -57,4 +57,10 @@ class StatusBar(Static):
         parts += [" │ ", (d.settings, "$text")]
         if d.problems:
             parts += [" │ ", (d.problems, "bold $error")]
-        self.update(Content.assemble(*parts))
+        content = Content.assemble(*parts)
+        # A relayout only when the bar may change its height (it wraps on narrow screens).
+        width = max(1, self.size.width - 2)
+        old = getattr(self, "_rows", None)
+        rows = len(content.plain) // width
+        self._rows = rows
+        self.update(content, layout=rows != old)

@@ -1,0 +1,77 @@
+"""`mtptui demo`: the dashboard on the built-in SGLang simulator, started here as a child process.
+
+The simulator (`python -m mtptui.sim`) takes sglang.launch_server's flags and logs what SGLang
+would: server_args, startup, then Prefill/Decode batch lines with accept len under a background
+load. It is not SGLang and serves no model; the status bar says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+
+from mtptui.sources.process import ProcessSource
+
+SIM_LABEL = "simulator (mtptui sim, not a real SGLang)"
+LOADS = ("light", "steady", "burst", "ramp", "saturate")
+
+EPILOG = """\
+The simulated server: DeepSeek-V3-like, TP 4 with DP attention (4 schedulers, each logging its
+own batch lines), MTP via --speculative-algorithm NEXTN, 3 steps, topk 1, 4 draft tokens.
+Try --fault accept-collapse@40 or --fault no-cuda-graph to see alerts fire, --no-spec to compare.
+
+keys: m metric · w window · space pause · ← → scrub · / filter · ? all keys · q quit
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mtptui demo", description=__doc__, epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--load", choices=LOADS, default="steady", help="background load (default steady)")
+    p.add_argument("--fault", action="append", default=[], metavar="NAME[@S]",
+                   help="a simulator fault: accept-collapse@S, no-cuda-graph, crash@S, oom, nccl@S, hang@S")
+    p.add_argument("--no-spec", action="store_true", help="run without speculative decoding")
+    p.add_argument("--seed", type=int, default=0, help="simulator seed (default 0)")
+    p.add_argument("--theme", metavar="NAME", help="colour theme (t cycles)")
+    p.add_argument("--window", choices=("1m", "5m", "15m", "1h", "all"), default="1m",
+                   help="starting time window (default 1m; w cycles)")
+    return p
+
+
+def free_port() -> int:
+    # The simulator also answers HTTP like SGLang; a fixed port would clash with a real server.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def sim_argv(args: argparse.Namespace, port: int) -> list[str]:
+    argv = [sys.executable, "-m", "mtptui.sim", "--model-path", "deepseek-ai/DeepSeek-V3",
+            "--tp", "4", "--dp", "4", "--enable-dp-attention", "--host", "127.0.0.1", "--port", str(port),
+            "--sim-load", args.load, "--sim-seed", str(args.seed)]
+    if not args.no_spec:
+        argv += ["--speculative-algorithm", "NEXTN", "--speculative-num-steps", "3",
+                 "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"]
+    for f in args.fault:
+        argv += ["--sim-fault", f]
+    return argv
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        import mtptui.sim  # noqa: F401
+    except ImportError:
+        print("mtptui demo: the simulator (mtptui.sim) is not installed", file=sys.stderr)
+        return 1
+    from mtptui.tui.launch import run_dashboard
+
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    source = ProcessSource(sim_argv(args, free_port()), host="simulator", label=SIM_LABEL, env=env)
+    try:
+        return run_dashboard([source], title="demo: " + SIM_LABEL, window=args.window, theme=args.theme)
+    finally:
+        # The worker stops the child on quit; this covers an exit that skipped it.
+        source.kill_now()

@@ -1,0 +1,251 @@
+"""Every key of the dashboard, pressed through Textual's Pilot on a replayed log."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.command import CommandPalette
+from textual.widgets import Input
+from tui_helpers import SMALL_LOG, make_app, settle
+
+from mtptui.sources.replay import MAX_SPEED
+from mtptui.tui.screens.help import HelpScreen
+from mtptui.tui.widgets.chart import MetricChart
+from mtptui.tui.widgets.events import EventTimeline
+from mtptui.tui.widgets.host_bar import HostBar
+from mtptui.tui.widgets.log_view import LogView
+from mtptui.tui.widgets.rank_grid import RankPanel
+
+SIZE = (160, 48)
+
+
+@pytest.fixture
+def two_hosts(tmp_path) -> tuple[str, str]:
+    second = tmp_path / "gpu2.log"
+    second.write_text(Path(SMALL_LOG).read_text().replace(" gpu1 ", " gpu2 "))
+    return SMALL_LOG, str(second)
+
+
+def host_text(app) -> str:
+    return str(app.screen.query_one(HostBar).render())
+
+
+async def test_q_quits():
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0
+    assert not app.is_running
+
+
+async def test_space_pauses_and_resumes_the_replay():
+    app = make_app(speed=1.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.2)
+        clock = app.dash.replay
+        assert not clock.paused
+        await pilot.press("space")
+        assert clock.paused
+        assert "paused" in app.dash.timeline.state_label()
+        await pilot.press("space")
+        assert not clock.paused
+
+
+async def test_left_and_right_seek_the_replay():
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        tl = app.dash.timeline
+        end = tl.playhead()
+        step = tl.step()
+        await pilot.press("left")
+        assert tl.playhead() == pytest.approx(end - step)
+        assert app.dash.replay.paused, "a seek at full speed holds the replay there"
+        await pilot.press("left", "left")
+        assert tl.playhead() == pytest.approx(end - 3 * step)
+        await pilot.press("right")
+        assert tl.playhead() == pytest.approx(end - 2 * step)
+        # The log pane does not show lines stamped after the playhead.
+        log = app.screen.query_one(LogView)
+        assert "held" in str(log.border_title) and log.new_lines > 0
+
+
+async def test_plus_and_minus_change_the_speed():
+    app = make_app(speed=1.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.1)
+        await pilot.press("plus")
+        assert app.dash.replay.speed == 2.0
+        await pilot.press("plus", "plus")
+        assert app.dash.replay.speed == 10.0
+        await pilot.press("minus")
+        assert app.dash.replay.speed == 5.0
+        assert "5x" in app.dash.timeline.state_label()
+
+
+async def test_tab_and_shift_tab_switch_hosts(two_hosts):
+    app = make_app(*two_hosts)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        assert app.dash.hosts() == ["gpu1", "gpu2"]
+        assert app.dash.host == "gpu1" and "gpu1" in host_text(app)
+        await pilot.press("tab")
+        assert app.dash.host == "gpu2" and "gpu2" in host_text(app)
+        await pilot.press("shift+tab")
+        assert app.dash.host == "gpu1"
+        tabs = app.screen.query_one("#hosts")
+        assert tabs.display and tabs.active == "host-0"
+
+
+async def test_digits_focus_a_rank_and_again_unfocus():
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("2")
+        assert app.dash.focused_rank == "TP1"
+        panels = list(app.screen.query(RankPanel))
+        assert [p.has_class("-focused") for p in panels] == [False, True, False, False]
+        assert app.screen.query_one(MetricChart).data.focus == "TP1"
+        await pilot.press("2")
+        assert app.dash.focused_rank is None
+        await pilot.press("9")  # there are 4 ranks
+        assert app.dash.focused_rank is None
+
+
+async def test_m_cycles_the_chart_metric():
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        chart = app.screen.query_one(MetricChart)
+        seen = [chart.data.metric]
+        for _ in range(6):
+            await pilot.press("m")
+            seen.append(chart.data.metric)
+        assert seen == ["accept_len", "accept_rate", "gen_throughput", "running_req", "queue_req",
+                        "token_usage", "accept_len"]
+
+
+async def test_w_cycles_the_window():
+    app = make_app(window="1m")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        seen = [app.dash.timeline.window_label]
+        for _ in range(5):
+            await pilot.press("w")
+            seen.append(app.dash.timeline.window_label)
+        assert seen == ["1m", "5m", "15m", "1h", "all", "1m"]
+        chart = app.screen.query_one(MetricChart)
+        assert chart.data.t1 - chart.data.t0 == 60
+
+
+async def test_slash_filters_the_log():
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("slash")
+        box = app.screen.query_one("#filter", Input)
+        assert box.display and box.has_focus
+        await pilot.press(*"ready", "enter")
+        log = app.screen.query_one(LogView)
+        assert log.filter == "ready" and not box.display
+        shown = str(log.render())
+        assert "fired up and ready" in shown and "Decode batch" not in shown
+        await pilot.press("slash", "ctrl+a", "ctrl+k", "enter")  # empty clears
+        assert log.filter == "" and "Decode batch" in str(log.render())
+
+
+async def test_e_and_l_enlarge_and_escape_restores():
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("e")
+        assert isinstance(app.screen.maximized, EventTimeline)
+        await pilot.press("escape")
+        assert app.screen.maximized is None
+        await pilot.press("l")
+        assert isinstance(app.screen.maximized, LogView)
+        await pilot.press("l")
+        assert app.screen.maximized is None
+
+
+async def test_t_cycles_the_themes():
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        assert app.theme == "mtptui-dark"
+        seen = []
+        for _ in range(3):
+            await pilot.press("t")
+            seen.append(app.theme)
+        assert seen == ["mtptui-high-contrast", "mtptui-light", "mtptui-dark"]
+
+
+async def test_question_mark_opens_help():
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = str(app.screen.query_one("Static").render())
+        assert "seek_back" in text and "SPEC OFF" in text
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_ctrl_p_palette_runs_a_dashboard_command():
+    app = make_app(window="5m")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("ctrl+p")
+        assert CommandPalette.is_open(app)
+        await pilot.press(*"Window: 1h")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+        assert app.dash.timeline.window_label == "1h"
+
+
+async def test_keys_remap_from_config():
+    app = make_app(speed=1.0, config={"keys": {"pause": "p", "metric": "x"}})
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.1)
+        await pilot.press("p")
+        assert app.dash.replay.paused
+        await pilot.press("x")
+        assert app.dash.metric == "accept_rate"
+        await pilot.press("space")  # no longer bound
+        assert app.dash.replay.paused
+
+
+async def test_live_keys_freeze_and_scrub_without_a_replay():
+    """The same keys on a live source: space freezes the view, left scrubs, right follows again."""
+    from mtptui.tui.launch import build_app
+
+    class Lines:
+        label = "test lines"
+
+        async def run(self, feed):
+            from mtptui.sources.file import open_lines
+
+            feed.lines(list(open_lines(SMALL_LOG)), None)
+
+    wall = [1_800_000_000.0]
+    app = build_app([Lines()], wall=lambda: wall[0], window="all")
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(50):
+            await pilot.pause(0.02)
+            if app.dash.feed.counts.read == 377:
+                break
+        tl = app.dash.timeline
+        assert tl.state_label() == "LIVE" and tl.playhead() == tl.newest()
+        await pilot.press("space")
+        assert tl.state_label() == "LIVE paused"
+        await pilot.press("space", "left")
+        assert tl.state_label() == "LIVE scrubbing" and tl.playhead() < tl.newest()
+        await pilot.press("right", "right")
+        assert tl.state_label() == "LIVE"
+        await pilot.press("plus")  # no speed in live mode: a notice, nothing breaks
+        assert MAX_SPEED

@@ -32,7 +32,7 @@ WARNING = "warning"
 class Thresholds:
     accept_rate_min: float = 0.35
     accept_rate_hold_s: float = 30.0
-    accept_len_one_max: float = 1.05  # accept len at or below this counts as "nothing accepted"
+    accept_len_one_max: float = 1.10  # accept len at or below this counts as "nothing accepted"
     accept_len_one_hold_s: float = 30.0
     fallback_min_batches: int = 3  # decode lines without accept len before a fallback is called
     fallback_hold_s: float = 10.0
@@ -84,6 +84,7 @@ class Alert:
     severity: str
     title: str  # short, for the alert bar
     detail: str  # what it means and what to check
+    since: float | None = None  # log time the condition began to hold (read from the data)
 
     @property
     def key(self) -> tuple:
@@ -137,6 +138,7 @@ def _spec_fallback(host, ranks, epoch, now, th) -> list[Alert]:
     if epoch is None or not epoch.spec.get("algorithm"):
         return []
     silent = []
+    first = []
     for s in ranks:
         dts = _decode_times(s, epoch.start, now)
         if len(dts) < th.fallback_min_batches or now - dts[0] < th.fallback_hold_s:
@@ -145,13 +147,14 @@ def _spec_fallback(host, ranks, epoch, now, th) -> list[Alert]:
         rate, _ = s.decode.window("accept_rate", epoch.start, now)
         if not acc and not rate:
             silent.append(_rank(s))
+            first.append(dts[0])
     if not silent:
         return []
     return [Alert("spec_fallback", host, "", ERROR,
                   f"SPEC configured ({spec_label(epoch.spec)}) but no accept len on {', '.join(silent)}",
                   "server_args asks for speculative decoding, yet the decode lines carry no accept "
                   "len: the server runs without it (a silent fallback). Check the startup log for "
-                  "a draft model or speculation error.")]
+                  "a draft model or speculation error.", since=min(first))]
 
 
 def _rank_rules(host, s: RankSeries, now: float, th: Thresholds) -> list[Alert]:
@@ -163,7 +166,8 @@ def _rank_rules(host, s: RankSeries, now: float, th: Thresholds) -> list[Alert]:
         out.append(Alert("accept_rate_low", host, s.rank, WARNING,
                          f"accept rate < {th.accept_rate_min:.2f} on {r} for {th.accept_rate_hold_s:.0f}s",
                          f"accept rate stayed between {min(vs):.2f} and {max(vs):.2f}: the draft is "
-                         "rarely right. Check the draft model matches the target, and the workload."))
+                         "rarely right. Check the draft model matches the target, and the workload.",
+                         since=_run_start(s, "accept_rate", now, lambda v: v < th.accept_rate_min)))
     t0 = now - th.accept_len_one_hold_s
     ts, vs = s.decode.window("accept_len", t0, now)
     if _covered(ts, t0, now, th) and max(vs) <= th.accept_len_one_max:
@@ -171,14 +175,16 @@ def _rank_rules(host, s: RankSeries, now: float, th: Thresholds) -> list[Alert]:
                          f"accept len {max(vs):.2f} on {r}: nothing accepted",
                          "accept len 1.00 means every draft token is rejected (only the bonus token "
                          "counts): speculation costs time and gains nothing. A wrong draft model, or "
-                         "an EAGLE3 draft run with --speculative-algorithm EAGLE."))
+                         "an EAGLE3 draft run with --speculative-algorithm EAGLE.",
+                         since=_run_start(s, "accept_len", now, lambda v: v <= th.accept_len_one_max)))
     t0 = now - th.graph_off_hold_s
     ts, vs = s.decode.window("graph", t0, now)
     if _covered(ts, t0, now, th) and max(vs) == 0.0:
         out.append(Alert("graph_off", host, s.rank, WARNING,
                          f"CUDA graphs off in decode on {r}",
                          "decode batches log `cuda graph: False`: decode runs eagerly and slower. "
-                         "Check --disable-cuda-graph and whether the batch exceeds --cuda-graph-max-bs."))
+                         "Check --disable-cuda-graph and whether the batch exceeds --cuda-graph-max-bs.",
+                         since=_run_start(s, "graph", now, lambda v: v == 0.0)))
     t0 = now - th.queue_hold_s
     ts, vs = s.decode.window("queue_req", t0, now)
     if _covered(ts, t0, now, th) and len(vs) >= 4:
@@ -188,8 +194,20 @@ def _rank_rules(host, s: RankSeries, now: float, th: Thresholds) -> list[Alert]:
         if last - first >= th.queue_growth_min and vs[-1] >= vs[0]:
             out.append(Alert("queue_growing", host, s.rank, WARNING,
                              f"queue growing on {r}: {vs[0]:.0f} -> {vs[-1]:.0f} in {th.queue_hold_s:.0f}s",
-                             "more requests wait each minute: the server cannot keep up with the load."))
+                             "more requests wait each minute: the server cannot keep up with the load.",
+                             since=ts[0]))
     return out
+
+
+def _run_start(s: RankSeries, metric: str, now: float, holds, lookback: float = 3600.0) -> float | None:
+    """The time of the oldest sample of the run, ending at `now`, whose values all satisfy `holds`."""
+    ts, vs = s.decode.window(metric, now - lookback, now)
+    start = None
+    for t, v in zip(reversed(ts), reversed(vs)):
+        if not holds(v):
+            break
+        start = t
+    return start
 
 
 def _span_mean(s: RankSeries, metric: str, t0: float, t1: float, th: Thresholds) -> float | None:
@@ -219,7 +237,8 @@ def _rank_diverging(host, ranks, now, th) -> list[Alert]:
                                  f"{rank or 'rank'} {name} {fmt.format(m)} vs {fmt.format(med)} on the others ({dev:+.0f}%)",
                                  f"over the last {th.rank_diverge_hold_s:.0f}s this rank's {name} is "
                                  f"{abs(dev):.0f}% {'above' if dev > 0 else 'below'} the other ranks'. "
-                                 "Uneven load, a slow GPU, or a rank with another configuration."))
+                                 "Uneven load, a slow GPU, or a rank with another configuration.",
+                                 since=t0))
     return out
 
 
@@ -250,7 +269,8 @@ def _throughput_down(host, ranks, epoch, now, th) -> list[Alert]:
     return [Alert("throughput_down", host, "", WARNING,
                   f"gen throughput {r:.0f} tok/s, {100 * (1 - r / b):.0f}% below this epoch's {b:.0f}",
                   f"the mean over the last {th.throughput_hold_s:.0f}s per rank is below the mean since "
-                  "the server started. Less load, longer outputs, or a slower decode (graphs, acceptance).")]
+                  "the server started. Less load, longer outputs, or a slower decode (graphs, acceptance).",
+                  since=t_split)]
 
 
 def stale(s: RankSeries, now: float, th: Thresholds, last_ts: float | None = None) -> bool:
@@ -287,7 +307,7 @@ class AlertTracker:
         for a in alerts:
             keys.add(a.key)
             if a.key not in self.active:
-                f = Fired(a, now)
+                f = Fired(a, a.since if a.since is not None and a.since <= now else now)
                 self.active[a.key] = f
                 self.history.append(f)
                 new.append(a)

@@ -46,6 +46,12 @@ class Running:
         if v > self.hi:
             self.hi = v
 
+    def merge(self, other: Running) -> None:
+        self.n += other.n
+        self.total += other.total
+        self.lo = min(self.lo, other.lo)
+        self.hi = max(self.hi, other.hi)
+
     @property
     def mean(self) -> float | None:
         return self.total / self.n if self.n else None
@@ -75,11 +81,20 @@ class Epoch:
         for rank, acc in other.per_rank.items():
             mine = self.per_rank.setdefault(rank, {m: Running() for m in EPOCH_METRICS})
             for m, r in acc.items():
-                t = mine[m]
-                t.n += r.n
-                t.total += r.total
-                t.lo = min(t.lo, r.lo)
-                t.hi = max(t.hi, r.hi)
+                mine[m].merge(r)
+
+    def rename_rank(self, old: str, new: str) -> None:
+        """Moves one rank's statistics to another name, merging with what that name has, and
+        keeping the place of the first of the two in the order ranks were seen."""
+        merged: dict[str, dict[str, Running]] = {}
+        for rank, acc in self.per_rank.items():
+            if rank == old or rank == new:
+                target = merged.setdefault(new, {m: Running() for m in EPOCH_METRICS})
+                for m, r in acc.items():
+                    target[m].merge(r)
+            else:
+                merged[rank] = acc
+        self.per_rank = merged
 
     @property
     def label(self) -> str:

@@ -116,6 +116,10 @@ def _merge(total: Summary, counts: LineCounts, vllm_rank: dict, part: tuple) -> 
     for key, s in summary.series.items():
         _extend(total, key, s)
     total.events.extend(summary.events)
+    for host, epochs in summary.epochs.epochs.items():
+        for e in epochs:
+            if UNRESOLVED in e.per_rank:
+                e.rename_rank(UNRESOLVED, vllm_rank.get(host, ""))
     total.epochs.merge(summary.epochs)
     for name in ("read", "batch", "event", "unparsed", "dropped", "malformed"):
         setattr(counts, name, getattr(counts, name) + getattr(pcounts, name))

@@ -198,9 +198,6 @@ def test_envelopes(envelope, msg):
                 engine="vllm", fields=spec.fields, extra={})
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="parser bug: a line with VLLM_LOGGING_PREFIX before the "
-                   "level (reference §6) is not read as a stats line; vllm.py's _PREFIX is anchored "
-                   "at the level name")
 @pytest.mark.parametrize("proc", [None, "APIServer pid=66"])
 def test_vllm_logging_prefix(proc):
     """§6: the format is VLLM_LOGGING_PREFIX + `%(levelname)s %(asctime)s ...`; the process

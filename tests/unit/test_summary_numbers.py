@@ -407,14 +407,9 @@ def test_parallel_parts_with_spec_lines_right_after_the_cut(tmp_path, monkeypatc
         doc = run(jobs)
         assert_series(doc, lines)
         assert_lines(doc, lines)
-        # the same JSON as one reader's, but for the epochs (see the xfail below)
-        assert {k: v for k, v in doc.items() if k != "epochs"} == {
-            k: v for k, v in one.items() if k != "epochs"}
+        assert doc == one
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="parser bug: chunked._merge resolves the UNRESOLVED rank of "
-                   "spec lines at a part's start for series but not for epochs; with --jobs 2 the "
-                   "epochs carry a '\\x00unresolved' rank and the JSON differs from --jobs 1")
 def test_parallel_parts_give_the_same_json_as_one_reader(tmp_path, monkeypatch):
     from mtptui.sources import chunked
 

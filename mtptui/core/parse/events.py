@@ -16,14 +16,14 @@ _RULES: list[tuple[str, re.Pattern[str]]] = [
     ("auto_restart", re.compile(r"^(?:\S+: )?Scheduled restart job, restart counter is at \d+")),
     ("failed", re.compile(r"^(?:\S+: )?(?:Main process exited, code=(?:exited, status=[1-9]\d*|killed|dumped)|Failed with result '|Failed to start )")),
     ("started", re.compile(r"^Started ")),
-    ("stopping", re.compile(r"^Stopping ")),
-    ("stopped", re.compile(r"^Stopped |^Shutting down the server")),
+    ("stopping", re.compile(r"^Stopping |^SIGTERM received\. ")),
+    ("stopped", re.compile(r"^Stopped |^Gracefully exiting\.\.\. ")),
 ]
 # A cheap test first: most lines are none of these.
 _ANY = re.compile(
     r"server_args=|fired up|atchdog|NCCL|DistBackend|memory|OutOfMemory|Retract|Scheduler hit|Traceback|sigquit"
     r"|Initialization failed|Health check failed|restart job|Main process exited|Failed |Started |Stopping |Stopped "
-    r"|Shutting down"
+    r"|SIGTERM received|Gracefully exiting"
 )
 
 _SPEC_KEYS = {

@@ -118,23 +118,32 @@ def prefix_time(stamp: str, millis: str | None) -> float | None:
 
 
 def batch_head(msg: str) -> tuple[str, str] | None:
-    """Returns (kind, body) when msg starts with a batch head, else None."""
+    """(kind, body) when msg starts with a batch head, else None. A head cut short (`Decode
+    batch [12`, `Decode batch `) still names a batch; its body is then empty."""
     if msg.startswith("Decode batch"):
         kind, i = DECODE, 12
     elif msg.startswith("Prefill batch"):
         kind, i = PREFILL, 13
     else:
         return None
+    if msg[i:] in ("", " "):
+        return kind, ""
     if msg.startswith(" [", i):
         j = msg.find("]", i + 2)
-        if j < 0 or not msg[i + 2:j].isdigit():
-            # `Decode batch [12` cut off: the head is there, the body is not.
-            return (kind, "") if msg[i + 2:].isdigit() else None
+        digits = msg[i + 2:] if j < 0 else msg[i + 2:j]
+        if digits and not digits.isdigit():
+            return None
+        if j < 0:
+            return kind, ""
+        if not digits:
+            return None
         i = j + 1
     sep = msg[i:i + 1]
+    if sep == "":
+        return kind, ""
     if sep not in (".", ","):
-        return (kind, "") if i == len(msg) else None
-    return kind, msg[i + 2:]
+        return None
+    return kind, msg[i + 1:].lstrip(" ")
 
 
 def parse_body(body: str, fields: dict, extra: dict[str, str]) -> bool:

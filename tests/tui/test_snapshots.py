@@ -1,4 +1,5 @@
-"""SVG snapshots of the main screen on the committed sample log, at 160x48 and 100x30.
+"""SVG snapshots of the main screen on committed sample logs (sample_logs/, made by the simulator),
+at 160x48 and 100x30.
 
 Deterministic: the log is replayed at full speed to its end before the shot, the wall clock is
 frozen (no lines/s, no clock on screen), nothing random. Update with `pytest --snapshot-update`
@@ -7,8 +8,15 @@ and look at the SVGs (tests/tui/__snapshots__/) before committing them.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from tui_helpers import make_app, settle
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
+DP8 = str(SAMPLES / "dp-attention-8.log")  # 8 DP-attention ranks, MTP on
+TOGGLE = str(SAMPLES / "mtp-toggle-restarts.log")  # off, NEXTN 3 steps, 1 step, across restarts
+COLLAPSE = str(SAMPLES / "incident-acceptance-collapse.log")  # acceptance falls to ~1.0: alerts
 
 
 async def _settled(pilot):
@@ -17,12 +25,20 @@ async def _settled(pilot):
 
 @pytest.mark.parametrize("size", [(160, 48), (100, 30)], ids=["160x48", "100x30"])
 def test_main_screen(snap_compare, size):
-    assert snap_compare(make_app(window="all"), terminal_size=size, run_before=_settled)
+    assert snap_compare(make_app(DP8, window="all"), terminal_size=size, run_before=_settled)
 
 
-def test_main_screen_focused_rank_throughput(snap_compare):
+def test_restarts_mark_epochs(snap_compare):
+    assert snap_compare(make_app(TOGGLE, window="all"), terminal_size=(160, 48), run_before=_settled)
+
+
+def test_acceptance_collapse_raises_alerts(snap_compare):
+    assert snap_compare(make_app(COLLAPSE, window="all"), terminal_size=(160, 48), run_before=_settled)
+
+
+def test_focused_rank_throughput(snap_compare):
     async def run_before(pilot):
         await settle(pilot, pilot.app)
         await pilot.press("3", "m", "m")
 
-    assert snap_compare(make_app(window="all"), terminal_size=(160, 48), run_before=run_before)
+    assert snap_compare(make_app(DP8, window="all"), terminal_size=(160, 48), run_before=run_before)

@@ -61,6 +61,9 @@ def test_accept_rate_low_holds_before_it_fires_and_clears():
     assert ("accept_rate_low", "TP1") in at(135)  # low for 35 s
     assert ("accept_rate_low", "TP0") not in at(135)
     assert ("accept_rate_low", "TP1") not in at(200)  # recovered
+    # Judged late (a replay read at full speed), it still says when the trouble began.
+    (low,) = [a for a in evaluate(store, None, T0 + 10 + 150, th) if a.kind == "accept_rate_low"]
+    assert low.since == T0 + 10 + 100
 
 
 def test_accept_len_one_is_an_error():

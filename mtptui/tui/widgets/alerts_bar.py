@@ -12,7 +12,8 @@ MAX_SHOWN = 3
 
 class AlertsBar(Static):
     DEFAULT_CSS = """
-    AlertsBar { height: auto; max-height: 4; padding: 0 1; display: none; }
+    AlertsBar { height: auto; max-height: 4; padding: 0 1; display: none; text-wrap: nowrap;
+                text-overflow: ellipsis; }
     AlertsBar.-active { display: block; }
     """
 

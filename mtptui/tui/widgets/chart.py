@@ -16,7 +16,7 @@ from textual_plotext.plot import Plot
 
 from mtptui.core.summary import rank_key
 
-from mtptui.tui.viewmodel import METRICS, clock_text, rank_label
+from mtptui.tui.viewmodel import METRICS, clock_text, rank_label, short_rank_labels
 
 # Event kinds drawn on the time axis, and their marker colours
 EVENT_MARKS = {
@@ -61,11 +61,12 @@ class MetricChart(PlotextPlot):
         self.rank_colors = self._theme_colors()
         # The legend lives in the border: plotext's own sits on top of the lines.
         ranks = sorted(data.series, key=rank_key)
+        short = short_rank_labels(ranks)
         parts: list = [" "]
         for i, r in enumerate(ranks):
             if data.focus is not None and r != data.focus:
                 continue
-            parts += [("━━ ", self.rank_colors[i % len(self.rank_colors)]), rank_label(r), "  "]
+            parts += [("━━ ", self.rank_colors[i % len(self.rank_colors)]), short[r], "  "]
         if data.epochs:
             parts += [("┃ ", EPOCH_HEX), "restart  "]
         self.border_subtitle = Content.assemble(*parts) if len(parts) > 1 else ""

@@ -98,7 +98,7 @@ class RankPanel(Vertical):
             return
         self._pending = None
         self.set_class(focused, "-focused")
-        title = Content.assemble((f"{self.index}", "$text-muted"), " ", (rank_label(v.rank), "bold"), " ",
+        title = Content.assemble((f"{self.index}", "$text-muted"), " ", (rank_label(v.rank), "bold $text"), " ",
                                  badges(v))
         if title != self._title:
             self._title = title

@@ -57,7 +57,8 @@ HEAD1, HEAD2 = _heads()
 
 class RankTable(Static):
     DEFAULT_CSS = """
-    RankTable { height: auto; border: round $panel-lighten-2; padding: 0 1; }
+    RankTable { height: auto; border: round $panel-lighten-2; padding: 0; text-wrap: nowrap;
+                text-overflow: ellipsis; }
     """
 
     def show(self, views: list[PanelView], focused: str | None) -> None:

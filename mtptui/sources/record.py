@@ -1,8 +1,10 @@
 """Recording a live session: every journald entry received, as JSON lines, in arrival order.
 
 A record file is an ordinary `journalctl -o json` stream (so `mtptui summary FILE` and
-`mtptui replay FILE` read it with the json envelope), with one change: `_HOSTNAME` is the host's
-configured name, the one the dashboard showed. Entries are written as received, never re-encoded
+`mtptui replay FILE` read it with the json envelope), with two changes: `_HOSTNAME` is the host's
+configured name, the one the dashboard showed; and where a stream was lost, a marker entry (key
+`MTPTUI_GAP`, no `__CURSOR`) stands between the last entry before and the first after, so a
+replay shows the gap where the live session did. Entries are written as received, never re-encoded
 otherwise, so a 10 MB or a binary (byte-list) MESSAGE is kept as journald sent it.
 """
 
@@ -10,9 +12,11 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from typing import IO
 
-from mtptui.sources.base import Feed, Source, SourceStatus
+from mtptui.core.parse.events import GAP_MARK
+from mtptui.sources.base import RECONNECTING, Feed, Source, SourceStatus
 
 _HOSTNAME_KEY = '"_HOSTNAME":"'
 
@@ -57,6 +61,12 @@ class RecordWriter:
         self.f.flush()
         self.entries += len(lines)
 
+    def gap(self, host: str | None, detail: str, ts: float) -> None:
+        entry = {"MTPTUI_GAP": "1", "_HOSTNAME": host, "__REALTIME_TIMESTAMP": str(int(ts * 1_000_000)),
+                 "MESSAGE": f"{GAP_MARK} {detail}".rstrip()}
+        self.f.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self.f.flush()
+
     def close(self) -> None:
         if not self.f.closed:
             self.f.flush()
@@ -77,6 +87,8 @@ class RecordingFeed:
             self.inner.lines(raw, host)
 
     def status(self, st: SourceStatus) -> None:
+        if st.state == RECONNECTING:
+            self.writer.gap(st.host, st.detail, st.ts)
         if self.inner is not None:
             self.inner.status(st)
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 
 import pytest
 from hosts.helpers import Collect, host_config, journal_of, start_writer, unique_unit, until
@@ -38,8 +40,10 @@ async def stop(task: asyncio.Task) -> None:
     await asyncio.gather(task, return_exceptions=True)
 
 
-def record_lines(path) -> list[dict]:
-    return [json.loads(x) for x in path.read_text().splitlines()]
+def record_lines(path, gaps: bool = False) -> list[dict]:
+    """The journal entries of a record (or, with gaps=True, its gap markers)."""
+    entries = [json.loads(x) for x in path.read_text().splitlines()]
+    return [e for e in entries if ("MTPTUI_GAP" in e) == gaps]
 
 
 async def test_two_hosts_stream_at_once(cluster, tmp_path):
@@ -107,6 +111,11 @@ async def test_cut_and_restore_loses_nothing_and_doubles_nothing(cluster, tmp_pa
     recorded = record_lines(tmp_path / "rec.json")
     truth = journal_of(h, unit)
     assert cursors(recorded) == cursors(truth), "the record differs from journald's own"
+    markers = record_lines(tmp_path / "rec.json", gaps=True)
+    assert markers and all(m["_HOSTNAME"] == "gpu1" for m in markers)
+    replayed = subprocess.run([sys.executable, "-m", "mtptui", "summary", "--json", str(tmp_path / "rec.json")],
+                              capture_output=True, text=True, check=True)
+    assert [e["kind"] for e in json.loads(replayed.stdout)["events"]].count("gap") == len(markers)
     assert [e["MESSAGE"] for e in recorded] == [e["MESSAGE"] for e in truth]
     assert seqs(feed.got("gpu1")) == list(range(total))
     gaps = [s for s in feed.statuses if s.state == RECONNECTING]

@@ -26,6 +26,10 @@ CASES = [
     ("[2026-03-09 16:03:25 TP0] Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)", "watchdog"),
     ("[2026-03-09 16:03:25 TP0] KV cache pool is full. Retract requests. #retracted_reqs: 1, #new_tokens_gained: 512, #new_token_ratio: 0.7000 -> 0.8000", "retract"),
     ("[2026-03-09 16:03:25] server_args=ServerArgs(model_path='Qwen/Qwen3.5-122B-A10B', tp_size=4)", "spec_config"),
+    ("[2026-03-09 16:03:25] SIGTERM received. signum=None frame=None. Draining requests and shutting down...", "stopping"),
+    ("[2026-03-09 16:03:26] Gracefully exiting... Remaining number of requests 0.", "stopped"),
+    ('{"MTPTUI_GAP":"1","_HOSTNAME":"gpu1","__REALTIME_TIMESTAMP":"1773072205000000",'
+     '"MESSAGE":"-- mtptui: stream lost, lines may be missing until it resumes -- keepalive timeout"}', "gap"),
 ]
 
 

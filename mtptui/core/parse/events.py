@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import re
 
+# What a record file holds where a live stream was lost (mtptui/sources/record.py writes it).
+GAP_MARK = "-- mtptui: stream lost, lines may be missing until it resumes --"
+
 # (kind, pattern); the first match wins, so the specific ones come before the generic ones.
 _RULES: list[tuple[str, re.Pattern[str]]] = [
+    ("gap", re.compile("^" + re.escape(GAP_MARK))),
     ("spec_config", re.compile(r"server_args=ServerArgs\(")),
     ("ready", re.compile(r"The server is fired up and ready to roll!")),
     ("watchdog", re.compile(r"[Ww]atchdog timeout \(|Scheduler watchdog timeout")),
@@ -21,7 +25,7 @@ _RULES: list[tuple[str, re.Pattern[str]]] = [
 ]
 # A cheap test first: most lines are none of these.
 _ANY = re.compile(
-    r"server_args=|fired up|atchdog|NCCL|DistBackend|memory|OutOfMemory|Retract|Scheduler hit|Traceback|sigquit"
+    r"-- mtptui: |server_args=|fired up|atchdog|NCCL|DistBackend|memory|OutOfMemory|Retract|Scheduler hit|Traceback|sigquit"
     r"|Initialization failed|Health check failed|restart job|Main process exited|Failed |Started |Stopping |Stopped "
     r"|SIGTERM received|Gracefully exiting"
 )

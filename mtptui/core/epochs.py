@@ -105,9 +105,16 @@ class Epoch:
         if acc is None:
             acc = self.per_rank[rank] = {m: Running() for m in EPOCH_METRICS}
         for m in EPOCH_METRICS:
-            v = fields.get(m)
-            if v is not None:
-                acc[m].add(v)
+            if m in fields:
+                # Running.add, inlined: this runs for every batch line of a long log
+                v = fields[m]
+                r = acc[m]
+                r.n += 1
+                r.total += v
+                if v < r.lo:
+                    r.lo = v
+                if v > r.hi:
+                    r.hi = v
 
     def mean(self, metric: str, rank: str | None = None) -> float | None:
         """Mean over one rank, or over every rank's samples together."""
@@ -137,9 +144,11 @@ class EpochTracker:
         epochs = self.epochs.get(rec.host)
         epoch = epochs[-1] if epochs else self._new_epoch(rec.host, ts, "first seen")
         epoch.records += 1
-        if rec.kind == DECODE:
+        kind = rec.kind
+        if kind == DECODE:
             epoch.batches += 1
-        if rec.kind != PREFILL:
+            epoch.add(rec.rank, rec.fields)
+        elif kind != PREFILL:
             epoch.add(rec.rank, rec.fields)
 
     def add_event(self, ev: Event, ts: float) -> None:

@@ -33,6 +33,7 @@ class LineCounts:
 class Ingest:
     def __init__(self, *sinks) -> None:
         self.parser = LineParser()
+        self.parser.keep_lines = False
         self.counts = LineCounts()
         self.sinks: list = []
         self._line_sinks: list = []
@@ -43,6 +44,7 @@ class Ingest:
         self.sinks.append(sink)
         if hasattr(sink, "add_line"):
             self._line_sinks.append(sink.add_line)
+            self.parser.keep_lines = True
 
     def feed(self, raw: str, host: str | None = None) -> Parsed:
         p = self.parser.parse(raw, host)

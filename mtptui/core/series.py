@@ -8,6 +8,7 @@ turns into zero.
 from __future__ import annotations
 
 import math
+from math import isnan
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
@@ -62,37 +63,57 @@ class Ring:
         return (self._start + k) % self.capacity
 
     def times(self) -> list[float]:
-        return [self._t[self._slot(k)] for k in range(self._len)]
+        a, b = self._span(0, self._len)
+        return self._t[a[0]:a[1]].tolist() + self._t[b[0]:b[1]].tolist()
+
+    def _span(self, lo: int, hi: int) -> tuple[tuple[int, int], tuple[int, int]]:
+        """Logical [lo, hi) as at most two physical slices, in time order."""
+        cap = self.capacity
+        a = (self._start + lo) % cap if cap else 0
+        n = hi - lo
+        if a + n <= cap:
+            return (a, a + n), (0, 0)
+        return (a, cap), (0, a + n - cap)
 
     def _bounds(self, t0: float | None, t1: float | None) -> tuple[int, int]:
-        """Logical [lo, hi) of samples with t0 <= t <= t1, by binary search over the ring."""
-        n = self._len
-        t, s, cap = self._t, self._start, self.capacity
+        """Logical [lo, hi) of samples with t0 <= t <= t1, by binary search over the ring.
 
-        class _View:
-            def __len__(self) -> int:
-                return n
+        The ring is at most two sorted physical runs, [start, cap) then [0, start); each is
+        searched with the C bisect on the array itself (a dashboard reads many windows per tick).
+        """
+        n, s, cap, t = self._len, self._start, self.capacity, self._t
+        if s + n <= cap:  # one run: [s, s + n)
+            lo = 0 if t0 is None else bisect_left(t, t0, s, s + n) - s
+            hi = n if t1 is None else bisect_right(t, t1, s, s + n) - s
+            return lo, max(lo, hi)
+        first = cap - s  # samples in [s, cap); the rest are [0, n - first)
+        last_of_first = t[cap - 1]
 
-            def __getitem__(self, k: int) -> float:
-                return t[(s + k) % cap]
+        def find(x: float, right: bool) -> int:
+            search = bisect_right if right else bisect_left
+            if x < last_of_first or (not right and x == last_of_first):
+                return search(t, x, s, cap) - s
+            return first + search(t, x, 0, n - first)
 
-        view = _View()
-        lo = 0 if t0 is None else bisect_left(view, t0)
-        hi = n if t1 is None else bisect_right(view, t1)
+        lo = 0 if t0 is None else find(t0, False)
+        hi = n if t1 is None else find(t1, True)
         return lo, max(lo, hi)
 
     def window(self, column: str, t0: float | None = None, t1: float | None = None) -> tuple[list[float], list[float]]:
         """(times, values) in [t0, t1], NaN samples left out."""
         lo, hi = self._bounds(t0, t1)
+        if lo >= hi:
+            return [], []
         col, tcol = self._cols[column], self._t
-        ts: list[float] = []
-        vs: list[float] = []
-        for k in range(lo, hi):
-            i = self._slot(k)
-            v = col[i]
-            if v == v:  # not NaN
-                ts.append(tcol[i])
-                vs.append(v)
+        (a0, a1), (b0, b1) = self._span(lo, hi)
+        vs = col[a0:a1].tolist()
+        ts = tcol[a0:a1].tolist()
+        if b1:
+            vs += col[b0:b1].tolist()
+            ts += tcol[b0:b1].tolist()
+        if any(map(isnan, vs)):
+            keep = [i for i, v in enumerate(vs) if v == v]
+            return [ts[i] for i in keep], [vs[i] for i in keep]
         return ts, vs
 
     def first_time(self) -> float | None:

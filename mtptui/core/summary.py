@@ -1,18 +1,17 @@
 """`mtptui summary`: whole-input statistics per host and rank, as a table or as JSON.
 
-Unlike the dashboard's store, this keeps every value (as compact float arrays) so percentiles are
-exact over the whole input; memory grows by 8 bytes per value, about 40 MB per million batch lines.
+Unlike the dashboard's store, this keeps every value (counted, see valueset.py) so percentiles are
+exact over the whole input while memory stays small.
 """
 
 from __future__ import annotations
 
 import re
-from array import array
 from dataclasses import dataclass, field
 
 from mtptui.core.epochs import EpochTracker
 from mtptui.core.records import DECODE, PREFILL, SPEC, BatchStats, Event
-from mtptui.core.stats import describe
+from mtptui.core.valueset import ValueSet
 
 DECODE_METRICS = ("accept_len", "accept_rate", "gen_throughput", "running_req", "queue_req")
 PREFILL_METRICS = ("input_throughput",)
@@ -33,8 +32,8 @@ class SeriesSummary:
     prefill_batches: int = 0
     first: float | None = None
     last: float | None = None
-    decode: dict[str, array] = field(default_factory=lambda: {m: array("d") for m in DECODE_METRICS})
-    prefill: dict[str, array] = field(default_factory=lambda: {m: array("d") for m in PREFILL_METRICS})
+    decode: dict[str, ValueSet] = field(default_factory=lambda: {m: ValueSet() for m in DECODE_METRICS})
+    prefill: dict[str, ValueSet] = field(default_factory=lambda: {m: ValueSet() for m in PREFILL_METRICS})
 
     def __post_init__(self) -> None:
         self._decode_appends = [(m, self.decode[m].append) for m in DECODE_METRICS]
@@ -74,10 +73,10 @@ class SeriesSummary:
     def to_json(self) -> dict:
         dec = {"batches": self.decode_batches, "graph_off": self.graph_off}
         for m in DECODE_METRICS:
-            dec[m] = describe(self.decode[m])
+            dec[m] = self.decode[m].describe()
         pre = {"batches": self.prefill_batches}
         for m in PREFILL_METRICS:
-            pre[m] = describe(self.prefill[m])
+            pre[m] = self.prefill[m].describe()
         return {"host": self.host, "rank": self.rank, "engine": self.engine, "decode": dec,
                 "prefill": pre, "first": self.first, "last": self.last}
 

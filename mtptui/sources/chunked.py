@@ -13,7 +13,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import re
-from array import array
 from dataclasses import dataclass
 
 from mtptui.core.ingest import Ingest, LineCounts
@@ -138,7 +137,7 @@ def _extend(total: Summary, key: tuple, s) -> None:
     t.prefill_batches += s.prefill_batches
     for cols, more in ((t.decode, s.decode), (t.prefill, s.prefill)):
         for m, values in more.items():
-            cols.setdefault(m, array("d")).extend(values)
+            cols[m].merge(values)
     for ts in (s.first, s.last):
         if ts is not None:
             t.first = ts if t.first is None or ts < t.first else t.first

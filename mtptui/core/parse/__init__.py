@@ -42,6 +42,9 @@ class LineParser:
         # part marks them to resolve once the part before is known
         self.unresolved_rank = unresolved_rank
         self._year_text = ""
+        # Whether batch results carry their LogLine. A reader that only wants records (summary)
+        # turns it off; building the line is a fair part of the cost of a batch line.
+        self.keep_lines = True
 
     def parse(self, raw: str, host: str | None = None) -> Parsed:
         if len(raw) > MAX_LINE:
@@ -109,11 +112,11 @@ class LineParser:
             self._year_text = stamp[:4]
             self.envelope.year = int(self._year_text)
         ts = sglang.prefix_time(stamp, millis)
-        env_ts = None
-        if short is not None:
-            env_ts = self.envelope.short_time(short, frac)
         if host is None:
             host = env_host
+        if not self.keep_lines and ts is not None:
+            return Parsed(BATCH, None, BatchStats(kind, ts, host, rank[1:], SGLANG, fields, {}, False))
+        env_ts = None if short is None else self.envelope.short_time(short, frac)
         start = m.start(4) - 1
         text = raw[start:-1] if raw.endswith("\n") else raw[start:]
         rec = BatchStats(kind, ts if ts is not None else env_ts, host, rank[1:], SGLANG, fields, {}, False)

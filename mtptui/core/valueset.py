@@ -1,0 +1,133 @@
+"""Every value of one metric over a whole input, kept exactly and compactly, for `summary`.
+
+Logged metrics repeat: accept len has a few hundred distinct values at two decimals, request
+counts a few hundred more. So values are counted (value -> times seen), which takes almost no
+memory however long the log. A metric with many distinct values (throughput at two decimals)
+would make the count table larger than the values themselves; past ``MAX_DISTINCT`` it keeps
+a plain array of doubles instead. Either way the statistics are exact, and the same for the same
+multiset of values, whichever way it was kept or merged (parallel parts give what one reader gives).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from array import array
+from bisect import bisect_right
+from collections import Counter
+
+MAX_DISTINCT = 20_000
+_FOLD = 1 << 14
+
+
+class ValueSet:
+    __slots__ = ("_buf", "counts", "spill", "last", "n")
+
+    def __init__(self) -> None:
+        self._buf = array("d")
+        self.counts: Counter = Counter()
+        self.spill: array | None = None  # all values, once there are too many distinct ones
+        self.last: float | None = None
+        self.n = 0
+
+    def __getstate__(self) -> tuple:
+        self.fold()
+        return self.counts, self.spill, self.last, self.n
+
+    def __setstate__(self, state: tuple) -> None:
+        self.counts, self.spill, self.last, self.n = state
+        self._buf = array("d")
+
+    def append(self, v: float) -> None:
+        buf = self._buf
+        buf.append(v)
+        if len(buf) >= _FOLD:
+            self.fold()
+
+    def fold(self) -> None:
+        """Moves the buffered values into the counts (or the spill array)."""
+        buf = self._buf
+        if not buf:
+            return
+        self.last = buf[-1]
+        self.n += len(buf)
+        if self.spill is not None:
+            self.spill.extend(buf)
+        else:
+            self.counts.update(buf)  # counted in C
+            if len(self.counts) > MAX_DISTINCT:
+                self._to_spill()
+        self._buf = array("d")
+
+    def _to_spill(self) -> None:
+        spill = array("d")
+        for v, c in self.counts.items():
+            spill.extend(itertools.repeat(v, c))
+        self.spill = spill
+        self.counts = Counter()
+
+    def merge(self, later: ValueSet) -> None:
+        """Adds the values of a part that came after this one's."""
+        self.fold()
+        later.fold()
+        if later.n == 0:
+            return
+        self.n += later.n
+        self.last = later.last
+        if self.spill is None and later.spill is None:
+            self.counts.update(later.counts)
+            if len(self.counts) > MAX_DISTINCT:
+                self._to_spill()
+            return
+        if self.spill is None:
+            self._to_spill()
+        if later.spill is not None:
+            self.spill.extend(later.spill)
+        for v, c in later.counts.items():
+            self.spill.extend(itertools.repeat(v, c))
+
+    def __len__(self) -> int:
+        return self.n + len(self._buf)
+
+    def describe(self) -> dict | None:
+        """{n, mean, p50, p90, min, max, last}, or None with no values. The mean is the correctly
+        rounded sum of all values (math.fsum) over n; percentiles interpolate linearly between
+        the two nearest ranks, as ``statistics.quantiles(method="inclusive")``."""
+        self.fold()
+        n = self.n
+        if n == 0:
+            return None
+        if self.spill is not None:
+            ordered = sorted(self.spill)
+            total = math.fsum(ordered)
+
+            def kth(k: int) -> float:
+                return ordered[k]
+
+            lo, hi = ordered[0], ordered[-1]
+        else:
+            keys = sorted(self.counts)
+            cum = list(itertools.accumulate(self.counts[k] for k in keys))
+            total = math.fsum(itertools.chain.from_iterable(
+                itertools.repeat(k, self.counts[k]) for k in keys))
+
+            def kth(k: int) -> float:
+                return keys[bisect_right(cum, k)]
+
+            lo, hi = keys[0], keys[-1]
+        return {"n": n, "mean": _tidy(total / n), "p50": _tidy(_quantile(kth, n, 0.5)),
+                "p90": _tidy(_quantile(kth, n, 0.9)), "min": lo, "max": hi, "last": self.last}
+
+
+def _quantile(kth, n: int, q: float) -> float:
+    pos = (n - 1) * q
+    lo = math.floor(pos)
+    a = kth(lo)
+    if lo + 1 >= n:
+        return a
+    return a + (kth(lo + 1) - a) * (pos - lo)
+
+
+def _tidy(x: float) -> float:
+    # Logged values have at most a few decimals; 9 places drop float noise such as 2.8899999999999997.
+    return round(x, 9)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from mtptui.core.epochs import EpochTracker
 from mtptui.core.records import DECODE, PREFILL, SPEC, BatchStats, Event
-from mtptui.core.valueset import ValueSet
+from mtptui.core.valueset import FOLD, ValueSet
 
 DECODE_METRICS = ("accept_len", "accept_rate", "gen_throughput", "running_req", "queue_req")
 PREFILL_METRICS = ("input_throughput",)
@@ -36,7 +36,8 @@ class SeriesSummary:
     prefill: dict[str, ValueSet] = field(default_factory=lambda: {m: ValueSet() for m in PREFILL_METRICS})
 
     def __post_init__(self) -> None:
-        self._decode_appends = [(m, self.decode[m].append) for m in DECODE_METRICS]
+        self._decode_appends = [(m, self.decode[m].buf.append) for m in DECODE_METRICS]
+        self._since_fold = 0
 
     def __getstate__(self) -> dict:  # bound methods do not pickle; parallel workers send these
         state = dict(self.__dict__)
@@ -50,6 +51,11 @@ class SeriesSummary:
     def add(self, rec: BatchStats) -> None:
         f = rec.fields
         kind = rec.kind
+        self._since_fold += 1
+        if self._since_fold >= FOLD:
+            self._since_fold = 0
+            for values in self.decode.values():
+                values.fold()
         if kind == DECODE or kind == SPEC:
             if kind == DECODE:
                 self.decode_batches += 1

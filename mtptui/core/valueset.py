@@ -17,14 +17,17 @@ from bisect import bisect_right
 from collections import Counter
 
 MAX_DISTINCT = 20_000
-_FOLD = 1 << 14
+FOLD = 1 << 14  # fold() at least this often: the buffer holds what was appended since
 
 
 class ValueSet:
-    __slots__ = ("_buf", "counts", "spill", "last", "n")
+    """Append with ``buf.append`` (a C call, for the hot path) and call ``fold()`` at least every
+    FOLD appends; or with ``append``, which folds by itself."""
+
+    __slots__ = ("buf", "counts", "spill", "last", "n")
 
     def __init__(self) -> None:
-        self._buf = array("d")
+        self.buf = array("d")
         self.counts: Counter = Counter()
         self.spill: array | None = None  # all values, once there are too many distinct ones
         self.last: float | None = None
@@ -36,17 +39,17 @@ class ValueSet:
 
     def __setstate__(self, state: tuple) -> None:
         self.counts, self.spill, self.last, self.n = state
-        self._buf = array("d")
+        self.buf = array("d")
 
     def append(self, v: float) -> None:
-        buf = self._buf
+        buf = self.buf
         buf.append(v)
-        if len(buf) >= _FOLD:
+        if len(buf) >= FOLD:
             self.fold()
 
     def fold(self) -> None:
         """Moves the buffered values into the counts (or the spill array)."""
-        buf = self._buf
+        buf = self.buf
         if not buf:
             return
         self.last = buf[-1]
@@ -57,7 +60,7 @@ class ValueSet:
             self.counts.update(buf)  # counted in C
             if len(self.counts) > MAX_DISTINCT:
                 self._to_spill()
-        self._buf = array("d")
+        del buf[:]  # in place: callers keep buf.append bound
 
     def _to_spill(self) -> None:
         spill = array("d")
@@ -87,7 +90,7 @@ class ValueSet:
             self.spill.extend(itertools.repeat(v, c))
 
     def __len__(self) -> int:
-        return self.n + len(self._buf)
+        return self.n + len(self.buf)
 
     def describe(self) -> dict | None:
         """{n, mean, p50, p90, min, max, last}, or None with no values. The mean is the correctly

@@ -103,4 +103,4 @@ def test_a_cut_off_batch_line_is_still_a_batch_with_a_subset_of_fields(msg, cut)
     differing = [k for k in cut_fields if cut_fields[k] != full.fields[k]]
     assert len(differing) <= 1
     if len(msg) > cut:
-        assert len(cut_fields) < len(full.fields) or differing or p.record.truncated or msg[cut:] in (", ", ",")
+        assert len(cut_fields) < len(full.fields) or differing or p.record.truncated or not msg[cut:].strip(", ")

@@ -80,6 +80,7 @@ class RecordingFeed:
     def __init__(self, inner: Feed | None, writer: RecordWriter) -> None:
         self.inner = inner
         self.writer = writer
+        self._state: dict[str | None, str] = {}
 
     def lines(self, raw: list[str], host: str | None) -> None:
         self.writer.write(raw, host)
@@ -87,8 +88,10 @@ class RecordingFeed:
             self.inner.lines(raw, host)
 
     def status(self, st: SourceStatus) -> None:
-        if st.state == RECONNECTING:
+        # one marker per outage, not one per reconnect attempt
+        if st.state == RECONNECTING and self._state.get(st.host) != RECONNECTING:
             self.writer.gap(st.host, st.detail, st.ts)
+        self._state[st.host] = st.state
         if self.inner is not None:
             self.inner.status(st)
 

@@ -18,8 +18,8 @@ SIM_LABEL = "simulator (mtptui sim, not a real SGLang)"
 LOADS = ("light", "steady", "burst", "ramp", "saturate")
 
 EPILOG = """\
-The simulated server: DeepSeek-V3-like, TP 4 with DP attention (4 schedulers, each logging its
-own batch lines), MTP via --speculative-algorithm NEXTN, 3 steps, topk 1, 4 draft tokens.
+The simulated server: DeepSeek-V3 on TP 8 with DP attention and EP 8 (8 schedulers, each logging
+its own batch lines), MTP via --speculative-algorithm NEXTN, 3 steps, topk 1, 4 draft tokens.
 Try --fault accept-collapse@40 or --fault no-cuda-graph to see alerts fire, --no-spec to compare.
 
 keys: m metric · w window · space pause · ← → scrub · / filter · ? all keys · q quit
@@ -48,8 +48,9 @@ def free_port() -> int:
 
 
 def sim_argv(args: argparse.Namespace, port: int) -> list[str]:
-    argv = [sys.executable, "-m", "mtptui.sim", "--model-path", "deepseek-ai/DeepSeek-V3",
-            "--tp", "4", "--dp", "4", "--enable-dp-attention", "--host", "127.0.0.1", "--port", str(port),
+    argv = [sys.executable, "-m", "mtptui.sim", "--model-path", "deepseek-ai/DeepSeek-V3-0324",
+            "--tp", "8", "--dp", "8", "--enable-dp-attention", "--ep", "8", "--trust-remote-code",
+            "--mem-fraction-static", "0.8", "--host", "127.0.0.1", "--port", str(port),
             "--sim-load", args.load, "--sim-seed", str(args.seed)]
     if not args.no_spec:
         argv += ["--speculative-algorithm", "NEXTN", "--speculative-num-steps", "3",

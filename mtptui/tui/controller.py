@@ -18,6 +18,7 @@ from mtptui.tui.timeline import Timeline
 from mtptui.tui.viewmodel import CHART_METRICS
 
 RATE_SPAN_S = 2.0  # lines/s is measured over this much wall time
+ALERT_EVERY_S = 0.5  # alerts hold for tens of seconds: judging them twice a second is plenty
 
 
 class Dashboard:
@@ -47,6 +48,7 @@ class Dashboard:
         self._alert_rr = 0  # hosts are judged round-robin, one per tick, to bound the tick's work
         self._rate_marks: list[tuple[float, int]] = []
         self.lines_per_s: float | None = None
+        self._judged_at: tuple[float, float | None] | None = None  # (monotonic, playhead)
 
     # -- what is selected ---------------------------------------------------------------------
     def hosts(self) -> list[str | None]:
@@ -109,7 +111,14 @@ class Dashboard:
             marks.pop(0)
         t_old, n_old = marks[0]
         self.lines_per_s = (read - n_old) / (now_wall - t_old) if now_wall > t_old else None
-        self._judge_alerts()
+        mono = time.monotonic()
+        playhead = self.timeline.playhead()
+        last = self._judged_at
+        # Judge on a slow clock, but at once after a seek (the playhead jumped) or a host switch.
+        if (last is None or mono - last[0] >= ALERT_EVERY_S or playhead is None or last[1] is None
+                or abs(playhead - last[1]) > 5.0 or self.host not in self.active_alerts):
+            self._judged_at = (mono, playhead)
+            self._judge_alerts()
 
     def _judge_alerts(self) -> None:
         hosts = self.hosts()

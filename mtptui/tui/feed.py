@@ -24,7 +24,7 @@ from mtptui.tui.logbuffer import LogBuffer
 
 class DashboardFeed:
     def __init__(self, store: Store, *, log: LogBuffer | None = None, max_pending: int = 400_000,
-                 room: int = 20_000, slice_s: float = 0.006,
+                 room: int = 20_000, slice_s: float = 0.004,
                  wall: Callable[[], float] = time.time) -> None:
         self.store = store
         self.log = log if log is not None else LogBuffer()
@@ -41,6 +41,7 @@ class DashboardFeed:
         self.last_arrival: float | None = None  # wall time of the newest line pushed
         self._wake: asyncio.Event | None = None
         self._room: asyncio.Event | None = None
+        self._hold_until = 0.0
 
     # -- the Feed protocol (called by sources) ------------------------------------------------
     def lines(self, raw: list[str], host: str | None) -> None:
@@ -109,6 +110,18 @@ class DashboardFeed:
             total += self.pump(1.0)
         return total
 
+    def hold(self, seconds: float) -> None:
+        """Pauses parsing for a moment: a key was pressed, and its frame comes first. Lines wait
+        in the backlog meanwhile (nothing is lost; the pump catches up after)."""
+        self._hold_until = max(self._hold_until, time.monotonic() + seconds)
+
+    def release(self) -> None:
+        """The key's frame is on screen: parsing may go on."""
+        self._hold_until = 0.0
+
+    def holding(self) -> bool:
+        return time.monotonic() < self._hold_until
+
     async def run_pump(self) -> None:
         """Runs for the session: parse a slice, yield to the UI, repeat while lines wait."""
         self._wake = asyncio.Event()
@@ -116,6 +129,10 @@ class DashboardFeed:
             if not self._pending:
                 self._wake.clear()
                 await self._wake.wait()
+            wait = self._hold_until - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+                continue
             self.pump()
             await asyncio.sleep(0)
 

@@ -11,6 +11,7 @@ import time
 
 from textual import on
 from textual.app import ComposeResult
+from textual.css.query import NoMatches
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Tab, Tabs
@@ -22,7 +23,7 @@ from mtptui.tui.themes import host_accent, host_tags
 from mtptui.tui.viewmodel import (METRICS, chart_series, clock_text, host_label, panel_view, spec_for,
                                   layout_text, spec_short, spec_text)
 from mtptui.tui.widgets.alerts_bar import AlertsBar
-from mtptui.tui.widgets.chart import ChartData, MetricChart
+from mtptui.tui.widgets.chart import EVENT_MARKS, ChartData, MetricChart
 from mtptui.tui.widgets.events import EventTimeline, TimelineEntry
 from mtptui.tui.widgets.host_bar import HostBar
 from mtptui.tui.widgets.log_view import LogView
@@ -31,6 +32,8 @@ from mtptui.tui.widgets.status_bar import StatusBar, StatusData
 
 MAX_TIMELINE = 300
 CHART_HZ = 4.0
+FLASH_S = 3.0
+DATA_HZ = 5.0
 
 
 class MainScreen(Screen):
@@ -45,8 +48,11 @@ class MainScreen(Screen):
         self.tick_hz = min(10.0, tick_hz)
         self._stamp: tuple | None = None
         self._hosts_shown: list = []
-        self.redraws = 0  # full redraws done (the benchmark reads it)
+        self.redraws = 0  # full redraws done, by the tick or by a key (the benchmark reads them)
+        self.tick_redraws = 0
         self._chart_at = 0.0
+        self._data_at = 0.0
+        self._flash: tuple[str, float] | None = None
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="◆")
@@ -77,6 +83,8 @@ class MainScreen(Screen):
     # -- the tick -----------------------------------------------------------------------------
     def tick(self, force_chart: bool = False) -> None:
         d = self.dash
+        if not force_chart and d.feed.holding():
+            return  # a key is being shown: its own redraw did this tick's work
         d.tick()
         self._sync_tabs()
         t0, t1 = d.timeline.bounds()
@@ -84,9 +92,15 @@ class MainScreen(Screen):
         stamp = (d.store.version, None if t1 is None else round(t1, 1), d.timeline.window_index,
                  d.metric_index, host, d.focus_rank, self.app.theme, self.size,
                  tuple(a.key for a in d.active_alerts.get(host, ())))
-        if stamp != self._stamp:
+        now = time.monotonic()
+        # Data alone moves the panels at most DATA_HZ times a second (a flood changes every
+        # number on every tick); keys and the status bar are not held back.
+        if stamp != self._stamp and (force_chart or now - self._data_at >= 1 / DATA_HZ):
             self._stamp = stamp
+            self._data_at = now
             self.redraws += 1
+            if not force_chart:
+                self.tick_redraws += 1
             self._draw_data(host, t0, t1, force_chart)
         pinned = not d.timeline.following() or d.timeline.is_replay
         self.query_one(LogView).show(t1, host, len(d.hosts()) > 1, pinned)
@@ -96,6 +110,9 @@ class MainScreen(Screen):
         """After a key: show its effect in this frame, not at the next tick."""
         self._stamp = None
         self.tick(force_chart=True)
+        # The parser pump was held when the key came in (MtpApp.on_event); once this frame is
+        # on screen it may run again.
+        self.call_after_refresh(self.dash.feed.release)
 
     def _draw_data(self, host, t0, t1, force_chart: bool = False) -> None:
         d = self.dash
@@ -114,7 +131,14 @@ class MainScreen(Screen):
             if t0 is None:  # window "all": from the oldest sample kept
                 t0 = d.timeline.oldest()
             epochs = [(e.start, e.label) for e in store.epochs.get(host, [])[1:]]
-            events = [(e.ts, e.kind) for e in store.host_events(host, t0, t1) if e.ts is not None]
+            events = []
+            for e in reversed(store.events):  # newest first: stop at the window's start
+                if e.ts is None or e.host != host:
+                    continue
+                if t0 is not None and e.ts < t0:
+                    break
+                if e.kind in EVENT_MARKS and (t1 is None or e.ts <= t1):
+                    events.append((e.ts, e.kind))
             chart.show(ChartData(d.metric, t0, t1, chart_series(store, host, d.metric, t0, t1, points),
                                  epochs, events, d.focused_rank, d.timeline.window_label))
         else:
@@ -142,8 +166,10 @@ class MainScreen(Screen):
     def _draw_events(self, host, t1) -> None:
         d = self.dash
         entries: list[TimelineEntry] = []
-        for e in d.store.host_events(host, None, t1):
-            if e.ts is None:
+        # Newest first, and only as many as the pane keeps: a log full of retractions holds
+        # thousands of events, and this runs on every data redraw.
+        for e in reversed(d.store.events):
+            if e.host != host or e.ts is None or (t1 is not None and e.ts > t1):
                 continue
             text = e.text
             if e.kind == "spec_config":
@@ -151,6 +177,9 @@ class MainScreen(Screen):
             elif e.rank:
                 text = f"[{e.rank}] {text}"
             entries.append(TimelineEntry(e.ts, e.kind, text))
+            if len(entries) >= MAX_TIMELINE:
+                break
+        entries.reverse()  # log order again (the sort below is stable for equal times)
         for ep in d.store.epochs.get(host, [])[1:]:
             if t1 is None or ep.start <= t1:
                 entries.append(TimelineEntry(ep.start, "epoch", f"epoch {ep.index + 1} begins ({ep.reason}): {ep.label}"))
@@ -162,7 +191,7 @@ class MainScreen(Screen):
                     entries.append(TimelineEntry(f.cleared, "cleared", f"cleared: {f.alert.title}"))
         entries.sort(key=lambda e: e.ts)
         title = f"events · {host_label(host)}" if len(d.hosts()) > 1 else "events"
-        self.query_one(EventTimeline).show(entries[-MAX_TIMELINE:], f"{title} (e enlarges)")
+        self.query_one(EventTimeline).show(entries, f"{title} (e enlarges)")
 
     def _draw_status(self, host, t1) -> None:
         d = self.dash
@@ -170,12 +199,18 @@ class MainScreen(Screen):
         lag = d.lag_s()
         problems = [f"{host_label(st.host)}: {st.state} {st.detail}".strip() for st in d.feed.statuses.values()
                     if st.state in ("failed", "reconnecting")]
+        flash = ""
+        if self._flash is not None:
+            if time.monotonic() < self._flash[1]:
+                flash = self._flash[0]
+            else:
+                self._flash = None
         self.query_one(StatusBar).show(StatusData(
             source=d.source_label(), state=d.timeline.state_label(), playhead=clock_text(t1),
             lines_per_s=d.lines_per_s, read=c.read, parsed=c.batch + c.event, unparsed=c.unparsed,
             dropped=c.dropped, malformed=c.malformed, backlog=d.feed.pending,
             lag="" if lag is None else f"last line {lag:.1f}s ago",
-            settings=spec_short(spec_for(d.store, host, t1)), problems="; ".join(problems)))
+            settings=spec_short(spec_for(d.store, host, t1)), problems="; ".join(problems), flash=flash))
 
     def _sync_tabs(self) -> None:
         d = self.dash
@@ -186,22 +221,25 @@ class MainScreen(Screen):
             n = len(d.active_alerts.get(h, ()))
             labels.append(host_label(h) + (f" ⚠{n}" if n else ""))
         if labels != self._hosts_shown:
-            if len(labels) != len(self._hosts_shown):
-                if self._hosts_shown:
-                    tabs.clear()
-                for i, lab in enumerate(labels):
+            # Hosts only ever appear (the store keeps them in first-seen order): add the new
+            # tabs, relabel the old ones (alert counts). Never clear and re-add: removal is
+            # asynchronous and the ids would clash.
+            shown = list(self._hosts_shown)
+            for i, lab in enumerate(labels):
+                if i >= len(shown):
                     tabs.add_tab(Tab(lab, id=f"host-{i}"))
-            else:
-                for i, lab in enumerate(labels):
+                    shown.append(lab)
+                elif lab != shown[i]:
                     try:
                         tabs.query_one(f"#host-{i}", Tab).label = lab
-                    except Exception:  # noqa: BLE001 - a tab still being mounted; next tick
+                        shown[i] = lab
+                    except NoMatches:  # still being mounted: next tick
                         pass
-            self._hosts_shown = labels
+            self._hosts_shown = shown
             tabs.display = len(hosts) > 1
         if len(hosts) > 1:
             want = f"host-{min(d.host_index, len(hosts) - 1)}"
-            if tabs.active != want:
+            if tabs.active != want and tabs.query(f"#{want}"):
                 tabs.active = want
 
     @on(Tabs.TabActivated, "#hosts")
@@ -214,35 +252,40 @@ class MainScreen(Screen):
                 self.dash.focus_rank = None
                 self.redraw_now()
 
+    def flash(self, text: str, seconds: float = FLASH_S) -> None:
+        """A short answer to a key, in the status bar: a toast would mount a widget, and the
+        layout pass that costs is what a keypress under a flood of lines cannot afford."""
+        self._flash = (text, time.monotonic() + seconds)
+
     # -- actions (bound in bindings.py) -------------------------------------------------------
     def action_quit(self) -> None:
         self.app.exit(0)
 
     def action_pause(self) -> None:
         state = self.dash.timeline.toggle_pause()
-        self.notify(f"view {state}" if not self.dash.timeline.is_replay else f"replay {state}", timeout=2)
+        self.flash(f"view {state}" if not self.dash.timeline.is_replay else f"replay {state}")
         self.redraw_now()
 
     def action_seek(self, direction: int) -> None:
         tl = self.dash.timeline
         t = tl.seek(direction)
         if t is None:
-            self.notify("nothing to seek in yet", timeout=2)
+            self.flash("nothing to seek in yet")
         self.redraw_now()
 
     def action_speed(self, direction: int) -> None:
         s = self.dash.timeline.change_speed(direction)
         if s is None:
-            self.notify("speed applies to a replay; a live stream runs at its own pace", timeout=3)
+            self.flash("speed applies to a replay; a live stream runs at its own pace")
         else:
             from mtptui.sources.replay import speed_label
 
-            self.notify(f"replay speed {speed_label(s)}", timeout=2)
+            self.flash(f"replay speed {speed_label(s)}")
         self.redraw_now()
 
     def action_host(self, direction: int) -> None:
         if len(self.dash.hosts()) < 2:
-            self.notify("only one host in this session", timeout=2)
+            self.flash("only one host in this session")
             return
         self.dash.cycle_host(direction)
         self.redraw_now()
@@ -251,21 +294,21 @@ class MainScreen(Screen):
         rank = self.dash.toggle_focus(n)
         if rank is None and self.dash.focus_rank is None:
             if n > len(self.dash.store.ranks(self.dash.host)):
-                self.notify(f"no rank {n} on this host", timeout=2)
+                self.flash(f"no rank {n} on this host")
             else:
-                self.notify("chart shows every rank", timeout=2)
+                self.flash("chart shows every rank")
         else:
-            self.notify(f"chart shows rank {rank or '(TP=1)'} only; {n} again for all", timeout=2)
+            self.flash(f"chart shows rank {rank or '(TP=1)'} only; {n} again for all")
         self.redraw_now()
 
     def action_metric(self) -> None:
         m = self.dash.cycle_metric()
-        self.notify(f"chart: {METRICS[m].title}", timeout=2)
+        self.flash(f"chart: {METRICS[m].title}")
         self.redraw_now()
 
     def action_window(self) -> None:
         w = self.dash.timeline.cycle_window()
-        self.notify(f"window {w}", timeout=2)
+        self.flash(f"window {w}")
         self.redraw_now()
 
     def action_filter(self) -> None:
@@ -311,7 +354,7 @@ class MainScreen(Screen):
 
     def action_theme(self) -> None:
         name = self.app.cycle_theme()
-        self.notify(f"theme {name}", timeout=2)
+        self.flash(f"theme {name}")
 
     def action_help(self) -> None:
         from mtptui.tui.screens.help import HelpScreen

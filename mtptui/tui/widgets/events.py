@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from textual.containers import VerticalScroll
+from textual.binding import Binding
 from textual.content import Content
-from textual.widgets import Static
+from textual.events import MouseScrollDown, MouseScrollUp
+from textual.widget import Widget
 
 from mtptui.tui.viewmodel import clock_text
 
@@ -22,45 +23,110 @@ KIND_LABEL = {"spec_config": "settings", "auto_restart": "restart", "epoch": "EP
               "restart_requested": "restart?", "alert_error": "ALERT", "alert": "ALERT"}
 
 
+MAX_SHOWN = 150
+
+
 @dataclass(frozen=True)
 class TimelineEntry:
     ts: float
     kind: str
     text: str
+    count: int = 1  # a run of the same kind, folded into one line
+    first: float | None = None  # the run's first time
 
 
-class EventTimeline(VerticalScroll):
+def coalesce(entries: list[TimelineEntry]) -> list[TimelineEntry]:
+    """Folds runs of one kind (retractions every second, a flapping error) into one line with
+    a count, so the events that matter stay in view."""
+    out: list[TimelineEntry] = []
+    for e in entries:
+        prev = out[-1] if out else None
+        if prev is not None and prev.kind == e.kind and e.kind not in ("epoch", "spec_config", "started"):
+            out[-1] = TimelineEntry(e.ts, e.kind, e.text, prev.count + 1,
+                                    prev.first if prev.first is not None else prev.ts)
+        else:
+            out.append(e)
+    return out
+
+
+class EventTimeline(Widget, can_focus=True):
+    """Renders the newest entries that fit (oldest first, newest on the bottom row) straight
+    from its list: no scroll container, so a new event never costs a layout pass. Scrolling
+    (up/down, page keys, wheel) moves an offset back through the entries; End follows again."""
+
     ALLOW_MAXIMIZE = True
     DEFAULT_CSS = """
-    EventTimeline { border: round $panel-lighten-2; height: 1fr; }
-    EventTimeline > Static { width: 1fr; }
+    EventTimeline { border: round $panel-lighten-2; height: 1fr; padding: 0 1; }
+    EventTimeline:focus { border: round $accent; }
     """
+    BINDINGS = [
+        Binding("up,k", "scroll_entries(1)", "older", show=False, id="events_up"),
+        Binding("down,j", "scroll_entries(-1)", "newer", show=False, id="events_down"),
+        Binding("pageup", "scroll_entries(10)", "older page", show=False, id="events_page_up"),
+        Binding("pagedown", "scroll_entries(-10)", "newer page", show=False, id="events_page_down"),
+        Binding("end", "follow", "follow", show=False, id="events_end"),
+    ]
 
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
-        self._body = Static("", markup=False)
+        self.entries: list[TimelineEntry] = []
+        self.back = 0  # entries hidden below the bottom row (0: following)
         self._last: tuple | None = None
-
-    def compose(self):
-        yield self._body
-
-    def on_mount(self) -> None:
-        # Newest at the bottom, kept in view until the user scrolls up.
-        self.anchor()
+        self._title = "events"
 
     def show(self, entries: list[TimelineEntry], title: str) -> None:
-        key = (tuple(entries[-1:]), len(entries), title)
+        entries = coalesce(entries)[-MAX_SHOWN:]
+        key = (tuple(entries[-1:]), len(entries), title, self.back)
         if key == self._last:
             return
         self._last = key
-        self.border_title = title
-        if not entries:
-            self._body.update(Content("no events yet: restarts, ready, OOM, crashes, alerts appear here",
-                                      ).stylize("$text-muted"))
-            return
-        parts: list = []
-        for e in entries:
-            style = KIND_STYLE.get(e.kind, "")
-            parts += [(clock_text(e.ts) + " ", "$text-muted"),
-                      (f"{KIND_LABEL.get(e.kind, e.kind):<9}", style), " ", e.text, "\n"]
-        self._body.update(Content.assemble(*parts[:-1]))
+        self.entries = entries
+        self._title = title
+        self._set_title()
+        self.refresh()
+
+    def _set_title(self) -> None:
+        held = f" · {self.back} newer below (End follows)" if self.back else ""
+        self.border_title = self._title + held
+
+    def _line(self, e: TimelineEntry) -> list:
+        style = KIND_STYLE.get(e.kind, "")
+        parts: list = [(clock_text(e.ts) + " ", "$text-muted"), (f"{KIND_LABEL.get(e.kind, e.kind):<9}", style), " "]
+        if e.count > 1:
+            parts.append((f"×{e.count} since {clock_text(e.first)}, last: ", "bold"))
+        parts.append(e.text)
+        return parts
+
+    def render(self):
+        if not self.entries:
+            return Content("no events yet: restarts, ready, OOM, crashes, alerts appear here").stylize("$text-muted")
+        width = max(10, self.size.width)
+        height = max(1, self.size.height)
+        rows: list[Content] = []  # screen rows, newest entry's last row first
+        end = len(self.entries) - self.back
+        for e in reversed(self.entries[:max(0, end)]):
+            lines = Content.assemble(*self._line(e)).wrap(width)
+            rows.extend(reversed(lines))
+            if len(rows) >= height:
+                break
+        # Wrapped here, exactly: the newest entry is always on the bottom row.
+        return Content("\n").join(reversed(rows[:height]))
+
+    def action_scroll_entries(self, n: int) -> None:
+        self.back = max(0, min(len(self.entries) - 1, self.back + n))
+        self._last = None
+        self._set_title()
+        self.refresh()
+
+    def action_follow(self) -> None:
+        self.back = 0
+        self._set_title()
+        self.refresh()
+
+    def on_mouse_scroll_up(self, event: MouseScrollUp) -> None:
+        event.stop()
+        self.action_scroll_entries(2)
+
+    def on_mouse_scroll_down(self, event: MouseScrollDown) -> None:
+        event.stop()
+        self.action_scroll_entries(-2)

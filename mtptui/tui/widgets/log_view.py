@@ -16,7 +16,7 @@ from textual.content import Content
 from textual.events import MouseScrollDown, MouseScrollUp
 from textual.widget import Widget
 
-from mtptui.tui.logbuffer import (DECODE_LINE, DROPPED_LINE, EVENT_LINE, OTHER_LINE, PREFILL_LINE, Entry,
+from mtptui.tui.logbuffer import (DECODE_LINE, DROPPED_LINE, EVENT_LINE, OTHER_LINE, PREFILL_LINE, HOST, KIND, SEQ, TEXT, TS, Entry,
                                   LogBuffer)
 
 def fold(text: str, width: int) -> list[str]:
@@ -63,7 +63,7 @@ class LogView(Widget, can_focus=True):
         super().__init__(**kw)
         self.buffer = buffer
         self.follow = True
-        self.anchor = 0  # seq of the bottom line while not following
+        self.anchor_seq = 0  # seq of the bottom line while not following
         self.filter = ""
         self.playhead: float | None = None
         self.host: str | None = None
@@ -76,7 +76,7 @@ class LogView(Widget, can_focus=True):
     def show(self, playhead: float | None, host: str | None, only_host: bool, pinned_time: bool) -> None:
         self.playhead, self.host, self.only_host, self.pinned_time = playhead, host, only_host, pinned_time
         stamp = (self.buffer.seq, playhead if pinned_time else None, host, only_host, self.follow,
-                 self.anchor, self.filter, self.size)
+                 self.anchor_seq, self.filter, self.size)
         if stamp != self._stamp:
             self._stamp = stamp
             self._update_title()
@@ -88,11 +88,11 @@ class LogView(Widget, can_focus=True):
         self.refresh()
 
     def _visible(self, e: Entry) -> bool:
-        if self.only_host and e.host != self.host and e.host is not None:
+        if self.only_host and e[HOST] != self.host and e[HOST] is not None:
             return False
-        if self.pinned_time and self.playhead is not None and e.ts is not None and e.ts > self.playhead:
+        if self.pinned_time and self.playhead is not None and e[TS] is not None and e[TS] > self.playhead:
             return False
-        if self.filter and self.filter.lower() not in e.text.lower():
+        if self.filter and self.filter.lower() not in e[TEXT].lower():
             return False
         return True
 
@@ -103,7 +103,7 @@ class LogView(Widget, can_focus=True):
             n += 1
             if n > SCAN_LIMIT:
                 return
-            if not self.follow and e.seq > self.anchor:
+            if not self.follow and e[SEQ] > self.anchor_seq:
                 continue
             if self._visible(e):
                 yield e
@@ -117,12 +117,12 @@ class LogView(Widget, can_focus=True):
             if self.follow:  # held by the playhead: count what is stamped after it
                 hidden = 0
                 for e in reversed(self.buffer.lines):
-                    if e.ts is None or self.playhead is None or e.ts <= self.playhead:
+                    if e[TS] is None or self.playhead is None or e[TS] <= self.playhead:
                         break
                     hidden += 1
                 self.new_lines = hidden
             else:
-                self.new_lines = max(0, newest - self.anchor)
+                self.new_lines = max(0, newest - self.anchor_seq)
             if self.follow and self.new_lines == 0:
                 state = "following (scroll up or space to hold)"
             else:
@@ -135,10 +135,10 @@ class LogView(Widget, can_focus=True):
         height = max(1, self.size.height)
         rows: list[tuple[str, str]] = []  # newest first, each exactly one screen row
         for e in self._eligible():
-            style = STYLE.get(e.kind, "")
+            style = STYLE.get(e[KIND], "")
             # Folded by cells here rather than word-wrapped by Textual: then the newest line is
             # known to sit on the bottom row, and a long line is shown whole, like `less`.
-            chunks = fold(e.text, width)
+            chunks = fold(e[TEXT], width)
             for chunk in reversed(chunks):
                 rows.append((chunk, style))
             if len(rows) >= height:
@@ -159,7 +159,7 @@ class LogView(Widget, can_focus=True):
         if self.follow:
             self.follow = False
             first = next(self._eligible(), None)
-            self.anchor = first.seq if first is not None else self.buffer.seq
+            self.anchor_seq = first[SEQ] if first is not None else self.buffer.seq
 
     def action_scroll_lines(self, n: int) -> None:
         if n < 0:
@@ -174,22 +174,22 @@ class LogView(Widget, can_focus=True):
                     break
                 target = e
             if target is not None:
-                self.anchor = target.seq
+                self.anchor_seq = target[SEQ]
         elif not self.follow:
             # Forward: the n-th eligible line after the anchor, or follow past the newest.
-            saved, self.anchor = self.anchor, self.buffer.seq
-            after = [e.seq for e in self._eligible() if e.seq > saved]
-            self.anchor = saved
+            saved, self.anchor_seq = self.anchor_seq, self.buffer.seq
+            after = [e[SEQ] for e in self._eligible() if e[SEQ] > saved]
+            self.anchor_seq = saved
             if len(after) <= n:
                 self.action_follow()
                 return
-            self.anchor = after[-n - 1] if n < len(after) else after[0]
+            self.anchor_seq = after[-n - 1] if n < len(after) else after[0]
         self._stamp = None
         self.show(self.playhead, self.host, self.only_host, self.pinned_time)
 
     def action_follow(self) -> None:
         self.follow = True
-        self.anchor = 0
+        self.anchor_seq = 0
         self._stamp = None
         self.show(self.playhead, self.host, self.only_host, self.pinned_time)
 
@@ -199,7 +199,7 @@ class LogView(Widget, can_focus=True):
         for e in self._eligible():
             oldest = e
         if oldest is not None:
-            self.anchor = oldest.seq
+            self.anchor_seq = oldest[SEQ]
         self._stamp = None
         self.show(self.playhead, self.host, self.only_host, self.pinned_time)
 

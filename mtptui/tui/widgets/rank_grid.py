@@ -8,14 +8,14 @@ still logging. Numbers are the window's last value, min, mean and max.
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.containers import Container, Horizontal, Vertical
+from textual.containers import Container, Vertical
 from textual.content import Content
-from textual.widgets import Sparkline, Static
-
-from mtptui.tui.widgets.rank_table import RankTable
+from textual.widget import Widget
 
 from mtptui.tui.viewmodel import (MAIN_METRICS, METRICS, SMALL_METRICS, SPEC_OFF, SPEC_ON, PanelView,
                                   fmt_value, rank_label)
+
+from mtptui.tui.widgets.rank_table import RankTable  # noqa: E402
 
 PANEL_MIN_WIDTH = 38  # 11 label + 4 numbers x 6 + border and padding
 
@@ -42,109 +42,126 @@ def badges(v: PanelView) -> Content:
     return Content.assemble(*parts)
 
 
-class MetricRow(Static):
-    """`accept len   2.87   2.10   2.80   3.10` (now, min, mean, max)."""
+class RankPanel(Widget):
+    """One rank: a single widget that renders all its rows itself.
 
+    Rows: the column heads; for accept len, accept rate and gen tok/s a row of numbers and a
+    sparkline; then running, queue and KV use with small sparklines. One widget rather than a
+    dozen Statics and Sparklines: under a flood every number changes on every redraw, and the
+    cost of a frame is per widget.
+    """
 
-class RankPanel(Vertical):
     DEFAULT_CSS = """
-    RankPanel { height: auto; border: round $panel-lighten-2; padding: 0 0 0 1; }
+    RankPanel { height: 11; border: round $panel-lighten-2; padding: 0 0 0 1;
+                border-subtitle-align: left; border-subtitle-color: $text-muted; }
     RankPanel.-focused { border: heavy $accent; }
-    RankPanel .head { color: $text-muted; height: 1; }
-    RankPanel MetricRow { height: 1; }
-    RankPanel Sparkline { height: 1; margin-bottom: 0; }
-    RankPanel .small { height: 2; }
-    RankPanel .small Vertical { width: 1fr; height: 2; }
-    RankPanel .small Static { height: 1; }
-    RankPanel .note { height: auto; color: $text-muted; }
     """
 
     def __init__(self, rank: str, index: int) -> None:
         super().__init__(classes="rank-panel")
         self.rank = rank
         self.index = index
-        self._pending: tuple[PanelView, bool] | None = None
-        self._ready = False
-        self._rows: dict[str, Static] = {}
-        self._sparks: dict[str, Sparkline] = {}
-        self._note = Static("", classes="note")
-        self._texts: dict[str, str] = {}
+        self.view: PanelView | None = None
         self._title: Content | None = None
-
-    def compose(self) -> ComposeResult:
-        yield Static(f"{'':<11}{'now':>6}{'min':>6}{'mean':>6}{'max':>6}", classes="head")
-        for m in MAIN_METRICS:
-            self._rows[m] = MetricRow("")
-            self._sparks[m] = Sparkline([], summary_function=_mean)
-            yield self._rows[m]
-            yield self._sparks[m]
-        with Horizontal(classes="small"):
-            for m in SMALL_METRICS:
-                self._rows[m] = Static("")
-                self._sparks[m] = Sparkline([], summary_function=_mean)
-                with Vertical():
-                    yield self._rows[m]
-                    yield self._sparks[m]
-        yield self._note
-
-    def on_mount(self) -> None:
-        self._ready = True
-        if self._pending is not None:
-            self.show(*self._pending)
+        self._note: str | None = None
 
     def show(self, v: PanelView, focused: bool) -> None:
-        if not self._ready:
-            self._pending = (v, focused)
-            return
-        self._pending = None
+        self.view = v
         self.set_class(focused, "-focused")
         title = Content.assemble((f"{self.index}", "$text-muted"), " ", (rank_label(v.rank), "bold $text"), " ",
                                  badges(v))
         if title != self._title:
             self._title = title
             self.border_title = title
-        # Each row is one line of fixed width: updated without a layout pass, and only when its
-        # text changed (a full relayout per tick is what makes a busy dashboard slow).
-        for m in MAIN_METRICS:
-            mv = v.metrics[m]
-            st = mv.stats
-            label = METRICS[m].label
-            row = (f"{label:<11}{fmt_value(m, v.now.get(m)):>6}{_num(m, st, 'min'):>6}"
-                   f"{_num(m, st, 'mean'):>6}{_num(m, st, 'max'):>6}")
-            self._set_row(m, row, Content(row))
-            self._set_spark(m, mv.spark)
-        for m in SMALL_METRICS:
-            mv = v.metrics[m]
-            value = fmt_value(m, v.now.get(m))
-            self._set_row(m, value, Content.assemble((METRICS[m].label + " ", "$text-muted"), value))
-            self._set_spark(m, mv.spark)
         notes = []
         if v.max_accept_len and v.metrics["accept_len"].stats:
-            notes.append(f"accept len max {v.max_accept_len} (steps+1)")
+            notes.append(f"accept len ≤ {v.max_accept_len} (steps+1)")
         if v.graph_off:
-            notes.append(f"{v.graph_off}/{v.decode_batches} decode batches without graphs")
+            notes.append(f"no graphs {v.graph_off}/{v.decode_batches} batches")
         if v.spec == SPEC_OFF and v.spec_configured:
-            notes.append("configured, but decode lines carry no accept len")
+            notes.append("configured, yet no accept len")
         if v.truncated:
-            notes.append("window older than the buffer: newest samples only")
+            notes.append("buffer shorter than window")
         note = " · ".join(notes)
-        if note != self._texts.get("note"):
-            self._texts["note"] = note
-            self._note.update(Content(note))
+        if note != self._note:
+            self._note = note
+            # In the bottom border: a row saved per panel, so two rows of panels fit on 48 lines.
+            self.border_subtitle = Content(note)
+        self.refresh()
 
-    def _set_row(self, m: str, key: str, content: Content) -> None:
-        if self._texts.get(m) != key:
-            self._texts[m] = key
-            self._rows[m].update(content, layout=False)
+    def render(self):
+        v = self.view
+        if v is None:
+            return Content("")
+        width = max(10, self.size.width)
+        styles = spark_styles(self)
+        lines: list[Content] = [Content(f"{'':<11}{'now':>6}{'min':>6}{'mean':>6}{'max':>6}").stylize("$text-muted")]
+        for m in MAIN_METRICS:
+            st = v.metrics[m].stats
+            lines.append(Content(f"{METRICS[m].label:<11}{fmt_value(m, v.now.get(m)):>6}{_num(m, st, 'min'):>6}"
+                                 f"{_num(m, st, 'mean'):>6}{_num(m, st, 'max'):>6}"))
+            lines.append(spark(v.metrics[m].spark, width - 1, styles))
+        col = width // len(SMALL_METRICS)
+        heads, sparks = [], []
+        for m in SMALL_METRICS:
+            text = f"{METRICS[m].label} {fmt_value(m, v.now.get(m))}"
+            heads.append(Content.assemble((METRICS[m].label + " ", "$text-muted"), fmt_value(m, v.now.get(m)),
+                                          " " * max(0, col - len(text))))
+            sparks.append(spark(v.metrics[m].spark, col - 1, styles) + Content(" "))
+        lines.append(Content.assemble(*heads))
+        lines.append(Content.assemble(*sparks))
+        return Content("\n").join(lines)
 
-    def _set_spark(self, m: str, data: list[float]) -> None:
-        data = data or [0.0]
-        if self._sparks[m].data != data:
-            self._sparks[m].data = data
+
+BARS = "▁▂▃▄▅▆▇█"
 
 
-def _mean(values) -> float:
-    return sum(values) / len(values)
+def spark_styles(widget: Widget) -> list[str]:
+    """Eight colours from the theme: primary at 30% over the background, up to primary."""
+    from textual.color import Color
+
+    app = widget.app
+    key = app.theme
+    cache = getattr(app, "_spark_styles", None)
+    if cache is not None and cache[0] == key:
+        return cache[1]
+    tv = app.theme_variables
+    primary = Color.parse(tv.get("primary", "#4FA3E0"))
+    background = Color.parse(tv.get("background", "#12161C"))
+    lo = background.blend(primary, 0.3)
+    styles = [lo.blend(primary, i / 7).hex for i in range(8)]
+    app._spark_styles = (key, styles)
+    return styles
+
+
+def spark(values: list[float], width: int, styles: list[str]) -> Content:
+    """A one-line sparkline of `width` cells: one bucket mean per cell, eight heights."""
+    width = max(1, width)
+    if not values:
+        return Content(BARS[0] * width).stylize(styles[0])
+    n = len(values)
+    if n != width:
+        cells = []
+        for c in range(width):
+            a = c * n // width
+            b = max(a + 1, (c + 1) * n // width)
+            chunk = values[a:b]
+            cells.append(sum(chunk) / len(chunk))
+        values = cells
+    lo, hi = min(values), max(values)
+    extent = hi - lo
+    levels = [0 if extent == 0 else int((x - lo) / extent * 7.999) for x in values]  # flat: a baseline
+    # Runs of one level share a span: fewer spans, cheaper to draw.
+    parts: list[tuple[str, str]] = []
+    run_level, run_len = levels[0], 0
+    for level in levels:
+        if level == run_level:
+            run_len += 1
+        else:
+            parts.append((BARS[run_level] * run_len, styles[run_level]))
+            run_level, run_len = level, 1
+    parts.append((BARS[run_level] * run_len, styles[run_level]))
+    return Content.assemble(*parts)
 
 
 class RankGrid(Vertical):

@@ -23,6 +23,7 @@ class StatusData:
     lag: str  # "last line 0.4s ago" (live) or "" (replay)
     settings: str  # speculation settings from server_args
     problems: str = ""  # a source's FAILED/RECONNECTING detail
+    flash: str = ""  # the answer to the last key, for a few seconds
 
 
 def _n(v: int) -> str:
@@ -30,8 +31,12 @@ def _n(v: int) -> str:
 
 
 class StatusBar(Static):
+    """Two fixed lines (a fixed height: updating it never costs a layout pass):
+    where the lines come from and how many, then the settings, problems and the last key's answer."""
+
     DEFAULT_CSS = """
-    StatusBar { height: auto; max-height: 3; background: $panel; color: $text; padding: 0 1; }
+    StatusBar { height: 2; background: $panel; color: $text; padding: 0 1; text-wrap: nowrap;
+                text-overflow: ellipsis; }
     """
 
     def __init__(self, **kw) -> None:
@@ -54,13 +59,10 @@ class StatusBar(Static):
             parts.append((f" │ backlog {_n(d.backlog)}", "$warning"))
         if d.lag:
             parts.append(f" │ {d.lag}")
-        parts += [" │ ", (d.settings, "$text")]
+        parts.append("\n")
+        if d.flash:
+            parts += [(f" {d.flash} ", "bold $text on $accent-darken-1"), " "]
+        parts.append((d.settings, "$text"))
         if d.problems:
             parts += [" │ ", (d.problems, "bold $error")]
-        content = Content.assemble(*parts)
-        # A relayout only when the bar may change its height (it wraps on narrow screens).
-        width = max(1, self.size.width - 2)
-        old = getattr(self, "_rows", None)
-        rows = len(content.plain) // width
-        self._rows = rows
-        self.update(content, layout=rows != old)
+        self.update(Content.assemble(*parts), layout=False)

@@ -1,0 +1,266 @@
+"""Dashboard benchmark: the real app, headless (Textual's run_test), under load. Prints figures;
+asserts nothing (timings never fail tests).
+
+1. replay: the 1,000,000-line benchmark log (bench/out/mixed-1000000.log, written by
+   parse_bench.py's generator when missing) replayed at full speed: wall time to the last line
+   parsed and drawn, lines/s, redraws per second, RSS after it (and the peak).
+2. live: a synthetic live source of 8 hosts x 4 ranks pushing 50,000 lines/s (chunks every 20 ms)
+   for --live-seconds, while keys are pressed every 200 ms: lines parsed per second, backlog,
+   drops, redraw rate, and keypress-to-screen latency (key posted -> first frame composed after
+   the key's redraw) p50/p95/p99/max.
+
+Targets (issue 4): redraw <= 10 Hz; 50,000 lines/s sustained with keypress p99 <= 100 ms;
+1,000,000 lines replayed in <= 15 s; RSS <= 300 MB after 1,000,000 lines.
+
+Usage: python bench/tui_bench.py [--replay-lines N] [--live-seconds S] [--rate R] [--skip-replay]
+       [--skip-live]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("MTPTUI_ALLOW_NO_TTY", "1")
+
+from mtptui.sources.replay import MAX_SPEED, ReplayClock, ReplaySource  # noqa: E402
+from mtptui.tui.launch import build_app  # noqa: E402
+
+SIZE = (160, 48)
+KEYS = ["m", "w", "1", "m", "2", "1", "tab", "w", "shift+tab", "2"]
+
+
+def rss_mb() -> tuple[float, float]:
+    """(current RSS, peak RSS) of this process in MB."""
+    cur = peak = 0.0
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                cur = int(line.split()[1]) / 1024
+            elif line.startswith("VmHWM:"):
+                peak = int(line.split()[1]) / 1024
+    return cur, peak
+
+
+def pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    if not s:
+        return float("nan")
+    k = min(len(s) - 1, max(0, round(q * (len(s) - 1))))
+    return s[k]
+
+
+class FrameClock:
+    """Times of composed frames, and of key redraws, to pair a key with the frame that shows it."""
+
+    def __init__(self, app) -> None:
+        self.frames: list[float] = []
+        orig = app._display
+
+        def display(screen, renderable):
+            if renderable is not None:
+                self.frames.append(time.perf_counter())
+            return orig(screen, renderable)
+
+        app._display = display
+
+    def first_after(self, t: float) -> float | None:
+        for f in reversed(self.frames):
+            if f < t:
+                break
+        later = [f for f in self.frames if f >= t]
+        return later[0] if later else None
+
+
+async def press_and_time(app, pilot, frames: FrameClock, key: str, timeout: float = 2.0) -> float | None:
+    """Posts a key as the terminal driver would and returns seconds until a frame shows it."""
+    screen = app.screen
+    done: list[float] = []
+    orig = screen.redraw_now
+
+    def redraw_now():
+        orig()
+        done.append(time.perf_counter())
+
+    screen.redraw_now = redraw_now
+    t0 = time.perf_counter()
+    app.simulate_key(key)
+    try:
+        deadline = t0 + timeout
+        while time.perf_counter() < deadline:
+            await asyncio.sleep(0.002)
+            if done:
+                f = frames.first_after(done[0])
+                if f is not None:
+                    return f - t0
+        return None
+    finally:
+        screen.redraw_now = orig
+
+
+# -- 1. replay ---------------------------------------------------------------------------------
+def bench_log(lines: int) -> Path:
+    out = HERE / "out"
+    out.mkdir(exist_ok=True)
+    path = out / f"mixed-{lines}.log"
+    if not path.exists():
+        sys.path.insert(0, str(HERE))
+        from parse_bench import write_log
+
+        print(f"writing {path} ...", flush=True)
+        write_log(path, lines)
+    return path
+
+
+async def replay(lines: int) -> dict:
+    path = bench_log(lines)
+    clock = ReplayClock(MAX_SPEED)
+    app = build_app([ReplaySource(str(path), clock)], title="bench replay", window="5m")
+    async with app.run_test(size=SIZE) as pilot:
+        frames = FrameClock(app)
+        t0 = time.perf_counter()
+        lat = []
+        next_key = t0 + 0.5
+        k = 0
+        while not (clock.ended and app.dash.feed.pending == 0):
+            await asyncio.sleep(0.01)
+            if time.perf_counter() >= next_key:
+                d = await press_and_time(app, pilot, frames, KEYS[k % len(KEYS)])
+                if d is not None:
+                    lat.append(d)
+                k += 1
+                next_key = time.perf_counter() + 0.5
+            if time.perf_counter() - t0 > 600:
+                raise SystemExit("replay did not finish in 10 minutes")
+        t_parsed = time.perf_counter() - t0
+        app.screen.redraw_now()
+        await pilot.pause()
+        t_drawn = time.perf_counter() - t0
+        c = app.dash.feed.counts
+        cur, peak = rss_mb()
+        n_frames = len(frames.frames)
+        return {
+            "lines": c.read, "dropped": c.dropped, "seconds_parsed": t_parsed, "seconds_drawn": t_drawn,
+            "lines_per_s": c.read / t_parsed, "redraws": app.screen.redraws,
+            "redraw_hz": app.screen.tick_redraws / t_drawn, "frames_hz": n_frames / t_drawn,
+            "rss_mb": cur, "peak_rss_mb": peak, "key_latencies": lat,
+        }
+
+
+# -- 2. live -----------------------------------------------------------------------------------
+class SyntheticLive:
+    """8 hosts x 4 ranks of SGLang decode/prefill lines, stamped with the wall clock."""
+
+    label = "synthetic 8x4"
+
+    def __init__(self, rate: int, seconds: float, hosts: int = 8, ranks: int = 4, chunk_s: float = 0.02) -> None:
+        self.rate, self.seconds, self.hosts, self.ranks, self.chunk_s = rate, seconds, hosts, ranks, chunk_s
+        self.pushed = 0
+
+    async def run(self, feed) -> None:
+        import random
+
+        rnd = random.Random(3)
+        per_chunk = max(1, int(self.rate * self.chunk_s))
+        start = time.perf_counter()
+        next_t = start
+        k = 0
+        while time.perf_counter() - start < self.seconds:
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
+            host = f"gpu-{k % self.hosts + 1}"
+            lines = []
+            for i in range(per_chunk):
+                r = i % self.ranks
+                if i % 8 == 7:
+                    lines.append(f"[{stamp} TP{r}] Prefill batch, #new-seq: 1, #new-token: {rnd.randrange(4096)}, "
+                                 f"#cached-token: 0, token usage: 0.20, #running-req: 20, #queue-req: 0, "
+                                 f"#pending-token: 0, cuda graph: False, input throughput (token/s): 9000.00")
+                else:
+                    al = 2.0 + rnd.random()
+                    lines.append(f"[{stamp} TP{r}] Decode batch, #running-req: 20, #token: 40000, token usage: 0.20, "
+                                 f"accept len: {al:.2f}, accept rate: {(al - 1) / 3:.2f}, cuda graph: True, "
+                                 f"gen throughput (token/s): {1000 + 500 * rnd.random():.2f}, #queue-req: 0")
+            feed.lines(lines, host)
+            self.pushed += len(lines)
+            k += 1
+            next_t += self.chunk_s
+            await asyncio.sleep(max(0.0, next_t - time.perf_counter()))
+
+
+async def live(rate: int, seconds: float) -> dict:
+    src = SyntheticLive(rate, seconds)
+    app = build_app([src], title="bench live", window="1m")
+    async with app.run_test(size=SIZE) as pilot:
+        frames = FrameClock(app)
+        dash = app.dash
+        t0 = time.perf_counter()
+        lat, backlog = [], []
+        k = 0
+        redraws0 = app.screen.tick_redraws
+        while time.perf_counter() - t0 < seconds:
+            await asyncio.sleep(0.2)
+            backlog.append(dash.feed.pending)
+            if time.perf_counter() - t0 > 2.0:  # after the first screenful settles
+                d = await press_and_time(app, pilot, frames, KEYS[k % len(KEYS)])
+                if d is not None:
+                    lat.append(d)
+                k += 1
+        elapsed = time.perf_counter() - t0
+        c = dash.feed.counts
+        redraws = app.screen.tick_redraws - redraws0
+        n_frames = len(frames.frames)
+        return {
+            "pushed": src.pushed, "push_rate": src.pushed / elapsed, "parsed": c.read - dash.feed.pending,
+            "parse_rate": (c.read - c.dropped) / elapsed, "dropped": c.dropped, "backlog_max": max(backlog),
+            "backlog_end": dash.feed.pending, "redraw_hz": redraws / elapsed, "frames_hz": n_frames / elapsed,
+            "key_latencies": lat, "hosts": len(dash.hosts()), "rss_mb": rss_mb()[0],
+        }
+
+
+def show_latency(lat: list[float]) -> str:
+    ms = [x * 1000 for x in lat]
+    if not ms:
+        return "no key measured"
+    return (f"{len(ms)} keys: p50 {pct(ms, .5):.0f} ms, p95 {pct(ms, .95):.0f} ms, p99 {pct(ms, .99):.0f} ms, "
+            f"max {max(ms):.0f} ms, mean {statistics.fmean(ms):.0f} ms")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--replay-lines", type=int, default=1_000_000)
+    p.add_argument("--live-seconds", type=float, default=20.0)
+    p.add_argument("--rate", type=int, default=50_000, help="live lines per second (default 50000)")
+    p.add_argument("--skip-replay", action="store_true")
+    p.add_argument("--skip-live", action="store_true")
+    args = p.parse_args()
+    print(f"cpus: {os.cpu_count()}, python {sys.version.split()[0]}, load avg {os.getloadavg()[0]:.2f}")
+    if not args.skip_live:
+        r = asyncio.run(live(args.rate, args.live_seconds))
+        print(f"live {args.rate:,} lines/s target, {r['hosts']} hosts x 4 ranks, {args.live_seconds:.0f} s:")
+        print(f"  pushed {r['push_rate']:,.0f} lines/s, parsed {r['parse_rate']:,.0f} lines/s, dropped {r['dropped']:,}, "
+              f"backlog max {r['backlog_max']:,} end {r['backlog_end']:,} lines")
+        print(f"  data redraws by the tick {r['redraw_hz']:.1f} Hz (frames composed, keys included, "
+              f"{r['frames_hz']:.1f}/s), RSS {r['rss_mb']:.0f} MB")
+        print(f"  keypress-to-screen: {show_latency(r['key_latencies'])}")
+    if not args.skip_replay:
+        r = asyncio.run(replay(args.replay_lines))
+        print(f"replay {r['lines']:,} lines at full speed:")
+        print(f"  parsed in {r['seconds_parsed']:.1f} s ({r['lines_per_s']:,.0f} lines/s), drawn at "
+              f"{r['seconds_drawn']:.1f} s, dropped {r['dropped']:,}")
+        print(f"  data redraws by the tick {r['redraw_hz']:.1f} Hz (frames composed, keys included, "
+              f"{r['frames_hz']:.1f}/s)")
+        print(f"  RSS after: {r['rss_mb']:.0f} MB (peak {r['peak_rss_mb']:.0f} MB)")
+        print(f"  keypress-to-screen during replay: {show_latency(r['key_latencies'])}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -37,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--theme", metavar="NAME", help="colour theme (t cycles)")
     p.add_argument("--window", choices=("1m", "5m", "15m", "1h", "all"), default="1m",
                    help="starting time window (default 1m; w cycles)")
+    p.add_argument("--record", metavar="FILE",
+                   help="also write every line the simulator printed to FILE (replay or summary it later)")
     return p
 
 
@@ -47,7 +49,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def sim_argv(args: argparse.Namespace, port: int) -> list[str]:
+def sim_argv(args: argparse.Namespace, port: int, extra: list[str] | None = None) -> list[str]:
     argv = [sys.executable, "-m", "mtptui.sim", "--model-path", "deepseek-ai/DeepSeek-V3-0324",
             "--tp", "8", "--dp", "8", "--enable-dp-attention", "--ep", "8", "--trust-remote-code",
             "--mem-fraction-static", "0.8", "--host", "127.0.0.1", "--port", str(port),
@@ -57,7 +59,19 @@ def sim_argv(args: argparse.Namespace, port: int) -> list[str]:
                  "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"]
     for f in args.fault:
         argv += ["--sim-fault", f]
-    return argv
+    return argv + list(extra or [])
+
+
+def demo_source(args: argparse.Namespace, extra: list[str] | None = None):
+    """(source for the dashboard, record writer or None). Raises OSError for a bad --record."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    source = ProcessSource(sim_argv(args, free_port(), extra), host="simulator", label=SIM_LABEL, env=env)
+    if not args.record:
+        return source, None
+    from mtptui.sources.record import RecordingSource, RecordWriter
+
+    writer = RecordWriter(args.record)
+    return RecordingSource(source, writer), writer
 
 
 def main(argv: list[str]) -> int:
@@ -69,10 +83,15 @@ def main(argv: list[str]) -> int:
         return 1
     from mtptui.tui.launch import run_dashboard
 
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    source = ProcessSource(sim_argv(args, free_port()), host="simulator", label=SIM_LABEL, env=env)
+    try:
+        source, writer = demo_source(args)
+    except OSError as e:
+        print(f"mtptui demo: {args.record}: {e.strerror or e}", file=sys.stderr)
+        return 1
     try:
         return run_dashboard([source], title="demo: " + SIM_LABEL, window=args.window, theme=args.theme)
     finally:
         # The worker stops the child on quit; this covers an exit that skipped it.
         source.kill_now()
+        if writer is not None:
+            writer.close()

@@ -1,0 +1,72 @@
+"""The real `mtptui replay` in a real terminal (tmux), read back from the screen.
+
+Pilot tests drive the app object; this one runs the command as a user does, in a 160x48 tmux
+pane on its own tmux server (-L), and reads what is drawn.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs" / "dp-attention-8.log"
+
+
+# pytest exports COLUMNS=80 and LINES=24 to children; Rich would believe them over the pane.
+ENV = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+
+
+def _tmux(sock: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["tmux", "-L", sock, *args], capture_output=True, text=True, timeout=10, env=ENV)
+
+
+def _screen(sock: str) -> str:
+    return _tmux(sock, "capture-pane", "-p", "-t", "t").stdout
+
+
+def _wait_for(sock: str, text: str, timeout: float = 20.0) -> str:
+    deadline = time.monotonic() + timeout
+    screen = ""
+    while time.monotonic() < deadline:
+        screen = _screen(sock)
+        if text in screen:
+            return screen
+        time.sleep(0.2)
+    raise AssertionError(f"{text!r} never appeared; the screen was:\n{screen}")
+
+
+def test_replay_in_tmux_reads_right(need):
+    need(shutil.which("tmux"), "tmux is not installed")
+    sock = f"mtptui-test-{uuid.uuid4().hex[:8]}"
+    cmd = shlex.join([sys.executable, "-m", "mtptui", "replay", "--speed", "max", "--window", "all", str(SAMPLE)])
+    started = _tmux(sock, "new-session", "-d", "-x", "160", "-y", "48", "-s", "t", cmd)
+    assert started.returncode == 0, started.stderr
+    try:
+        screen = _wait_for(sock, "REPLAY ended")
+        # What a newcomer reads: the host and its settings, a badge per rank, labelled numbers.
+        assert "host gpu-h2" in screen and "spec EAGLE steps=3 topk=1 draft=4" in screen
+        assert screen.count("SPEC ON") == 8
+        for rank in ("DP0 TP0 EP0", "DP7 TP7 EP7"):
+            assert rank in screen
+        assert "accept len" in screen and "gen tok/s" in screen and "now   min  mean   max" in screen
+        assert "1,876 read: 1,732 parsed, 144 unparsed, 0 dropped" in screen
+        assert "accept len (tokens per step, 1.00 = nothing accepted)" in screen
+        # Lines are never cut: the log pane folds a long batch line onto the next row.
+        assert "ready to roll!" in screen
+        _tmux(sock, "send-keys", "-t", "t", "m")
+        screen = _wait_for(sock, "accept rate (fraction of draft tokens accepted)")
+        _tmux(sock, "send-keys", "-t", "t", "q")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and _tmux(sock, "has-session", "-t", "t").returncode == 0:
+            time.sleep(0.2)
+        assert _tmux(sock, "has-session", "-t", "t").returncode != 0, "q did not quit"
+    finally:
+        _tmux(sock, "kill-server")

@@ -69,6 +69,28 @@ def check_paths(paths: list[str]) -> str | None:
     return None
 
 
+def spool_stdin(paths: list[str]) -> tuple[list[str], str | None, str | None]:
+    """`-` is read into a temporary file first and the terminal reattached as standard input,
+    since the dashboard reads its keys from there (Toolong #4: `tl <(journalctl)`).
+    Returns (paths, temp file to delete, problem)."""
+    if "-" not in paths or sys.stdin.isatty():
+        return paths, None, None
+    import shutil
+    import tempfile
+
+    tmp = tempfile.NamedTemporaryFile(prefix="mtptui-stdin-", suffix=".log", delete=False)
+    with tmp:
+        shutil.copyfileobj(sys.stdin.buffer, tmp)
+    try:
+        tty = os.open("/dev/tty", os.O_RDONLY)
+    except OSError:
+        os.unlink(tmp.name)
+        return paths, None, "no terminal to read keys from (stdin is the log); run it from a terminal"
+    os.dup2(tty, 0)
+    os.close(tty)
+    return [tmp.name if p == "-" else p for p in paths], tmp.name, None
+
+
 def load_config_arg(path: str | None, prog: str):
     """(config, exit code or None). A missing default config is fine; a bad one is an error."""
     try:
@@ -88,13 +110,28 @@ def main(argv: list[str]) -> int:
     if problem:
         print(f"mtptui replay: {problem}", file=sys.stderr)
         return 1
+    paths, spooled, problem = spool_stdin(args.paths)
+    if problem:
+        print(f"mtptui replay: {problem}", file=sys.stderr)
+        return 1
+    try:
+        return _run(args, paths)
+    finally:
+        if spooled:
+            os.unlink(spooled)
+
+
+def _run(args: argparse.Namespace, paths: list[str]) -> int:
     config, rc = load_config_arg(args.config, "mtptui replay")
     if rc is not None:
         return rc
     from mtptui.tui.launch import run_dashboard
 
     clock = ReplayClock(args.speed, paused=args.paused)
-    sources = [ReplaySource(p, clock) for p in args.paths]
+    sources = [ReplaySource(p, clock) for p in paths]
+    for src, given in zip(sources, args.paths):
+        if given == "-":
+            src.label = "replay stdin"
     names = ", ".join(os.path.basename(p) if p != "-" else "stdin" for p in args.paths)
     return run_dashboard(sources, config=config, title=f"replay: {names}", window=args.window,
                          theme=args.theme)

@@ -18,7 +18,7 @@ from mtptui.tui.themes import DEFAULT_THEME, load_themes
 
 KEY_HOLD_S = 0.12
 GC_GEN0 = 5_000
-THEME_VARIABLE_DEFAULTS = {"log-decode": "#7FB7E6", "log-prefill": "#9C8FE0", "log-event": "#E5B94E",
+THEME_VARIABLE_DEFAULTS = {"frame": "#3E4855", "log-decode": "#7FB7E6", "log-prefill": "#9C8FE0", "log-event": "#E5B94E",
                            "chart-ranks": "#4FC3F7,#FFB74D,#81C784,#F06292,#9575CD,#FFF176,#E57373,#E0E0E0"}
 
 

@@ -56,7 +56,7 @@ class EventTimeline(Widget, can_focus=True):
 
     ALLOW_MAXIMIZE = True
     DEFAULT_CSS = """
-    EventTimeline { border: round $panel-lighten-2; height: 1fr; padding: 0 1; }
+    EventTimeline { border: round $frame; height: 1fr; padding: 0 1; }
     EventTimeline:focus { border: round $accent; }
     """
     BINDINGS = [

@@ -47,7 +47,7 @@ SCAN_LIMIT = 50_000
 class LogView(Widget, can_focus=True):
     ALLOW_MAXIMIZE = True
     DEFAULT_CSS = """
-    LogView { border: round $panel-lighten-2; height: 1fr; padding: 0 1; }
+    LogView { border: round $frame; height: 1fr; padding: 0 1; }
     LogView:focus { border: round $accent; }
     """
     BINDINGS = [

@@ -52,7 +52,7 @@ class RankPanel(Widget):
     """
 
     DEFAULT_CSS = """
-    RankPanel { height: 11; border: round $panel-lighten-2; padding: 0 0 0 1;
+    RankPanel { height: 11; border: round $frame; padding: 0 0 0 1;
                 border-subtitle-align: left; border-subtitle-color: $text-muted; }
     RankPanel.-focused { border: heavy $accent; }
     """

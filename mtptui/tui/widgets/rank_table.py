@@ -57,7 +57,7 @@ HEAD1, HEAD2 = _heads()
 
 class RankTable(Static):
     DEFAULT_CSS = """
-    RankTable { height: auto; border: round $panel-lighten-2; padding: 0; text-wrap: nowrap;
+    RankTable { height: auto; border: round $frame; padding: 0; text-wrap: nowrap;
                 text-overflow: ellipsis; }
     """
 

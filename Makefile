@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test setup bench bench-live clean samples
+.PHONY: demo test setup bench bench-live bench-tui clean samples
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -24,6 +24,10 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/parse_bench.py
+
+# the dashboard headless: 1,000,000-line replay, 50,000 lines/s live, keypress latency
+bench-tui: $(STAMP)
+	$(BIN)/python bench/tui_bench.py
 
 # as root: boots container hosts (see bench/live_bench.py)
 bench-live: $(STAMP)

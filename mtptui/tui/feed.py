@@ -60,10 +60,12 @@ class DashboardFeed:
             self._wake.set()
 
     def status(self, st: SourceStatus) -> None:
+        prev = self.statuses.get(st.host)
         self.statuses[st.host] = st
         self.status_log.append(st)
         del self.status_log[:-200]
-        if st.state == RECONNECTING:
+        # One gap per outage: a source reports RECONNECTING again on every retry.
+        if st.state == RECONNECTING and (prev is None or prev.state != RECONNECTING):
             # Marked where the data stopped, so the gap shows on the time axis.
             self.store.add_event(Event(kind="gap", ts=self.store.last_ts, host=st.host,
                                        text=f"stream lost, reconnecting: {st.detail}".rstrip(": ")))

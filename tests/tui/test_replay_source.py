@@ -170,5 +170,9 @@ def test_reconnecting_becomes_a_gap_event():
     feed.lines([line(T0).rstrip("\n")], "gpu1")
     feed.drain()
     feed.status(SourceStatus("gpu1", RECONNECTING, "connection lost"))
+    feed.status(SourceStatus("gpu1", RECONNECTING, "retry 2"))  # the same outage
     gaps = [e for e in store.events if e.kind == "gap"]
     assert len(gaps) == 1 and gaps[0].host == "gpu1" and gaps[0].ts == T0
+    feed.status(SourceStatus("gpu1", "streaming"))
+    feed.status(SourceStatus("gpu1", RECONNECTING, "lost again"))
+    assert len([e for e in store.events if e.kind == "gap"]) == 2

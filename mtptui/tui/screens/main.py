@@ -32,6 +32,7 @@ from mtptui.tui.widgets.status_bar import StatusBar, StatusData
 
 MAX_TIMELINE = 300
 CHART_HZ = 4.0
+FLOOD_LINES_PER_S = 5000
 FLASH_S = 3.0
 DATA_HZ = 5.0
 
@@ -52,6 +53,7 @@ class MainScreen(Screen):
         self.tick_redraws = 0
         self._chart_at = 0.0
         self._data_at = 0.0
+        self._ticks = 0
         self._flash: tuple[str, float] | None = None
 
     def compose(self) -> ComposeResult:
@@ -85,6 +87,9 @@ class MainScreen(Screen):
         d = self.dash
         if not force_chart and d.feed.holding():
             return  # a key is being shown: its own redraw did this tick's work
+        self._ticks += 1
+        if not force_chart and self._ticks % 2 and (d.lines_per_s or 0) > FLOOD_LINES_PER_S:
+            return  # a flood: every frame costs parsing time, so the screen moves at 5 Hz
         d.tick()
         self._sync_tabs()
         t0, t1 = d.timeline.bounds()
@@ -95,7 +100,7 @@ class MainScreen(Screen):
         now = time.monotonic()
         # Data alone moves the panels at most DATA_HZ times a second (a flood changes every
         # number on every tick); keys and the status bar are not held back.
-        if stamp != self._stamp and (force_chart or now - self._data_at >= 1 / DATA_HZ):
+        if stamp != self._stamp and (force_chart or now - self._data_at >= 0.9 / DATA_HZ):
             self._stamp = stamp
             self._data_at = now
             self.redraws += 1
@@ -124,7 +129,7 @@ class MainScreen(Screen):
         # The plot is the costliest widget (plotext builds it in Python): while data streams it is
         # redrawn at most CHART_HZ times a second; a key redraws it at once.
         now = time.monotonic()
-        if force_chart or now - self._chart_at >= 1 / CHART_HZ:
+        if force_chart or now - self._chart_at >= 0.9 / CHART_HZ:
             self._chart_at = now
             chart = self.query_one(MetricChart)
             points = max(20, chart.size.width * 2)

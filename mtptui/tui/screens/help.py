@@ -11,44 +11,57 @@ from textual.widgets import Static
 
 from mtptui.tui.bindings import _KEYS, HELP
 
-PANELS = """\
-What you are looking at
-  host line      the host (in its accent colour), its epoch (the run since the last restart) and
-                 the speculation settings read from the server's server_args line.
-  rank panels    one per scheduler rank (TP0, DP1 TP1, ...). The badge says SPEC ON when decode
-                 lines carry accept len, SPEC OFF when they do not (red if server_args asked for
-                 speculation: a silent fallback), GRAPH OFF when decode ran without CUDA graphs,
-                 STALE when the rank logged no batch for a while. Numbers: last value, then the
-                 min, mean and max over the window; sparklines show the window's samples.
-                 accept len = tokens gained per decode step (1.00: no draft token accepted).
-                 accept rate = accepted drafts as logged by this SGLang version.
-                 gen tok/s = this rank's generation throughput, drafts included.
-  chart          one metric (m cycles it) for every rank over the window (w cycles it), in log
-                 time. Vertical lines: restarts (magenta, labelled with the new settings) and
-                 events (ready green, OOM/crash red, connection gaps yellow).
-  events         restarts, ready, OOM, crashes, gaps, settings and alerts, oldest first.
-  log            the lines themselves, whole, coloured (decode, prefill, events); / filters.
-  status bar     the source, its state and the time shown, lines per second, how many lines
-                 were parsed, not understood (ordinary log text) or lost, and the settings.
-Times are the logs' own stamps, never arrival times; a replay keeps the gaps, scaled by speed.
-"""
+PANELS: list[tuple[str, str]] = [
+    ("host line", "the host (in its accent colour), the speculation settings read from the server's "
+                  "server_args line, and its epoch: the run since the last restart."),
+    ("rank panels", "one per scheduler rank (TP0, DP1 TP1, ...). SPEC ON when decode lines carry accept "
+                    "len, SPEC OFF when they do not (red if server_args asked for speculation: a silent "
+                    "fallback), GRAPH OFF when decode ran without CUDA graphs, STALE when the rank logged "
+                    "no batch for a while. Numbers: the newest line's value, then the min, mean and max over "
+                    "the window; sparklines show the window's samples. On short screens: one row per rank."),
+    ("accept len", "tokens gained per decode step, the bonus token included: 1.00 means no draft token is "
+                   "accepted; the most is steps+1."),
+    ("accept rate", "accepted drafts as this SGLang version logs it (the formula changed in 0.5.4, 0.5.8 "
+                    "and 0.5.12)."),
+    ("gen tok/s", "this rank's generation throughput, accepted drafts included."),
+    ("chart", "one metric (m cycles it) for every rank over the window (w cycles it), in log time. "
+              "Vertical lines: restarts (magenta, labelled with the new settings) and events (ready "
+              "green, OOM and crashes red, connection gaps yellow). 1-9 shows one rank only."),
+    ("events", "restarts, ready, OOM, crashes, gaps, settings and alerts; repeats are folded (x12)."),
+    ("log", "the lines themselves, whole and coloured (decode, prefill, events); / filters them."),
+    ("status bar", "the source, its state and the time shown, lines per second, how many lines were "
+                   "parsed, not understood (ordinary log text) or lost, and the settings."),
+    ("time", "always the logs' own stamps, never arrival times; a replay keeps the gaps, scaled by its speed."),
+]
+
+
+_KEY_NAMES = {"plus": "+", "equals_sign": "=", "minus": "-", "underscore": "_", "slash": "/",
+              "question_mark": "?", "left": "←", "right": "→", "escape": "esc"}
+
+
+def key_text(keys: str) -> str:
+    """`plus,equals_sign` -> `+ =`: keys as they are printed on a keyboard."""
+    return " ".join(_KEY_NAMES.get(k.strip(), k.strip()) for k in keys.split(","))
 
 
 class HelpScreen(ModalScreen):
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 96; max-width: 100%; height: 90%; border: thick $accent;
+    HelpScreen > VerticalScroll { width: 112; max-width: 100%; height: 90%; border: thick $accent;
                                   background: $surface; padding: 0 1; }
     """
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "close", id="help_close")]
 
     def compose(self) -> ComposeResult:
         keymap = getattr(self.app, "keymap_used", {}) or {}
-        rows: list = [(PANELS, ""), ("\nKeys  (remap in config [keys]: id = \"key\")\n", "bold")]
+        rows: list = [("What you are looking at\n", "bold")]
+        for name, text in PANELS:
+            rows += [(f"{name}: ", "bold $accent"), text, "\n"]
+        rows.append(("\nKeys  (remap in config [keys]: id = \"key\")\n", "bold"))
         for bid, key, _action, _desc, _show in _KEYS:
-            shown = keymap.get(bid, key)
-            rows += [(f"  {shown:<22}", "bold $accent"), (f"{bid:<16}", "$text-muted"), HELP.get(bid, ""), "\n"]
-        rows += [(f"  {keymap.get('palette', 'ctrl+p'):<22}", "bold $accent"), (f"{'palette':<16}", "$text-muted"),
+            shown = key_text(keymap.get(bid, key))
+            rows += [(f"  {shown:<12}", "bold $accent"), (f"{bid:<15}", "$text-muted"), HELP.get(bid, ""), "\n"]
+        rows += [(f"  {key_text(keymap.get('palette', 'ctrl+p')):<12}", "bold $accent"), (f"{'palette':<15}", "$text-muted"),
                  HELP["palette"], "\n", ("\nEsc, q or ? closes this help.", "$text-muted")]
         with VerticalScroll():
             yield Static(Content.assemble(*rows))

@@ -189,13 +189,23 @@ def spec_for(store: Store, host: str | None, t: float | None) -> dict:
     return store.spec.get(host) or {}
 
 
+def _algo(spec: dict) -> str:
+    """SGLang rewrites NEXTN to EAGLE in server_args; a draft that is the target model itself is
+    the checkpoint's own MTP head, which is what an operator calls MTP."""
+    algo = str(spec.get("algorithm"))
+    draft, model = spec.get("draft_model_path"), spec.get("model_path")
+    if algo.upper() in ("EAGLE", "NEXTN") and draft and draft == model:
+        return f"{algo} (MTP)"
+    return algo
+
+
 def spec_short(spec: dict) -> str:
     """`spec NEXTN steps=3 topk=1 draft=4`, `spec off`, or `spec ?` before any server_args."""
     if not spec:
         return "spec ? (no server_args seen)"
     if not spec.get("algorithm"):
         return "spec off (server_args)"
-    s = f"spec {spec['algorithm']}"
+    s = f"spec {_algo(spec)}"
     for key, short in (("num_steps", "steps"), ("topk", "topk"), ("num_draft_tokens", "draft")):
         if spec.get(key) is not None:
             s += f" {short}={spec[key]}"
@@ -225,7 +235,7 @@ def spec_text(spec: dict) -> str:
     algo = spec.get("algorithm")
     parts = []
     if algo:
-        s = f"speculation {algo}"
+        s = f"speculation {_algo(spec)}"
         for key, short in (("num_steps", "steps"), ("topk", "topk"), ("num_draft_tokens", "draft")):
             if spec.get(key) is not None:
                 s += f" {short}={spec[key]}"

@@ -52,7 +52,7 @@ def test_replay_in_tmux_reads_right(need):
     try:
         screen = _wait_for(sock, "REPLAY ended")
         # What a newcomer reads: the host and its settings, a badge per rank, labelled numbers.
-        assert "host gpu-h2" in screen and "spec EAGLE steps=3 topk=1 draft=4" in screen
+        assert "host gpu-h2" in screen and "spec EAGLE (MTP) steps=3 topk=1 draft=4" in screen
         assert screen.count("SPEC ON") == 8
         for rank in ("DP0 TP0 EP0", "DP7 TP7 EP7"):
             assert rank in screen

@@ -181,10 +181,29 @@ class TestHost:
 
 
 def remove_cgroup(path: Path) -> None:
-    """rmdir a cgroup tree bottom-up (cgroup dirs cannot be removed with their children)."""
+    """rmdir a cgroup tree bottom-up (cgroup dirs cannot be removed with their children).
+
+    A container whose nspawn was killed leaves its systemd and services running in the tree,
+    reparented to the machine's init: those are ended first, or they would run on unseen."""
     if not path.exists():
         return
-    for d in sorted((p for p in path.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
+    dirs = sorted((p for p in path.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)) + [path]
+    for _ in range(50):
+        pids = []
+        for d in dirs:
+            try:
+                pids += [int(x) for x in (d / "cgroup.procs").read_text().split()]
+            except OSError:
+                pass
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.1)
+    for d in dirs[:-1]:
         try:
             d.rmdir()
         except OSError:

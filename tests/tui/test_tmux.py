@@ -57,7 +57,7 @@ def test_replay_in_tmux_reads_right(need):
         for rank in ("DP0 TP0 EP0", "DP7 TP7 EP7"):
             assert rank in screen
         assert "accept len" in screen and "gen tok/s" in screen and "now   min  mean   max" in screen
-        assert "1,876 read: 1,732 parsed, 144 unparsed, 0 dropped" in screen
+        assert "1,876 lines: 0 dropped, 1,732 parsed, 144 unparsed" in screen
         assert "accept len (tokens per step, 1.00 = nothing accepted)" in screen
         # Lines are never cut: the log pane folds a long batch line onto the next row.
         assert "ready to roll!" in screen

@@ -48,13 +48,14 @@ class StatusBar(Static):
             return
         self._last = d
         rate = "– lines/s" if d.lines_per_s is None else f"{d.lines_per_s:,.0f} lines/s"
+        # Losses first after the line count: on a narrow screen the end of the line is cut.
         parts: list = [
-            (d.source, "bold"), " │ ", (d.state, "bold $accent"), " at ", (d.playhead, "bold"), " │ ", rate,
-            f" │ {_n(d.read)} read: {_n(d.parsed)} parsed, {_n(d.unparsed)} unparsed, ",
-            (f"{_n(d.dropped)} dropped", "bold $error" if d.dropped else ""),
+            (d.source, "bold"), " │ ", (d.state, "bold $accent"), " at ", (d.playhead, "bold"),
+            f" │ {_n(d.read)} lines: ", (f"{_n(d.dropped)} dropped", "bold $error" if d.dropped else ""),
         ]
         if d.malformed:
             parts.append((f", {_n(d.malformed)} malformed", "$warning"))
+        parts += [f", {_n(d.parsed)} parsed, {_n(d.unparsed)} unparsed │ ", rate]
         if d.backlog:
             parts.append((f" │ backlog {_n(d.backlog)}", "$warning"))
         if d.lag:

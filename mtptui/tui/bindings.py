@@ -29,7 +29,10 @@ _KEYS: list[tuple[str, str, str, str, bool]] = [
 ]
 _KEYS += [(f"focus_rank_{n}", str(n), f"focus_rank({n})", f"rank {n}", False) for n in range(1, 10)]
 
-BINDING_IDS = [k[0] for k in _KEYS] + ["palette"]
+# The panes' own keys (when focused): log_up/down/page_up/page_down/home/end, events_up/... .
+PANE_IDS = ["log_up", "log_down", "log_page_up", "log_page_down", "log_home", "log_end",
+            "events_up", "events_down", "events_page_up", "events_page_down", "events_end", "help_close"]
+BINDING_IDS = [k[0] for k in _KEYS] + ["palette"] + PANE_IDS
 
 # Shown on the help screen next to each id.
 HELP: dict[str, str] = {

@@ -8,10 +8,10 @@ Used by the dashboard's store and by `summary`.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from mtptui.core.records import DECODE, PREFILL, BatchStats, Event
+from mtptui.core.valueset import Rows
 
 EPOCH_METRICS = ("accept_len", "accept_rate", "gen_throughput")
 
@@ -30,34 +30,6 @@ def spec_label(spec: dict | None) -> str:
 
 
 @dataclass
-class Running:
-    """Count, sum, min and max of one metric, for epoch comparisons."""
-
-    n: int = 0
-    total: float = 0.0
-    lo: float = math.inf
-    hi: float = -math.inf
-
-    def add(self, v: float) -> None:
-        self.n += 1
-        self.total += v
-        if v < self.lo:
-            self.lo = v
-        if v > self.hi:
-            self.hi = v
-
-    def merge(self, other: Running) -> None:
-        self.n += other.n
-        self.total += other.total
-        self.lo = min(self.lo, other.lo)
-        self.hi = max(self.hi, other.hi)
-
-    @property
-    def mean(self) -> float | None:
-        return self.total / self.n if self.n else None
-
-
-@dataclass
 class Epoch:
     index: int
     host: str | None
@@ -67,8 +39,8 @@ class Epoch:
     reason: str = "first seen"
     batches: int = 0  # decode batches
     records: int = 0  # every batch record (decode, prefill, vLLM spec)
-    # rank -> metric -> Running
-    per_rank: dict[str, dict[str, Running]] = field(default_factory=dict)
+    # rank -> every value of EPOCH_METRICS it logged in this epoch
+    per_rank: dict[str, Rows] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -78,22 +50,25 @@ class Epoch:
         """Adds another epoch's statistics to this one (the same epoch, read in two parts)."""
         self.batches += other.batches
         self.records += other.records
-        for rank, acc in other.per_rank.items():
-            mine = self.per_rank.setdefault(rank, {m: Running() for m in EPOCH_METRICS})
-            for m, r in acc.items():
-                mine[m].merge(r)
+        for rank, rows in other.per_rank.items():
+            mine = self.per_rank.get(rank)
+            if mine is None:
+                self.per_rank[rank] = rows
+            else:
+                mine.merge(rows)
 
     def rename_rank(self, old: str, new: str) -> None:
         """Moves one rank's statistics to another name, merging with what that name has, and
         keeping the place of the first of the two in the order ranks were seen."""
-        merged: dict[str, dict[str, Running]] = {}
-        for rank, acc in self.per_rank.items():
+        merged: dict[str, Rows] = {}
+        for rank, rows in self.per_rank.items():
             if rank == old or rank == new:
-                target = merged.setdefault(new, {m: Running() for m in EPOCH_METRICS})
-                for m, r in acc.items():
-                    target[m].merge(r)
+                target = merged.get(new)
+                if target is None:
+                    merged[new] = target = Rows(EPOCH_METRICS)
+                target.merge(rows)
             else:
-                merged[rank] = acc
+                merged[rank] = rows
         self.per_rank = merged
 
     @property
@@ -101,33 +76,17 @@ class Epoch:
         return spec_label(self.spec) if self.spec else "settings unknown"
 
     def add(self, rank: str, fields: dict) -> None:
-        acc = self.per_rank.get(rank)
-        if acc is None:
-            acc = self.per_rank[rank] = {m: Running() for m in EPOCH_METRICS}
-        for m in EPOCH_METRICS:
-            if m in fields:
-                # Running.add, inlined: this runs for every batch line of a long log
-                v = fields[m]
-                r = acc[m]
-                r.n += 1
-                r.total += v
-                if v < r.lo:
-                    r.lo = v
-                if v > r.hi:
-                    r.hi = v
+        rows = self.per_rank.get(rank)
+        if rows is None:
+            rows = self.per_rank[rank] = Rows(EPOCH_METRICS)
+        rows.add(fields)
 
-    def mean(self, metric: str, rank: str | None = None) -> float | None:
-        """Mean over one rank, or over every rank's samples together."""
-        accs = [self.per_rank[rank]] if rank is not None and rank in self.per_rank else (
-            [] if rank is not None else list(self.per_rank.values()))
-        n = sum(a[metric].n for a in accs)
-        return sum(a[metric].total for a in accs) / n if n else None
+    def stats(self, metric: str, rank: str) -> dict | None:
+        rows = self.per_rank.get(rank)
+        return rows.describe()[metric] if rows is not None else None
 
     def to_json(self) -> dict:
-        ranks = {}
-        for rank, acc in self.per_rank.items():
-            ranks[rank] = {m: ({"n": r.n, "mean": round(r.mean, 9), "min": r.lo, "max": r.hi} if r.n else None)
-                           for m, r in acc.items()}
+        ranks = {rank: rows.describe() for rank, rows in self.per_rank.items()}
         return {"host": self.host, "index": self.index, "start": self.start, "end": self.end,
                 "reason": self.reason, "label": self.label, "spec": self.spec,
                 "decode_batches": self.batches, "ranks": ranks}

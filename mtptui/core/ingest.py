@@ -36,12 +36,14 @@ class Ingest:
         self.parser.keep_lines = False
         self.counts = LineCounts()
         self.sinks: list = []
+        self._batch_sinks: list = []
         self._line_sinks: list = []
         for s in sinks:
             self.add_sink(s)
 
     def add_sink(self, sink) -> None:
         self.sinks.append(sink)
+        self._batch_sinks.append(sink.add_batch)
         if hasattr(sink, "add_line"):
             self._line_sinks.append(sink.add_line)
             self.parser.keep_lines = True
@@ -53,10 +55,11 @@ class Ingest:
         o = p.outcome
         if o == BATCH:
             c.batch += 1
-            if p.record.truncated:
+            rec = p.record
+            if rec.truncated:
                 c.malformed += 1
-            for s in self.sinks:
-                s.add_batch(p.record)
+            for add_batch in self._batch_sinks:
+                add_batch(rec)
         elif o == EVENT:
             c.event += 1
             for s in self.sinks:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from mtptui.core.epochs import EpochTracker
 from mtptui.core.records import DECODE, PREFILL, SPEC, BatchStats, Event
-from mtptui.core.valueset import FOLD, ValueSet
+from mtptui.core.valueset import Rows
 
 DECODE_METRICS = ("accept_len", "accept_rate", "gen_throughput", "running_req", "queue_req")
 PREFILL_METRICS = ("input_throughput",)
@@ -32,43 +32,22 @@ class SeriesSummary:
     prefill_batches: int = 0
     first: float | None = None
     last: float | None = None
-    decode: dict[str, ValueSet] = field(default_factory=lambda: {m: ValueSet() for m in DECODE_METRICS})
-    prefill: dict[str, ValueSet] = field(default_factory=lambda: {m: ValueSet() for m in PREFILL_METRICS})
-
-    def __post_init__(self) -> None:
-        self._decode_appends = [(m, self.decode[m].buf.append) for m in DECODE_METRICS]
-        self._since_fold = 0
-
-    def __getstate__(self) -> dict:  # bound methods do not pickle; parallel workers send these
-        state = dict(self.__dict__)
-        del state["_decode_appends"]
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self.__post_init__()
+    decode: Rows = field(default_factory=lambda: Rows(DECODE_METRICS))
+    prefill: Rows = field(default_factory=lambda: Rows(PREFILL_METRICS))
 
     def add(self, rec: BatchStats) -> None:
         f = rec.fields
         kind = rec.kind
-        self._since_fold += 1
-        if self._since_fold >= FOLD:
-            self._since_fold = 0
-            for values in self.decode.values():
-                values.fold()
-        if kind == DECODE or kind == SPEC:
-            if kind == DECODE:
-                self.decode_batches += 1
-                if f.get("graph") is False:
-                    self.graph_off += 1
-            for m, append in self._decode_appends:
-                if m in f:
-                    append(f[m])
-        elif rec.kind == PREFILL:
+        if kind == DECODE:
+            self.decode_batches += 1
+            if f.get("graph") is False:
+                self.graph_off += 1
+            self.decode.add(f)
+        elif kind == SPEC:
+            self.decode.add(f)
+        elif kind == PREFILL:
             self.prefill_batches += 1
-            v = f.get("input_throughput")
-            if v is not None:
-                self.prefill["input_throughput"].append(v)
+            self.prefill.add(f)
         ts = rec.ts
         if ts is not None:
             if self.first is None or ts < self.first:
@@ -76,13 +55,21 @@ class SeriesSummary:
             if self.last is None or ts > self.last:
                 self.last = ts
 
+    def merge(self, later: SeriesSummary) -> None:
+        """Adds what the same series logged later (the next part of a file read in parallel)."""
+        self.decode_batches += later.decode_batches
+        self.graph_off += later.graph_off
+        self.prefill_batches += later.prefill_batches
+        self.decode.merge(later.decode)
+        self.prefill.merge(later.prefill)
+        for ts in (later.first, later.last):
+            if ts is not None:
+                self.first = ts if self.first is None or ts < self.first else self.first
+                self.last = ts if self.last is None or ts > self.last else self.last
+
     def to_json(self) -> dict:
-        dec = {"batches": self.decode_batches, "graph_off": self.graph_off}
-        for m in DECODE_METRICS:
-            dec[m] = self.decode[m].describe()
-        pre = {"batches": self.prefill_batches}
-        for m in PREFILL_METRICS:
-            pre[m] = self.prefill[m].describe()
+        dec = {"batches": self.decode_batches, "graph_off": self.graph_off, **self.decode.describe()}
+        pre = {"batches": self.prefill_batches, **self.prefill.describe()}
         return {"host": self.host, "rank": self.rank, "engine": self.engine, "decode": dec,
                 "prefill": pre, "first": self.first, "last": self.last}
 

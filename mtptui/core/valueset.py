@@ -50,17 +50,25 @@ class ValueSet:
     def fold(self) -> None:
         """Moves the buffered values into the counts (or the spill array)."""
         buf = self.buf
-        if not buf:
-            return
-        self.last = buf[-1]
-        self.n += len(buf)
+        if buf:
+            self.extend(buf)
+            del buf[:]  # in place: callers keep buf.append bound
+
+    def extend(self, values: array) -> None:
+        """Adds values in order; NaN stands for a value the log did not carry and is left out."""
+        total = sum(values)
+        if total != total:  # some NaN (or inf - inf): keep what is a number
+            values = array("d", [v for v in values if v == v])
+            if not values:
+                return
+        self.last = values[-1]
+        self.n += len(values)
         if self.spill is not None:
-            self.spill.extend(buf)
+            self.spill.extend(values)
         else:
-            self.counts.update(buf)  # counted in C
+            self.counts.update(values)  # counted in C
             if len(self.counts) > MAX_DISTINCT:
                 self._to_spill()
-        del buf[:]  # in place: callers keep buf.append bound
 
     def _to_spill(self) -> None:
         spill = array("d")
@@ -134,3 +142,56 @@ def _quantile(kth, n: int, q: float) -> float:
 def _tidy(x: float) -> float:
     # Logged values have at most a few decimals; 9 places drop float noise such as 2.8899999999999997.
     return round(x, 9)
+
+
+NAN = math.nan
+
+
+class Rows:
+    """Several metrics of one series, a row per record, each row appended by one C-level call
+    (absent fields become NaN), and handed to one ValueSet per metric in columns."""
+
+    __slots__ = ("names", "sets", "buf", "nans", "limit")
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.names = names
+        self.sets = {n: ValueSet() for n in names}
+        self.buf = array("d")
+        self.nans = (NAN,) * len(names)
+        self.limit = FOLD * len(names)
+
+    def add(self, fields: dict) -> None:
+        buf = self.buf
+        buf.extend(map(fields.get, self.names, self.nans))
+        if len(buf) >= self.limit:
+            self.fold()
+
+    def fold(self) -> None:
+        buf = self.buf
+        if not buf:
+            return
+        k = len(self.names)
+        for i, name in enumerate(self.names):
+            self.sets[name].extend(buf[i::k])
+        del buf[:]
+
+    def merge(self, later: Rows) -> None:
+        self.fold()
+        later.fold()
+        for name, values in later.sets.items():
+            self.sets[name].merge(values)
+
+    def describe(self) -> dict[str, dict | None]:
+        self.fold()
+        return {name: values.describe() for name, values in self.sets.items()}
+
+    def __getstate__(self) -> tuple:
+        self.fold()
+        return self.names, self.sets
+
+    def __setstate__(self, state: tuple) -> None:
+        names, self.sets = state
+        self.names = names
+        self.buf = array("d")
+        self.nans = (NAN,) * len(names)
+        self.limit = FOLD * len(names)

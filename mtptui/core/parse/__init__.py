@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from mtptui.core.parse import events, sglang, vllm
 from mtptui.core.parse.envelope import EnvelopeError, EnvelopeReader
 from mtptui.core.parse.envelope import SHORT_STAMP
+from mtptui.core.parse.timeparse import STAMPS
 from mtptui.core.records import DECODE, PREFILL, SGLANG, SPEC, BatchStats, Event, LogLine
 
 # Lines longer than this are counted as dropped rather than parsed: no stats line comes near it,
@@ -103,15 +104,16 @@ class LineParser:
         if m is None:
             return None
         short, frac, env_host, stamp, millis, rank, kind = m.groups()
-        body = raw[m.end():-1] if raw.endswith("\n") else raw[m.end():]
         kind = DECODE if kind == "D" else PREFILL
-        fields = sglang._fast_body(kind, body)
+        fields = sglang._fast_body(kind, raw, m.end())
         if fields is None:
             return None
         if stamp[:4] != self._year_text:
             self._year_text = stamp[:4]
             self.envelope.year = int(self._year_text)
-        ts = sglang.prefix_time(stamp, millis)
+        ts = STAMPS.get(stamp) if millis is None else None
+        if ts is None:
+            ts = sglang.prefix_time(stamp, millis)
         if host is None:
             host = env_host
         if not self.keep_lines and ts is not None:

@@ -220,7 +220,7 @@ class _Template:
             else:
                 raise KeyError(key)  # unknown or special keys take the general path
             parts.append(re.escape(key) + ": ([^,]*)")
-        self.rx = re.compile(", ".join(parts) + "(?:, )?")
+        self.rx = re.compile(", ".join(parts) + "(?:, )?\n?")
         namespace = {"_GRAPH": {"True": True, "False": False}}
         exec("def read(v):\n    return {" + ", ".join(items) + "}\n", namespace)  # noqa: S102
         # read(values) raises ValueError or KeyError for a value that does not read
@@ -231,16 +231,20 @@ _templates: dict[tuple, _Template | None] = {}
 _last: dict[str, _Template] = {}  # per batch kind, the layout that matched last
 
 
-def _fast_body(kind: str, body: str) -> dict | None:
-    """The fields of a well-formed body of a known layout, else None (take the general path)."""
+def _fast_body(kind: str, text: str, pos: int = 0) -> dict | None:
+    """The fields of a well-formed body, text[pos:] (a final newline allowed), of a known
+    layout; else None (take the general path)."""
     tmpl = _last.get(kind)
     if tmpl is not None:
-        m = tmpl.rx.fullmatch(body)
+        m = tmpl.rx.fullmatch(text, pos)
         if m is not None:
             try:
                 return tmpl.read(m.groups())
             except (ValueError, KeyError):
                 return None
+    body = text[pos:]
+    if body.endswith("\n"):
+        body = body[:-1]
     if body.endswith(", "):
         body = body[:-2]
     # Every item must be exactly `key: value`: then keys and values alternate after one split.

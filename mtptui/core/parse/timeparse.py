@@ -13,19 +13,20 @@ from datetime import datetime
 MONTHS = {m: i for i, m in enumerate(
     ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), start=1)}
 
-_cache: dict[str, float] = {}
+# stamp text -> epoch seconds; read directly on the hot path (a dict lookup, not a call)
+STAMPS: dict[str, float] = {}
 
 
 def _remember(key: str, value: float) -> float:
-    if len(_cache) > 100_000:  # a replay of a long log would otherwise grow it without bound
-        _cache.clear()
-    _cache[key] = value
+    if len(STAMPS) > 100_000:  # a replay of a long log would otherwise grow it without bound
+        STAMPS.clear()
+    STAMPS[key] = value
     return value
 
 
 def ymd_hms(s: str) -> float | None:
     """'2026-03-09 16:03:25' (or with a 'T') as UTC epoch seconds."""
-    v = _cache.get(s)
+    v = STAMPS.get(s)
     if v is not None:
         return v
     try:

@@ -10,6 +10,7 @@ from the text before the part). Gzip and stdin cannot be split and are read sequ
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import re
@@ -63,9 +64,9 @@ def _year_before(path: str, start: int) -> int | None:
     return int(found[-1]) if found else None
 
 
-def _lines(path: str, start: int, end: int, block: int = 1 << 20):
-    """The lines of bytes [start, end), decoded and split a block at a time (cheaper per line
-    than a text stream); a line longer than a block is carried over until its end is read."""
+def _blocks(path: str, start: int, end: int, block: int = 1 << 20):
+    """The lines of bytes [start, end) in lists, decoded and split a block at a time (cheaper
+    per line than a text stream); a line longer than a block is carried over until its end."""
     with open(path, "rb") as f:
         f.seek(start)
         left = end - start
@@ -85,9 +86,9 @@ def _lines(path: str, start: int, end: int, block: int = 1 << 20):
                 lines = data.decode("utf-8", "replace").split("\n")
                 if lines[-1] == "":
                     lines.pop()
-                yield from lines
+                yield lines
         if tail:
-            yield tail.decode("utf-8", "replace")
+            yield [tail.decode("utf-8", "replace")]
 
 
 def _work(args):
@@ -98,9 +99,8 @@ def _work(args):
     year = _year_before(part.path, part.start)
     if year is not None:
         ingest.parser.envelope.year = year
-    feed = ingest.feed
-    for raw in _lines(part.path, part.start, part.end):
-        feed(raw)
+    for lines in _blocks(part.path, part.start, part.end):
+        ingest.feed_many(lines)
     return summary, ingest.counts, ingest.parser.vllm_rank
 
 
@@ -131,17 +131,18 @@ def _extend(total: Summary, key: tuple, s) -> None:
     if t is None:
         s.host, s.rank, s.engine = key
         total.series[key] = s
-        return
-    t.decode_batches += s.decode_batches
-    t.graph_off += s.graph_off
-    t.prefill_batches += s.prefill_batches
-    for cols, more in ((t.decode, s.decode), (t.prefill, s.prefill)):
-        for m, values in more.items():
-            cols[m].merge(values)
-    for ts in (s.first, s.last):
-        if ts is not None:
-            t.first = ts if t.first is None or ts < t.first else t.first
-            t.last = ts if t.last is None or ts > t.last else t.last
+    else:
+        t.merge(s)
+
+
+def _batched(lines, n: int = 4096):
+    """Lists of up to n lines from an iterator, so that the parser loops over lists."""
+    it = iter(lines)
+    while True:
+        chunk = list(itertools.islice(it, n))
+        if not chunk:
+            return
+        yield chunk
 
 
 def summarise(paths: list[str], since=None, until=None, jobs: int | None = None) -> tuple[Summary, LineCounts]:
@@ -157,9 +158,8 @@ def summarise(paths: list[str], since=None, until=None, jobs: int | None = None)
             ingest.parser.vllm_rank = vllm_rank
             sub = Summary(since, until)
             ingest.add_sink(sub)
-            feed = ingest.feed
-            for raw in open_lines(path):  # raises InputError, with checks of the file's head
-                feed(raw)
+            for lines in _batched(open_lines(path)):  # raises InputError, after the head checks
+                ingest.feed_many(lines)
             _merge(total, counts, vllm_rank, (sub, ingest.counts, ingest.parser.vllm_rank))
             continue
         next(iter(open_lines(path)), None)  # the same head checks as a sequential read

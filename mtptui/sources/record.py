@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from typing import IO
 
 from mtptui.core.parse.events import GAP_MARK

@@ -36,13 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     if entry is None:
         print(f"mtptui: unknown command {args[0]!r} (try mtptui --help)", file=sys.stderr)
         return 2
-    try:
-        module = importlib.import_module(entry[0])
-    except ModuleNotFoundError as e:
-        if e.name and e.name.startswith("mtptui"):
-            print(f"mtptui: the {args[0]!r} command is not built yet", file=sys.stderr)
-            return 2
-        raise
+    module = importlib.import_module(entry[0])
     try:
         return int(module.main(args[1:]) or 0)
     except KeyboardInterrupt:

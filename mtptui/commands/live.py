@@ -100,7 +100,7 @@ def quiet_asyncssh() -> None:
     logging.getLogger("asyncssh").setLevel(logging.CRITICAL)
 
 
-def open_record(path: str | None, sources: list[Source], prog: str):
+def open_record(path: str | None, sources: list[Source]):
     """Wraps the sources for --record. Returns (sources, writer or None), or raises OSError."""
     if not path:
         return sources, None
@@ -110,14 +110,9 @@ def open_record(path: str | None, sources: list[Source], prog: str):
     return [RecordingSource(s, writer) for s in sources], writer
 
 
-def launch(sources: list[Source], config: Config, *, read_only: bool, title: str, prog: str) -> int:
-    try:
-        from mtptui.tui.launch import run_dashboard
-    except ImportError as e:
-        if e.name and e.name.startswith("mtptui"):
-            print(f"{prog}: the dashboard is not built yet (use `mtptui record`)", file=sys.stderr)
-            return 2
-        raise
+def launch(sources: list[Source], config: Config, *, read_only: bool, title: str) -> int:
+    from mtptui.tui.launch import run_dashboard  # Textual loads only when a screen is wanted
+
     return int(run_dashboard(sources, config=config, read_only=read_only, title=title) or 0)
 
 
@@ -131,14 +126,13 @@ def main(argv: list[str]) -> int:
         return 2
     quiet_asyncssh()
     try:
-        sources, writer = open_record(args.record, sources, "mtptui live")
+        sources, writer = open_record(args.record, sources)
     except OSError as e:
         print(f"mtptui live: {args.record}: {e.strerror or e}", file=sys.stderr)
         return 1
     try:
         names = ", ".join(s.host for s in sources)
-        return launch(sources, config, read_only=args.read_only, title=f"live: {names}",
-                      prog="mtptui live")
+        return launch(sources, config, read_only=args.read_only, title=f"live: {names}")
     finally:
         if writer is not None:
             writer.close()

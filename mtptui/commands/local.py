@@ -72,13 +72,12 @@ def main(argv: list[str]) -> int:
         print(f"mtptui local: {problem}", file=sys.stderr)
         return 1
     try:
-        sources, writer = open_record(args.record, [source], "mtptui local")
+        sources, writer = open_record(args.record, [source])
     except OSError as e:
         print(f"mtptui local: {args.record}: {e.strerror or e}", file=sys.stderr)
         return 1
     try:
-        return launch(sources, config, read_only=args.read_only,
-                      title=f"local: {source.unit}", prog="mtptui local")
+        return launch(sources, config, read_only=args.read_only, title=f"local: {source.unit}")
     finally:
         if writer is not None:
             writer.close()

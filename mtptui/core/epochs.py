@@ -16,17 +16,32 @@ from mtptui.core.valueset import Rows
 EPOCH_METRICS = ("accept_len", "accept_rate", "gen_throughput")
 
 
-def spec_label(spec: dict | None) -> str:
-    if not spec:
-        return "settings unknown"
-    algo = spec.get("algorithm")
-    if not algo:
-        return "spec off"
-    parts = [str(algo)]
+def algorithm_name(spec: dict) -> str:
+    """SGLang rewrites NEXTN to EAGLE in server_args; a draft that is the target model itself is
+    the checkpoint's own MTP head, which is what an operator calls MTP."""
+    algo = str(spec.get("algorithm"))
+    draft, model = spec.get("draft_model_path"), spec.get("model_path")
+    if algo.upper() in ("EAGLE", "NEXTN") and draft and draft == model:
+        return f"{algo} (MTP)"
+    return algo
+
+
+def spec_settings(spec: dict) -> str:
+    """`EAGLE (MTP) steps=3 topk=1 draft=4` for settings with an algorithm."""
+    parts = [algorithm_name(spec)]
     for key, short in (("num_steps", "steps"), ("topk", "topk"), ("num_draft_tokens", "draft")):
         if spec.get(key) is not None:
             parts.append(f"{short}={spec[key]}")
     return " ".join(parts)
+
+
+def spec_label(spec: dict | None) -> str:
+    """An epoch's label: its speculation settings, `spec off`, or `settings unknown`."""
+    if not spec:
+        return "settings unknown"
+    if not spec.get("algorithm"):
+        return "spec off"
+    return spec_settings(spec)
 
 
 @dataclass

@@ -102,22 +102,19 @@ class Summary:
         if s is None:
             s = self.series[key] = SeriesSummary(rec.host, rec.rank, rec.engine)
         s.add(rec)
-        ts = rec.ts
-        if ts is None:
-            ts = self._last_ts
-        else:
-            self._last_ts = ts
-        self.epochs.add_batch(rec, ts)
+        self.epochs.add_batch(rec, self._time(rec.ts))
 
     def add_event(self, ev: Event) -> None:
         if self._in_range(ev.ts):
             self.events.append(ev)
-            ts = ev.ts
-            if ts is None:
-                ts = self._last_ts
-            else:
-                self._last_ts = ts
-            self.epochs.add_event(ev, ts)
+            self.epochs.add_event(ev, self._time(ev.ts))
+
+    def _time(self, ts: float | None) -> float:
+        """The record's time, or for one without, the last time seen (epochs need some time)."""
+        if ts is None:
+            return self._last_ts
+        self._last_ts = ts
+        return ts
 
     def ordered(self) -> list[SeriesSummary]:
         return sorted(self.series.values(), key=lambda s: (s.host or "", rank_key(s.rank), s.engine))

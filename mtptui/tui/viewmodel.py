@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from mtptui.core.alerts import Thresholds, epoch_at
+from mtptui.core.epochs import spec_settings
 from mtptui.core.store import RankSeries, Store
 
 
@@ -189,27 +190,13 @@ def spec_for(store: Store, host: str | None, t: float | None) -> dict:
     return store.spec.get(host) or {}
 
 
-def _algo(spec: dict) -> str:
-    """SGLang rewrites NEXTN to EAGLE in server_args; a draft that is the target model itself is
-    the checkpoint's own MTP head, which is what an operator calls MTP."""
-    algo = str(spec.get("algorithm"))
-    draft, model = spec.get("draft_model_path"), spec.get("model_path")
-    if algo.upper() in ("EAGLE", "NEXTN") and draft and draft == model:
-        return f"{algo} (MTP)"
-    return algo
-
-
 def spec_short(spec: dict) -> str:
     """`spec NEXTN steps=3 topk=1 draft=4`, `spec off`, or `spec ?` before any server_args."""
     if not spec:
         return "spec ? (no server_args seen)"
     if not spec.get("algorithm"):
         return "spec off (server_args)"
-    s = f"spec {_algo(spec)}"
-    for key, short in (("num_steps", "steps"), ("topk", "topk"), ("num_draft_tokens", "draft")):
-        if spec.get(key) is not None:
-            s += f" {short}={spec[key]}"
-    return s
+    return "spec " + spec_settings(spec)
 
 
 def layout_text(spec: dict) -> str:
@@ -232,27 +219,8 @@ def spec_text(spec: dict) -> str:
     """`NEXTN steps=3 topk=1 draft=4 · TP 4 · model X` from the server_args settings."""
     if not spec:
         return "speculation: settings not seen yet (no server_args line)"
-    algo = spec.get("algorithm")
-    parts = []
-    if algo:
-        s = f"speculation {_algo(spec)}"
-        for key, short in (("num_steps", "steps"), ("topk", "topk"), ("num_draft_tokens", "draft")):
-            if spec.get(key) is not None:
-                s += f" {short}={spec[key]}"
-        parts.append(s)
-    else:
-        parts.append("speculation not configured")
-    if spec.get("tp_size"):
-        parts.append(f"TP {spec['tp_size']}")
-    if spec.get("dp_size") and spec.get("dp_size") != 1:
-        parts.append(f"DP {spec['dp_size']}")
-    model = spec.get("model_path")
-    if model:
-        parts.append(f"model {model}")
-    draft = spec.get("draft_model_path")
-    if draft and draft != model:
-        parts.append(f"draft {draft}")
-    return " · ".join(parts)
+    head = "speculation " + spec_settings(spec) if spec.get("algorithm") else "speculation not configured"
+    return " · ".join(p for p in (head, layout_text(spec)) if p)
 
 
 def chart_series(store: Store, host: str | None, metric: str, t0: float | None, t1: float | None,

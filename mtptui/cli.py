@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 # name -> (module, one-line help). Modules are imported only when used, so `summary` never pays
@@ -41,3 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(module.main(args[1:]) or 0)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # the reader went away (`mtptui summary ... | head`): stop quietly, as a pipe would
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141

@@ -8,12 +8,19 @@ Used by the dashboard's store and by `summary`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from mtptui.core.records import DECODE, PREFILL, BatchStats, Event
 from mtptui.core.valueset import Rows
 
 EPOCH_METRICS = ("accept_len", "accept_rate", "gen_throughput")
+EPOCH_EVENTS = ("started", "spec_config")  # the events that may begin an epoch
+
+
+def rank_key(rank: str) -> tuple:
+    """Natural order: TP2 before TP10, DP1 TP1 before DP10 TP10."""
+    return tuple((int(p) if p.isdigit() else p) for p in re.split(r"(\d+)", rank))
 
 
 def algorithm_name(spec: dict) -> str:
@@ -96,12 +103,18 @@ class Epoch:
             rows = self.per_rank[rank] = Rows(EPOCH_METRICS)
         rows.add(fields)
 
+    def rows(self, rank: str) -> Rows:
+        rows = self.per_rank.get(rank)
+        if rows is None:
+            rows = self.per_rank[rank] = Rows(EPOCH_METRICS)
+        return rows
+
     def stats(self, metric: str, rank: str) -> dict | None:
         rows = self.per_rank.get(rank)
         return rows.describe()[metric] if rows is not None else None
 
     def to_json(self) -> dict:
-        ranks = {rank: rows.describe() for rank, rows in self.per_rank.items()}
+        ranks = {rank: self.per_rank[rank].describe() for rank in sorted(self.per_rank, key=rank_key)}
         return {"host": self.host, "index": self.index, "start": self.start, "end": self.end,
                 "reason": self.reason, "label": self.label, "spec": self.spec,
                 "decode_batches": self.batches, "ranks": ranks}
@@ -124,6 +137,14 @@ class EpochTracker:
             epoch.add(rec.rank, rec.fields)
         elif kind != PREFILL:
             epoch.add(rec.rank, rec.fields)
+
+    def current(self, host: str | None) -> Epoch | None:
+        epochs = self.epochs.get(host)
+        return epochs[-1] if epochs else None
+
+    def open(self, host: str | None, ts: float) -> Epoch:
+        """The host's current epoch, or a first one from ts when it has none yet."""
+        return self.current(host) or self._new_epoch(host, ts, "first seen")
 
     def add_event(self, ev: Event, ts: float) -> None:
         if ev.kind == "started":

@@ -10,7 +10,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from mtptui.core.records import DECODE, PREFILL, SPEC, BatchStats, Event
-from mtptui.core.epochs import Epoch, EpochTracker, spec_label
+from mtptui.core.epochs import Epoch, EpochTracker, rank_key, spec_label
 from mtptui.core.series import Ring
 from mtptui.core.stats import describe
 
@@ -125,8 +125,6 @@ class Store:
         return list(seen)
 
     def ranks(self, host: str | None) -> list[RankSeries]:
-        from mtptui.core.summary import rank_key
-
         return sorted((s for (h, _), s in self.series.items() if h == host), key=lambda s: rank_key(s.rank))
 
     def host_events(self, host=ALL_HOSTS, t0: float | None = None, t1: float | None = None) -> list[Event]:

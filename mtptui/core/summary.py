@@ -6,20 +6,14 @@ exact over the whole input while memory stays small.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
-from mtptui.core.epochs import EpochTracker
+from mtptui.core.epochs import EPOCH_EVENTS, Epoch, EpochTracker, rank_key
 from mtptui.core.records import DECODE, PREFILL, SPEC, BatchStats, Event
 from mtptui.core.valueset import Rows
 
 DECODE_METRICS = ("accept_len", "accept_rate", "gen_throughput", "running_req", "queue_req")
 PREFILL_METRICS = ("input_throughput",)
-
-
-def rank_key(rank: str) -> tuple:
-    """Natural order: TP2 before TP10, DP1 TP1 before DP10 TP10."""
-    return tuple((int(p) if p.isdigit() else p) for p in re.split(r"(\d+)", rank))
 
 
 @dataclass
@@ -34,26 +28,48 @@ class SeriesSummary:
     last: float | None = None
     decode: Rows = field(default_factory=lambda: Rows(DECODE_METRICS))
     prefill: Rows = field(default_factory=lambda: Rows(PREFILL_METRICS))
+    # The epoch now running on this host: buffered rows and counts go to it when folded, so the
+    # per-line path feeds one buffer, not two (folds happen before every epoch change).
+    epoch: Epoch | None = None
+    _records: int = 0
+    _batches: int = 0
 
     def add(self, rec: BatchStats) -> None:
         f = rec.fields
         kind = rec.kind
-        if kind == DECODE:
-            self.decode_batches += 1
-            if f.get("graph") is False:
-                self.graph_off += 1
-            self.decode.add(f)
-        elif kind == SPEC:
-            self.decode.add(f)
+        if kind == DECODE or kind == SPEC:
+            if kind == DECODE:
+                self.decode_batches += 1
+                self._batches += 1
+                if f.get("graph") is False:
+                    self.graph_off += 1
+            d = self.decode
+            buf = d.buf
+            buf.extend(map(f.get, DECODE_METRICS, d.nans))
+            if len(buf) >= d.limit:
+                self.fold()
         elif kind == PREFILL:
             self.prefill_batches += 1
             self.prefill.add(f)
+        self._records += 1
         ts = rec.ts
         if ts is not None:
             if self.first is None or ts < self.first:
                 self.first = ts
             if self.last is None or ts > self.last:
                 self.last = ts
+
+    def fold(self) -> None:
+        """Hands what was added since the last fold to the value sets and to the epoch."""
+        epoch = self.epoch
+        if epoch is None:
+            self.decode.fold()
+            return
+        epoch.records += self._records
+        epoch.batches += self._batches
+        self._records = self._batches = 0
+        if self.decode.buf:
+            self.decode.fold(also=epoch.rows(self.rank))
 
     def merge(self, later: SeriesSummary) -> None:
         """Adds what the same series logged later (the next part of a file read in parallel)."""
@@ -81,6 +97,7 @@ class Summary:
         self.since = since
         self.until = until
         self.series: dict[tuple, SeriesSummary] = {}
+        self._host_series: dict[str | None, list[SeriesSummary]] = {}
         self.events: list[Event] = []
         self.epochs = EpochTracker()
         self._last_ts = 0.0  # for records without a time of their own
@@ -97,17 +114,38 @@ class Summary:
     def add_batch(self, rec: BatchStats) -> None:
         if (self.since is not None or self.until is not None) and not self._in_range(rec.ts):
             return
-        key = (rec.host, rec.rank, rec.engine)
-        s = self.series.get(key)
+        s = self.series.get((rec.host, rec.rank, rec.engine))
         if s is None:
-            s = self.series[key] = SeriesSummary(rec.host, rec.rank, rec.engine)
+            s = self._new_series(rec)
         s.add(rec)
-        self.epochs.add_batch(rec, self._time(rec.ts))
+        if rec.ts is not None:
+            self._last_ts = rec.ts
+
+    def _new_series(self, rec: BatchStats) -> SeriesSummary:
+        s = SeriesSummary(rec.host, rec.rank, rec.engine)
+        s.epoch = self.epochs.open(rec.host, self._time(rec.ts))
+        self.series[(rec.host, rec.rank, rec.engine)] = s
+        self._host_series.setdefault(rec.host, []).append(s)
+        return s
 
     def add_event(self, ev: Event) -> None:
-        if self._in_range(ev.ts):
-            self.events.append(ev)
-            self.epochs.add_event(ev, self._time(ev.ts))
+        if not self._in_range(ev.ts):
+            return
+        self.events.append(ev)
+        ts = self._time(ev.ts)
+        if ev.kind in EPOCH_EVENTS:
+            series = self._host_series.get(ev.host, ())
+            for s in series:
+                s.fold()  # what came before the event belongs to the epoch before it
+            self.epochs.add_event(ev, ts)
+            current = self.epochs.current(ev.host)
+            for s in series:
+                s.epoch = current
+
+    def flush(self) -> None:
+        """Folds every series' buffered rows (before reading the results, or sending them)."""
+        for s in self.series.values():
+            s.fold()
 
     def _time(self, ts: float | None) -> float:
         """The record's time, or for one without, the last time seen (epochs need some time)."""
@@ -120,6 +158,7 @@ class Summary:
         return sorted(self.series.values(), key=lambda s: (s.host or "", rank_key(s.rank), s.engine))
 
     def to_json(self, lines: dict) -> dict:
+        self.flush()
         return {
             "series": [s.to_json() for s in self.ordered()],
             "events": [e.to_json() for e in self.events],

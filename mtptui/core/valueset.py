@@ -166,13 +166,17 @@ class Rows:
         if len(buf) >= self.limit:
             self.fold()
 
-    def fold(self) -> None:
+    def fold(self, also: Rows | None = None) -> None:
+        """Hands the buffered rows to the value sets (and to `also`'s, for the metrics it has)."""
         buf = self.buf
         if not buf:
             return
         k = len(self.names)
         for i, name in enumerate(self.names):
-            self.sets[name].extend(buf[i::k])
+            column = buf[i::k]
+            self.sets[name].extend(column)
+            if also is not None and name in also.sets:
+                also.sets[name].extend(column)
         del buf[:]
 
     def merge(self, later: Rows) -> None:

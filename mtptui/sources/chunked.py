@@ -101,11 +101,13 @@ def _work(args):
         ingest.parser.envelope.year = year
     for lines in _blocks(part.path, part.start, part.end):
         ingest.feed_many(lines)
+    summary.flush()
     return summary, ingest.counts, ingest.parser.vllm_rank
 
 
 def _merge(total: Summary, counts: LineCounts, vllm_rank: dict, part: tuple) -> None:
     summary, pcounts, prank = part
+    summary.flush()
     # Spec lines from before this part's first throughput line belong to the rank the parts
     # before ended on; their values come first in this part, so they are added first.
     for key in [k for k in summary.series if k[1] == UNRESOLVED]:

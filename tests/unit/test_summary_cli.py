@@ -156,3 +156,14 @@ def test_shell_metacharacters_in_paths_are_just_names(tmp_path, name):
     doc = summary_json("--", str(f)) if name.startswith("-") else summary_json(str(f))
     assert doc["lines"]["batch"] == 1
     assert not (tmp_path / "pwned").exists()
+
+
+def test_a_reader_that_goes_away_gets_no_traceback(tmp_path):
+    f = tmp_path / "big.log"
+    f.write_text(LINE * 20000)
+    p = subprocess.Popen([sys.executable, "-m", "mtptui", "summary", str(f)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    p.stdout.read(10)
+    p.stdout.close()  # like `| head -c 10`
+    err = p.stderr.read()
+    assert p.wait() in (0, 141) and b"Traceback" not in err, err

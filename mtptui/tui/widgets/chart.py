@@ -14,7 +14,7 @@ from textual.content import Content
 from textual_plotext import PlotextPlot
 from textual_plotext.plot import Plot
 
-from mtptui.core.summary import rank_key
+from mtptui.core.epochs import rank_key
 
 from mtptui.tui.viewmodel import METRICS, clock_text, rank_label, short_rank_labels
 

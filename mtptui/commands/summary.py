@@ -138,7 +138,7 @@ def main(argv: list[str]) -> int:
         return 1
     doc = summary.to_json(counts.to_json())
     if args.json:
-        json.dump(doc, sys.stdout)
+        sys.stdout.write(json.dumps(doc))  # dumps encodes in C; dump goes chunk by chunk
         sys.stdout.write("\n")
     else:
         print(render_table(doc))

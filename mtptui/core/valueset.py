@@ -15,6 +15,7 @@ import math
 from array import array
 from bisect import bisect_right
 from collections import Counter
+from fractions import Fraction
 
 MAX_DISTINCT = 20_000
 FOLD = 1 << 14  # fold() at least this often: the buffer holds what was appended since
@@ -35,6 +36,10 @@ class ValueSet:
 
     def __getstate__(self) -> tuple:
         self.fold()
+        if self.spill is not None:
+            # Sent from a parallel worker: sorted here, on the worker's core, the parent's final
+            # sort of the joined parts only merges sorted runs (Timsort does that in one pass).
+            self.spill = array("d", sorted(self.spill))
         return self.counts, self.spill, self.last, self.n
 
     def __setstate__(self, state: tuple) -> None:
@@ -101,8 +106,8 @@ class ValueSet:
         return self.n + len(self.buf)
 
     def describe(self) -> dict | None:
-        """{n, mean, p50, p90, min, max, last}, or None with no values. The mean is the correctly
-        rounded sum of all values (math.fsum) over n; percentiles interpolate linearly between
+        """{n, mean, p50, p90, min, max, last}, or None with no values. The mean is the sum of all
+        values, exactly or correctly rounded, over n; percentiles interpolate linearly between
         the two nearest ranks, as ``statistics.quantiles(method="inclusive")``."""
         self.fold()
         n = self.n
@@ -119,8 +124,9 @@ class ValueSet:
         else:
             keys = sorted(self.counts)
             cum = list(itertools.accumulate(self.counts[k] for k in keys))
-            total = math.fsum(itertools.chain.from_iterable(
-                itertools.repeat(k, self.counts[k]) for k in keys))
+            # exact: a rational sum of value x count (fsum over every repeat is as exact, but
+            # walks all n values; this walks only the distinct ones)
+            total = float(sum(Fraction(k) * self.counts[k] for k in keys))
 
             def kth(k: int) -> float:
                 return keys[bisect_right(cum, k)]

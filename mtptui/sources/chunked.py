@@ -166,9 +166,15 @@ def summarise(paths: list[str], since=None, until=None, jobs: int | None = None)
             continue
         next(iter(open_lines(path)), None)  # the same head checks as a sequential read
         parts = plan(path, jobs)
+        if len(parts) == 1:
+            _merge(total, counts, vllm_rank, _work((parts[0], since, until)))
+            continue
         ctx = multiprocessing.get_context("fork")
-        with ctx.Pool(len(parts)) as pool:
-            for result in pool.imap(_work, [(p, since, until) for p in parts]):
+        with ctx.Pool(len(parts) - 1) as pool:
+            later = pool.imap(_work, [(p, since, until) for p in parts[1:]])
+            # this process reads the first part itself meanwhile: one fork and one transfer fewer
+            _merge(total, counts, vllm_rank, _work((parts[0], since, until)))
+            for result in later:
                 _merge(total, counts, vllm_rank, result)
     return total, counts
 

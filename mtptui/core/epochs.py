@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from mtptui.core.records import DECODE, PREFILL, BatchStats, Event
+from mtptui.core.records import DECODE, BatchStats, Event
 from mtptui.core.valueset import Rows
 
 EPOCH_METRICS = ("accept_len", "accept_rate", "gen_throughput")
@@ -97,12 +97,6 @@ class Epoch:
     def label(self) -> str:
         return spec_label(self.spec) if self.spec else "settings unknown"
 
-    def add(self, rank: str, fields: dict) -> None:
-        rows = self.per_rank.get(rank)
-        if rows is None:
-            rows = self.per_rank[rank] = Rows(EPOCH_METRICS)
-        rows.add(fields)
-
     def rows(self, rank: str) -> Rows:
         rows = self.per_rank.get(rank)
         if rows is None:
@@ -128,15 +122,14 @@ class EpochTracker:
         self.spec: dict[str | None, dict] = {}  # host -> latest server_args speculation settings
 
     def add_batch(self, rec: BatchStats, ts: float) -> None:
+        """Counts a record into its host's epoch. (Per-rank values are handed over in bulk by
+        `summary`'s series, which fold their buffers into the epoch; the dashboard reads its
+        ring buffers between epoch boundaries instead.)"""
         epochs = self.epochs.get(rec.host)
         epoch = epochs[-1] if epochs else self._new_epoch(rec.host, ts, "first seen")
         epoch.records += 1
-        kind = rec.kind
-        if kind == DECODE:
+        if rec.kind == DECODE:
             epoch.batches += 1
-            epoch.add(rec.rank, rec.fields)
-        elif kind != PREFILL:
-            epoch.add(rec.rank, rec.fields)
 
     def current(self, host: str | None) -> Epoch | None:
         epochs = self.epochs.get(host)

@@ -19,13 +19,15 @@ NAN = math.nan
 class Ring:
     """Time-ordered samples of several columns, oldest overwritten first."""
 
-    __slots__ = ("capacity", "columns", "_t", "_cols", "_start", "_len")
+    __slots__ = ("capacity", "columns", "_t", "_cols", "_col_list", "_nans", "_start", "_len")
 
     def __init__(self, columns: Iterable[str], capacity: int = 4096) -> None:
         self.capacity = capacity
         self.columns = tuple(columns)
         self._t = array("d", bytes(8 * capacity))
         self._cols = {c: array("d", [NAN]) * capacity for c in self.columns}
+        self._col_list = list(self._cols.values())
+        self._nans = (NAN,) * len(self.columns)
         self._start = 0  # physical index of the oldest sample
         self._len = 0
 
@@ -33,7 +35,8 @@ class Ring:
         return self._len
 
     def append(self, ts: float, values: dict) -> int:
-        """Adds one sample; returns its physical slot. Missing columns become NaN."""
+        """Adds one sample; returns its physical slot. Missing columns become NaN. Values are
+        numbers (bools count as 1/0), never None: a field the log did not carry is left out."""
         cap = self.capacity
         if self._len < cap:
             i = (self._start + self._len) % cap
@@ -42,9 +45,8 @@ class Ring:
             i = self._start
             self._start = (self._start + 1) % cap
         self._t[i] = ts
-        for c, col in self._cols.items():
-            v = values.get(c)
-            col[i] = NAN if v is None else float(v)
+        for col, v in zip(self._col_list, map(values.get, self.columns, self._nans)):
+            col[i] = v
         return i
 
     def set(self, slot: int, column: str, value: float) -> None:

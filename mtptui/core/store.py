@@ -74,11 +74,10 @@ class Store:
         f = rec.fields
         self._epochs.add_batch(rec, ts)
         if rec.kind == DECODE:
-            values = dict(f)
-            if "token_usage" not in values and "full_token_usage" in values:
-                values["token_usage"] = values["full_token_usage"]
-            g = f.get("graph")
-            values["graph"] = None if g is None else (1.0 if g else 0.0)
+            values = f
+            if "token_usage" not in f and "full_token_usage" in f:  # hybrid pools: the full one
+                values = {**f, "token_usage": f["full_token_usage"]}
+            g = f.get("graph")  # a bool, stored as 1.0 / 0.0
             slot = s.decode.append(ts, values)
             s.decode_batches += 1
             if g is False:
@@ -96,7 +95,7 @@ class Store:
                         s.decode.set(slot, m, float(f[m]))
                 s._last_spec_slot = None
             else:
-                s.decode.append(ts, {m: f.get(m) for m in ("accept_len", "accept_rate")})
+                s.decode.append(ts, {m: f[m] for m in ("accept_len", "accept_rate") if m in f})
             s.spec_seen = True
         elif rec.kind == PREFILL:
             s.prefill.append(ts, f)

@@ -10,6 +10,8 @@ from the text before the part). Gzip and stdin cannot be split and are read sequ
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import itertools
 import multiprocessing
 import os
@@ -147,8 +149,26 @@ def _batched(lines, n: int = 4096):
         yield chunk
 
 
+@contextlib.contextmanager
+def _without_cycle_collector():
+    """A read makes millions of short-lived records that reference counting frees at once; none
+    forms a cycle, so the cyclic collector's passes over them are pure cost (about 10%)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def summarise(paths: list[str], since=None, until=None, jobs: int | None = None) -> tuple[Summary, LineCounts]:
     """Raises InputError (one line) for an input that cannot be read."""
+    with _without_cycle_collector():
+        return _summarise(paths, since, until, jobs)
+
+
+def _summarise(paths: list[str], since, until, jobs: int | None) -> tuple[Summary, LineCounts]:
     jobs = jobs or os.cpu_count() or 1
     total = Summary(since, until)
     counts = LineCounts()

@@ -13,6 +13,7 @@ import signal
 from collections.abc import Sequence
 
 from mtptui.sources.base import CONNECTING, ENDED, FAILED, STREAMING, Feed, Source, SourceStatus
+from mtptui.transport.process import die_with_parent
 
 READ_SIZE = 1 << 16
 MAX_PARTIAL = 1 << 20  # a "line" longer than this is passed on as it is (the parser drops it)
@@ -49,7 +50,8 @@ class ProcessSource(Source):
             proc = await asyncio.create_subprocess_exec(
                 *self.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT, env=self.env, cwd=self.cwd,
-                start_new_session=True)  # its own process group: a terminal ^C is ours to handle
+                start_new_session=True,  # its own process group: a terminal ^C is ours to handle
+                preexec_fn=die_with_parent)
         except OSError as e:
             feed.status(SourceStatus(self.host, FAILED, f"cannot start {self.argv[0]}: {e.strerror or e}"))
             return

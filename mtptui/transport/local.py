@@ -8,7 +8,7 @@ import shlex
 import signal
 
 from mtptui.transport.errors import TransportError
-from mtptui.transport.process import StreamedProcess
+from mtptui.transport.process import StreamedProcess, die_with_parent
 
 # Stream buffer of the pipe reader: a 10 MB journal line is read in pieces of this size.
 READ_LIMIT = 1 << 20
@@ -54,7 +54,8 @@ async def start(argv: list[str]) -> LocalProcess:
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, start_new_session=True, limit=READ_LIMIT)
+            stderr=asyncio.subprocess.PIPE, start_new_session=True, limit=READ_LIMIT,
+            preexec_fn=die_with_parent)
     except FileNotFoundError:
         raise TransportError(f"{argv[0]}: command not found on this machine", permanent=True) from None
     except PermissionError:

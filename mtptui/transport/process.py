@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import signal
 from collections import deque
 from collections.abc import Callable
 
@@ -42,3 +43,17 @@ class StreamedProcess(abc.ABC):
     @property
     def stderr_text(self) -> str:
         return "\n".join(self._stderr)
+
+
+def die_with_parent() -> None:
+    """preexec_fn for a child that must not outlive mtptui (the simulator of the demo, a local
+    journalctl -f): when mtptui dies without cleaning up (its terminal closed, SIGKILL), the
+    kernel sends the child SIGTERM. Such children run in their own session, so a closed terminal's
+    SIGHUP never reaches them otherwise. Linux only; elsewhere nothing happens."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass

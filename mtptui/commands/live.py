@@ -116,6 +116,20 @@ def launch(sources: list[Source], config: Config, *, read_only: bool, title: str
     return int(run_dashboard(sources, config=config, read_only=read_only, title=title) or 0)
 
 
+def record_and_launch(prog: str, args, sources: list[Source], config: Config, title: str) -> int:
+    """The dashboard on these sources, with `--record FILE` when asked: live's and local's end."""
+    try:
+        sources, writer = open_record(args.record, sources)
+    except OSError as e:
+        print(f"{prog}: {args.record}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    try:
+        return launch(sources, config, read_only=args.read_only, title=title)
+    finally:
+        if writer is not None:
+            writer.close()
+
+
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -125,14 +139,5 @@ def main(argv: list[str]) -> int:
         print(f"mtptui live: {e}", file=sys.stderr)
         return 2
     quiet_asyncssh()
-    try:
-        sources, writer = open_record(args.record, sources)
-    except OSError as e:
-        print(f"mtptui live: {args.record}: {e.strerror or e}", file=sys.stderr)
-        return 1
-    try:
-        names = ", ".join(s.host for s in sources)
-        return launch(sources, config, read_only=args.read_only, title=f"live: {names}")
-    finally:
-        if writer is not None:
-            writer.close()
+    names = ", ".join(s.host for s in sources)
+    return record_and_launch("mtptui live", args, sources, config, f"live: {names}")

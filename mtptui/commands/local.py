@@ -7,7 +7,7 @@ import asyncio
 import socket
 import sys
 
-from mtptui.commands.live import add_stream_args, launch, open_record
+from mtptui.commands.live import add_stream_args, record_and_launch
 from mtptui.config import ConfigError, load_config
 from mtptui.sources.journal import diagnose
 from mtptui.sources.local import LocalJournalSource
@@ -71,13 +71,4 @@ def main(argv: list[str]) -> int:
     if problem:
         print(f"mtptui local: {problem}", file=sys.stderr)
         return 1
-    try:
-        sources, writer = open_record(args.record, [source])
-    except OSError as e:
-        print(f"mtptui local: {args.record}: {e.strerror or e}", file=sys.stderr)
-        return 1
-    try:
-        return launch(sources, config, read_only=args.read_only, title=f"local: {source.unit}")
-    finally:
-        if writer is not None:
-            writer.close()
+    return record_and_launch("mtptui local", args, [source], config, f"local: {source.unit}")

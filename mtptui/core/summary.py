@@ -31,6 +31,9 @@ class SeriesSummary:
     # The epoch now running on this host: buffered rows and counts go to it when folded, so the
     # per-line path feeds one buffer, not two (folds happen before every epoch change).
     epoch: Epoch | None = None
+    # While every value of the series belongs to its epoch (no restart since it began), the
+    # epoch's copy is made once, by settle(), instead of counting each value twice.
+    epoch_whole: bool = True
     _records: int = 0
     _batches: int = 0
 
@@ -68,8 +71,18 @@ class SeriesSummary:
         epoch.records += self._records
         epoch.batches += self._batches
         self._records = self._batches = 0
-        if self.decode.buf:
+        if self.epoch_whole:
+            self.decode.fold()
+        elif self.decode.buf:
             self.decode.fold(also=epoch.rows(self.rank))
+
+    def settle(self) -> None:
+        """fold(), and hands the epoch its copy of the values it has not had yet (before the
+        epoch changes, and before results are read or sent)."""
+        self.fold()
+        if self.epoch_whole and self.epoch is not None:
+            self.epoch.rows(self.rank).add_copy(self.decode)
+            self.epoch_whole = False
 
     def merge(self, later: SeriesSummary) -> None:
         """Adds what the same series logged later (the next part of a file read in parallel)."""
@@ -136,7 +149,7 @@ class Summary:
         if ev.kind in EPOCH_EVENTS:
             series = self._host_series.get(ev.host, ())
             for s in series:
-                s.fold()  # what came before the event belongs to the epoch before it
+                s.settle()  # what came before the event belongs to the epoch before it
             self.epochs.add_event(ev, ts)
             current = self.epochs.current(ev.host)
             for s in series:
@@ -145,7 +158,27 @@ class Summary:
     def flush(self) -> None:
         """Folds every series' buffered rows (before reading the results, or sending them)."""
         for s in self.series.values():
-            s.fold()
+            s.settle()
+
+    def seal(self) -> None:
+        """flush(), and puts every value set in the order its statistics need: a reader of a
+        file's part does this on its own core, before the parts are joined."""
+        self.flush()
+        for s in self.series.values():
+            s.decode.seal()
+            s.prefill.seal()
+        for e in self.epochs.all():
+            for rows in e.per_rank.values():
+                rows.seal()
+
+    def _share_descriptions(self) -> None:
+        """An epoch that holds all of a series' values (a log without restarts) has the same
+        statistics for it: computed once, not twice (they sort every value of a metric)."""
+        for s in self.series.values():
+            for e in self.epochs.epochs.get(s.host, ()):
+                rows = e.per_rank.get(s.rank)
+                if rows is not None:
+                    s.decode.share_descriptions(rows)
 
     def _time(self, ts: float | None) -> float:
         """The record's time, or for one without, the last time seen (epochs need some time)."""
@@ -159,6 +192,7 @@ class Summary:
 
     def to_json(self, lines: dict) -> dict:
         self.flush()
+        self._share_descriptions()  # first: describing puts values in order, and the check compares orders
         return {
             "series": [s.to_json() for s in self.ordered()],
             "events": [e.to_json() for e in self.events],

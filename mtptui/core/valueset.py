@@ -15,7 +15,6 @@ import math
 from array import array
 from bisect import bisect_right
 from collections import Counter
-from fractions import Fraction
 
 MAX_DISTINCT = 20_000
 FOLD = 1 << 14  # fold() at least this often: the buffer holds what was appended since
@@ -25,26 +24,37 @@ class ValueSet:
     """Append with ``buf.append`` (a C call, for the hot path) and call ``fold()`` at least every
     FOLD appends; or with ``append``, which folds by itself."""
 
-    __slots__ = ("buf", "counts", "spill", "last", "n")
+    __slots__ = ("buf", "counts", "spill", "last", "n", "_sorted", "_described")
 
     def __init__(self) -> None:
         self.buf = array("d")
         self.counts: Counter = Counter()
         self.spill: array | None = None  # all values, once there are too many distinct ones
+        self._sorted = True  # whether spill is in order
         self.last: float | None = None
         self.n = 0
+        # (n, describe()) of the last description: values are only ever added, so it holds
+        # while n is the same
+        self._described: tuple[int, dict | None] | None = None
 
     def __getstate__(self) -> tuple:
-        self.fold()
-        if self.spill is not None:
-            # Sent from a parallel worker: sorted here, on the worker's core, the parent's final
-            # sort of the joined parts only merges sorted runs (Timsort does that in one pass).
-            self.spill = array("d", sorted(self.spill))
+        # Sent from a parallel worker: sorted there, on the worker's core, the parent's final
+        # sort of the joined parts only merges sorted runs (Timsort does that in one pass).
+        self.seal()
         return self.counts, self.spill, self.last, self.n
 
     def __setstate__(self, state: tuple) -> None:
         self.counts, self.spill, self.last, self.n = state
         self.buf = array("d")
+        self._sorted = True
+        self._described = None
+
+    def seal(self) -> None:
+        """Folds, and puts the spilled values in order (describe() needs them so)."""
+        self.fold()
+        if not self._sorted:
+            self.spill = array("d", sorted(self.spill))
+            self._sorted = True
 
     def append(self, v: float) -> None:
         buf = self.buf
@@ -70,6 +80,7 @@ class ValueSet:
         self.n += len(values)
         if self.spill is not None:
             self.spill.extend(values)
+            self._sorted = False
         else:
             self.counts.update(values)  # counted in C
             if len(self.counts) > MAX_DISTINCT:
@@ -80,6 +91,7 @@ class ValueSet:
         for v, c in self.counts.items():
             spill.extend(itertools.repeat(v, c))
         self.spill = spill
+        self._sorted = False
         self.counts = Counter()
 
     def merge(self, later: ValueSet) -> None:
@@ -101,6 +113,7 @@ class ValueSet:
             self.spill.extend(later.spill)
         for v, c in later.counts.items():
             self.spill.extend(itertools.repeat(v, c))
+        self._sorted = False
 
     def __len__(self) -> int:
         return self.n + len(self.buf)
@@ -111,10 +124,28 @@ class ValueSet:
         the two nearest ranks, as ``statistics.quantiles(method="inclusive")``."""
         self.fold()
         n = self.n
-        if n == 0:
-            return None
+        if self._described is None or self._described[0] != n:
+            self.seal()
+            self._described = (n, self._describe(n) if n else None)
+        result = self._described[1]
+        return dict(result) if result is not None else None
+
+    def same_values(self, other: ValueSet) -> bool:
+        """Whether both hold the same values, added in the same order: a cheap check (no sort)
+        that lets one description serve both (a series and its epoch, when the epoch is all of it)."""
+        self.fold()
+        other.fold()
+        return (self.n == other.n and self.last == other.last and self.counts == other.counts
+                and self.spill == other.spill)
+
+    def share_description(self, other: ValueSet) -> None:
+        """Lets `other` reuse this set's description when it holds the same values."""
+        if self.same_values(other):
+            other._described = (self.n, self.describe())
+
+    def _describe(self, n: int) -> dict:
         if self.spill is not None:
-            ordered = sorted(self.spill)
+            ordered = self.spill
             total = math.fsum(ordered)
 
             def kth(k: int) -> float:
@@ -124,9 +155,7 @@ class ValueSet:
         else:
             keys = sorted(self.counts)
             cum = list(itertools.accumulate(self.counts[k] for k in keys))
-            # exact: a rational sum of value x count (fsum over every repeat is as exact, but
-            # walks all n values; this walks only the distinct ones)
-            total = float(sum(Fraction(k) * self.counts[k] for k in keys))
+            total = _exact_sum(self.counts)
 
             def kth(k: int) -> float:
                 return keys[bisect_right(cum, k)]
@@ -134,6 +163,20 @@ class ValueSet:
             lo, hi = keys[0], keys[-1]
         return {"n": n, "mean": _tidy(total / n), "p50": _tidy(_quantile(kth, n, 0.5)),
                 "p90": _tidy(_quantile(kth, n, 0.9)), "min": lo, "max": hi, "last": self.last}
+
+
+def _exact_sum(counts: Counter) -> float:
+    """The sum of value x count over the distinct values, correctly rounded (as math.fsum over
+    every repeat would give, walking only the distinct ones). A finite double is an integer over
+    a power of two, so the sum is kept exactly as one integer over the largest such power."""
+    num, den = 0, 1
+    for v, c in counts.items():
+        p, q = v.as_integer_ratio()
+        if q > den:
+            num *= q // den
+            den = q
+        num += p * c * (den // q)
+    return num / den  # int / int is correctly rounded
 
 
 def _quantile(kth, n: int, q: float) -> float:
@@ -194,6 +237,30 @@ class Rows:
     def describe(self) -> dict[str, dict | None]:
         self.fold()
         return {name: values.describe() for name, values in self.sets.items()}
+
+    def _pairs(self, other: Rows):
+        """(this set, other's set) for each metric both rows have, both folded."""
+        self.fold()
+        other.fold()
+        for name, values in self.sets.items():
+            theirs = other.sets.get(name)
+            if theirs is not None:
+                yield values, theirs
+
+    def add_copy(self, other: Rows) -> None:
+        """Adds the values `other` holds for the metrics these rows have (other is unchanged)."""
+        for mine, theirs in self._pairs(other):
+            mine.merge(theirs)
+
+    def share_descriptions(self, other: Rows) -> None:
+        """Lets `other`'s value sets reuse these sets' descriptions where they hold the same values."""
+        for mine, theirs in self._pairs(other):
+            mine.share_description(theirs)
+
+    def seal(self) -> None:
+        self.fold()
+        for values in self.sets.values():
+            values.seal()
 
     def __getstate__(self) -> tuple:
         self.fold()

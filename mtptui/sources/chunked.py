@@ -103,7 +103,7 @@ def _work(args):
         ingest.parser.envelope.year = year
     for lines in _blocks(part.path, part.start, part.end):
         ingest.feed_many(lines)
-    summary.flush()
+    summary.seal()
     return summary, ingest.counts, ingest.parser.vllm_rank
 
 

@@ -15,7 +15,6 @@ import time
 import uuid
 from pathlib import Path
 
-import pytest
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs" / "dp-attention-8.log"
 

@@ -69,3 +69,34 @@ def test_server_args_with_speculation_off():
     assert data == {"model_path": "m", "algorithm": None, "num_steps": None}
     ev = LineParser().parse("[2026-03-09 16:03:25] server_args=ServerArgs(model_path='m', speculative_algorithm=None)")
     assert ev.record.data["algorithm"] is None
+
+
+def _every_rule(msg):
+    """What classify gives when every rule is tried in order, without the word pre-filter."""
+    from mtptui.core.parse.events import _RULES
+
+    for kind, rx, _ in _RULES:
+        if rx.search(msg):
+            return kind
+    return None
+
+
+def test_word_filter_never_changes_the_kind():
+    """Each rule's words must be necessary for its pattern; checked on the cases, on lines that
+    carry the words of several rules at once, and on every line of the sample logs."""
+    from pathlib import Path
+
+    from mtptui.core.parse.events import _RULES, classify
+
+    msgs = [raw for raw, _ in CASES] + [raw.lower() for raw, _ in CASES] + [raw.upper() for raw, _ in CASES]
+    words = [w for _, _, ws in _RULES for w in ws]
+    msgs += [" ".join(words), " ".join(reversed(words)), "ncclInternalError in all_reduce",
+             "Failed with result 'timeout' after Watchdog caught collective operation timeout"]
+    for f in sorted(Path(__file__).resolve().parents[2].joinpath("sample_logs").glob("*.log")):
+        msgs += f.read_text(errors="replace").splitlines()
+    seen = set()
+    for msg in msgs:
+        got = classify(msg)
+        assert (got[0] if got else None) == _every_rule(msg), msg
+        seen.add(got[0] if got else None)
+    assert {"ready", "spec_config", "nccl", "oom", "watchdog"} <= seen

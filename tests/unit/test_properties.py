@@ -28,17 +28,24 @@ _heads = st.sampled_from(["", "Decode batch, ", "Decode batch. ", "Decode batch 
                           "SpecDecoding metrics: ", "1 Engines Aggregated: Avg prompt throughput: ", "server_args=ServerArgs("])
 _items = st.lists(st.tuples(st.sampled_from(["#running-req", "accept len", "cuda graph", "token usage", "#token",
                                              "Mean acceptance length", "Running", "x"]),
-                            st.one_of(_text, st.integers().map(str), st.floats().map(str))), max_size=8)
+                            st.one_of(_text, st.integers().map(str), st.floats().map(str),
+                                      st.sampled_from(["inf", "-Infinity", "nan", "1e999", "9" * 400, "nan%"]))),
+                   max_size=8)
 
 
 @settings(max_examples=400, deadline=None)
 @given(_prefixes, _heads, _items, _text)
 def test_parser_never_raises_on_near_misses(prefix, head, items, tail):
     raw = prefix + head + ", ".join(f"{k}: {v}" for k, v in items) + tail
-    ingest = Ingest(Summary())
-    ingest.feed(raw)
+    summary = Summary()
+    ingest = Ingest(summary)
+    p = ingest.feed(raw)
     c = ingest.counts
     assert c.read == c.batch + c.event + c.unparsed + c.dropped == 1
+    if p.outcome == "batch":
+        for v in p.record.fields.values():
+            assert not (isinstance(v, float) and v in (float("inf"), float("-inf"))), p.record.fields
+    json.dumps(summary.to_json(c.to_json()), allow_nan=False)  # strict JSON: no NaN or infinity
 
 
 _rank = st.sampled_from(["", " TP0", " TP3", " DP2 TP2 EP2", " PP1 TP0"])

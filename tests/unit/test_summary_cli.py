@@ -83,6 +83,33 @@ def test_ten_megabyte_line_is_counted_as_dropped(tmp_path):
     assert doc["series"][0]["decode"]["batches"] == 2
 
 
+@pytest.mark.parametrize("bad,malformed", [("inf", 3), ("-Infinity", 3), ("1e999", 3), ("9" * 400, 3),
+                                           ("nan", 1)])
+def test_values_no_server_logs_are_refused(tmp_path, bad, malformed):
+    """Infinities and numbers too large for a double make a field unreadable (the line counts as
+    malformed). NaN is "no value" (SGLang prints `nan%`): the field is left out of the statistics,
+    and only the integer field that cannot be NaN is malformed. The output stays strict JSON."""
+    f = tmp_path / "bad.log"
+    lines = [LINE.replace("accept len: 2.50", f"accept len: {bad}"),
+             LINE.replace("#running-req: 3", f"#running-req: {bad}"),
+             LINE.replace("gen throughput (token/s): 100.00", f"gen throughput (token/s): {bad}"),
+             '{"MESSAGE":"x","__REALTIME_TIMESTAMP":"' + "9" * 400 + '"}\n', LINE]
+    f.write_text("".join(lines))
+    r = run("summary", "--json", str(f))
+    assert r.returncode == 0, r.stderr
+
+    def no_constants(name):
+        raise AssertionError(f"non-standard JSON constant {name}")
+
+    doc = json.loads(r.stdout, parse_constant=no_constants)
+    assert doc["lines"]["batch"] == 4 and doc["lines"]["malformed"] == malformed
+    dec = doc["series"][0]["decode"]
+    assert dec["batches"] == 4
+    assert dec["accept_len"]["n"] == 3 and dec["accept_len"]["max"] == 2.5
+    assert dec["running_req"]["n"] == 3 and dec["running_req"]["max"] == 3
+    assert dec["gen_throughput"]["n"] == 3 and dec["gen_throughput"]["max"] == 100.0
+
+
 def test_binary_bytes_inside_a_text_log(tmp_path):
     f = tmp_path / "mixed.log"
     f.write_bytes(LINE.encode() + b"\xff\xfe garbage \x80\n" + b"nul \x00 byte\n" + LINE.encode())

@@ -20,7 +20,7 @@ BATCH, EVENT, OTHER, DROPPED = "batch", "event", "other", "dropped"
 _FAST = re.compile(
     r"(?:(" + SHORT_STAMP + r")(\.\d{1,6})? (\S+) [^\s\[:]+(?:\[\d+\])?: ?)?"
     r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:\.(\d{3}))?((?: [A-Z_]+-?\d+)*)\] ?"
-    r"(D|P)(?:ecode|refill) batch(?: \[\d+\])?[.,] ?"
+    r"(?:(D|P)(?:ecode|refill) batch(?: \[\d+\])?[.,] ?)?"
 )
 
 
@@ -104,6 +104,8 @@ class LineParser:
         if m is None:
             return None
         short, frac, env_host, stamp, millis, rank, kind = m.groups()
+        if kind is None:
+            return self._fast_other(m, raw, host)
         kind = DECODE if kind == "D" else PREFILL
         fields = sglang._fast_body(kind, raw, m.end())
         if fields is None:
@@ -123,6 +125,26 @@ class LineParser:
         text = raw[start:-1] if raw.endswith("\n") else raw[start:]
         rec = BatchStats(kind, ts if ts is not None else env_ts, host, rank[1:], SGLANG, fields, {}, False)
         return Parsed(BATCH, LogLine(text, host, None, env_ts), rec)
+
+    def _fast_other(self, m: re.Match, raw: str, host: str | None) -> Parsed | None:
+        """Any other line with SGLang's prefix (and the same envelopes): an event or ordinary
+        text, read from the fast match instead of matching the envelope and prefix again."""
+        msg = raw[m.end():]
+        if msg[:1] in "DP":
+            return None  # perhaps a batch head cut short: the general path knows those
+        short, frac, env_host, stamp, millis, rank, _ = m.groups()
+        if msg.endswith("\n"):
+            msg = msg[:-1]
+            raw = raw[:-1]
+        env_ts = None if short is None else self.envelope.short_time(short, frac)
+        ts = sglang.prefix_time(stamp, millis)
+        if ts is None:
+            ts = env_ts
+        elif stamp[:4] != self._year_text:
+            self._year_text = stamp[:4]
+            self.envelope.year = int(self._year_text)
+        line = LogLine(raw[m.start(4) - 1:], env_host if host is None else host, None, env_ts)
+        return self._event(line, msg, ts, rank[1:])
 
     def _event(self, line: LogLine, msg: str, ts: float | None, rank: str) -> Parsed:
         hit = events.classify(msg)

@@ -71,7 +71,7 @@ def from_json(line: str) -> LogLine:
     if rt is not None:
         try:
             ts = int(rt) / 1_000_000
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             ts = None
     host = obj.get("_HOSTNAME")
     unit = obj.get("_SYSTEMD_UNIT") or obj.get("UNIT")

@@ -7,28 +7,30 @@ import re
 # What a record file holds where a live stream was lost (mtptui/sources/record.py writes it).
 GAP_MARK = "-- mtptui: stream lost, lines may be missing until it resumes --"
 
-# (kind, pattern); the first match wins, so the specific ones come before the generic ones.
-_RULES: list[tuple[str, re.Pattern[str]]] = [
-    ("gap", re.compile("^" + re.escape(GAP_MARK))),
-    ("spec_config", re.compile(r"server_args=ServerArgs\(")),
-    ("ready", re.compile(r"The server is fired up and ready to roll!")),
-    ("watchdog", re.compile(r"[Ww]atchdog timeout \(|Scheduler watchdog timeout")),
-    ("nccl", re.compile(r"NCCL error|DistBackendError|Watchdog caught collective operation timeout|NCCL timeout|ncclInternalError|ncclSystemError")),
-    ("oom", re.compile(r"Not enough memory\. Please try to increase --mem-fraction-static|CUDA out of memory|OutOfMemoryError")),
-    ("retract", re.compile(r"KV cache pool is full\. Retract requests\.")),
-    ("error", re.compile(r"Scheduler hit an exception|^Traceback \(most recent call last\)|Received sigquit from a child process|Initialization failed\. |Health check failed\. ")),
-    ("auto_restart", re.compile(r"^(?:\S+: )?Scheduled restart job, restart counter is at \d+")),
-    ("failed", re.compile(r"^(?:\S+: )?(?:Main process exited, code=(?:exited, status=[1-9]\d*|killed|dumped)|Failed with result '|Failed to start )")),
-    ("started", re.compile(r"^Started ")),
-    ("stopping", re.compile(r"^Stopping |^SIGTERM received\. ")),
-    ("stopped", re.compile(r"^Stopped |^Gracefully exiting\.\.\. ")),
+# (kind, pattern, words): the first rule that matches wins, so the specific ones come before the
+# generic ones. A rule's pattern cannot match without one of its words, so a line is searched for
+# the words once and only the rules whose words it has are tried (most lines have none).
+_RULES: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
+    ("gap", re.compile("^" + re.escape(GAP_MARK)), ("-- mtptui: ",)),
+    ("spec_config", re.compile(r"server_args=ServerArgs\("), ("server_args=",)),
+    ("ready", re.compile(r"The server is fired up and ready to roll!"), ("fired up",)),
+    ("watchdog", re.compile(r"[Ww]atchdog timeout \(|Scheduler watchdog timeout"), ("atchdog",)),
+    ("nccl", re.compile(r"NCCL error|DistBackendError|Watchdog caught collective operation timeout|NCCL timeout"
+                        r"|ncclInternalError|ncclSystemError"), ("NCCL", "nccl", "DistBackend", "atchdog")),
+    ("oom", re.compile(r"Not enough memory\. Please try to increase --mem-fraction-static|CUDA out of memory"
+                       r"|OutOfMemoryError"), ("memory", "OutOfMemory")),
+    ("retract", re.compile(r"KV cache pool is full\. Retract requests\."), ("Retract",)),
+    ("error", re.compile(r"Scheduler hit an exception|^Traceback \(most recent call last\)|Received sigquit from a "
+                         r"child process|Initialization failed\. |Health check failed\. "),
+     ("Scheduler hit", "Traceback", "sigquit", "Initialization failed", "Health check failed")),
+    ("auto_restart", re.compile(r"^(?:\S+: )?Scheduled restart job, restart counter is at \d+"), ("restart job",)),
+    ("failed", re.compile(r"^(?:\S+: )?(?:Main process exited, code=(?:exited, status=[1-9]\d*|killed|dumped)"
+                          r"|Failed with result '|Failed to start )"), ("Main process exited", "Failed ")),
+    ("started", re.compile(r"^Started "), ("Started ",)),
+    ("stopping", re.compile(r"^Stopping |^SIGTERM received\. "), ("Stopping ", "SIGTERM received")),
+    ("stopped", re.compile(r"^Stopped |^Gracefully exiting\.\.\. "), ("Stopped ", "Gracefully exiting")),
 ]
-# A cheap test first: most lines are none of these.
-_ANY = re.compile(
-    r"-- mtptui: |server_args=|fired up|atchdog|NCCL|DistBackend|memory|OutOfMemory|Retract|Scheduler hit|Traceback|sigquit"
-    r"|Initialization failed|Health check failed|restart job|Main process exited|Failed |Started |Stopping |Stopped "
-    r"|SIGTERM received|Gracefully exiting"
-)
+_WORDS = re.compile("|".join(re.escape(w) for w in sorted({w for r in _RULES for w in r[2]}, key=len, reverse=True)))
 
 _SPEC_KEYS = {
     "speculative_algorithm": "algorithm",
@@ -42,7 +44,7 @@ _SPEC_KEYS = {
     "enable_dp_attention": "enable_dp_attention",
     "decode_log_interval": "decode_log_interval",
 }
-_ARG = re.compile(r"(?:\(|, )(" + "|".join(_SPEC_KEYS) + r")=('(?:[^'\\]|\\.)*'|None|True|False|-?\d+(?:\.\d+)?)")
+_ARG = re.compile(r"(?:\(|, )(" + "|".join(_SPEC_KEYS) + r")=('(?:[^'\\]|\\.)*'|None|True|False|-?\d{1,30}(?:\.\d{1,30})?)")
 
 
 def _value(v: str):
@@ -68,9 +70,10 @@ def server_args(msg: str) -> dict:
 
 def classify(msg: str) -> tuple[str, dict] | None:
     """(kind, data) for an event line, else None."""
-    if not _ANY.search(msg):
+    if not _WORDS.search(msg):
         return None
-    for kind, rx in _RULES:
-        if rx.search(msg):
+    words = set(_WORDS.findall(msg))
+    for kind, rx, needs in _RULES:
+        if not words.isdisjoint(needs) and rx.search(msg):
             return kind, (server_args(msg) if kind == "spec_config" else {})
     return None

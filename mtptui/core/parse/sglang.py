@@ -11,10 +11,15 @@ import re
 
 
 from mtptui.core.parse import timeparse
+from mtptui.core.parse.numbers import bounded_int, real_float
 from mtptui.core.records import DECODE, PREFILL, SGLANG, BatchStats
 
-_INT = int
-_FLOAT = float
+_INT = bounded_int
+_FLOAT = real_float
+# A layout's generated reader calls the builtins, and its pattern admits only the texts for which
+# they agree with the checked readers above: no letters in a float (no inf, nan or exponent: those
+# take the general path), and at most 300 characters (nothing too large for a double).
+_BUILTIN = {_INT: ("int", "([^,]{0,300})"), _FLOAT: ("float", "([^,a-zA-Z]{0,300})")}
 
 
 def _bool(v: str) -> bool:
@@ -28,7 +33,7 @@ def _bool(v: str) -> bool:
 def _pct(v: str) -> float:
     if not v.endswith("%"):
         raise ValueError(v)
-    return float(v[:-1])
+    return real_float(v[:-1])
 
 
 # key in the log -> (normalised field, converter)
@@ -212,14 +217,16 @@ class _Template:
         items, parts = [], []
         for i, key in enumerate(keys):
             spec = FIELDS.get(key)
-            if spec is not None and (spec[1] is _FLOAT or spec[1] is _INT):
-                items.append(f"{spec[0]!r}: {spec[1].__name__}(v[{i}])")
+            builtin = _BUILTIN.get(spec[1]) if spec is not None else None
+            if builtin is not None:
+                items.append(f"{spec[0]!r}: {builtin[0]}(v[{i}])")
+                parts.append(re.escape(key) + ": " + builtin[1])
             elif key in GRAPH_KEYS:
                 items.append(f"'graph': _GRAPH[v[{i}]]")
                 items.append(f"'graph_kind': {GRAPH_KEYS[key]!r}")
+                parts.append(re.escape(key) + ": ([^,]*)")
             else:
                 raise KeyError(key)  # unknown or special keys take the general path
-            parts.append(re.escape(key) + ": ([^,]*)")
         self.rx = re.compile(", ".join(parts) + "(?:, )?\n?")
         namespace = {"_GRAPH": {"True": True, "False": False}}
         exec("def read(v):\n    return {" + ", ".join(items) + "}\n", namespace)  # noqa: S102

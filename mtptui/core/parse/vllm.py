@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from mtptui.core.parse import timeparse
+from mtptui.core.parse.numbers import bounded_int, real_float
 from mtptui.core.records import DECODE, SPEC, VLLM, BatchStats
 
 # `(APIServer pid=66) INFO 09-02 08:46:23 [v1/metrics/loggers.py:271] msg`; the file part is
@@ -64,10 +65,10 @@ def _number(value: str):
             v = v[: -len(u)]
             break
     if v.endswith("%"):
-        return round(float(v[:-1]) / 100, 12)
+        return round(real_float(v[:-1]) / 100, 12)
     if v.isdigit():
-        return int(v)
-    return float(v)
+        return bounded_int(v)
+    return real_float(v)
 
 
 def _items(body: str, names: dict[str, str], fields: dict, extra: dict[str, str]) -> bool:
@@ -85,7 +86,7 @@ def _items(body: str, names: dict[str, str], fields: dict, extra: dict[str, str]
             return
         try:
             if name == "per_position_accept_rate":
-                fields[name] = [float(x) for x in values]
+                fields[name] = [real_float(x) for x in values]
             else:
                 fields[name] = _number(values[0])
         except (ValueError, IndexError):

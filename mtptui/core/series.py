@@ -103,20 +103,31 @@ class Ring:
 
     def window(self, column: str, t0: float | None = None, t1: float | None = None) -> tuple[list[float], list[float]]:
         """(times, values) in [t0, t1], NaN samples left out."""
+        return self.windows((column,), t0, t1)[column]
+
+    def windows(self, columns: Iterable[str], t0: float | None = None,
+                t1: float | None = None) -> dict[str, tuple[list[float], list[float]]]:
+        """window() of several columns, the time range searched and read once."""
         lo, hi = self._bounds(t0, t1)
         if lo >= hi:
-            return [], []
-        col, tcol = self._cols[column], self._t
+            return {c: ([], []) for c in columns}
+        tcol = self._t
         (a0, a1), (b0, b1) = self._span(lo, hi)
-        vs = col[a0:a1].tolist()
         ts = tcol[a0:a1].tolist()
         if b1:
-            vs += col[b0:b1].tolist()
             ts += tcol[b0:b1].tolist()
-        if any(map(isnan, vs)):
-            keep = [i for i, v in enumerate(vs) if v == v]
-            return [ts[i] for i in keep], [vs[i] for i in keep]
-        return ts, vs
+        out = {}
+        for c in columns:
+            col = self._cols[c]
+            vs = col[a0:a1].tolist()
+            if b1:
+                vs += col[b0:b1].tolist()
+            if any(map(isnan, vs)):
+                keep = [i for i, v in enumerate(vs) if v == v]
+                out[c] = [ts[i] for i in keep], [vs[i] for i in keep]
+            else:
+                out[c] = ts, vs  # columns without gaps share one times list: read-only to callers
+        return out
 
     def first_time(self) -> float | None:
         return self._t[self._start] if self._len else None

@@ -7,8 +7,11 @@ Kept apart from the widgets so that tests can hold the numbers on screen against
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from itertools import accumulate, repeat
+from operator import sub
 
 from mtptui.core.alerts import Thresholds, epoch_at
 from mtptui.core.epochs import spec_settings
@@ -34,6 +37,7 @@ METRICS: dict[str, MetricInfo] = {m.key: m for m in (
 MAIN_METRICS = ("accept_len", "accept_rate", "gen_throughput")
 SMALL_METRICS = ("running_req", "queue_req", "token_usage")
 CHART_METRICS = tuple(METRICS)
+PANEL_COLUMNS = MAIN_METRICS + SMALL_METRICS + ("graph",)  # all in the decode ring
 
 SPEC_ON, SPEC_OFF, SPEC_UNKNOWN = "on", "off", "unknown"
 
@@ -75,14 +79,16 @@ def short_rank_labels(ranks: list[str]) -> dict[str, str]:
 
 
 def downsample(values: list[float], n: int) -> list[float]:
-    """At most n points, each the mean of a run of neighbours (sample order, not time)."""
+    """At most n points, each the mean of a run of neighbours (sample order, not time). For
+    drawing: means come from running sums (C loops over thousands of samples, per frame)."""
     if n <= 0:
         return []
     m = len(values)
     if m <= n:
         return list(values)
-    return [math.fsum(values[i * m // n:(i + 1) * m // n]) / ((i + 1) * m // n - i * m // n)
-            for i in range(n)]
+    sums = [0.0, *accumulate(values)]
+    bounds = [i * m // n for i in range(n + 1)]
+    return [(sums[b] - sums[a]) / (b - a) for a, b in zip(bounds, bounds[1:])]
 
 
 def quick_stats(values: list[float]) -> dict | None:
@@ -126,13 +132,14 @@ def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: 
                th: Thresholds, spark_points: int = 200) -> PanelView:
     metrics: dict[str, MetricView] = {}
     last_t: dict[str, float] = {}
+    windows = series.decode.windows(PANEL_COLUMNS, t0, t1)
     for m in MAIN_METRICS + SMALL_METRICS:
-        ts, vs = series.window(m, t0, t1)
+        ts, vs = windows[m]
         metrics[m] = MetricView(m, quick_stats(vs), downsample(vs, spark_points))
         if ts:
             last_t[m] = ts[-1]
-    g_ts, g_vs = series.decode.window("graph", t0, t1)
-    graph_off = sum(1 for v in g_vs if v == 0.0)
+    g_ts, g_vs = windows["graph"]
+    graph_off = g_vs.count(0.0)
     n_decode = max([len(g_ts)] + [metrics[m].stats["n"] for m in ("running_req", "gen_throughput")
                                   if metrics[m].stats])
     # The newest decode line decides the badges and the "now" column: a value from an older
@@ -235,26 +242,19 @@ def chart_series(store: Store, host: str | None, metric: str, t0: float | None, 
 
 
 def bucket_by_time(ts: list[float], vs: list[float], points: int) -> tuple[list[float], list[float]]:
-    if len(ts) <= points or points <= 0:
+    """At most `points` points: the samples cut into equal spans of time, each span's mean time
+    and mean value (empty spans left out). For drawing, from running sums, as downsample()."""
+    n = len(ts)
+    if n <= points or points <= 0:
         return ts, vs
-    lo, hi = ts[0], ts[-1]
-    width = (hi - lo) / points or 1.0
+    lo = ts[0]
+    width = (ts[-1] - lo) / points or 1.0
+    cuts = [0, *(bisect_left(ts, lo + k * width) for k in range(1, points)), n]
+    t_sums = [0.0, *accumulate(map(sub, ts, repeat(lo, n)))]  # offsets: epoch seconds would lose digits
+    v_sums = [0.0, *accumulate(vs)]
     out_t, out_v = [], []
-    acc_t = acc_v = 0.0
-    n = 0
-    cur = 0
-    for t, v in zip(ts, vs):
-        b = min(points - 1, int((t - lo) / width))
-        if b != cur and n:
-            out_t.append(acc_t / n)
-            out_v.append(acc_v / n)
-            acc_t = acc_v = 0.0
-            n = 0
-        cur = b
-        acc_t += t
-        acc_v += v
-        n += 1
-    if n:
-        out_t.append(acc_t / n)
-        out_v.append(acc_v / n)
+    for a, b in zip(cuts, cuts[1:]):
+        if b > a:
+            out_t.append(lo + (t_sums[b] - t_sums[a]) / (b - a))
+            out_v.append((v_sums[b] - v_sums[a]) / (b - a))
     return out_t, out_v

@@ -21,8 +21,8 @@ SIZE = (160, 48)
 
 
 def plain(widget) -> str:
-    r = widget.render()
-    return getattr(r, "plain", str(r))
+    """The widget's text as drawn on screen (its content lines, without the border)."""
+    return "\n".join(widget.render_line(y).text for y in range(widget.size.height))
 
 
 async def test_restart_in_the_log_opens_a_new_epoch_on_screen():

@@ -91,3 +91,45 @@ def test_journal_meta_lines_are_unparsed_not_errors():
     p = LineParser()
     for raw in ("-- Journal begins at Mon 2026-03-09 10:00:00 UTC. --", "-- Boot 0123456789abcdef --", "-- No entries --"):
         assert p.parse(raw).outcome == "other"
+
+
+_BATCH = ("Mar 09 16:03:25 gpu-a python3[1]: [2026-03-09 16:03:25 TP0] Decode batch, #running-req: 3, "
+          "#token: 100, token usage: 0.01, accept len: 2.50, accept rate: 0.50, cuda graph: True, "
+          "gen throughput (token/s): 100.00, #queue-req: 0")
+
+
+def _insert_everywhere(ch: str):
+    """The batch line with `ch` put at each position in turn (every field, the envelope, the prefix)."""
+    for i in range(len(_BATCH) + 1):
+        yield _BATCH[:i] + ch + _BATCH[i:]
+
+
+def test_a_nul_anywhere_in_a_batch_line_drops_it():
+    from mtptui.core.parse import LineParser
+
+    p = LineParser()
+    for raw in _insert_everywhere("\x00"):
+        assert p.parse(raw).outcome == "dropped", repr(raw)
+
+
+def test_colour_codes_anywhere_read_as_the_clean_line():
+    """The fast path admits no ESC: a coloured line takes the general path, which removes the
+    codes, so it reads as the clean line wherever the code sits (or as no batch, where the code
+    splits a token the way a terminal would not)."""
+    from mtptui.core.parse import LineParser
+
+    p = LineParser()
+    clean = p.parse(_BATCH)
+    for raw in _insert_everywhere("\x1b[31m"):
+        got = p.parse(raw)
+        assert got.outcome == "batch" and got.record.fields == clean.record.fields, repr(raw)
+        assert got.record.ts == clean.record.ts and got.record.rank == "TP0" and got.record.host == "gpu-a"
+
+
+def test_a_progress_bar_return_keeps_only_what_follows_it():
+    from mtptui.core.parse import LineParser
+
+    p = LineParser()
+    clean = p.parse(_BATCH)
+    got = p.parse("Loading 45%|####\r" + _BATCH + "\r\n")
+    assert got.outcome == "batch" and got.record.fields == clean.record.fields

@@ -17,8 +17,10 @@ MAX_LINE = 1 << 20
 
 BATCH, EVENT, OTHER, DROPPED = "batch", "event", "other", "dropped"
 
+# Its classes, and the body templates' (sglang._Template), admit no NUL, CR or ESC: a batch line
+# read on this path needs none of the checks and cleaning the general path does for those.
 _FAST = re.compile(
-    r"(?:(" + SHORT_STAMP + r")(\.\d{1,6})? (\S+) [^\s\[:]+(?:\[\d+\])?: ?)?"
+    r"(?:(" + SHORT_STAMP + r")(\.\d{1,6})? ([^\s\x00\x1b]+) [^\s\[:\x00\x1b]+(?:\[\d+\])?: ?)?"
     r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:\.(\d{3}))?((?: [A-Z_]+-?\d+)*)\] ?"
     r"(?:(D|P)(?:ecode|refill) batch(?: \[\d+\])?[.,] ?)?"
 )
@@ -50,10 +52,16 @@ class LineParser:
     def parse(self, raw: str, host: str | None = None) -> Parsed:
         if len(raw) > MAX_LINE:
             return Parsed(DROPPED, None, reason=f"line over {MAX_LINE} bytes")
+        m = _FAST.match(raw)
+        head = m is not None and m.group(7) is not None  # a batch head: D or P
+        if head:
+            fast = self._fast(m, raw, host)
+            if fast is not None:
+                return fast
         if "\x00" in raw:
             return Parsed(DROPPED, None, reason="binary data (NUL bytes)")
-        if "\r" not in raw and "\x1b" not in raw:
-            fast = self._fast(raw, host)
+        if m is not None and not head and "\r" not in raw and "\x1b" not in raw:
+            fast = self._fast_other(m, raw, host)
             if fast is not None:
                 return fast
         try:
@@ -96,16 +104,11 @@ class LineParser:
                 return Parsed(BATCH, line, rec)
         return self._event(line, text, line.ts, "")
 
-    def _fast(self, raw: str, host: str | None) -> Parsed | None:
+    def _fast(self, m: re.Match, raw: str, host: str | None) -> Parsed | None:
         """The common case in one regex: an SGLang batch line, raw or in journald's `short`
         envelope, with a body of a known layout. Anything else returns None for the general
         path, which gives the same result for these lines (the tests hold both to it)."""
-        m = _FAST.match(raw)
-        if m is None:
-            return None
         short, frac, env_host, stamp, millis, rank, kind = m.groups()
-        if kind is None:
-            return self._fast_other(m, raw, host)
         kind = DECODE if kind == "D" else PREFILL
         fields = sglang._fast_body(kind, raw, m.end())
         if fields is None:
@@ -127,8 +130,9 @@ class LineParser:
         return Parsed(BATCH, LogLine(text, host, None, env_ts), rec)
 
     def _fast_other(self, m: re.Match, raw: str, host: str | None) -> Parsed | None:
-        """Any other line with SGLang's prefix (and the same envelopes): an event or ordinary
-        text, read from the fast match instead of matching the envelope and prefix again."""
+        """Any other line with SGLang's prefix (and the same envelopes), free of NUL, CR and
+        ESC: an event or ordinary text, read from the fast match instead of matching the
+        envelope and prefix again."""
         msg = raw[m.end():]
         if msg[:1] in "DP":
             return None  # perhaps a batch head cut short: the general path knows those

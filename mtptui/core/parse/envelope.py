@@ -125,10 +125,10 @@ class EnvelopeReader:
 
     def read(self, raw: str) -> LogLine:
         """Raises EnvelopeError for a JSON line that cannot be read."""
-        c = raw[:1]
-        if c == "{":
+        if raw[:1] == "{":
             return from_json(raw)
         text = clean(raw)
+        c = text[:1]  # after cleaning: a colour code or a progress bar may come before the stamp
         if c and c in "JFMASOND":
             m = _SHORT.match(text)
             if m:

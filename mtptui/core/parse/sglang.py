@@ -19,7 +19,8 @@ _FLOAT = real_float
 # A layout's generated reader calls the builtins, and its pattern admits only the texts for which
 # they agree with the checked readers above: no letters in a float (no inf, nan or exponent: those
 # take the general path), and at most 300 characters (nothing too large for a double).
-_BUILTIN = {_INT: ("int", "([^,]{0,300})"), _FLOAT: ("float", "([^,a-zA-Z]{0,300})")}
+# No value may hold NUL, CR or ESC either: the fast path in parse/__init__.py relies on it.
+_BUILTIN = {_INT: ("int", "([^,\x00\r\x1b]{0,300})"), _FLOAT: ("float", "([^,a-zA-Z\x00\r\x1b]{0,300})")}
 
 
 def _bool(v: str) -> bool:
@@ -224,7 +225,7 @@ class _Template:
             elif key in GRAPH_KEYS:
                 items.append(f"'graph': _GRAPH[v[{i}]]")
                 items.append(f"'graph_kind': {GRAPH_KEYS[key]!r}")
-                parts.append(re.escape(key) + ": ([^,]*)")
+                parts.append(re.escape(key) + ": ([^,\x00\r\x1b]*)")
             else:
                 raise KeyError(key)  # unknown or special keys take the general path
         self.rx = re.compile(", ".join(parts) + "(?:, )?\n?")

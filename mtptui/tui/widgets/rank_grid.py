@@ -70,6 +70,7 @@ class RankPanel(Widget):
         self._note: str | None = None
         self._strips: list[Strip] | None = None
         self._strips_key: tuple | None = None  # (width, theme, visual style) they were built for
+        self._styles_for: tuple | None = None  # ((theme, visual style), the styles resolved for them)
 
     def show(self, v: PanelView, focused: bool) -> None:
         self.set_class(focused, "-focused")
@@ -109,7 +110,9 @@ class RankPanel(Widget):
         width = self.size.width
         key = (width, self.app.theme, self.visual_style)
         if self._strips is None or self._strips_key != key:
-            self._strips = self._build_strips(max(10, width), self._styles())
+            if self._styles_for is None or self._styles_for[0] != key[1:]:
+                self._styles_for = (key[1:], self._styles())
+            self._strips = self._build_strips(max(10, width), self._styles_for[1])
             self._strips_key = key
         if y < len(self._strips):
             return self._strips[y]

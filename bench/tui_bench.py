@@ -30,6 +30,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
 os.environ.setdefault("MTPTUI_ALLOW_NO_TTY", "1")
 
 from mtptui.sources.replay import MAX_SPEED, ReplayClock, ReplaySource  # noqa: E402
@@ -116,7 +117,6 @@ def bench_log(lines: int) -> Path:
     out.mkdir(exist_ok=True)
     path = out / f"mixed-{lines}.log"
     if not path.exists():
-        sys.path.insert(0, str(HERE))
         from parse_bench import write_log
 
         print(f"writing {path} ...", flush=True)
@@ -254,7 +254,10 @@ def main() -> int:
                 str(args.live_seconds), "--rate", str(args.rate)]
         rc = subprocess.run(base + ["--skip-replay"]).returncode
         return rc or subprocess.run(base + ["--skip-live"]).returncode
+    from machine import line
+
     print(f"cpus: {os.cpu_count()}, python {sys.version.split()[0]}, load avg {os.getloadavg()[0]:.2f}")
+    print(line())
     if not args.skip_live:
         r = asyncio.run(live(args.rate, args.live_seconds))
         print(f"live {args.rate:,} lines/s target, {r['hosts']} hosts x 4 ranks, {args.live_seconds:.0f} s:")

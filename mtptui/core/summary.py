@@ -6,6 +6,7 @@ exact over the whole input while memory stays small.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from mtptui.core.epochs import EPOCH_EVENTS, Epoch, EpochTracker, rank_key
@@ -24,8 +25,10 @@ class SeriesSummary:
     decode_batches: int = 0
     graph_off: int = 0
     prefill_batches: int = 0
-    first: float | None = None
-    last: float | None = None
+    spec_records: int = 0  # vLLM spec lines (their values join the decode rows)
+    # first and last log time; the sentinels keep the per-line test to two comparisons
+    first_ts: float = math.inf
+    last_ts: float = -math.inf
     decode: Rows = field(default_factory=lambda: Rows(DECODE_METRICS))
     prefill: Rows = field(default_factory=lambda: Rows(PREFILL_METRICS))
     # The epoch now running on this host: buffered rows and counts go to it when folded, so the
@@ -34,18 +37,29 @@ class SeriesSummary:
     # While every value of the series belongs to its epoch (no restart since it began), the
     # epoch's copy is made once, by settle(), instead of counting each value twice.
     epoch_whole: bool = True
-    _records: int = 0
-    _batches: int = 0
+    # the counts already handed to an epoch: a fold hands over what grew since
+    _records_folded: int = 0
+    _batches_folded: int = 0
+
+    @property
+    def first(self) -> float | None:
+        return None if self.first_ts == math.inf else self.first_ts
+
+    @property
+    def last(self) -> float | None:
+        return None if self.last_ts == -math.inf else self.last_ts
+
+    @property
+    def records(self) -> int:
+        return self.decode_batches + self.prefill_batches + self.spec_records
 
     def add(self, rec: BatchStats) -> None:
         f = rec.fields
         kind = rec.kind
-        if kind == DECODE or kind == SPEC:
-            if kind == DECODE:
-                self.decode_batches += 1
-                self._batches += 1
-                if f.get("graph") is False:
-                    self.graph_off += 1
+        if kind == DECODE:
+            self.decode_batches += 1
+            if f.get("graph") is False:
+                self.graph_off += 1
             d = self.decode
             buf = d.buf
             buf.extend(map(f.get, DECODE_METRICS, d.nans))
@@ -54,13 +68,18 @@ class SeriesSummary:
         elif kind == PREFILL:
             self.prefill_batches += 1
             self.prefill.add(f)
-        self._records += 1
+        elif kind == SPEC:
+            self.spec_records += 1
+            d = self.decode
+            d.buf.extend(map(f.get, DECODE_METRICS, d.nans))
+            if len(d.buf) >= d.limit:
+                self.fold()
         ts = rec.ts
         if ts is not None:
-            if self.first is None or ts < self.first:
-                self.first = ts
-            if self.last is None or ts > self.last:
-                self.last = ts
+            if ts < self.first_ts:
+                self.first_ts = ts
+            if ts > self.last_ts:
+                self.last_ts = ts
 
     def fold(self) -> None:
         """Hands what was added since the last fold to the value sets and to the epoch."""
@@ -68,9 +87,10 @@ class SeriesSummary:
         if epoch is None:
             self.decode.fold()
             return
-        epoch.records += self._records
-        epoch.batches += self._batches
-        self._records = self._batches = 0
+        records, batches = self.records, self.decode_batches
+        epoch.records += records - self._records_folded
+        epoch.batches += batches - self._batches_folded
+        self._records_folded, self._batches_folded = records, batches
         if self.epoch_whole:
             self.decode.fold()
         elif self.decode.buf:
@@ -86,15 +106,19 @@ class SeriesSummary:
 
     def merge(self, later: SeriesSummary) -> None:
         """Adds what the same series logged later (the next part of a file read in parallel)."""
+        self.fold()
+        later.fold()
+        # what the later part counted went to its own epochs, which are merged with the epochs
+        self._records_folded += later.records
+        self._batches_folded += later.decode_batches
         self.decode_batches += later.decode_batches
         self.graph_off += later.graph_off
         self.prefill_batches += later.prefill_batches
+        self.spec_records += later.spec_records
         self.decode.merge(later.decode)
         self.prefill.merge(later.prefill)
-        for ts in (later.first, later.last):
-            if ts is not None:
-                self.first = ts if self.first is None or ts < self.first else self.first
-                self.last = ts if self.last is None or ts > self.last else self.last
+        self.first_ts = min(self.first_ts, later.first_ts)
+        self.last_ts = max(self.last_ts, later.last_ts)
 
     def to_json(self) -> dict:
         dec = {"batches": self.decode_batches, "graph_off": self.graph_off, **self.decode.describe()}
@@ -109,6 +133,7 @@ class Summary:
     def __init__(self, since: float | None = None, until: float | None = None) -> None:
         self.since = since
         self.until = until
+        self._ranged = since is not None or until is not None
         self.series: dict[tuple, SeriesSummary] = {}
         self._host_series: dict[str | None, list[SeriesSummary]] = {}
         self.events: list[Event] = []
@@ -125,7 +150,7 @@ class Summary:
         return self.until is None or ts <= self.until
 
     def add_batch(self, rec: BatchStats) -> None:
-        if (self.since is not None or self.until is not None) and not self._in_range(rec.ts):
+        if self._ranged and not self._in_range(rec.ts):
             return
         s = self.series.get((rec.host, rec.rank, rec.engine))
         if s is None:

@@ -24,13 +24,16 @@ class ValueSet:
     """Append with ``buf.append`` (a C call, for the hot path) and call ``fold()`` at least every
     FOLD appends; or with ``append``, which folds by itself."""
 
-    __slots__ = ("buf", "counts", "spill", "last", "n", "_sorted", "_described")
+    __slots__ = ("buf", "counts", "spill", "last", "n", "_sorted", "_cut", "_described")
 
     def __init__(self) -> None:
         self.buf = array("d")
         self.counts: Counter = Counter()
         self.spill: array | None = None  # all values, once there are too many distinct ones
         self._sorted = True  # whether spill is in order
+        # When not None: spill[:_cut] and spill[_cut:] are each in order (two parts joined),
+        # which is enough for the statistics without sorting the whole
+        self._cut: int | None = None
         self.last: float | None = None
         self.n = 0
         # (n, describe()) of the last description: values are only ever added, so it holds
@@ -47,6 +50,7 @@ class ValueSet:
         self.counts, self.spill, self.last, self.n = state
         self.buf = array("d")
         self._sorted = True
+        self._cut = None
         self._described = None
 
     def seal(self) -> None:
@@ -55,6 +59,7 @@ class ValueSet:
         if not self._sorted:
             self.spill = array("d", sorted(self.spill))
             self._sorted = True
+            self._cut = None
 
     def append(self, v: float) -> None:
         buf = self.buf
@@ -81,6 +86,7 @@ class ValueSet:
         if self.spill is not None:
             self.spill.extend(values)
             self._sorted = False
+            self._cut = None
         else:
             self.counts.update(values)  # counted in C
             if len(self.counts) > MAX_DISTINCT:
@@ -92,6 +98,7 @@ class ValueSet:
             spill.extend(itertools.repeat(v, c))
         self.spill = spill
         self._sorted = False
+        self._cut = None
         self.counts = Counter()
 
     def merge(self, later: ValueSet) -> None:
@@ -109,11 +116,15 @@ class ValueSet:
             return
         if self.spill is None:
             self._to_spill()
+        two_runs = (self._sorted and len(self.spill) > 0 and later.spill is not None and later._sorted
+                    and len(later.spill) > 0 and not later.counts)
+        cut = len(self.spill)
         if later.spill is not None:
             self.spill.extend(later.spill)
         for v, c in later.counts.items():
             self.spill.extend(itertools.repeat(v, c))
         self._sorted = False
+        self._cut = cut if two_runs else None
 
     def __len__(self) -> int:
         return self.n + len(self.buf)
@@ -125,7 +136,8 @@ class ValueSet:
         self.fold()
         n = self.n
         if self._described is None or self._described[0] != n:
-            self.seal()
+            if self._cut is None:
+                self.seal()
             self._described = (n, self._describe(n) if n else None)
         result = self._described[1]
         return dict(result) if result is not None else None
@@ -144,7 +156,15 @@ class ValueSet:
             other._described = (self.n, self.describe())
 
     def _describe(self, n: int) -> dict:
-        if self.spill is not None:
+        if self.spill is not None and self._cut is not None:
+            a, b = self.spill[:self._cut], self.spill[self._cut:]
+            total = math.fsum(self.spill)  # exact whatever the order
+
+            def kth(k: int) -> float:
+                return _kth_of_two(a, b, k)
+
+            lo, hi = min(a[0], b[0]), max(a[-1], b[-1])
+        elif self.spill is not None:
             ordered = self.spill
             total = math.fsum(ordered)
 
@@ -163,6 +183,25 @@ class ValueSet:
             lo, hi = keys[0], keys[-1]
         return {"n": n, "mean": _tidy(total / n), "p50": _tidy(_quantile(kth, n, 0.5)),
                 "p90": _tidy(_quantile(kth, n, 0.9)), "min": lo, "max": hi, "last": self.last}
+
+
+def _kth_of_two(a: array, b: array, k: int) -> float:
+    """The k-th smallest (from 0) of two ordered arrays taken together, by a binary search for
+    how many of the k + 1 smallest come from `a` (no merge: the parts of a parallel read arrive
+    ordered, and joining them costs more than the statistics)."""
+    lo, hi = max(0, k + 1 - len(b)), min(k + 1, len(a))
+    while lo < hi:
+        i = (lo + hi) // 2  # i from a, k + 1 - i from b
+        if b[k - i] > a[i]:
+            lo = i + 1  # b's last taken is larger than a's next: take more from a
+        else:
+            hi = i
+    j = k + 1 - lo
+    if lo == 0:
+        return b[j - 1]
+    if j == 0:
+        return a[lo - 1]
+    return max(a[lo - 1], b[j - 1])
 
 
 def _exact_sum(counts: Counter) -> float:

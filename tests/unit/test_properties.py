@@ -111,3 +111,27 @@ def test_a_cut_off_batch_line_is_still_a_batch_with_a_subset_of_fields(msg, cut)
     assert len(differing) <= 1
     if len(msg) > cut:
         assert len(cut_fields) < len(full.fields) or differing or p.record.truncated or not msg[cut:].strip(", ")
+
+
+_envs = st.sampled_from(["", "Mar 09 16:03:25 gpu python3[1]: ", "Mar  9 16:03:25.250 gpu-b sglang[77]: ",
+                         "Mar 09 16:03:25 gpu x: "])
+_stamps = st.sampled_from(["[2026-03-09 16:03:25 TP0] ", "[2026-03-09 16:03:25 DP1 TP1 EP1] ", "[2026-03-09 16:03:25] ",
+                           "[2026-03-09 16:03:25.500 TP2] ", "[2026-13-45 16:03:25 TP0] "])
+_heads2 = st.sampled_from(["Decode batch, ", "Prefill batch, ", "Decode batch. ", "Decode batch [7], ",
+                           "Decode batch,", "Cache flushed, ", "Decode batch, #running-req: 1, "])
+_tails = st.one_of(sglang_lines().map(lambda s: s.split("] ", 1)[1].split(", ", 1)[-1]),
+                   st.text(st.characters(blacklist_categories=("Cs",)), max_size=80))
+
+
+@settings(max_examples=500, deadline=None)
+@given(_envs, _stamps, _heads2, _tails, _tails, st.booleans())
+def test_a_known_head_reads_as_a_fresh_parser_reads_it(env, stamp, head, tail_a, tail_b, keep):
+    """The parser remembers batch heads by their text; a line that begins like an earlier one
+    must parse exactly as a parser that never saw the earlier line parses it."""
+    first, second = env + stamp + head + tail_a, env + stamp + head + tail_b
+    warm, cold = LineParser(), LineParser()
+    warm.keep_lines = cold.keep_lines = keep
+    warm.parse(first)
+    warm.parse(first)
+    # Parsed, LogLine and the records are dataclasses: their reprs hold every field
+    assert repr(warm.parse(second)) == repr(cold.parse(second)), second

@@ -16,6 +16,9 @@ from mtptui.core.records import DECODE, PREFILL, SGLANG, SPEC, BatchStats, Event
 MAX_LINE = 1 << 20
 
 BATCH, EVENT, OTHER, DROPPED = "batch", "event", "other", "dropped"
+HEAD_CACHE = 4096  # heads kept (cleared when full: stamps move on, old heads never return)
+HEAD_MISSES = 64  # lookups missed in a row before they pause ...
+HEAD_PAUSE = 4096  # ... for this many lines
 
 # Its classes, and the body templates' (sglang._Template), admit no NUL, CR or ESC: a batch line
 # read on this path needs none of the checks and cleaning the general path does for those.
@@ -45,6 +48,13 @@ class LineParser:
         # part marks them to resolve once the part before is known
         self.unresolved_rank = unresolved_rank
         self._year_text = ""
+        # Batch heads by the text they begin with, up to the first field (envelope, stamp, rank,
+        # head): a busy log repeats each for a second of lines, and a dict lookup costs less
+        # than the regex. Lookups pause for a while after a run of misses (stamps with
+        # milliseconds, vLLM lines: nothing repeats).
+        self._heads: dict[str, tuple] = {}
+        self._misses = 0
+        self._skip_lookups = 0
         # Whether batch results carry their LogLine. A reader that only wants records (summary)
         # turns it off; building the line is a fair part of the cost of a batch line.
         self.keep_lines = True
@@ -52,10 +62,35 @@ class LineParser:
     def parse(self, raw: str, host: str | None = None) -> Parsed:
         if len(raw) > MAX_LINE:
             return Parsed(DROPPED, None, reason=f"line over {MAX_LINE} bytes")
+        key = None
+        if self._skip_lookups:
+            self._skip_lookups -= 1
+        else:
+            i = raw.find("] ")
+            j = raw.find(", ", i) if i > 0 else -1
+            if j > 0 and raw[j - 1] != "]":  # `Decode batch [N], ` changes N on every line: no key
+                key = raw[:j + 2]
+                known = self._heads.get(key)
+                if known is not None:
+                    self._misses = 0
+                    fast = self._fast(known, j + 2, raw, host)
+                    if fast is not None:
+                        return fast
+                    key = None  # a body the fast path does not read: as below, without it
+                else:
+                    self._misses += 1
+                    if self._misses > HEAD_MISSES:
+                        self._misses = 0
+                        self._skip_lookups = HEAD_PAUSE
         m = _FAST.match(raw)
         head = m is not None and m.group(7) is not None  # a batch head: D or P
         if head:
-            fast = self._fast(m, raw, host)
+            known = self._head(m)
+            if key is not None and m.end() == len(key) and known[4] is None:
+                if len(self._heads) >= HEAD_CACHE:
+                    self._heads.clear()
+                self._heads[key] = known
+            fast = self._fast(known, m.end(), raw, host)
             if fast is not None:
                 return fast
         if "\x00" in raw:
@@ -104,29 +139,36 @@ class LineParser:
                 return Parsed(BATCH, line, rec)
         return self._event(line, text, line.ts, "")
 
-    def _fast(self, m: re.Match, raw: str, host: str | None) -> Parsed | None:
-        """The common case in one regex: an SGLang batch line, raw or in journald's `short`
-        envelope, with a body of a known layout. Anything else returns None for the general
-        path, which gives the same result for these lines (the tests hold both to it)."""
+    @staticmethod
+    def _head(m: re.Match) -> tuple:
+        """What a batch line's envelope, prefix and head say, from its fast match: (kind, time,
+        host, rank, millis, year, short stamp, its fraction, where the prefix starts)."""
         short, frac, env_host, stamp, millis, rank, kind = m.groups()
-        kind = DECODE if kind == "D" else PREFILL
-        fields = sglang._fast_body(kind, raw, m.end())
-        if fields is None:
-            return None
-        if stamp[:4] != self._year_text:
-            self._year_text = stamp[:4]
-            self.envelope.year = int(self._year_text)
         ts = STAMPS.get(stamp) if millis is None else None
         if ts is None:
             ts = sglang.prefix_time(stamp, millis)
+        return (DECODE if kind == "D" else PREFILL, ts, env_host, rank[1:], millis, stamp[:4], short, frac,
+                m.start(4) - 1)
+
+    def _fast(self, head: tuple, end: int, raw: str, host: str | None) -> Parsed | None:
+        """The common case: an SGLang batch line, raw or in journald's `short` envelope, with a
+        body of a known layout, its head read by one regex (or known from an earlier line that
+        began with the same text up to the first field). Anything else returns None for the
+        general path, which gives the same result for these lines (the tests hold both to it)."""
+        kind, ts, env_host, rank, _, year, short, frac, start = head
+        fields = sglang._fast_body(kind, raw, end)
+        if fields is None:
+            return None
+        if year != self._year_text:
+            self._year_text = year
+            self.envelope.year = int(year)
         if host is None:
             host = env_host
         if not self.keep_lines and ts is not None:
-            return Parsed(BATCH, None, BatchStats(kind, ts, host, rank[1:], SGLANG, fields, {}, False))
+            return Parsed(BATCH, None, BatchStats(kind, ts, host, rank, SGLANG, fields, {}, False))
         env_ts = None if short is None else self.envelope.short_time(short, frac)
-        start = m.start(4) - 1
         text = raw[start:-1] if raw.endswith("\n") else raw[start:]
-        rec = BatchStats(kind, ts if ts is not None else env_ts, host, rank[1:], SGLANG, fields, {}, False)
+        rec = BatchStats(kind, ts if ts is not None else env_ts, host, rank, SGLANG, fields, {}, False)
         return Parsed(BATCH, LogLine(text, host, None, env_ts), rec)
 
     def _fast_other(self, m: re.Match, raw: str, host: str | None) -> Parsed | None:

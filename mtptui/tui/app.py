@@ -3,8 +3,6 @@ the screen is in screens/main.py, the state in controller.py."""
 
 from __future__ import annotations
 
-import gc
-
 from textual import events
 from textual.app import App
 from textual.worker import Worker, WorkerState
@@ -12,12 +10,12 @@ from textual.worker import Worker, WorkerState
 from mtptui.sources.base import FAILED, SourceStatus
 from mtptui.tui.bindings import PALETTE_BINDING, keymap_from
 from mtptui.tui.controller import Dashboard
+from mtptui.tui.gcpace import GcPacer
 from mtptui.tui.palette import DashboardCommands
 from mtptui.tui.screens.main import MainScreen
 from mtptui.tui.themes import DEFAULT_THEME, load_themes
 
 KEY_HOLD_S = 0.12
-GC_GEN0 = 5_000
 THEME_VARIABLE_DEFAULTS = {"frame": "#3E4855", "log-decode": "#7FB7E6", "log-prefill": "#9C8FE0", "log-event": "#E5B94E",
                            "chart-ranks": "#4FC3F7,#FFB74D,#81C784,#F06292,#9575CD,#FFF176,#E57373,#E0E0E0"}
 
@@ -32,6 +30,7 @@ class MtpApp(App):
                  start_sources: bool = True) -> None:
         super().__init__()
         self.dash = dash
+        self.gc_pacer = GcPacer()
         self.tick_hz = tick_hz
         self.start_sources = start_sources
         themes, self.theme_problems = load_themes()
@@ -55,12 +54,7 @@ class MtpApp(App):
         return MainScreen(self.dash, tick_hz=self.tick_hz)
 
     def on_mount(self) -> None:
-        # Everything built so far (Textual, the widgets, modules) lives as long as the app: freeze
-        # it out of the collector's way, and collect the young generation less often. A full
-        # collection otherwise walks it all, a pause of tens of milliseconds under a flood.
-        gc.collect()
-        gc.freeze()
-        gc.set_threshold(GC_GEN0, 20, 20)
+        self.gc_pacer.start()
         for p in self.theme_problems:
             self.notify(p, severity="warning", timeout=8)
         self.run_worker(self.dash.feed.run_pump(), name="pump", group="pump", exit_on_error=True)
@@ -85,6 +79,7 @@ class MtpApp(App):
         # flood of lines this is what keeps keypress-to-screen short; the backlog catches up after.
         if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)):
             self.dash.feed.hold(KEY_HOLD_S)
+            self.gc_pacer.input()
         await super().on_event(event)
 
     def cycle_theme(self) -> str:

@@ -106,6 +106,8 @@ class MainScreen(Screen):
         pinned = not d.timeline.following() or d.timeline.is_replay
         self.query_one(LogView).show(t1, host, len(d.hosts()) > 1, pinned)
         self._draw_status(host, t1)
+        if not force_chart:  # a key's frame goes first; the collection follows the next tick's
+            self.call_after_refresh(self.app.gc_pacer.after_frame)
 
     def redraw_now(self) -> None:
         """After a key: show its effect in this frame, not at the next tick."""

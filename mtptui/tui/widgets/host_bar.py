@@ -14,6 +14,8 @@ class HostBar(Static):
     def __init__(self, **kw) -> None:
         super().__init__("", **kw)
         self._last: tuple | None = None
+        self._border: tuple | None = None
+        self._lines = 0
 
     def show(self, host: str, accent: str | None, tags: list[str], epoch_text: str, spec: str,
              layout: str) -> None:
@@ -21,13 +23,19 @@ class HostBar(Static):
         if key == self._last:
             return
         self._last = key
-        if accent:
-            self.styles.border_left = ("thick", accent)
-        else:
-            self.styles.border_left = None
+        border = ("thick", accent) if accent else None
+        if border != self._border:
+            self._border = border
+            self.styles.border_left = border  # a change of width: Textual lays out again
         host_style = f"bold {accent}" if accent else "bold $primary"
         parts: list = [("host ", "$text-muted"), (host, host_style)]
         for t in tags:
             parts += [" ", (f" {t} ", f"bold $text on {accent}" if accent else "reverse")]
         parts += ["  ", (spec, "bold"), "  ", (epoch_text, "$accent"), "  ", (layout, "$text-muted")]
-        self.update(Content.assemble(*parts))
+        content = Content.assemble(*parts)
+        # A layout pass (tens of ms on a full screen, in the frame of the key that switched
+        # hosts) only when the text goes from one line to two or back.
+        width = self.content_size.width
+        lines = 1 if width and content.cell_length <= width else 2
+        self.update(content, layout=lines != self._lines)
+        self._lines = lines

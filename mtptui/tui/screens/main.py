@@ -32,6 +32,7 @@ from mtptui.tui.widgets.status_bar import StatusBar, StatusData
 
 MAX_TIMELINE = 300
 CHART_HZ = 4.0
+FLOOD_LINES_PER_S = 5000
 FLASH_S = 3.0
 DATA_HZ = 5.0
 
@@ -53,6 +54,7 @@ class MainScreen(Screen):
         self._chart_at = 0.0
         self._data_at = 0.0
         self._flash: tuple[str, float] | None = None
+        self._ticks = 0
         self._views: tuple[tuple, list] | None = None  # (what they were drawn for, panel views)
 
     def compose(self) -> ComposeResult:
@@ -86,6 +88,9 @@ class MainScreen(Screen):
         d = self.dash
         if not force_chart and d.feed.holding():
             return  # a key is being shown: its own redraw did this tick's work
+        self._ticks += 1
+        if not force_chart and self._ticks % 2 and (d.lines_per_s or 0) > FLOOD_LINES_PER_S:
+            return  # a flood: every frame costs parsing time, so the screen moves at 5 Hz
         d.tick()
         self._sync_tabs()
         t0, t1 = d.timeline.bounds()

@@ -5,9 +5,9 @@ flood of lines, redrawn several times a second, leaves thousands of objects a se
 the cycle collector frees, at a few microseconds each. Left to its thresholds the collector runs
 whenever they fill, often in the middle of a frame, and now and then frees a whole second's
 worth at once: a pause of 50-90 ms, the long tail of keypress-to-screen. So the app collects
-after a drawn frame instead: the young generations a few times a second (5-10 ms each), the
-whole heap every second when no key came in lately, and every few seconds at the latest (its
-cost grows with the garbage that waited in it: 35-50 ms after 3 s of a flood, 400 ms after 15).
+after a drawn frame instead: the young generations a few times a second (5-15 ms each), the
+whole heap every second when no key came in lately, and every 1.5 s at the latest (its cost grows
+with the garbage that waited in it: 30-40 ms after 1.5 s of a flood, 35-50 after 3 s, 400 after 15).
 The automatic thresholds stay, set high, as a safety net.
 """
 
@@ -19,7 +19,7 @@ import time
 YOUNG_EVERY_S = 0.3  # frames come 10 a second: every third (more often promotes more to the old)
 FULL_EVERY_S = 1.0  # this often, when no key came in for QUIET_S ...
 QUIET_S = 0.3
-FULL_AT_LATEST_S = 3.0  # ... and at the latest this often, keys or not
+FULL_AT_LATEST_S = 1.5  # ... and at the latest this often, keys or not
 THRESHOLDS = (50_000, 50, 1000)
 
 

@@ -129,6 +129,20 @@ class Ring:
                 out[c] = ts, vs  # columns without gaps share one times list: read-only to callers
         return out
 
+    def raw_windows(self, columns: Iterable[str], t0: float | None = None,
+                    t1: float | None = None) -> tuple[array, dict[str, array]]:
+        """(times, column -> values) in [t0, t1] as arrays, NaN (absent) values kept: for readers
+        that find and drop them cheaper themselves (a sum is NaN when any value is)."""
+        lo, hi = self._bounds(t0, t1)
+        if lo >= hi:
+            return array("d"), {c: array("d") for c in columns}
+        (a0, a1), (b0, b1) = self._span(lo, hi)
+
+        def take(col: array) -> array:
+            return col[a0:a1] + col[b0:b1] if b1 else col[a0:a1]
+
+        return take(self._t), {c: take(self._cols[c]) for c in columns}
+
     def first_time(self) -> float | None:
         return self._t[self._start] if self._len else None
 

@@ -30,6 +30,9 @@ class MtpApp(App):
                  start_sources: bool = True) -> None:
         super().__init__()
         self.dash = dash
+        # No animations (the tab underline slides over a dozen frames): every frame under a
+        # flood of lines costs parsing time, and a dashboard has nothing to animate.
+        self.animation_level = "none"
         self.gc_pacer = GcPacer()
         self.tick_hz = tick_hz
         self.start_sources = start_sources

@@ -6,8 +6,9 @@ the cycle collector frees, at a few microseconds each. Left to its thresholds th
 whenever they fill, often in the middle of a frame, and now and then frees a whole second's
 worth at once: a pause of 50-90 ms, the long tail of keypress-to-screen. So the app collects
 after a drawn frame instead: the young generations a few times a second (5-15 ms each), the
-whole heap every second when no key came in lately, and every 1.5 s at the latest (its cost grows
-with the garbage that waited in it: 30-40 ms after 1.5 s of a flood, 35-50 after 3 s, 400 after 15).
+whole heap every second right after a key's frame or when no key came in lately, and every 1.5 s
+at the latest (its cost grows with the garbage that waited in it: 30-40 ms after 1.5 s of a flood,
+35-50 after 3 s, 400 after 15).
 The automatic thresholds stay, set high, as a safety net.
 """
 
@@ -17,9 +18,9 @@ import gc
 import time
 
 YOUNG_EVERY_S = 0.3  # frames come 10 a second: every third (more often promotes more to the old)
-FULL_EVERY_S = 1.0  # this often, when no key came in for QUIET_S ...
+FULL_EVERY_S = 1.0  # this often: right after a key's frame, or when no key came in for QUIET_S ...
 QUIET_S = 0.3
-FULL_AT_LATEST_S = 1.5  # ... and at the latest this often, keys or not
+FULL_AT_LATEST_S = 1.5  # ... and at the latest this often, whatever the keys
 THRESHOLDS = (50_000, 50, 1000)
 
 
@@ -41,9 +42,20 @@ class GcPacer:
         self._input_at = self.clock()
 
     def after_frame(self) -> None:
+        """After a frame the tick drew."""
         now = self.clock()
         since = now - self._full_at
-        if (since >= FULL_EVERY_S and now - self._input_at >= QUIET_S) or since >= FULL_AT_LATEST_S:
+        self._collect(now, (since >= FULL_EVERY_S and now - self._input_at >= QUIET_S)
+                      or since >= FULL_AT_LATEST_S)
+
+    def after_key_frame(self) -> None:
+        """After the frame that showed a key: the moment least likely to delay the next one
+        (the user reads what the key did), so the whole heap goes then when it is due."""
+        now = self.clock()
+        self._collect(now, now - self._full_at >= FULL_EVERY_S)
+
+    def _collect(self, now: float, full: bool) -> None:
+        if full:
             gc.collect()
             self._full_at = self._young_at = now
             self.full += 1

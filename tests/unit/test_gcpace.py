@@ -51,3 +51,18 @@ def test_start_freezes_what_exists_and_raises_thresholds():
     finally:
         gc.unfreeze()
         gc.set_threshold(*saved)
+
+
+def test_the_whole_heap_goes_right_after_a_key_frame_when_due():
+    clock = Clock()
+    p = GcPacer(clock)
+    clock.t += gcpace.FULL_EVERY_S / 2
+    p.input()
+    p.after_key_frame()
+    assert p.full == 0  # not due yet
+    clock.t += gcpace.FULL_EVERY_S / 2 + 1e-6
+    p.input()
+    p.after_frame()
+    assert p.full == 0  # due, but a key just came in: a tick's frame leaves it
+    p.after_key_frame()
+    assert p.full == 1  # the key's own frame is drawn: now

@@ -119,8 +119,12 @@ class MainScreen(Screen):
         self._stamp = None
         self.tick(force_chart=True)
         # The parser pump was held when the key came in (MtpApp.on_event); once this frame is
-        # on screen it may run again.
-        self.call_after_refresh(self.dash.feed.release)
+        # on screen it may run again, and the collector may take its turn.
+        self.call_after_refresh(self._after_key_frame)
+
+    def _after_key_frame(self) -> None:
+        self.dash.feed.release()
+        self.app.gc_pacer.after_key_frame()
 
     def _draw_data(self, host, t0, t1, force_chart: bool = False) -> None:
         d = self.dash

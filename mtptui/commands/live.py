@@ -33,12 +33,17 @@ def add_stream_args(p: argparse.ArgumentParser) -> None:
                    help="run journalctl as `sudo -n journalctl` (never asks for a password)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mtptui live", description=__doc__, epilog=EPILOG,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_host_args(p: argparse.ArgumentParser) -> None:
+    """The hosts to stream from, and how: shared by live and record."""
     p.add_argument("hosts", nargs="*", metavar="HOST")
     add_stream_args(p)
     p.add_argument("--identity", metavar="KEY", help="private key for ad hoc hosts")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mtptui live", description=__doc__, epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_host_args(p)
     p.add_argument("--record", metavar="FILE", help="also write every entry received to FILE")
     p.add_argument("--read-only", action="store_true", help="no restart or rollback actions")
     return p

@@ -8,7 +8,7 @@ import signal
 import sys
 import time
 
-from mtptui.commands.live import add_stream_args, build_sources, quiet_asyncssh
+from mtptui.commands.live import add_host_args, build_sources, quiet_asyncssh
 from mtptui.config import ConfigError, load_config
 from mtptui.sources.base import FAILED, SourceStatus
 from mtptui.sources.record import RecordingFeed, RecordWriter
@@ -26,9 +26,7 @@ arguments or config
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mtptui record", description=__doc__, epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("hosts", nargs="*", metavar="HOST")
-    add_stream_args(p)
-    p.add_argument("--identity", metavar="KEY", help="private key for ad hoc hosts")
+    add_host_args(p)
     p.add_argument("--local", action="store_true",
                    help="this machine's journal (no SSH), as `mtptui local` would show it")
     p.add_argument("--host", metavar="NAME", help="with --local: the name to record (default: hostname)")

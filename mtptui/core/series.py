@@ -8,12 +8,21 @@ turns into zero.
 from __future__ import annotations
 
 import math
-from math import isnan
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 
 NAN = math.nan
+
+
+def present(times: array, values: array) -> tuple[array, array]:
+    """The samples that carry the value (absent ones are NaN). Most columns have none absent:
+    one C-level sum tells (it is NaN if any value is), instead of a test per value."""
+    total = sum(values)
+    if total == total:
+        return times, values
+    keep = [i for i, v in enumerate(values) if v == v]
+    return array("d", [times[i] for i in keep]), array("d", [values[i] for i in keep])
 
 
 class Ring:
@@ -103,31 +112,9 @@ class Ring:
 
     def window(self, column: str, t0: float | None = None, t1: float | None = None) -> tuple[list[float], list[float]]:
         """(times, values) in [t0, t1], NaN samples left out."""
-        return self.windows((column,), t0, t1)[column]
-
-    def windows(self, columns: Iterable[str], t0: float | None = None,
-                t1: float | None = None) -> dict[str, tuple[list[float], list[float]]]:
-        """window() of several columns, the time range searched and read once."""
-        lo, hi = self._bounds(t0, t1)
-        if lo >= hi:
-            return {c: ([], []) for c in columns}
-        tcol = self._t
-        (a0, a1), (b0, b1) = self._span(lo, hi)
-        ts = tcol[a0:a1].tolist()
-        if b1:
-            ts += tcol[b0:b1].tolist()
-        out = {}
-        for c in columns:
-            col = self._cols[c]
-            vs = col[a0:a1].tolist()
-            if b1:
-                vs += col[b0:b1].tolist()
-            if any(map(isnan, vs)):
-                keep = [i for i, v in enumerate(vs) if v == v]
-                out[c] = [ts[i] for i in keep], [vs[i] for i in keep]
-            else:
-                out[c] = ts, vs  # columns without gaps share one times list: read-only to callers
-        return out
+        times, columns = self.raw_windows((column,), t0, t1)
+        ts, vs = present(times, columns[column])
+        return ts.tolist(), vs.tolist()
 
     def raw_windows(self, columns: Iterable[str], t0: float | None = None,
                     t1: float | None = None) -> tuple[array, dict[str, array]]:

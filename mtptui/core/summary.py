@@ -56,10 +56,13 @@ class SeriesSummary:
     def add(self, rec: BatchStats) -> None:
         f = rec.fields
         kind = rec.kind
-        if kind == DECODE:
-            self.decode_batches += 1
-            if f.get("graph") is False:
-                self.graph_off += 1
+        if kind == DECODE or kind == SPEC:
+            if kind == DECODE:
+                self.decode_batches += 1
+                if f.get("graph") is False:
+                    self.graph_off += 1
+            else:
+                self.spec_records += 1
             d = self.decode
             buf = d.buf
             buf.extend(map(f.get, DECODE_METRICS, d.nans))
@@ -68,12 +71,6 @@ class SeriesSummary:
         elif kind == PREFILL:
             self.prefill_batches += 1
             self.prefill.add(f)
-        elif kind == SPEC:
-            self.spec_records += 1
-            d = self.decode
-            d.buf.extend(map(f.get, DECODE_METRICS, d.nans))
-            if len(d.buf) >= d.limit:
-                self.fold()
         ts = rec.ts
         if ts is not None:
             if ts < self.first_ts:

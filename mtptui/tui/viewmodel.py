@@ -7,7 +7,6 @@ Kept apart from the widgets so that tests can hold the numbers on screen against
 from __future__ import annotations
 
 import math
-from array import array
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -16,6 +15,7 @@ from operator import sub
 
 from mtptui.core.alerts import Thresholds, epoch_at
 from mtptui.core.epochs import spec_settings
+from mtptui.core.series import present
 from mtptui.core.store import RankSeries, Store
 
 
@@ -92,16 +92,6 @@ def downsample(values: list[float], n: int) -> list[float]:
     return [(sums[b] - sums[a]) / (b - a) for a, b in zip(bounds, bounds[1:])]
 
 
-def _present(times: array, values: array) -> tuple[array, array]:
-    """The samples that carry the value (absent ones are NaN). Most columns have none absent:
-    one C-level sum tells (it is NaN if any value is), instead of a test per value."""
-    total = sum(values)
-    if total == total:
-        return times, values
-    keep = [i for i, v in enumerate(values) if v == v]
-    return array("d", [times[i] for i in keep]), array("d", [values[i] for i in keep])
-
-
 def quick_stats(values: list[float]) -> dict | None:
     """n, mean, min, max, last: what a panel shows, in O(n) (describe() also sorts for
     percentiles). The mean is computed as describe() does, so it equals summary's."""
@@ -145,11 +135,11 @@ def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: 
     last_t: dict[str, float] = {}
     times, columns = series.decode.raw_windows(PANEL_COLUMNS, t0, t1)
     for m in MAIN_METRICS + SMALL_METRICS:
-        ts, vs = _present(times, columns[m])
+        ts, vs = present(times, columns[m])
         metrics[m] = MetricView(m, quick_stats(vs), downsample(vs, spark_points))
         if ts:
             last_t[m] = ts[-1]
-    g_ts, g_vs = _present(times, columns["graph"])
+    g_ts, g_vs = present(times, columns["graph"])
     graph_off = g_vs.count(0.0)
     n_decode = max([len(g_ts)] + [metrics[m].stats["n"] for m in ("running_req", "gen_throughput")
                                   if metrics[m].stats])

@@ -45,6 +45,9 @@ class Outcome:
     exit_code: int
     message: str  # one line: "verified: accept len 2.41 after 3 batches", or why it failed
     phases: list[PhaseEvent] = field(default_factory=list)
+    # journald's times of the last run's ready line and of the line that settled its verdict
+    ready_ts: float | None = None
+    verdict_ts: float | None = None
 
 
 class StepFailed(Exception):
@@ -81,6 +84,7 @@ class Action:
         self._t0 = time.monotonic()
         self.verified = ""
         self._changed = False  # whether the host differs from before (then a failure rolls back)
+        self._times: tuple[float | None, float | None] = (None, None)
 
     # --- reporting ---------------------------------------------------------------------------------
 
@@ -134,7 +138,7 @@ class Action:
         try:
             try:
                 msg = await self._bring_up(self.new_dropin, self.expect_new, "")
-                return Outcome(APPLIED, OK, msg, self.phases)
+                return Outcome(APPLIED, OK, msg, self.phases, *self._times)
             except (StepFailed, ControlError) as e:
                 why = str(e)
                 if isinstance(e, ControlError) and not self._changed:
@@ -150,7 +154,7 @@ class Action:
                                self.phases)
             self._say("rollback", "ok", msg)
             return Outcome(RESULT_ROLLED_BACK, ROLLED_BACK, f"{why}; rolled back, old state {msg}",
-                           self.phases)
+                           self.phases, *self._times)
         finally:
             try:
                 await self._step("unlock", self.t.unlock, time.monotonic() + 60)
@@ -177,7 +181,10 @@ class Action:
             await self.t.restart()
 
         await self._step(prefix + "restart", restart_once, steps_deadline)
-        await self._wait(watch, mark, prefix)
+        try:
+            await self._wait(watch, mark, prefix)
+        finally:
+            self._times = (watch.ready_ts, watch.verdict_ts)
         return watch.summary()
 
     async def _wait(self, watch: Watch, mark: str | None, prefix: str) -> None:

@@ -72,6 +72,10 @@ class Watch:
         self.with_accept = 0
         self.accept_lens: list[float] = []
         self.cursor: str | None = None  # the last journal entry fed (to resume after a break)
+        # journald's times of the ready line and of the line that settled the verdict (the
+        # benchmark measures what the control path adds after them)
+        self.ready_ts: float | None = None
+        self.verdict_ts: float | None = None
         self._context: deque[str] = deque(maxlen=8)
 
     @property
@@ -91,12 +95,18 @@ class Watch:
             p = self.parser.parse(raw)
             if p.line is None and p.record is None:
                 continue
+            state = self.state
             if p.outcome == EVENT:
                 self._event(p.record)
             elif p.outcome == BATCH:
                 self._batch(p.record)
             elif p.line is not None:
                 self._other(p.line.text)
+            if self.state != state and p.line is not None:
+                if self.state == READY:
+                    self.ready_ts = p.line.ts
+                elif self.done:
+                    self.verdict_ts = p.line.ts
 
     def _fail(self, why: str) -> None:
         self.state = FAILED

@@ -23,7 +23,6 @@ except ModuleNotFoundError:  # Python 3.10
 DEFAULT_THEME = "mtptui-dark"
 _FIELDS = {f.name for f in dataclasses.fields(Theme)}
 # Tags that make a host look different without an explicit accent (k9s #980: "prod = red").
-PROD_TAGS = {"prod", "production", "live"}
 PROD_ACCENT = "#D03B3B"
 
 
@@ -83,13 +82,14 @@ def load_themes(dirs: list[Path] | None = None) -> tuple[list[Theme], list[str]]
 
 
 def host_accent(config: Config, host: str | None) -> str | None:
-    """The accent colour for a host: its own `accent`, or red for a host tagged prod."""
+    """The accent colour for a host: its own `accent`, or red for a host that [control] prod_tags
+    guard (the same hosts whose name must be typed to confirm an action)."""
     h = config.host(host)
     if h is None:
         return None
     if h.accent:
         return h.accent
-    return PROD_ACCENT if {t.lower() for t in h.tags} & PROD_TAGS else None
+    return PROD_ACCENT if config.control.is_prod(h) else None
 
 
 def host_tags(config: Config, host: str | None) -> list[str]:

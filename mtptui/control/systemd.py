@@ -322,7 +322,8 @@ def _assignments(text: str, section: str) -> Iterator[tuple[str, str]]:
 
 def _cat_files(cat_text: str) -> list[tuple[str, str]]:
     """[(path, text)] of `systemctl cat` output: each file follows a "# /path" line, and every
-    file after the first is set off by an empty line (warnings may come before the first)."""
+    file after the first is set off by an empty line (warnings may come before the first).
+    Text without such a line is one file of unknown path."""
     files: list[tuple[str, list[str]]] = []
     prev = ""
     for line in cat_text.split("\n"):
@@ -334,6 +335,8 @@ def _cat_files(cat_text: str) -> list[tuple[str, str]]:
         elif files:
             files[-1][1].append(line)
         prev = line
+    if not files:
+        return [("", cat_text)]
     return [(path, "\n".join(lines)) for path, lines in files]
 
 
@@ -351,13 +354,11 @@ def _environment(value: str) -> Iterator[tuple[str, str]]:
 
 
 def effective_exec_start(cat_text: str, *, ignore_dropin: str | None = None) -> ExecStart:
-    """The service's ExecStart from `systemctl cat UNIT` output. `ignore_dropin` leaves out a
-    drop-in by file name (mtptui's own, to see the unit as it would be without it). Raises
-    UnitSyntaxError when no file is found, when no command or more than one remains (Type=oneshot
+    """The service's ExecStart from `systemctl cat UNIT` output (or one unit file's text).
+    `ignore_dropin` leaves out a drop-in by file name (mtptui's own, to see the unit as it would be
+    without it). Raises UnitSyntaxError when no command or more than one remains (Type=oneshot
     may have several, but mtptui acts on servers only), or when systemd would refuse the value."""
     files = _cat_files(cat_text)
-    if not files:
-        raise UnitSyntaxError("no unit file in the `systemctl cat` output")
     commands: list[tuple[str, list[str], str]] = []
     env: dict[str, str] = {}
     for path, text in files:
@@ -375,7 +376,7 @@ def effective_exec_start(cat_text: str, *, ignore_dropin: str | None = None) -> 
                     env.clear()
                 env.update(_environment(value))
     if not commands:
-        raise UnitSyntaxError(f"no ExecStart= in [Service] of {files[0][0]} or its drop-ins")
+        raise UnitSyntaxError(f"no ExecStart= in [Service] of {files[0][0] or 'the unit'} or its drop-ins")
     if len(commands) > 1:
         sources = ", ".join(dict.fromkeys(c[2] for c in commands))
         raise UnitSyntaxError(f"{len(commands)} ExecStart= commands (from {sources}): mtptui "

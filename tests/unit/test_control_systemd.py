@@ -251,7 +251,7 @@ def test_continuation_edges_as_systemd_252_reads_them():
 
 
 @pytest.mark.parametrize("text,message", [
-    ("", "no unit file"),
+    ("", "no ExecStart= in \\[Service\\] of the unit"),
     ("# /etc/systemd/system/x.service\n[Service]\nType=simple\n", "no ExecStart= in \\[Service\\]"),
     ("# /etc/systemd/system/x.service\n[Service]\nExecStart=/bin/a\nExecStart=/bin/b\n",
      "2 ExecStart= commands \\(from /etc/systemd/system/x.service\\)"),
@@ -261,6 +261,11 @@ def test_continuation_edges_as_systemd_252_reads_them():
 def test_effective_exec_start_errors(text, message):
     with pytest.raises(UnitSyntaxError, match=message):
         effective_exec_start(text)
+
+
+def test_one_unit_text_without_cat_headers():
+    e = effective_exec_start("[Service]\nExecStart=/bin/x\n# drop-in\n[Service]\nExecStart=\nExecStart=/bin/y a\n")
+    assert (e.argv, e.source) == (["/bin/y", "a"], "")
 
 
 def test_warnings_before_the_first_file_and_files_without_final_newline():

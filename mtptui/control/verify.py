@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections import deque
 
+from mtptui.control.profiles import VLLM_METHODS, same_algorithm
 from mtptui.core.parse import BATCH, EVENT, LineParser
 from mtptui.core.records import DECODE, SPEC
 
@@ -32,14 +33,8 @@ _LOAD_STEPS = [
 # Where a failing start says why: the last lines like these before the unit fails.
 _REASON = re.compile(r"^(?:\w+(?:Error|Exception)|error): |unrecognized arguments|^Traceback")
 _VLLM_SPEC = re.compile(r"speculative_config=(None|SpeculativeConfig\((.*?)\))")
-_VLLM_METHOD = {"mtp": "NEXTN", "eagle": "EAGLE", "eagle3": "EAGLE3", "ngram": "NGRAM", "draft_model": "STANDALONE"}
-
-
-def same_algorithm(a: str | None, b: str | None) -> bool:
-    norm = {"NEXTN": "EAGLE", "MTP": "EAGLE", "DEEPSEEK_MTP": "EAGLE"}
-    a = a.upper() if a else None
-    b = b.upper() if b else None
-    return norm.get(a, a) == norm.get(b, b)
+# vLLM's method names back to the algorithm names profiles use (the first one wins: mtp is NEXTN)
+_VLLM_METHOD = {m: a for a, m in reversed(list(VLLM_METHODS.items()))}
 
 
 def mismatch(expect: dict, seen: dict) -> str | None:

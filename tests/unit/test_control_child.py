@@ -48,6 +48,10 @@ async def test_toggle_retune_and_roll_back(tmp_path, monkeypatch):
     hc = HostControl(ChildTarget(src), host="simulator", settings=Settings(wait_timeout=60, idle_after_ready=20))
     phases = []
     try:
+        for _ in range(400):  # the first run up, as an operator would see it before pressing s
+            if any("fired up" in x for x in feed.got):
+                break
+            await asyncio.sleep(0.05)
         plan = await hc.toggle_plan()
         assert plan.profile.name == "mtp3" and plan.current.get("algorithm") is None
         out = await hc.execute(plan, phases.append)
@@ -77,3 +81,19 @@ async def test_toggle_retune_and_roll_back(tmp_path, monkeypatch):
 
     results = [(e["profile"], e["result"]) for e in read_audit(tmp_path / "audit.jsonl")]
     assert results == [("mtp3", "applied"), ("off", "applied"), ("broken", "rolled_back")]
+
+
+async def test_a_restart_before_the_first_start_starts_the_new_argv(tmp_path, monkeypatch):
+    monkeypatch.setenv("MTPTUI_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
+    src = ProcessSource(sim_argv(), host="simulator", label="simulator")
+    hc = HostControl(ChildTarget(src), host="simulator", settings=Settings(wait_timeout=60, idle_after_ready=20))
+    plan = await hc.plan("apply", BUILTINS["mtp1"])  # the key pressed before the child is up
+    feed = Lines()
+    task = asyncio.ensure_future(src.run(feed))
+    try:
+        out = await hc.execute(plan)
+        assert out.exit_code == 0, out.message
+        assert "accept len" in out.message and src.starts == 2
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)

@@ -64,7 +64,9 @@ def server_args_after(h, unit: str, since: float) -> list[str]:
 
 
 def exec_start(h, unit: str) -> str:
-    return h.ssh(["systemctl", "show", "--property=ExecStart", "--value", unit]).stdout
+    """The argv systemd has loaded for the unit (`argv[]=` of `systemctl show`)."""
+    out = h.ssh(["systemctl", "show", "--property=ExecStart", "--value", unit]).stdout
+    return out.split("argv[]=", 1)[1].split(" ; ", 1)[0]
 
 
 def etc_digest(h) -> str:

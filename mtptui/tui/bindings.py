@@ -24,6 +24,13 @@ _KEYS: list[tuple[str, str, str, str, bool]] = [
     ("events", "e", "events", "events", True),
     ("log", "l", "log", "log", True),
     ("theme", "t", "theme", "theme", False),
+    ("spec_toggle", "s", "spec_toggle", "spec on/off", True),
+    ("spec_step_down", "left_square_bracket", "spec_step(-1)", "step -1", False),
+    ("spec_step_up", "right_square_bracket", "spec_step(1)", "step +1", False),
+    ("profiles", "p", "profiles", "profile", True),
+    ("restart", "R", "restart", "restart", False),
+    ("compare", "c", "compare", "compare", True),
+    ("audit", "a", "audit", "audit", False),
     ("help", "question_mark", "help", "help", True),
     ("escape", "escape", "escape", "back", False),
 ]
@@ -33,6 +40,15 @@ _KEYS += [(f"focus_rank_{n}", str(n), f"focus_rank({n})", f"rank {n}", False) fo
 PANE_IDS = ["log_up", "log_down", "log_page_up", "log_page_down", "log_home", "log_end",
             "events_up", "events_down", "events_page_up", "events_page_down", "events_end", "help_close"]
 BINDING_IDS = [k[0] for k in _KEYS] + ["palette"] + PANE_IDS
+# The keys that change a server: with --read-only they do not exist (footer, help, palette).
+ACTING_IDS = frozenset({"spec_toggle", "spec_step_down", "spec_step_up", "profiles", "restart"})
+ACTING_ACTIONS = frozenset(action.split("(")[0] for bid, _, action, _, _ in _KEYS if bid in ACTING_IDS)
+
+
+def shown_keys(acting_off: bool) -> list[tuple[str, str, str, str, bool]]:
+    """The keys that exist in this session."""
+    return [k for k in _KEYS if not (acting_off and k[0] in ACTING_IDS)]
+
 
 # Shown on the help screen next to each id.
 HELP: dict[str, str] = {
@@ -50,6 +66,14 @@ HELP: dict[str, str] = {
     "events": "enlarge/restore the event timeline",
     "log": "enlarge/restore the log pane",
     "theme": "cycle the colour theme (themes/*.toml)",
+    "spec_toggle": "speculation on/off for this host: off <-> the last profile that was on (mtp3 first); "
+                   "shows the plan, asks, restarts the service and verifies",
+    "spec_step_down": "one draft step less (mtp3 -> mtp2 ...), through the same preview and confirm",
+    "spec_step_up": "one draft step more",
+    "profiles": "pick a speculation profile (the built-ins and config [profiles.NAME]) and apply it",
+    "restart": "restart the service as it is (preview and confirm first)",
+    "compare": "compare this host's epochs: settings, accept len and rate, gen tok/s per rank and summed",
+    "audit": "the audit log: every action taken, its phases and the ExecStart before and after",
     "help": "this help",
     "escape": "close the filter or the enlarged pane",
     "palette": "command palette: every action by name",

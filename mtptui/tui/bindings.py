@@ -24,14 +24,15 @@ _KEYS: list[tuple[str, str, str, str, bool]] = [
     ("events", "e", "events", "events", True),
     ("log", "l", "log", "log", True),
     ("theme", "t", "theme", "theme", False),
-    ("spec_toggle", "s", "spec_toggle", "spec on/off", True),
+    ("help", "question_mark", "help", "help", True),
+    # After help: on a narrow footer these are the ones cut off (help lists them all).
+    ("spec_toggle", "s", "spec_toggle", "spec", True),
     ("spec_step_down", "left_square_bracket", "spec_step(-1)", "step -1", False),
     ("spec_step_up", "right_square_bracket", "spec_step(1)", "step +1", False),
     ("profiles", "p", "profiles", "profile", True),
     ("restart", "R", "restart", "restart", False),
     ("compare", "c", "compare", "compare", True),
     ("audit", "a", "audit", "audit", False),
-    ("help", "question_mark", "help", "help", True),
     ("escape", "escape", "escape", "back", False),
 ]
 _KEYS += [(f"focus_rank_{n}", str(n), f"focus_rank({n})", f"rank {n}", False) for n in range(1, 10)]

@@ -46,11 +46,11 @@ def row_cells(r: EpochRow, newest: float | None) -> tuple[str, ...]:
 class CompareScreen(ModalScreen):
     DEFAULT_CSS = """
     CompareScreen { align: center middle; }
-    CompareScreen > Vertical { width: 100%; height: 100%; border: thick $accent; background: $surface;
-                               padding: 0 1; }
-    CompareScreen DataTable { height: auto; max-height: 70%; }
-    CompareScreen #ranks { margin-top: 1; height: auto; }
-    CompareScreen #hint { dock: bottom; color: $text-muted; }
+    CompareScreen > Vertical { width: 100%; height: auto; max-height: 100%; border: thick $accent;
+                               background: $surface; padding: 0 1; }
+    CompareScreen DataTable { height: auto; max-height: 30; }
+    CompareScreen #ranks { margin: 1 0; height: auto; }
+    CompareScreen #hint { color: $text-muted; }
     """
     BINDINGS = [Binding("escape,q,c", "dismiss", "close", id="compare_close")]
 
@@ -98,9 +98,10 @@ class CompareScreen(ModalScreen):
         if not 0 <= event.cursor_row < len(self.rows):
             return
         r = self.rows[event.cursor_row]
-        parts: list = [(f"epoch {r.index + 1}: {r.label}", "bold"), f"  ({r.reason})\n", ("gen tok/s, mean per rank: ", "bold")]
+        parts: list = [(f"epoch {r.index + 1}: {r.label}", "bold"), (f" · began: {r.reason}", "$text-muted"),
+                       ("\ngen tok/s, mean per rank:", "bold")]
         if not r.gen_per_rank:
-            parts.append("none logged")
-        for i, (rank, v) in enumerate(r.gen_per_rank.items()):
-            parts += ["  " if i else "", (rank or "(TP=1)", "$text-muted"), f" {v:.1f}"]
+            parts.append(" none logged")
+        for rank, v in r.gen_per_rank.items():
+            parts += [(f" {rank or '(TP=1)'}=", "$text-muted"), f"{v:.1f}"]
         self.query_one("#ranks", Static).update(Content.assemble(*parts))

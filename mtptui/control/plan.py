@@ -28,6 +28,7 @@ class Plan:
     last_start_s: float | None = None  # the last start, `Started` to the ready line
     prod: bool = False  # the host is tagged prod: its name must be typed to confirm
     where: str = ""  # how the host is reached (user@address:port, "this machine", "simulator")
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def changes(self) -> bool:
@@ -60,6 +61,7 @@ class Plan:
             lines.append(f"downtime: the last start took {_duration(self.last_start_s)} (Started to ready)")
         else:
             lines.append("downtime: unknown (no start to ready seen in the journal)")
+        lines += [f"warning:  {w}" for w in self.warnings]
         lines.append("commands:")
         lines += [f"  {shlex.join(c)}" for c in self.commands]
         lines.append("server arguments (- old, + new):")

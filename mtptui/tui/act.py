@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 
 from mtptui.control.plan import APPLY, RESTART, Plan
 from mtptui.control.profiles import BUILTINS, Profile, ProfileError
-from mtptui.control.session import ControlError
+from mtptui.control.errors import ControlError
 from mtptui.tui.running import Running, outcome_notice
 from mtptui.tui.viewmodel import host_label
 
@@ -39,7 +39,8 @@ async def _flow(screen, ctl, choose: Choose, running: Running) -> None:
         try:
             plan = await choose(app, ctl)
         except (ControlError, ProfileError) as e:
-            app.notify(f"{label}: {e}", severity="error", markup=False)
+            text = str(e)  # the control's messages often name the host already
+            app.notify(text if text.startswith(f"{label}:") else f"{label}: {text}", severity="error", markup=False)
             return
         if plan is None:
             return
@@ -60,8 +61,7 @@ async def _flow(screen, ctl, choose: Choose, running: Running) -> None:
 
 async def toggle(app, ctl) -> Plan:
     """s: off <-> the last profile that was on."""
-    current = await ctl.current()
-    return await ctl.plan(APPLY, ctl.last_on if current.get("algorithm") is None else BUILTINS["off"])
+    return await ctl.toggle_plan()
 
 
 async def step(app, ctl, delta: int) -> Plan:

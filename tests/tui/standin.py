@@ -12,6 +12,7 @@ from mtptui.control.profiles import BUILTINS, Profile
 from mtptui.control.restart import APPLIED, OK, Outcome, PhaseEvent
 
 OFF = {"algorithm": None, "num_steps": None, "topk": None, "num_draft_tokens": None}
+MTP3_ON = {"algorithm": "NEXTN", "num_steps": 3, "topk": 1, "num_draft_tokens": 4}
 
 
 class StandInControl:
@@ -30,10 +31,15 @@ class StandInControl:
     async def plan(self, action: str, profile: Profile | None = None) -> Plan:
         if self.plan_error is not None:
             raise self.plan_error
-        new = BASE + MTP3 if profile is not None and profile.on else BASE
+        old = BASE + MTP3 if self.settings.get("algorithm") else BASE
+        new = (BASE + MTP3 if profile is not None and profile.on else BASE) if action == APPLY else old
         return Plan(host=self.host, unit=self.unit, action=action, profile=profile if action == APPLY else None,
-                    engine="sglang", old_argv=BASE, new_argv=new if action == APPLY else BASE, old_dropin=None,
+                    engine="sglang", old_argv=old, new_argv=new, old_dropin=None,
                     new_dropin=None, commands=[["systemctl", "restart", self.unit]], prod=self.prod)
+
+    async def toggle_plan(self) -> Plan:
+        on = self.settings.get("algorithm") is not None
+        return await self.plan(APPLY, BUILTINS["off"] if on else self.last_on)
 
     async def execute(self, plan: Plan, on_phase) -> Outcome:
         self.executed.append(plan)

@@ -16,7 +16,7 @@ AFTER = BEFORE + ["--speculative-algorithm", "NEXTN", "--speculative-num-steps",
 
 
 def entry(t: float, host: str, profile: str, result: str, exit_code: int, message: str, phases: list) -> dict:
-    return {"time": t, "user": "ops", "host": host, "unit": "sglang.service", "action": "apply", "profile": profile,
+    return {"id": f"{host}-{t}", "time": t, "user": "ops", "host": host, "unit": "sglang.service", "action": "apply", "profile": profile,
             "exec_start_before": BEFORE, "exec_start_after": AFTER, "dropin_before": None,
             "dropin_after": "[Service]\n", "phases": phases, "result": result, "exit_code": exit_code,
             "message": message}
@@ -30,11 +30,14 @@ def write_log(path, entries) -> None:
     path.write_text("".join(json.dumps(e) + "\n" for e in entries))
 
 
-def reader(path):
-    return lambda: [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
+async def open_audit(pilot, monkeypatch, log) -> None:
+    monkeypatch.setenv("MTPTUI_AUDIT_LOG", str(log))
+    await settle(pilot, pilot.app)
+    await pilot.press("a")
+    assert isinstance(pilot.app.screen, AuditScreen)
 
 
-async def test_newest_first_and_enter_shows_phases_and_exec_start(tmp_path):
+async def test_newest_first_and_enter_shows_phases_and_exec_start(tmp_path, monkeypatch):
     log = tmp_path / "audit.jsonl"
     write_log(log, [
         entry(1_800_000_000, "gpu1", "mtp3", "applied", 0, "verified: accept len 2.41 after 3 batches",
@@ -46,9 +49,7 @@ async def test_newest_first_and_enter_shows_phases_and_exec_start(tmp_path):
     ])
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
-        app.push_screen(AuditScreen(reader(log), str(log)))
-        await pilot.pause()
+        await open_audit(pilot, monkeypatch, log)
         table = app.screen.query_one(DataTable)
         assert [str(table.get_row_at(i)[1]) for i in range(table.row_count)] == ["gpu2", "gpu1"]
         assert str(table.get_row_at(0)[4]) == "rolled_back" and str(table.get_row_at(1)[3]) == "apply mtp3"
@@ -67,13 +68,10 @@ async def test_newest_first_and_enter_shows_phases_and_exec_start(tmp_path):
         assert not isinstance(app.screen, AuditScreen)
 
 
-async def test_an_empty_log_says_where_it_is(tmp_path):
-    log = tmp_path / "audit.jsonl"
-    log.write_text("")
+async def test_an_empty_log_says_where_it_is(tmp_path, monkeypatch):
+    log = tmp_path / "none-yet.jsonl"
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
-        app.push_screen(AuditScreen(reader(log), str(log)))
-        await pilot.pause()
+        await open_audit(pilot, monkeypatch, log)
         assert str(app.screen.query_one("#empty", Static).render()) == f"no actions yet (the audit log is {log})"
         assert not app.screen.query(DataTable)

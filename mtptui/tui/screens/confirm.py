@@ -28,7 +28,7 @@ def preview_content(plan: Plan) -> Content:
             in_diff, style = True, "bold"
         elif not line.startswith(" "):
             in_diff = False
-            style = "bold" if line.startswith("commands") else ""
+            style = {"commands": "bold", "warning": "bold $text-warning"}.get(line.split(":", 1)[0], "")
         elif in_diff:
             style = DIFF_STYLES.get(line.lstrip()[:1], "")
         parts += [(line, style), "\n"]

@@ -54,13 +54,17 @@ class ProfilePicker(ModalScreen["Profile | None"]):
 
     def compose(self) -> ComposeResult:
         options = []
-        for p in self.profiles.values():
+        now_at = 0
+        for i, p in enumerate(self.profiles.values()):
             now = runs_now(p, self.current)
+            now_at = i if now else now_at
             options.append(Option(Content.assemble((f"{p.name:<12}", "bold"), profile_summary(p),
                                                    ("  ← runs now", "bold $accent") if now else ""), id=p.name))
         with Vertical() as box:
             box.border_title = f"{self.host}: apply a speculation profile"
-            yield OptionList(*options)
+            picker = OptionList(*options)
+            picker.highlighted = now_at  # one step from the settings of now is one key away
+            yield picker
             yield Static("Enter picks (a preview comes first) · Esc closes · add your own as [profiles.NAME] "
                          "in the config", id="hint")
 

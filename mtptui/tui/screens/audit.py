@@ -66,10 +66,11 @@ def details(e: dict) -> Content:
 class AuditScreen(ModalScreen):
     DEFAULT_CSS = """
     AuditScreen { align: center middle; }
-    AuditScreen > Vertical { width: 100%; height: 100%; border: thick $accent; background: $surface; padding: 0 1; }
-    AuditScreen DataTable { height: auto; max-height: 45%; }
-    AuditScreen #details { height: 1fr; margin-top: 1; }
-    AuditScreen #hint { dock: bottom; color: $text-muted; }
+    AuditScreen > Vertical { width: 100%; height: auto; max-height: 100%; border: thick $accent;
+                             background: $surface; padding: 0 1; }
+    AuditScreen DataTable { height: auto; max-height: 16; }
+    AuditScreen #details { height: auto; max-height: 24; margin: 1 0; }
+    AuditScreen #hint { color: $text-muted; }
     """
     BINDINGS = [Binding("escape,q,a", "dismiss", "close", id="audit_close")]
 

@@ -64,7 +64,7 @@ class HelpScreen(ModalScreen):
             rows += [(f"{name}: ", "bold $accent"), text, "\n"]
         rows.append(("\nKeys  (remap in config [keys]: id = \"key\")", "bold"))
         if self.acting_off:
-            rows.append((f"  {self.acting_off}", "bold $text-warning"))
+            rows.append((f"\n  {self.acting_off}", "bold $text-warning"))
         rows.append("\n")
         for bid, key, _action, _desc, _show in shown_keys(self.acting_off is not None):
             shown = key_text(keymap.get(bid, key))

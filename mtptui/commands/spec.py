@@ -79,7 +79,6 @@ def build_controls(args, names: list[str], config: Config):
     settings = settings_from(config)
     if args.timeout:
         settings.wait_timeout = args.timeout
-    prod_tags = set(config.control.prod_tags)
     if args.local:
         from mtptui.transport.local import LocalRunner
 
@@ -93,7 +92,7 @@ def build_controls(args, names: list[str], config: Config):
 
     hosts = resolve_hosts(names, config, unit=args.unit, sudo=args.sudo, identity=args.identity)
     return [HostControl(_target(lambda h=h: SystemdTarget(SshTransport(h), h.unit, sudo=h.sudo, host=h.name)),
-                        host=h.name, prod=bool(prod_tags & set(h.tags)), settings=settings,
+                        host=h.name, prod=config.control.is_prod(h), settings=settings,
                         where=h.describe())
             for h in hosts]
 

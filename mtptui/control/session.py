@@ -5,6 +5,7 @@ host named. A host is reached as the dashboard reaches it (SSH, this machine, th
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from mtptui.control import audit, launch, systemd
 from mtptui.control.errors import BadProfile, ControlError
@@ -12,6 +13,9 @@ from mtptui.control.plan import APPLY, RESTART, REVERT, Plan
 from mtptui.control.profiles import BUILTINS, Profile, ProfileError, check_profile
 from mtptui.control.restart import Action, Outcome, PhaseEvent, Settings
 from mtptui.control.verify import SPEC_KEYS
+
+if TYPE_CHECKING:
+    from mtptui.config import Config
 
 __all__ = ["ControlError", "HostControl", "host_controls"]
 
@@ -166,7 +170,7 @@ def profile_of(settings: dict, fallback: Profile) -> Profile:
                    draft_model_path=settings.get("draft_model_path"))
 
 
-def host_controls(sources, config, read_only: bool) -> dict:
+def host_controls(sources, config: Config, read_only: bool) -> dict:
     """One HostControl per source that can act, keyed by the store's host name; {} read-only."""
     if read_only:
         return {}
@@ -176,7 +180,6 @@ def host_controls(sources, config, read_only: bool) -> dict:
 
     out = {}
     settings = settings_from(config)
-    prod_tags = set(getattr(getattr(config, "control", None), "prod_tags", ("prod",)) or ())
     for src in sources:
         inner = getattr(src, "inner", src)
         if isinstance(inner, SshJournalSource):
@@ -185,7 +188,7 @@ def host_controls(sources, config, read_only: bool) -> dict:
 
             h = inner.config
             target = SystemdTarget(SshTransport(h), h.unit, sudo=h.sudo, host=h.name)
-            out[h.name] = HostControl(target, host=h.name, prod=bool(prod_tags & set(h.tags)),
+            out[h.name] = HostControl(target, host=h.name, prod=config.control.is_prod(h),
                                       settings=settings, where=h.describe())
         elif isinstance(inner, LocalJournalSource):
             from mtptui.control.target import SystemdTarget
@@ -201,9 +204,7 @@ def host_controls(sources, config, read_only: bool) -> dict:
     return out
 
 
-def settings_from(config) -> Settings:
-    c = getattr(config, "control", None)
-    if c is None:
-        return Settings()
+def settings_from(config: Config) -> Settings:
+    c = config.control
     return Settings(wait_timeout=c.wait_timeout, verify_batches=c.verify_batches,
                     stale_after=c.lock_stale_after)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from mtptui.control.plan import APPLY, RESTART, Plan
-from mtptui.control.profiles import BUILTINS, Profile, ProfileError
+from mtptui.control.profiles import BUILTINS, ProfileError
 from mtptui.control.errors import ControlError
 from mtptui.tui.running import Running, outcome_notice
 from mtptui.tui.viewmodel import host_label
@@ -75,7 +75,7 @@ async def pick(app, ctl) -> Plan | None:
     """p: a profile from the picker."""
     from mtptui.tui.screens.profiles import ProfilePicker
 
-    profiles = [*BUILTINS.values(), *user_profiles(app.dash.config).values()]
+    profiles = [*BUILTINS.values(), *app.dash.config.profiles.values()]
     profile = await app.push_screen_wait(ProfilePicker(host_label(ctl.host), profiles, await ctl.current()))
     return None if profile is None else await ctl.plan(APPLY, profile)
 
@@ -83,7 +83,3 @@ async def pick(app, ctl) -> Plan | None:
 async def restart(app, ctl) -> Plan:
     """R: restart as is."""
     return await ctl.plan(RESTART)
-
-
-def user_profiles(config) -> dict[str, Profile]:
-    return dict(getattr(config, "profiles", None) or {})

@@ -17,7 +17,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Tab, Tabs
 
 from mtptui.core.alerts import ERROR
-from mtptui.tui.bindings import ACTING_ACTIONS, screen_bindings
+from mtptui.tui.bindings import screen_bindings
+from mtptui.tui.keytable import ACTING_ACTIONS
 from mtptui.tui.controller import Dashboard
 from mtptui.tui.themes import host_accent, host_tags
 from mtptui.tui.viewmodel import (METRICS, chart_series, clock_text, host_label, panel_view, spec_for,

@@ -29,9 +29,9 @@ async def test_c_shows_summarys_epochs_and_escape_closes():
         shown = [tuple(str(c) for c in table.get_row_at(i)) for i in range(table.row_count)]
         assert shown == [row_cells(r, app.dash.store.last_ts) for r in want]
         # As an operator reads it: settings, accept len, the sum of the ranks against the first epoch.
-        assert shown[1][1] == "EAGLE steps=3 topk=1 draft=4" and shown[1][5] == f"{want[1].accept_len:.2f}"
-        assert shown[0][9] == "base" and shown[1][9] == "+39%" and shown[0][5] == "-"
-        assert shown[2][3].endswith("+")  # the last epoch runs to the end of the log
+        assert shown[1][1] == "EAGLE steps=3 topk=1 draft=4" and shown[1][2] == f"{want[1].accept_len:.2f}"
+        assert shown[0][5] == "base" and shown[1][5] == "+39%" and shown[0][2] == "-"
+        assert shown[2][9].endswith("+")  # the last epoch runs to the end of the log
         await pilot.press("down")
         ranks = str(screen.query_one("#ranks", Static).render())
         assert "epoch 2: EAGLE steps=3" in ranks

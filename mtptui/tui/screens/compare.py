@@ -1,6 +1,7 @@
 """The compare screen (c): every epoch of the shown host side by side: its settings, when it began
 and how long it ran, decode batches, accept len and rate, gen throughput per rank and summed, and
-the sum against the first epoch. The numbers are `mtptui summary`'s epochs (core/compare.py), kept
+the sum against the first epoch (Σ gen tok/s: the host's throughput; gen tok/s/rank: the mean
+of the ranks' means). The numbers are `mtptui summary`'s epochs (core/compare.py), kept
 up to date while the dashboard runs."""
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from textual.widgets import DataTable, Static
 from mtptui.core.compare import EpochRow, epoch_rows, percent
 from mtptui.tui.viewmodel import clock_text, host_label
 
-COLUMNS = ("#", "settings", "began", "ran", "decode", "acc len", "acc rate", "gen tok/s per rank", "gen tok/s Σ ranks",
-           "vs first")
+# What tells whether a retune helped comes first: a narrow screen cuts the columns on the right.
+COLUMNS = ("#", "settings", "acc len", "acc rate", "Σ gen tok/s", "vs first", "gen tok/s/rank", "decode", "began", "ran")
 REFRESH_S = 1.0
 
 
@@ -38,9 +39,9 @@ def row_cells(r: EpochRow, newest: float | None) -> tuple[str, ...]:
     """The table's cells for one epoch; the open one runs to the newest line."""
     end = r.end if r.end is not None else newest
     ran = duration_text(None if end is None else end - r.start) + (" +" if r.end is None else "")
-    return (str(r.index + 1), r.label, clock_text(r.start), ran, str(r.decode_batches), _num(r.accept_len, 2),
-            _num(r.accept_rate, 2), _num(r.gen_mean, 1), _num(r.gen_sum, 1),
-            "base" if r.vs_first is None and r.gen_sum is not None else percent(r.vs_first))
+    return (str(r.index + 1), r.label, _num(r.accept_len, 2), _num(r.accept_rate, 2), _num(r.gen_sum, 1),
+            "base" if r.vs_first is None and r.gen_sum is not None else percent(r.vs_first), _num(r.gen_mean, 1),
+            str(r.decode_batches), clock_text(r.start), ran)
 
 
 class CompareScreen(ModalScreen):

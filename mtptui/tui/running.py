@@ -24,6 +24,11 @@ class Running:
     failed: bool = False  # some phase failed: what follows is the rollback
     started: float = field(default_factory=time.monotonic)
 
+    @property
+    def under_way(self) -> bool:
+        """Confirmed and running on the host (not still being planned or asked about)."""
+        return self.phase not in ("plan", "confirm")
+
     def on_phase(self, ev: PhaseEvent) -> None:
         self.phase, self.detail = ev.phase, ev.detail
         self.failed = self.failed or ev.state == "fail"

@@ -48,10 +48,14 @@ async def test_s_turns_speculation_on_after_the_preview_and_shows_the_phase():
         await pilot.press("s")  # a second action on the same host is refused
         assert len(ctl.executed) == 1 and not isinstance(app.screen, ConfirmScreen)
         assert any("one action at a time" in m and sev == "warning" for m, sev in notes(app))
+        await pilot.press("q")  # quitting mid-restart asks once more
+        assert app.is_running and any("q again quits" in m for m, _ in notes(app))
         ctl.gate.set()
         await until(pilot, lambda: not app.dash.running, "the end of the action")
         assert ("gpu1: mtp3 verified: accept len 2.41 after 3 batches", "information") in notes(app)
         await until(pilot, lambda: not bar.display, "the action bar hidden again")
+        await pilot.press("q")
+    assert ctl.closed, "the app closes its controls when it ends"
 
 
 async def test_s_on_a_host_with_speculation_turns_it_off():

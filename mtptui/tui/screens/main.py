@@ -20,6 +20,7 @@ from mtptui.core.alerts import ERROR
 from mtptui.tui.bindings import screen_bindings
 from mtptui.tui.keytable import ACTING_ACTIONS
 from mtptui.tui.controller import Dashboard
+from mtptui.tui.running import Running
 from mtptui.tui.themes import host_accent, host_tags
 from mtptui.tui.viewmodel import (METRICS, chart_series, clock_text, host_label, panel_view, spec_for,
                                   layout_text, spec_short, spec_text)
@@ -58,6 +59,7 @@ class MainScreen(Screen):
         self._flash: tuple[str, float] | None = None
         self._ticks = 0
         self._views: tuple[tuple, list] | None = None  # (what they were drawn for, panel views)
+        self._quit_armed: Running | None = None  # the action under way when q was pressed once
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="◆")
@@ -289,6 +291,13 @@ class MainScreen(Screen):
         return self.dash.can_act or action not in ACTING_ACTIONS
 
     def action_quit(self) -> None:
+        acting = [r for r in self.dash.running.values() if r.under_way]
+        if acting and self._quit_armed is not acting[0]:
+            # Quitting mid-restart stops the verify and the rollback: ask once more.
+            self._quit_armed = acting[0]
+            self.app.notify(f"{acting[0].text()}: quitting now stops following it (no verify, no rollback; "
+                            "the audit log keeps what was done). q again quits.", severity="warning", markup=False)
+            return
         self.app.exit(0)
 
     def action_pause(self) -> None:

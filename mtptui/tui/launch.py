@@ -18,13 +18,18 @@ def run_dashboard(sources: list[Source], *, config: Config, read_only: bool = Fa
     `config`: the typed config (hosts with accent colours and tags, thresholds, keys, theme,
     profiles, control settings), as every command loads it. `read_only` hides actions that change a server.
     `window` ("1m", "5m", "15m", "1h", "all") and `theme` are the starting choices. `controls`:
-    host -> HostControl (mtptui.control.session), what the keys s [ ] p R act on; none (a replay)
-    leaves those keys out, as `read_only` does.
+    host -> HostControl, what the keys s [ ] p R act on; by default one for each source that can act
+    (SSH, the local journal, the demo's child: control.session.host_controls). None at all (a
+    replay) leaves those keys out, as `read_only` does.
     """
     if not sys.stdout.isatty() and not os.environ.get("MTPTUI_ALLOW_NO_TTY"):
         print("mtptui: the dashboard needs a terminal (for a headless view use `mtptui summary`)",
               file=sys.stderr)
         return 1
+    if controls is None:
+        from mtptui.control.session import host_controls
+
+        controls = host_controls(sources, config, read_only)
     app = build_app(sources, config=config, read_only=read_only, title=title, window=window, theme=theme,
                     controls=controls)
     result = app.run()

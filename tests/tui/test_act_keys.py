@@ -147,3 +147,29 @@ async def test_a_host_without_control_says_so(tmp_path):
         await pilot.press("tab", "s")
         assert app.dash.host == "gpu2" and not app.dash.running
         assert any("gpu2: mtptui cannot act on this host" in m for m, _ in notes(app))
+
+
+async def test_brackets_step_the_draft_steps_down_and_up():
+    ctl = StandInControl("gpu1", settings=MTP3_ON)
+    app = make_app(controls={"gpu1": ctl})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        for key, want in (("left_square_bracket", "mtp2"), ("right_square_bracket", "mtp4")):
+            await pilot.press(key)
+            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the preview")
+            profile = app.screen.plan.profile
+            assert profile.name == want and profile.num_draft_tokens == profile.num_steps + 1
+            await pilot.press("escape")
+            await until(pilot, lambda: not app.dash.running, "the flow's end")
+        assert not ctl.executed
+
+
+async def test_a_bracket_with_speculation_off_says_why_in_one_line():
+    ctl = StandInControl("gpu1")
+    app = make_app(controls={"gpu1": ctl})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("right_square_bracket")
+        await until(pilot, lambda: not app.dash.running, "the flow's end")
+        assert ("gpu1: speculation is off: `s` turns it on, `p` picks a profile", "error") in notes(app)
+        assert not isinstance(app.screen, ConfirmScreen) and not ctl.executed

@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from mtptui.control.profiles import Profile
+from mtptui.control.profiles import Profile, matches
 from mtptui.core.epochs import spec_settings
 
 SETTINGS = ("algorithm", "num_steps", "topk", "num_draft_tokens")
@@ -30,10 +30,6 @@ def profile_summary(p: Profile) -> str:
     if p.extra_args:
         parts.append(" ".join(p.extra_args))
     return " · ".join(parts)
-
-
-def runs_now(p: Profile, current: dict) -> bool:
-    return all((current.get(k) or None) == getattr(p, k) for k in SETTINGS)
 
 
 class ProfilePicker(ModalScreen["Profile | None"]):
@@ -56,7 +52,7 @@ class ProfilePicker(ModalScreen["Profile | None"]):
         options = []
         now_at = 0
         for i, p in enumerate(self.profiles.values()):
-            now = runs_now(p, self.current)
+            now = matches(p, self.current)
             now_at = i if now else now_at
             options.append(Option(Content.assemble((f"{p.name:<12}", "bold"), profile_summary(p),
                                                    ("  ← runs now", "bold $accent") if now else ""), id=p.name))

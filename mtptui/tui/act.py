@@ -28,7 +28,7 @@ def start(screen, choose: Choose) -> None:
     if busy is not None:
         app.notify(f"{label}: one action at a time; under way: {busy.text()}", severity="warning", markup=False)
         return
-    running = dash.running[host] = Running(host, f"{label}: preparing")
+    running = dash.running[host] = Running(host, label)
     screen.run_worker(_flow(screen, ctl, choose, running), group="act", name=f"act on {label}", exit_on_error=False)
 
 

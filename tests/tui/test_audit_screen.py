@@ -53,6 +53,8 @@ async def test_newest_first_and_enter_shows_phases_and_exec_start(tmp_path, monk
         table = app.screen.query_one(DataTable)
         assert [str(table.get_row_at(i)[1]) for i in range(table.row_count)] == ["gpu2", "gpu1"]
         assert str(table.get_row_at(0)[4]) == "rolled_back" and str(table.get_row_at(1)[3]) == "apply mtp3"
+        drawn = [table.render_line(y).text for y in range(3)]
+        assert "rolled_back" in drawn[1] and "applied" in drawn[2], drawn  # whole, as drawn
         await pilot.press("down", "enter")
         text = str(app.screen.query_one("#detail", Static).render())
         lines = [" ".join(ln.split()) for ln in text.splitlines()]

@@ -87,7 +87,8 @@ class AuditScreen(ModalScreen):
                 yield Static(f"no actions yet (the audit log is {self.path})", id="empty")
             else:
                 table = DataTable(cursor_type="row", zebra_stripes=True)
-                table.add_columns(*COLUMNS)
+                for name in COLUMNS:  # a styled cell is not measured: the result column gets its width
+                    table.add_column(name, width=len("rollback_failed") if name == "result" else None)
                 for e in self.entries:
                     table.add_row(when(e.get("time")), str(e.get("host", "?")), str(e.get("unit", "?")), action_text(e),
                                   Content.styled(str(e.get("result", "?")), RESULT_STYLES.get(e.get("result"), "")),

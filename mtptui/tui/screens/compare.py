@@ -15,7 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from mtptui.core.compare import EpochRow, epoch_rows, percent
-from mtptui.tui.viewmodel import clock_text, host_label
+from mtptui.tui.viewmodel import clock_text, host_label, short_rank_labels
 
 # What tells whether a retune helped comes first: a narrow screen cuts the columns on the right.
 COLUMNS = ("#", "settings", "acc len", "acc rate", "Σ gen tok/s", "vs first", "gen tok/s/rank", "decode", "began", "ran")
@@ -103,6 +103,7 @@ class CompareScreen(ModalScreen):
                        ("\ngen tok/s, mean per rank:", "bold")]
         if not r.gen_per_rank:
             parts.append(" none logged")
+        names = short_rank_labels(list(r.gen_per_rank))
         for rank, v in r.gen_per_rank.items():
-            parts += [(f" {rank or '(TP=1)'}=", "$text-muted"), f"{v:.1f}"]
+            parts += [(f"  {names[rank]} ", "$text-muted"), f"{v:.1f}"]
         self.query_one("#ranks", Static).update(Content.assemble(*parts))

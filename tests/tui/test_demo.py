@@ -112,3 +112,43 @@ async def test_s_in_the_demo_restarts_the_simulator_without_speculation(tmp_path
     finally:
         source.kill_now()
     assert [(e["profile"], e["result"]) for e in read_audit(tmp_path / "audit.jsonl")] == [("off", "applied")]
+
+
+async def test_a_profile_that_fails_at_start_is_rolled_back_and_told_as_a_warning(tmp_path, monkeypatch):
+    """p, a config profile whose flag the server refuses, y: the child fails, the old argv comes
+    back, and the notification is a warning with the reason."""
+    from mtptui.config import Config
+    from mtptui.control.profiles import Profile
+    from mtptui.control.session import host_controls
+    from mtptui.tui.screens.confirm import ConfirmScreen
+    from mtptui.tui.screens.profiles import ProfilePicker
+
+    monkeypatch.setenv("MTPTUI_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
+    broken = Profile("broken", algorithm="NEXTN", num_steps=1, topk=1, num_draft_tokens=2, extra_args=("--no-such-flag",))
+    config = Config(profiles={"broken": broken})
+    source, _ = demo.demo_source(demo.build_parser().parse_args([]), FAST)
+    before = list(source.argv)
+    app = build_app([source], config=config, title="demo", window="all", wall=lambda: 1_800_000_000.0,
+                    controls=host_controls([source], config, False))
+    try:
+        async with app.run_test(size=(160, 48)) as pilot:
+            async def until(cond, what: str, limit: int = 600):
+                for _ in range(limit):
+                    if cond():
+                        return
+                    await pilot.pause(0.1)
+                pytest.fail(f"never: {what}")
+
+            await until(lambda: app.dash.store.ranks("simulator"), "the demo's first batches")
+            await pilot.press("p")
+            await until(lambda: isinstance(app.screen, ProfilePicker), "the picker")
+            await pilot.press("down", "enter")  # from mtp3, which runs now, to the config's profile
+            await until(lambda: isinstance(app.screen, ConfirmScreen), "the preview")
+            assert app.screen.plan.profile.name == "broken"
+            await pilot.press("y")
+            await until(lambda: not app.dash.running, "the action's end", limit=1200)
+            notes = [(n.message, n.severity) for n in app._notifications]
+            assert any("rolled back" in m and "unrecognized arguments" in m and sev == "warning" for m, sev in notes), notes
+            assert source.argv == before and source.running
+    finally:
+        source.kill_now()

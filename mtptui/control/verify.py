@@ -118,9 +118,17 @@ class Watch:
             self.step = "stopping"
         elif kind == "started":
             self.started = True
+            self._context.clear()
             self.step = "starting"
             if self.state == STARTING:
                 self.state = LOADING
+        elif kind in ("failed", "auto_restart"):
+            if not self.started and "Failed to start" not in ev.text:
+                return  # the old run ending badly on its stop is not the new run failing
+            ctx = self.reason_from_context()
+            self._fail(f"the unit failed: {ev.text.strip()}" + (f" ({ctx})" if ctx else ""))
+        elif not self.started:
+            return  # the old run's last words (a pipe or the journal may deliver them late)
         elif kind == "spec_config":
             self.seen = {k: ev.data.get(k) for k in SPEC_KEYS}
             self.state = LOADING
@@ -134,21 +142,14 @@ class Watch:
                 return
             self.state = READY
             self.step = "ready; waiting for decode batches"
-        elif kind in ("failed", "auto_restart"):
-            if not self.started and "Failed to start" not in ev.text:
-                return  # the old run ending badly on its stop is not the new run failing
-            ctx = self.reason_from_context()
-            self._fail(f"the unit failed: {ev.text.strip()}" + (f" ({ctx})" if ctx else ""))
-        elif kind == "oom":
-            self._context.append(ev.text.strip())
-        elif kind == "error":
+        elif kind in ("oom", "error"):
             self._context.append(ev.text.strip())
         else:
             self._other(ev.text)
 
     def _other(self, text: str) -> None:
         t = text.strip()
-        if not t:
+        if not t or not self.started:
             return
         if _REASON.search(t):
             self._context.append(t)

@@ -20,6 +20,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from hosts import nspawn, rootfs  # noqa: E402
 from hosts.helpers import Collect  # noqa: E402
+from simproc import Sim  # noqa: E402
 
 
 
@@ -108,3 +109,19 @@ def sshd(tmp_path, need):
         proc.terminate()
         proc.wait(5)
         log.close()
+
+
+# --- the live simulator as a process ------------------------------------------------------------
+
+@pytest.fixture
+def sim_factory(tmp_path):
+    sims = []
+
+    def make(args):
+        s = Sim(args, tmp_path)
+        sims.append(s)
+        return s
+
+    yield make
+    for s in sims:
+        s.stop()

@@ -114,14 +114,21 @@ def sshd(tmp_path, need):
 # --- the live simulator as a process ------------------------------------------------------------
 
 @pytest.fixture
-def sim_factory(tmp_path):
-    sims = []
+def children(tmp_path):
+    """start(cls, args): a child process's wrapper (`cls(args, tmp_path)`, with `.stop()`: Sim,
+    Exporter) that is stopped when the test ends, however it ends."""
+    made = []
 
-    def make(args):
-        s = Sim(args, tmp_path)
-        sims.append(s)
-        return s
+    def start(cls, args):
+        c = cls(args, tmp_path)
+        made.append(c)
+        return c
 
-    yield make
-    for s in sims:
-        s.stop()
+    yield start
+    for c in made:
+        c.stop()
+
+
+@pytest.fixture
+def sim_factory(children):
+    return lambda args: children(Sim, args)

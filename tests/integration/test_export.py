@@ -17,6 +17,8 @@ import time
 import urllib.request
 
 import pytest
+from hosts.helpers import two_writer_hosts
+from hosts.linewriter import line
 from prometheus_client.parser import text_string_to_metric_families
 
 from mtptui.core.parse import BATCH, DROPPED, OTHER, LineParser
@@ -84,17 +86,8 @@ class Exporter:
 
 
 @pytest.fixture
-def exporter(tmp_path):
-    made = []
-
-    def make(args):
-        e = Exporter(args, tmp_path)
-        made.append(e)
-        return e
-
-    yield make
-    for e in made:
-        e.stop()
+def exporter(children):
+    return lambda args: children(Exporter, args)
 
 
 def expected(lines: list[str]) -> dict:
@@ -203,20 +196,7 @@ def test_bad_arguments_are_one_line_and_exit_2(exporter, tmp_path, args, message
 @pytest.mark.systemd
 def test_export_two_container_hosts_over_ssh(cluster, exporter, tmp_path):
     """Real systemd + journald hosts over SSH, as the service example runs it."""
-    from hosts.helpers import start_writer, unique_unit
-    from hosts.linewriter import line
-
-    h1, h2 = cluster.hosts[:2]
-    unit = unique_unit("exp")
-    keys = cluster.keys
-    conf = tmp_path / "config.toml"
-    conf.write_text(
-        f'[defaults]\nunit = "{unit}"\nuser = "root"\nidentity = "{keys.identity}"\n'
-        f'known_hosts = "{keys.known_hosts}"\nssh_config = "/dev/null"\nlines = 1000\n\n'
-        f'[[hosts]]\nname = "gpu-a"\naddress = "{h1.address}"\n\n'
-        f'[[hosts]]\nname = "gpu-b"\naddress = "{h2.address}"\n')
-    for h in (h1, h2):
-        start_writer(h, unit, rate=50, count=100)
+    conf = two_writer_hosts(cluster, tmp_path, "exp", rate=50, count=100)
     e = exporter(["--config", str(conf), "--listen", "127.0.0.1:0"])  # the later --config wins
     e.wait_serving()
     last = LineParser().parse(line(99, time.time(), "TP0")).record.fields

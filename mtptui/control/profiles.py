@@ -159,7 +159,7 @@ def step(current: Mapping[str, object], delta: int) -> Profile:
                    draft_model_path=str(path) if path else None)
 
 
-def _same_algorithm(a: str | None, b: str | None) -> bool:
+def same_algorithm(a: str | None, b: str | None) -> bool:
     if a is None or b is None:
         return a is b
     return _SAME.get(a.upper(), a.upper()) == _SAME.get(b.upper(), b.upper())
@@ -168,7 +168,7 @@ def _same_algorithm(a: str | None, b: str | None) -> bool:
 def matches(profile: Profile, settings: Mapping[str, object]) -> bool:
     """Whether settings (from a `server_args=` line, or `launch.spec_flags`) show this profile: the
     same algorithm (NEXTN is logged as EAGLE) and every count the profile gives."""
-    if not _same_algorithm(profile.algorithm, settings.get("algorithm")):
+    if not same_algorithm(profile.algorithm, settings.get("algorithm")):
         return False
     return all(want is None or settings.get(key) == want
                for key, want in (("num_steps", profile.num_steps), ("topk", profile.topk),

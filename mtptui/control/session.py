@@ -81,7 +81,7 @@ class HostControl:
                 check_profile(profile, launch.context_of(base), found.engine)
                 new_argv = launch.apply_profile(base, profile)
                 new_dropin = systemd.render_dropin(new_argv, dict(profile.env), profile=profile.name,
-                                                   written_by=audit.local_user())
+                                                   written_by=audit.local_user(), prefix=st.prefix)
             except (ProfileError, systemd.UnitSyntaxError, launch.LaunchError) as e:
                 raise BadProfile(f"profile {profile.name}: {e}") from None
         elif action == REVERT:

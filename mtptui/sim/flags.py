@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from mtptui.control.profiles import PAGED_TOPK_BACKENDS
 from mtptui.sim import models
 from mtptui.sim.formats import DEFAULT_VERSION, VERSIONS, vtuple
 
@@ -312,8 +311,10 @@ def resolve(ns: argparse.Namespace) -> Config:
             if topk > 1 and ns.attention_backend == "trtllm_mha":
                 raise ServerArgsError("ValueError", "trtllm_mha backend only supports topk = 1 for speculative decoding.")
             # 0.5.23's list of backends; a backend SGLang picks itself (none given) is not judged.
+            # (The simulator imports nothing outside mtptui.sim: control/profiles.py has the same
+            # list, and tests/unit/test_control_profiles.py holds the two to the same answers.)
             if topk > 1 and ns.page_size > 1 and ns.attention_backend is not None \
-                    and ns.attention_backend not in PAGED_TOPK_BACKENDS and v >= (0, 5, 0):
+                    and ns.attention_backend not in ("flashinfer", "fa3", "triton") and v >= (0, 5, 0):
                 raise ServerArgsError(
                     "ValueError", "speculative_eagle_topk > 1 with page_size > 1 is unstable and produces "
                     "incorrect results for paged attention backends. This combination is only supported "

@@ -57,6 +57,13 @@ class ProcessSource(Source):
 
     async def restart(self, argv: list[str], env: dict[str, str] | None = None) -> None:
         """Stops the child (SIGTERM, then SIGKILL) and starts `argv` in its place."""
+        if self._proc is None:
+            # not started yet: it starts with the new argv, and says so as a restart would
+            self.argv = list(argv)
+            if env is not None:
+                self.env = env
+            self.starts = max(self.starts, 1)
+            return
         self._next = (list(argv), env)
         if self._feed is not None:
             self._push(self._feed, [f"Stopping {self.label}..."])
@@ -103,6 +110,7 @@ class ProcessSource(Source):
         if self.starts:
             self._push(feed, [f"Started {name}."])
         self.starts += 1
+        self._proc = None
         feed.status(SourceStatus(self.host, CONNECTING, self.label))
         try:
             proc = await asyncio.create_subprocess_exec(

@@ -15,12 +15,12 @@ FROZEN_WALL = 1_800_000_000.0
 
 
 def make_app(*paths: str, speed: float = MAX_SPEED, window: str = "all", theme: str | None = None,
-             config=None, paused: bool = False):
+             config=None, paused: bool = False, read_only: bool = False, controls: dict | None = None):
     clock = ReplayClock(speed, paused=paused)
     sources = [ReplaySource(p, clock) for p in (paths or (SMALL_LOG,))]
     names = ", ".join(os.path.basename(p) for p in (paths or (SMALL_LOG,)))
     return build_app(sources, config=config, title=f"replay: {names}", window=window, theme=theme,
-                     wall=lambda: FROZEN_WALL)
+                     wall=lambda: FROZEN_WALL, read_only=read_only, controls=controls)
 
 
 async def settle(pilot, app, timeout: float = 10.0) -> None:

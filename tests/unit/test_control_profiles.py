@@ -2,12 +2,13 @@
 simulator's copy of those rules; resolving names, stepping with `[`/`]`, matching server_args."""
 
 import shlex
+from contextlib import nullcontext
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mtptui.control.launch import Context, apply_profile, find_launch
+from mtptui.control.launch import Context, apply_profile, context_of, find_launch
 from mtptui.control.profiles import (
     BUILTINS,
     Profile,
@@ -120,8 +121,6 @@ def test_check_profile_agrees_with_the_simulator(profile, c):
     """check_profile refuses exactly what the simulator (SGLang's rules) refuses, except where
     it is stricter on purpose: counts below 1 for NGRAM (the simulator, like SGLang, lets them
     through) and topk 1 with draft tokens other than steps + 1 (SGLang changes them, with a warning)."""
-    from mtptui.control.launch import context_of
-
     argv = server_argv(profile, c)
     try:
         check_profile(profile, context_of(argv), "sglang")
@@ -140,6 +139,17 @@ def test_check_profile_agrees_with_the_simulator(profile, c):
             assert any("adjusted to speculative_num_steps + 1" in w for w in cfg.warnings)
     else:
         assert bool(ours) == bool(sim), (ours, sim, argv)
+
+
+@pytest.mark.parametrize("backend", [None, "flashinfer", "fa3", "triton", "torch_native", "flashmla", "aiter"])
+def test_paged_topk_backends_are_the_simulators(backend):
+    """The one rule whose list lives twice (the simulator imports nothing from control)."""
+    c = {"dpa": False, "page": 16, "backend": backend}
+    test_check_profile_agrees_with_the_simulator.hypothesis.inner_test(p("EAGLE", 5, 4, 8), c)
+    refused = backend not in (None, "flashinfer", "fa3", "triton")
+    argv = server_argv(p("EAGLE", 5, 4, 8), c)
+    with pytest.raises(ProfileError) if refused else nullcontext():
+        check_profile(p("EAGLE", 5, 4, 8), context_of(argv), "sglang")
 
 
 # --- resolve, step, matches ------------------------------------------------------------------------

@@ -27,8 +27,13 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from mtptui.sim.formats import Pool, moe_ep_rank
+
+if TYPE_CHECKING:
+    from mtptui.sim.engine import Rank
+    from mtptui.sim.flags import Config
 
 GAUGES = ("num_running_reqs", "num_used_tokens", "token_usage", "gen_throughput", "num_queue_reqs",
           "spec_accept_length", "spec_accept_rate")
@@ -62,7 +67,7 @@ def gauges(v: tuple) -> tuple[str, ...]:
     return GAUGES if v >= (0, 5, 4) else tuple(g for g in GAUGES if g != "spec_accept_rate")
 
 
-def labels(cfg, rank) -> tuple[tuple[str, str], ...]:
+def labels(cfg: Config, rank: Rank) -> tuple[tuple[str, str], ...]:
     """The scheduler collector's labels for one rank, in SGLang's order."""
     a, v = cfg.args, cfg.v
     out = [("model_name", str(a["served_model_name"])), ("engine_type", "unified")]
@@ -94,15 +99,15 @@ class SchedulerMetrics:
     """One logging scheduler group's metric state. Updates carry the time of the line they go
     with (a decode step's line is due when the step ends) and take effect from then on."""
 
-    cfg: object
-    ranks: list  # the engine's Rank objects that export
+    cfg: Config
+    ranks: list[Rank]  # the ranks that export
     t_update: float  # when the stats were last set (the collector's creation at first)
     stats: dict[str, dict] = field(default_factory=dict)  # rank label -> gauge -> value
     passes: dict[tuple[str, str], int] = field(default_factory=dict)  # (rank label, mode) -> count
     _due: deque = field(default_factory=deque)  # (t, rank label or None for all, values)
 
     @classmethod
-    def for_group(cls, cfg, members: list, printing: list[str], t_start: float) -> SchedulerMetrics:
+    def for_group(cls, cfg: Config, members: list[Rank], printing: list[str], t_start: float) -> SchedulerMetrics:
         if cfg.v >= (0, 5, 10):
             ranks = members if cfg.args.get("enable_metrics_for_all_schedulers") else members[:1]
         else:
@@ -127,7 +132,7 @@ class SchedulerMetrics:
         for r in self.ranks:
             self._due.append((t, r.label, dict(base, gen_throughput=gen.get(r.label, default_gen))))
 
-    def decode_step(self, members: list, graph: bool) -> None:
+    def decode_step(self, members: list[Rank], graph: bool) -> None:
         """0.5.8+: every TP rank of the group counts each decode forward pass."""
         if self.cfg.v < (0, 5, 8):
             return
@@ -159,7 +164,7 @@ def _fresh(v: tuple) -> dict:
     return {g: 0.0 for g in gauges(v)}
 
 
-def exposition(cfg, groups: list[SchedulerMetrics], layout_ranks: list) -> str:
+def exposition(cfg: Config, groups: list[SchedulerMetrics], layout_ranks: list[Rank]) -> str:
     """The /metrics body: the scheduler families that some scheduler has set."""
     v = cfg.v
     by_label = {r.label: r for r in layout_ranks}

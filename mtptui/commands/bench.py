@@ -179,7 +179,7 @@ class Bar:
         self.last = ""
 
     def show(self, p) -> None:
-        where = f"[{p.steps_done}/{p.steps_total}] {p.profile}: {p.step}"
+        where = f"[{p.steps_done}/{p.steps_total}] {p.profile + ': ' if p.profile else ''}{p.step}"
         if p.concurrency is not None:
             filled = int(20 * p.done / p.total) if p.total else 0
             where += f" c={p.concurrency} [{'#' * filled}{'.' * (20 - filled)}] {p.done}/{p.total}"

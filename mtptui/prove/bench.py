@@ -264,7 +264,7 @@ class Bench:
     async def _restore(self) -> None:
         before = self._before
         r = self.report
-        self._say(step="restore", concurrency=None, detail="")
+        self._say(profile="", step="restore", concurrency=None, detail="")
         if self._hands_off:
             r.restore_message = "a rollback failed, so mtptui stops touching the host; it needs a person"
             self._step("restore", "fail", r.restore_message)

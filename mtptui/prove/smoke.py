@@ -7,11 +7,12 @@ asked: down, timeout, an error status, a malformed body; each said in one line.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import asdict, dataclass
 
 from mtptui.prove import client
-from mtptui.prove.client import MALFORMED, HttpError
+from mtptui.prove.client import MALFORMED, TIMEOUT, HttpError
 
 PASS, WRONG, UNREACHABLE = "pass", "wrong", "unreachable"
 EXIT = {PASS: 0, WRONG: 3, UNREACHABLE: 1}
@@ -39,7 +40,8 @@ class SmokeResult:
     def line(self) -> str:
         if self.result == UNREACHABLE:
             return f"{self.host}: FAIL: {self.message}"
-        figures = f"{self.latency_s * 1000:.0f} ms, {self.completion_tokens} tokens"
+        figures = f"{self.latency_s * 1000:.0f} ms" + (f", {self.completion_tokens} tokens"
+                                                       if self.completion_tokens is not None else "")
         return f"{self.host}: {'pass' if self.result == PASS else 'FAIL'} ({figures}): {self.message}"
 
 
@@ -56,11 +58,18 @@ async def smoke(name: str, fwd, prompt: str, expect: str, timeout: float = 60.0)
     """Asks the server behind `fwd` (a transport.tunnel.Forward) `prompt`; PASS when the answer
     contains `expect`."""
     t0 = time.monotonic()
-    try:
+
+    async def ask() -> dict:
         model = await model_name(fwd.host, fwd.port, timeout)
         body = {"model": model, "messages": [{"role": "user", "content": prompt}], "temperature": 0,
                 "max_tokens": 64, "stream": False}
-        reply = await client.json_request(fwd.host, fwd.port, CHAT, body, max(0.1, timeout - (time.monotonic() - t0)))
+        return await client.json_request(fwd.host, fwd.port, CHAT, body, timeout)
+
+    try:
+        try:
+            reply = await asyncio.wait_for(ask(), timeout)
+        except asyncio.TimeoutError:
+            raise HttpError(TIMEOUT, f"no answer within {timeout:g} s") from None
         latency = time.monotonic() - t0
         answer, usage = _answer_of(reply)
     except HttpError as e:

@@ -107,10 +107,8 @@ async def run(args, hc, profiles) -> int:
         except ControlError as e:
             print(f"mtptui bench: {e}", file=sys.stderr)
             return COULD_NOT_RUN
-        for plan in plans:
-            print("\n".join(plan.preview_lines()), file=sys.stderr)
-            print(file=sys.stderr)
-        if not args.yes and not confirm(hc.host, len(plans), plans[0].prod):
+        print("\n".join(bench.preview_lines()) + "\n", file=sys.stderr)
+        if not args.yes and not confirm(hc.host, len(plans), hc.prod):
             print("mtptui bench: not run; nothing changed", file=sys.stderr)
             return COULD_NOT_RUN if sys.stdin.isatty() else 2
         loop = asyncio.get_running_loop()
@@ -170,25 +168,20 @@ def confirm(host: str, n: int, prod: bool) -> bool:
 
 
 class Bar:
-    """One progress line on stderr: profile, step, concurrency and requests done; on a terminal
-    redrawn in place, elsewhere a line per change of step."""
+    """One progress line on stderr (Progress.text()); on a terminal redrawn in place, elsewhere a
+    line when the step changes and when a concurrency level is done."""
 
     def __init__(self, out) -> None:
         self.out = out
         self.tty = out.isatty()
-        self.last = ""
+        self.last: tuple = ()
 
     def show(self, p) -> None:
-        where = f"[{p.steps_done}/{p.steps_total}] {p.profile + ': ' if p.profile else ''}{p.step}"
-        if p.concurrency is not None:
-            filled = int(20 * p.done / p.total) if p.total else 0
-            where += f" c={p.concurrency} [{'#' * filled}{'.' * (20 - filled)}] {p.done}/{p.total}"
-        elif p.detail:
-            where += f" ({p.detail})"
         if self.tty:
-            self.out.write("\r\x1b[2K" + where[:200])
+            self.out.write("\r\x1b[2K" + p.text()[:200])
             self.out.flush()
-        elif where.split(" [", 1)[0] != self.last.split(" [", 1)[0] or p.done in (0, p.total):
-            if where != self.last:
-                print(where, file=self.out, flush=True)
-        self.last = where
+            return
+        key = (p.profile, p.step, p.concurrency, p.detail, p.total and p.done == p.total)
+        if key != self.last:
+            print(p.text(), file=self.out, flush=True)
+        self.last = key

@@ -61,13 +61,9 @@ async def run_all(controls, prompt: str, expect: str, timeout: float) -> list:
 
 
 async def run_one(hc, prompt: str, expect: str, timeout: float):
-    from mtptui.control.errors import ControlError
-    from mtptui.prove.smoke import UNREACHABLE, SmokeResult, smoke
+    from mtptui.prove.smoke import smoke_host
 
     try:
-        return await smoke(hc.host, await hc.endpoint(), prompt, expect, timeout)
-    except ControlError as e:
-        text = str(e)
-        return SmokeResult(hc.host, UNREACHABLE, text.split(": ", 1)[1] if text.startswith(f"{hc.host}: ") else text)
+        return await smoke_host(hc, prompt, expect, timeout)
     finally:
         await hc.close()

@@ -215,10 +215,9 @@ def profile_of(settings: dict, fallback: Profile) -> Profile:
                    draft_model_path=settings.get("draft_model_path"))
 
 
-def host_controls(sources, config: Config, read_only: bool) -> dict:
-    """One HostControl per source that can act, keyed by the store's host name; {} read-only."""
-    if read_only:
-        return {}
+def host_controls(sources, config: Config) -> dict:
+    """One HostControl per source that can act, keyed by the store's host name (a read-only
+    dashboard keeps them only for the smoke test, which changes nothing)."""
     from mtptui.sources.local import LocalJournalSource
     from mtptui.sources.process import ProcessSource
     from mtptui.sources.ssh import SshJournalSource

@@ -50,6 +50,18 @@ class Progress:
     steps_done: int = 0  # concurrency levels measured so far, of steps_total
     steps_total: int = 0
 
+    def text(self) -> str:
+        """`[2/6] mtp1: measure c=8 [##########..........] 4/8`."""
+        head = f"[{self.steps_done}/{self.steps_total}] {self.profile + ': ' if self.profile else ''}{self.step}"
+        return f"{head} {self.status()}".rstrip()
+
+    def status(self) -> str:
+        """The part after the step: the requests done at this concurrency, or the step's detail."""
+        if self.concurrency is not None:
+            filled = int(20 * self.done / self.total) if self.total else 0
+            return f"c={self.concurrency} [{'#' * filled}{'.' * (20 - filled)}] {self.done}/{self.total}"
+        return f"({self.detail})" if self.detail else ""
+
 
 @dataclass
 class Report:
@@ -114,6 +126,28 @@ class Bench:
         self._before = await self.hc.state()
         self.previewed = [await self.hc.plan(APPLY, p) for p in self.profiles]
         return self.previewed
+
+    # the preview's shape (control.plan.Plan's), so the dashboard's confirm screen shows it too
+    @property
+    def host(self) -> str:
+        return self.hc.host
+
+    @property
+    def prod(self) -> bool:
+        return self.hc.prod
+
+    def title(self) -> str:
+        return f"{self.hc.host} · {self.hc.unit}: benchmark {', '.join(p.name for p in self.profiles)}"
+
+    def preview_lines(self) -> list[str]:
+        restarts = sum(p.old_argv != p.new_argv for p in self.previewed) + 1
+        lines = [f"benchmark: {', '.join(p.name for p in self.profiles)}; concurrency "
+                 f"{', '.join(map(str, self.concurrencies))}; {self.requests} requests of {self.max_tokens} tokens each",
+                 f"restarts: up to {restarts}: each profile the server does not already run, then back to the "
+                 "unit as it was found (its drop-in byte for byte), also after a cancel or a failure"]
+        for plan in self.previewed:
+            lines += ["", f"── {plan.profile.name} ──", *plan.preview_lines()]
+        return lines
 
     # --- running -----------------------------------------------------------------------------------
 

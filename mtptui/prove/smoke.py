@@ -83,6 +83,17 @@ async def smoke(name: str, fwd, prompt: str, expect: str, timeout: float = 60.0)
     return out
 
 
+async def smoke_host(hc, prompt: str, expect: str, timeout: float = 60.0) -> SmokeResult:
+    """The smoke test of a host's server, reached through its control (control.session)."""
+    from mtptui.control.errors import ControlError
+
+    try:
+        fwd = await hc.endpoint()
+    except ControlError as e:
+        return SmokeResult(hc.host, UNREACHABLE, str(e).removeprefix(f"{hc.host}: "))
+    return await smoke(hc.host, fwd, prompt, expect, timeout)
+
+
 def _answer_of(reply: dict) -> tuple[str, dict]:
     try:
         content = reply["choices"][0]["message"]["content"]

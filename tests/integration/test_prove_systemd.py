@@ -154,3 +154,35 @@ def test_bench_interrupted_restores_the_host(cluster, tmp_path, audit):
     bench = next(e for e in entries if e["action"] == "bench")
     assert bench["result"] == "interrupted" and bench["restored"] is True and bench["exit_code"] == 130
     assert entries[-1]["action"] == "restore" and entries[-1]["result"] == "applied"
+
+
+def test_bench_with_its_link_cut_restores_the_host_on_reconnect(cluster, tmp_path, audit):
+    h = cluster.hosts[0]
+    unit = unique_unit("bench")
+    install_unit(h, unit, sim=LIGHT)
+    cfg = write_config(tmp_path, h, unit)
+    name = f"gpu{h.index}"
+    loaded = exec_start(h, unit)
+    proc = subprocess.Popen([sys.executable, "-m", "mtptui", "bench", "--config", cfg, name, "--profiles", "mtp1,off",
+                             "--concurrency", "1", "--requests", "200", "--max-tokens", "64", "--yes"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+                            env=_env(audit, tmp_path))
+    seen = []
+    try:
+        for line in proc.stderr:
+            seen.append(line)
+            if "mtp1: measure" in line:
+                break
+        h.link(False)  # mid-measure, mtp1 applied: the tunnel and the journal follower go with the link
+        time.sleep(4)
+        h.link(True)
+        out, err = proc.communicate(timeout=240)
+    finally:
+        h.link(True)
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, "".join(seen) + out + err  # stopped early, the host restored
+    assert "stopped:" in err and "restored:" in err and "NOT RESTORED" not in err
+    assert dropin_of(h, unit) is None and exec_start(h, unit) == loaded
+    bench = next(e for e in audit_entries(audit) if e["action"] == "bench")
+    assert bench["restored"] is True and bench["exit_code"] == 1

@@ -204,15 +204,19 @@ class LineParser:
     def _other_prefix(self, line: LogLine, text: str, engine: str) -> BatchStats | None:
         """A batch line after any other prefix (text: the message, without a Ray actor's
         decoration, whose engine token comes separately): its rank tokens and stamp are read
-        wherever the prefix has them. Its head must be followed by a readable field."""
+        wherever the prefix has them. It must carry a readable field: without SGLang's own
+        prefix, that is what tells a batch line from text that names one."""
         at = prefix.head_at(text)
         if at < 0:
             return None
-        # a body of a known layout reads in full (its first field too); others are checked
+        kind = DECODE if text[at] == "D" else PREFILL
         m = sglang.HEAD.match(text, at)
-        fields = None if m is None else sglang._fast_body(DECODE if text[at] == "D" else PREFILL, text, m.end())
-        if fields is None and not sglang.opens_with_a_field(text[at:]):
-            return None
+        fields = None if m is None else sglang._fast_body(kind, text, m.end())
+        rec = None
+        if fields is None:
+            rec = sglang.parse_batch(text[at:], None, line.host, "")
+            if rec is None or not rec.fields:
+                return None
         before = text[:at]
         known = self._prefixes.get(before)
         if known is None:
@@ -223,9 +227,10 @@ class LineParser:
         if engine:
             rank = f"{engine} {rank}" if rank else engine
         ts = self._prefix_time(line, stamp)
-        if fields is not None:
-            return BatchStats(DECODE if text[at] == "D" else PREFILL, ts, line.host, rank, SGLANG, fields, {}, False)
-        return sglang.parse_batch(text[at:], ts, line.host, rank)
+        if rec is None:
+            return BatchStats(kind, ts, line.host, rank, SGLANG, fields, {}, False)
+        rec.ts, rec.rank = ts, rank
+        return rec
 
     def _prefix_time(self, line: LogLine, stamp: tuple) -> float | None:
         """The time of a line from the stamp prefix.read found: a zoned envelope's time first, as

@@ -72,8 +72,11 @@ def from_json(line: str) -> LogLine:
         raise EnvelopeError(f"bad journald json: {e}") from None
     if not isinstance(obj, dict):
         raise EnvelopeError("journald json line is not an object")
-    if "MESSAGE" not in obj and isinstance(obj.get("log"), str):
-        return _from_docker(obj)
+    if "MESSAGE" not in obj:
+        if isinstance(obj.get("log"), str):
+            return _from_docker(obj)
+        if "__CURSOR" not in obj and "__REALTIME_TIMESTAMP" not in obj:
+            raise EnvelopeError("a json line that is neither journald's nor Docker's")
     msg = _message_of(obj.get("MESSAGE"))
     if msg is None:
         raise EnvelopeError("MESSAGE missing or withheld (journalctl needs --all for large fields)")

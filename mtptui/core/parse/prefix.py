@@ -52,15 +52,18 @@ def without_repeat_note(text: str) -> str:
 
 
 def head_at(text: str) -> int:
-    """Where a batch head (`Decode batch`, `Prefill batch`) begins, when it starts the text or
-    follows a space; else -1. A head inside a word or a quotation is no head."""
+    """Where a batch head (`Decode batch`, `Prefill batch`) begins: at the start of the text or
+    after a separator (a space, `:` as in Python's `INFO:name:message`, a bracket); else -1. A
+    head inside a word or a dotted name, a quotation or an assignment (`text='Decode batch, ...'`)
+    is none."""
+    first = -1
     for head in ("Decode batch", "Prefill batch"):
         i = text.find(head)
-        while i > 0 and text[i - 1] != " ":
+        while i > 0 and (text[i - 1].isalnum() or text[i - 1] in "'\"=_."):
             i = text.find(head, i + 1)
-        if i >= 0:
-            return i
-    return -1
+        if i >= 0 and (first < 0 or i < first):
+            first = i
+    return first
 
 
 def read(prefix: str) -> tuple[str, tuple]:

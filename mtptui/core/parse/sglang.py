@@ -149,27 +149,6 @@ def batch_head(msg: str) -> tuple[str, str] | None:
     return kind, msg[i + 1:].lstrip(" ")
 
 
-def opens_with_a_field(msg: str) -> bool:
-    """Whether msg is a batch head followed by a known field with a readable value. After a
-    prefix other than SGLang's own, this is what tells a batch line from text that names one
-    (`Decode batch, #running-req: 12 is what the docs show`)."""
-    head = batch_head(msg)
-    if head is None:
-        return False
-    item = head[1].partition(", ")[0]
-    if item.endswith(","):
-        item = item[:-1]
-    key, _, value = item.partition(": ")
-    spec = FIELDS.get(key)
-    if spec is None:
-        return key in GRAPH_KEYS and value in ("True", "False")
-    try:
-        spec[1](value)
-    except ValueError:
-        return False
-    return True
-
-
 def parse_body(body: str, fields: dict, extra: dict[str, str]) -> bool:
     """Fills fields/extra from the `key: value` items. Returns False if any item was unreadable."""
     ok = True

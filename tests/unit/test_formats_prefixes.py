@@ -77,6 +77,7 @@ SHAPES = [
     S("gpu", f"[gpu=0] {D_OLD.text}", "gpu=0", None, msg=D_OLD),
     S("gpu-in-json", journald_json(f"[gpu=3] {D_OLD.text}", ENV_US, HOST), "gpu=3", ENV_US / 1e6, HOST, D_OLD),
     S("gpu-after-sglang-stamp", f"[{STAMP}] [gpu=1] {D.text}", "gpu=1", T0),
+    S("level-after-sglang-prefix", f"[{STAMP} TP0] DEBUG {D.text}", "TP0", T0),
     # Python logging formats that deployments configure
     S("logging-asctime-ms-level-name",
       f"{STAMP},659 [INFO] sglang.srt.managers.scheduler_metrics_mixin: {D.text}", "", T0 + 0.659),

@@ -1,4 +1,5 @@
-"""One raw line in, at most one record out: envelope, then SGLang or vLLM, then events."""
+"""One raw line in, at most one record out: envelope, then SGLang (behind its own prefix or any
+other) or vLLM, then events."""
 
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ class Parsed:
 
 
 class LineParser:
-    """Stateful only where the logs are: the year for year-less stamps and vLLM's engine context."""
+    """Stateful only where the logs are: the date of the last full stamp (for year-less and
+    time-only stamps) and vLLM's engine context."""
 
     def __init__(self, unresolved_rank: str = "") -> None:
         self.envelope = EnvelopeReader()
@@ -127,14 +129,11 @@ class LineParser:
             if engine:
                 rank = f"{engine} {rank}" if rank else engine
             ts = self._stamp_time(line, stamp, millis)
-            if msg[:1] in "DP":
-                rec = sglang.parse_batch(msg, ts, line.host, rank)
-                if rec is not None:
-                    return Parsed(BATCH, line, rec)
-            elif "batch" in msg:
+            rec = sglang.parse_batch(msg, ts, line.host, rank) if msg[:1] in "DP" else None
+            if rec is None and "batch" in msg:  # a head after a further prefix: `[...] [gpu=0] Decode batch`
                 rec = self._other_prefix(line, text, engine)
-                if rec is not None:
-                    return Parsed(BATCH, line, rec)
+            if rec is not None:
+                return Parsed(BATCH, line, rec)
             return self._event(line, msg, ts, rank)
         if "batch" in text:
             rec = self._other_prefix(line, text, engine)
@@ -156,10 +155,11 @@ class LineParser:
         return self._event(line, text, line.ts, "")
 
     def assume_date(self, date: str) -> None:
-        """Reads on as if the last full stamp had been of this date (`2026-03-09`): for a reader
-        that starts in the middle of a log."""
-        self._date_text = date
-        self.envelope.year = int(date[:4])
+        """Reads on as if the last full stamp had been of this date (`2026-03-09`); also for a
+        reader that starts in the middle of a log. (Hot paths compare before they call.)"""
+        if date != self._date_text:
+            self._date_text = date
+            self.envelope.year = int(date[:4])
 
     def _stamp_time(self, line: LogLine, stamp: str, millis: str | None) -> float | None:
         """The time of a line with SGLang's prefix: a zoned envelope's, else the prefix's."""
@@ -171,8 +171,7 @@ class LineParser:
         if inner is None:
             return line.ts
         if stamp[:10] != self._date_text:
-            self._date_text = stamp[:10]
-            self.envelope.year = int(stamp[:4])
+            self.assume_date(stamp[:10])
         return inner
 
     def _time_of_day(self, hms: str, frac: str | None, env_ts: float | None) -> float | None:
@@ -248,9 +247,7 @@ class LineParser:
             return line.ts
         if zone:
             return ts
-        if date != self._date_text:
-            self._date_text = date
-            self.envelope.year = int(date[:4])
+        self.assume_date(date)
         return ts
 
     @staticmethod
@@ -274,8 +271,7 @@ class LineParser:
         if fields is None:
             return None
         if date != self._date_text:
-            self._date_text = date
-            self.envelope.year = int(date[:4])
+            self.assume_date(date)
         if host is None:
             host = env_host
         if not self.keep_lines and ts is not None:
@@ -301,8 +297,7 @@ class LineParser:
         if ts is None:
             ts = env_ts
         elif stamp[:10] != self._date_text:
-            self._date_text = stamp[:10]
-            self.envelope.year = int(stamp[:4])
+            self.assume_date(stamp[:10])
         line = LogLine(raw[m.start(4) - 1:], env_host if host is None else host, None, env_ts)
         return self._event(line, msg, ts, rank[1:])
 

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from logsynth import check_batch, decode, journald_iso, journald_json, journald_short, prefill, utc
 
+from mtptui.commands.summary import render_table
 from mtptui.core.ingest import Ingest
 from mtptui.core.parse import LineParser
 from mtptui.core.summary import Summary
@@ -202,6 +203,9 @@ def test_ray_engines_are_series_of_their_own():
     got = {key[1]: s.decode_batches for key, s in summary.series.items()}
     assert got == {"pid=1 TP0": 3, "pid=2@10.0.0.2 TP0": 2, "pid=2@10.0.0.3 TP0": 1, "TP0": 1}
     assert ingest.counts.batch == 7 and ingest.counts.unparsed == 0
+    # the table shows each label whole: the two engines of pid 2 differ only at the end
+    table = render_table(summary.to_json(ingest.counts.to_json()))
+    assert " pid=2@10.0.0.2 TP0 " in table and " pid=2@10.0.0.3 TP0 " in table
 
 
 def test_events_behind_a_ray_prefix_take_its_time_and_engine():
@@ -241,6 +245,8 @@ UNREADABLE = [
                  id="second-half-of-a-wrapped-line"),
     pytest.param(json.dumps({"level": "info", "message": f"[{STAMP} TP0] {D.text}"}), "dropped",
                  id="another-tools-json-log"),
+    pytest.param("[gpu=0] new fill batch. #seq: 1. #cached_token: 330. #new_token: 2172. #remaining_req: 57. "
+                 "#running_req: 9. tree_cache_hit_rate: 69.16%", "unparsed", id="prefill-line-of-2024-early"),
 ]
 
 

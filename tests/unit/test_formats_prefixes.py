@@ -317,3 +317,23 @@ def test_parallel_parts_read_other_prefixes_as_one_reader_does(tmp_path, monkeyp
     assert ranks["TP1"]["last"] == utc(2026, 3, 9, 16, 10, 9)  # the time-only stamps are dated
     for jobs in (2, 3):
         assert run(jobs) == one
+
+
+@settings(max_examples=150, deadline=None)
+@given(bodies(), st.sampled_from(_ANY + [f"[{STAMP} TP0] ", f"[{STAMP}.250] ", "Mar 09 16:03:25 gpu python3[1]: "
+                                          f"[{STAMP} DP1 TP1] "]), st.booleans())
+def test_the_fast_paths_and_the_general_path_agree(body, pre, keep):
+    """A line that ends in CRLF takes the general path (the fast ones admit no CR): every other
+    line must read exactly as it does, whichever fast path took it (a parser warmed by the same
+    line too, which reads its head from memory). Without keep_lines a fast path may leave out
+    the LogLine; the record is the same."""
+    results = []
+    for ending in ("\n", "\r\n"):
+        for warm in (False, True):
+            p = LineParser()
+            p.keep_lines = keep
+            if warm:
+                p.parse(pre + body + ending)
+            got = p.parse(pre + body + ending)
+            results.append(repr((got.outcome, got.record, got.line if keep else None)))
+    assert len(set(results)) == 1, results

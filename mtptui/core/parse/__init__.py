@@ -104,6 +104,10 @@ class LineParser:
             fast = self._fast(known, m.end(), raw, host)
             if fast is not None:
                 return fast
+        elif m is None and raw[:1] == "(":
+            fast = self._actor_fast(raw, host, key)
+            if fast is not None:
+                return fast
         if "\x00" in raw:
             return Parsed(DROPPED, None, reason="binary data (NUL bytes)")
         if m is not None and not head and "\r" not in raw and "\x1b" not in raw:
@@ -280,6 +284,25 @@ class LineParser:
         text = raw[start:-1] if raw.endswith("\n") else raw[start:]
         rec = BatchStats(kind, ts if ts is not None else env_ts, host, rank, SGLANG, fields, {}, False)
         return Parsed(BATCH, LogLine(text, host, None, env_ts), rec)
+
+    def _actor_fast(self, raw: str, host: str | None, key: str | None) -> Parsed | None:
+        """A Ray actor's batch line, `(SGLangEngine pid=41820) [2026-03-22 13:53:37 TP0] Decode
+        batch, ...` without an envelope: the fast path after the decoration, the engine in the
+        rank (RL frameworks log millions of these). Its head is remembered like the others."""
+        actor = prefix.actor(raw)
+        if actor is None:
+            return None
+        engine, at = actor
+        m = _FAST.match(raw, at)
+        if m is None or m.group(7) is None or m.group(1) is not None:
+            return None
+        kind, ts, env_host, rank, millis, date, short, frac, _ = self._head(m)
+        known = (kind, ts, env_host, f"{engine} {rank}" if rank else engine, millis, date, short, frac, 0)
+        if key is not None and m.end() == len(key) and millis is None:
+            if len(self._heads) >= HEAD_CACHE:
+                self._heads.clear()
+            self._heads[key] = known
+        return self._fast(known, m.end(), raw, host)
 
     def _fast_other(self, m: re.Match, raw: str, host: str | None) -> Parsed | None:
         """Any other line with SGLang's prefix (and the same envelopes), free of NUL, CR and

@@ -1,22 +1,29 @@
-"""The TOML config: `[defaults]` and `[[hosts]]` for the live layer.
+"""The TOML config, the program's one reader of it: every table checked and typed here.
 
 Default path: the user's config dir (``~/.config/mtptui/config.toml`` on Linux, from platformdirs),
 or ``--config PATH``. A missing default file is an empty config; a missing ``--config`` file is an
 error. Every validation error names the key and, when it can be found, the line:
 ``config.toml:12: hosts[1].port: must be an integer from 1 to 65535``.
 
-Tables other than ``defaults`` and ``hosts`` (keys, theme, thresholds, ...) belong to other parts of
-the program; they are kept as parsed in ``Config.extra`` and not checked here.
+Tables: ``theme = "name"`` (top level), ``[defaults]``, ``[[hosts]]``, ``[thresholds]`` (alerts),
+``[keys]`` (binding id = key), ``[profiles.NAME]`` (speculation profiles), ``[control]`` (restart
+settings). Anything else is refused with the list of known ones. The types only are checked here:
+whether SGLang accepts a profile's combination of values is control/profiles.py's business.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
+
+from mtptui.control.profiles import BUILTINS, Profile
+from mtptui.core.alerts import Thresholds
+from mtptui.tui.keytable import BINDING_IDS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -26,10 +33,23 @@ else:  # pragma: no cover
 HOST_KEY_POLICIES = ("strict", "accept-new", "off")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 _COLOUR = re.compile(r"#[0-9a-fA-F]{6}|#[0-9a-fA-F]{3}|[a-z][a-z_]{1,30}")
+_ALGORITHM = re.compile(r"[A-Z][A-Z0-9_]{0,31}")  # EAGLE, EAGLE3, NEXTN, STANDALONE, NGRAM, newer ones
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A Textual key name, or several with commas: `p`, `ctrl+x`, `left`, `question_mark`, `left,h`.
+# Whether Textual knows the name is checked by the dashboard (tui/bindings.py), which has its table.
+_KEY = re.compile(r"(?:[a-z]+\+)*(?:[a-z0-9_]{2,}|\S)")
 
 
 class ConfigError(Exception):
     """A one-line, user-facing reason why the config cannot be used."""
+
+
+class _Inner(ValueError):
+    """A check's complaint about one key inside the value (a table), so the error can name it."""
+
+    def __init__(self, key: str, why: str) -> None:
+        super().__init__(why)
+        self.key = key
 
 
 @dataclass(frozen=True)
@@ -71,14 +91,31 @@ class HostConfig:
         return s
 
 
-@dataclass
+@dataclass(frozen=True)
+class ControlConfig:
+    """`[control]`: how restarts with a new profile are run and judged."""
+
+    wait_timeout: float = 900.0  # seconds from restart to ready before it counts as failed
+    verify_batches: int = 3  # decode batches of the new run read before speculation counts as verified
+    lock_stale_after: float = 1800.0  # seconds after which another console's lock may be broken
+    prod_tags: tuple[str, ...] = ("prod",)  # a host with one of these tags: type its name to confirm
+
+    def is_prod(self, host: HostConfig) -> bool:
+        return bool({t.lower() for t in host.tags} & {t.lower() for t in self.prod_tags})
+
+
+@dataclass(frozen=True)
 class Config:
     path: str | None = None
     hosts: list[HostConfig] = field(default_factory=list)
     defaults: dict[str, Any] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
+    theme: str | None = None
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    keys: dict[str, str] = field(default_factory=dict)  # binding id -> key(s), as in [keys]
+    profiles: dict[str, Profile] = field(default_factory=dict)  # the user's; built-ins: control.profiles
+    control: ControlConfig = field(default_factory=ControlConfig)
 
-    def host(self, name: str) -> HostConfig | None:
+    def host(self, name: str | None) -> HostConfig | None:
         for h in self.hosts:
             if h.name == name:
                 return h
@@ -99,7 +136,7 @@ def default_config_path() -> Path:
     return Path(user_config_dir("mtptui", appauthor=False)) / "config.toml"
 
 
-# --- validation -----------------------------------------------------------------------------------
+# --- value checks: each returns the typed value or raises ValueError(why) ------------------------
 
 def _str(v: Any) -> str:
     if not isinstance(v, str):
@@ -132,11 +169,30 @@ def _int_range(lo: int, hi: int):
     return check
 
 
+def _positive_int(v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ValueError(f"must be a positive integer (got {_show(v)})")
+    return v
+
+
 def _seconds(lo: float, hi: float):
     def check(v: Any) -> float:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
             raise ValueError(f"must be a number of seconds from {lo:g} to {hi:g} (got {_show(v)})")
         return float(v)
+    return check
+
+
+def _number(integer: bool, hi: float = math.inf):
+    """A finite number >= 0 (at most `hi`); an integer when `integer`."""
+    kind = "an integer" if integer else "a number"
+    bound = f"from 0 to {hi:g}" if hi < math.inf else ">= 0"
+
+    def check(v: Any) -> float | int:
+        ok = isinstance(v, int) if integer else isinstance(v, (int, float))
+        if isinstance(v, bool) or not ok or not math.isfinite(v) or not 0 <= v <= hi:
+            raise ValueError(f"must be {kind} {bound} (got {_show(v)})")
+        return v if integer else float(v)
     return check
 
 
@@ -166,12 +222,50 @@ def _accent(v: Any) -> str:
     return s
 
 
+def _theme(v: Any) -> str:
+    if isinstance(v, dict):
+        raise ValueError("must be a string: write theme = \"NAME\" above the first [table]")
+    return _nonempty(v)
+
+
+def _key(v: Any) -> str:
+    s = _str(v)
+    parts = [p.strip() for p in s.split(",")]
+    if not all(_KEY.fullmatch(p) for p in parts):
+        raise ValueError(f"must be a key like \"p\", \"ctrl+x\", \"left\", or several: \"left,h\" "
+                         f"(got {_show(v)})")
+    return ",".join(parts)
+
+
+def _algorithm(v: Any) -> str:
+    s = _str(v).strip().upper()
+    if not _ALGORITHM.fullmatch(s):
+        raise ValueError(f"must be an algorithm name: EAGLE, EAGLE3, NEXTN, STANDALONE, NGRAM ... "
+                         f"(got {_show(v)})")
+    return s
+
+
+def _env(v: Any) -> tuple[tuple[str, str], ...]:
+    if not isinstance(v, dict):
+        raise ValueError(f"must be a table of NAME = \"value\" (got {_show(v)})")
+    for name, value in v.items():
+        if not _ENV_NAME.fullmatch(name):
+            raise _Inner(name, "is not a variable name (letters, digits, '_'; no digit first)")
+        if not isinstance(value, str):
+            raise _Inner(name, f"must be a string (got {_show(value)})")
+    return tuple(v.items())
+
+
 def _show(v: Any) -> str:
+    if isinstance(v, dict):
+        return "a table"
     r = repr(v) if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v)
     return r if len(r) <= 40 else r[:37] + "..."
 
 
-CHECKS = {
+Check = Callable[[Any], Any]
+
+CHECKS: dict[str, Check] = {
     "name": _name,
     "address": _nonempty,
     "port": _int_range(1, 65535),
@@ -197,24 +291,65 @@ assert set(CHECKS) == {f.name for f in fields(HostConfig)}
 # Keys that name one host and make no sense as a default for all of them.
 NOT_DEFAULTS = {"name", "address"}
 
+THRESHOLD_CHECKS: dict[str, Check] = {
+    f.name: _number(isinstance(f.default, int), hi=1.0 if f.name == "coverage" else math.inf)
+    for f in fields(Thresholds)
+}
+
+CONTROL_CHECKS: dict[str, Check] = {
+    "wait_timeout": _seconds(10, 86400),
+    "verify_batches": _int_range(1, 100),
+    "lock_stale_after": _seconds(10, 7 * 86400),
+    "prod_tags": _str_list,
+}
+assert set(CONTROL_CHECKS) == {f.name for f in fields(ControlConfig)}
+
+PROFILE_CHECKS: dict[str, Check] = {
+    "algorithm": _algorithm,
+    "num_steps": _positive_int,
+    "topk": _positive_int,
+    "num_draft_tokens": _positive_int,
+    "draft_model_path": _nonempty,
+    "env": _env,
+    "extra_args": _str_list,
+}
+assert set(PROFILE_CHECKS) == {f.name for f in fields(Profile)} - {"name"}
+# What makes a profile speculative: without an algorithm, none of these may be set.
+SPEC_FIELDS = ("num_steps", "topk", "num_draft_tokens", "draft_model_path")
+
+TOP_LEVEL = ("control", "defaults", "hosts", "keys", "profiles", "theme", "thresholds")
+
+
+# --- where a key is written -----------------------------------------------------------------------
+
+_PART = r"[A-Za-z0-9_-]+|\"[^\"\n]*\"|'[^'\n]*'"
+_DOTTED = rf"(?:{_PART})(?:\s*\.\s*(?:{_PART}))*"
+
+
+def _parts(dotted: str) -> tuple[str, ...]:
+    return tuple(p[1:-1] if p[0] in "\"'" else p for p in re.findall(_PART, dotted))
+
 
 class _Lines:
-    """Finds the line of `key` inside `[table]` or the n-th `[[array]]` of a TOML text.
+    """Finds the line of a key by its table's path (``("profiles", "fast")``), the index of an
+    ``[[array]]`` entry, and the key, in a TOML text.
 
-    tomllib reports no positions for values, so this scans the text for table headers and `key =`.
-    It covers the ordinary layout; a key it cannot place gets its table's line, or no line.
+    tomllib reports no positions for values, so this scans the text for table headers and
+    ``key =`` (dotted keys too). It covers the ordinary layout; a key it cannot place gets the line
+    of its table or of an enclosing one (an inline table's key: the line of the table's key), or none.
     """
 
-    _HEADER = re.compile(r"\s*(\[\[?)\s*([A-Za-z0-9_.\"' -]+?)\s*\]\]?\s*(#.*)?$")
-    _KEY = re.compile(r"\s*([A-Za-z0-9_-]+|\"[^\"]*\")\s*=")
+    _HEADER = re.compile(rf"\s*(\[\[?)\s*({_DOTTED})\s*\]\]?\s*(#.*)?$")
+    _KEY = re.compile(rf"\s*({_DOTTED})\s*=")
 
     def __init__(self, text: str) -> None:
-        self.where: dict[tuple[str, int, str], int] = {}
-        table, index, counts = "", 0, {}
+        self.where: dict[tuple[tuple[str, ...], int, str], int] = {}
+        table: tuple[str, ...] = ()
+        index, counts = 0, {}
         for no, line in enumerate(text.splitlines(), 1):
             m = self._HEADER.match(line)
             if m:
-                table = m.group(2).replace('"', "").replace("'", "")
+                table = _parts(m.group(2))
                 if m.group(1) == "[[":
                     counts[table] = counts.get(table, -1) + 1
                     index = counts[table]
@@ -224,62 +359,128 @@ class _Lines:
                 continue
             k = self._KEY.match(line)
             if k:
-                self.where.setdefault((table, index, k.group(1).strip('"')), no)
+                parts = _parts(k.group(1))
+                for i, key in enumerate(parts):
+                    self.where.setdefault((table + parts[:i], index, key), no)
 
-    def line(self, table: str, index: int, key: str) -> int | None:
-        return self.where.get((table, index, key)) or self.where.get((table, index, ""))
+    def line(self, table: tuple[str, ...], index: int, key: str) -> int | None:
+        while True:
+            no = (self.where.get((table, index, key))
+                  or (key and self.where.get((table + (key,), 0, "")))  # the key is a [table]
+                  or self.where.get((table, index, "")))
+            if no or not table:
+                return no or None
+            table, index, key = table[:-1], 0, table[-1]
 
+
+# --- the reader -----------------------------------------------------------------------------------
 
 def parse_config(text: str, path: str = "config.toml") -> Config:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
-    lines = _Lines(text)
+    return _Reader(text, path).config(doc)
 
-    def fail(table: str, index: int, key: str, label: str, msg: str) -> ConfigError:
-        no = lines.line(table, index, key)
-        return ConfigError(f"{path}:{no}: {label}: {msg}" if no else f"{path}: {label}: {msg}")
 
-    def check_table(raw: Any, table: str, index: int, label: str, allowed: set[str]) -> dict:
+class _Reader:
+    """Checks a parsed document table by table; each error is a ConfigError with its line."""
+
+    def __init__(self, text: str, path: str) -> None:
+        self.lines = _Lines(text)
+        self.path = path
+
+    def fail(self, table: tuple[str, ...], index: int, key: str, label: str, msg: str) -> ConfigError:
+        no = self.lines.line(table, index, key)
+        return ConfigError(f"{self.path}:{no}: {label}: {msg}" if no else f"{self.path}: {label}: {msg}")
+
+    def check(self, table: tuple[str, ...], index: int, key: str, label: str, fn: Check, value: Any) -> Any:
+        try:
+            return fn(value)
+        except _Inner as e:
+            raise self.fail(table + (key,), index, e.key, f"{label}.{e.key}", str(e)) from None
+        except ValueError as e:
+            raise self.fail(table, index, key, label, str(e)) from None
+
+    def table(self, raw: Any, table: tuple[str, ...], index: int, label: str, checks: dict[str, Check],
+              what: str = "key", hint: Callable[[str], str] = lambda key: "") -> dict:
         if not isinstance(raw, dict):
-            raise fail(table, index, "", label, "must be a table")
+            raise self.fail(table, index, "", label, f"must be a table (got {_show(raw)})")
         out = {}
         for key, value in raw.items():
-            if key not in allowed:
-                hint = " (it names one host: set it in [[hosts]])" if key in NOT_DEFAULTS else ""
-                raise fail(table, index, key, f"{label}.{key}" if label else key,
-                           f"unknown key{hint}; known: {', '.join(sorted(allowed))}")
-            try:
-                out[key] = CHECKS[key](value)
-            except ValueError as e:
-                raise fail(table, index, key, f"{label}.{key}", str(e)) from None
+            if key not in checks:
+                raise self.fail(table, index, key, f"{label}.{key}",
+                                f"unknown {what}{hint(key)}; known: {', '.join(sorted(checks))}")
+            out[key] = self.check(table, index, key, f"{label}.{key}", checks[key], value)
         return out
 
-    defaults = check_table(doc.get("defaults", {}), "defaults", 0, "defaults",
-                           set(CHECKS) - NOT_DEFAULTS)
-    raw_hosts = doc.get("hosts", [])
-    if not isinstance(raw_hosts, list):
-        raise fail("hosts", 0, "", "hosts", "must be an array of tables: write [[hosts]]")
-    hosts: list[HostConfig] = []
-    seen: set[str] = set()
-    for i, raw in enumerate(raw_hosts):
-        label = f"hosts[{i}]"
-        values = check_table(raw, "hosts", i, label, set(CHECKS))
-        if "name" not in values:
-            raise fail("hosts", i, "", label, "needs a name")
-        if values["name"] in seen:
-            raise fail("hosts", i, "name", f"{label}.name", f"duplicate host name {values['name']!r}")
-        seen.add(values["name"])
-        merged = {**defaults, **values}
-        if not merged.get("unit"):
-            raise fail("hosts", i, "", label, "needs a unit (here or in [defaults])")
-        if merged.get("reconnect_max", 30.0) < merged.get("reconnect_initial", 0.5):
-            raise fail("hosts", i, "reconnect_max", f"{label}.reconnect_max",
-                       "must not be less than reconnect_initial")
-        hosts.append(HostConfig(**merged))
-    extra = {k: v for k, v in doc.items() if k not in ("defaults", "hosts")}
-    return Config(path=path, hosts=hosts, defaults=defaults, extra=extra)
+    def config(self, doc: dict) -> Config:
+        for key, value in doc.items():
+            if key not in TOP_LEVEL:
+                kind = "table" if isinstance(value, (dict, list)) else "key"
+                hint = " (a host field: set it in [defaults] or [[hosts]])" if key in CHECKS else ""
+                raise self.fail((), 0, key, key, f"unknown {kind}{hint}; known: {', '.join(TOP_LEVEL)}")
+        theme = self.check((), 0, "theme", "theme", _theme, doc["theme"]) if "theme" in doc else None
+        defaults = self.table(doc.get("defaults", {}), ("defaults",), 0, "defaults",
+                              {k: v for k, v in CHECKS.items() if k not in NOT_DEFAULTS},
+                              hint=lambda k: " (it names one host: set it in [[hosts]])" if k in NOT_DEFAULTS else "")
+        thresholds = self.table(doc.get("thresholds", {}), ("thresholds",), 0, "thresholds", THRESHOLD_CHECKS)
+        keys = self.table(doc.get("keys", {}), ("keys",), 0, "keys", dict.fromkeys(BINDING_IDS, _key),
+                          what="binding id")
+        return Config(path=self.path, hosts=self.hosts(doc.get("hosts", []), defaults), defaults=defaults,
+                      theme=theme, thresholds=Thresholds(**thresholds), keys=keys,
+                      profiles=self.profiles(doc.get("profiles", {})), control=self.control(doc.get("control", {})))
+
+    def hosts(self, raw_hosts: Any, defaults: dict) -> list[HostConfig]:
+        if not isinstance(raw_hosts, list):
+            raise self.fail(("hosts",), 0, "", "hosts", "must be an array of tables: write [[hosts]]")
+        hosts: list[HostConfig] = []
+        seen: set[str] = set()
+        for i, raw in enumerate(raw_hosts):
+            label = f"hosts[{i}]"
+            values = self.table(raw, ("hosts",), i, label, CHECKS)
+            if "name" not in values:
+                raise self.fail(("hosts",), i, "", label, "needs a name")
+            if values["name"] in seen:
+                raise self.fail(("hosts",), i, "name", f"{label}.name", f"duplicate host name {values['name']!r}")
+            seen.add(values["name"])
+            merged = {**defaults, **values}
+            if not merged.get("unit"):
+                raise self.fail(("hosts",), i, "", label, "needs a unit (here or in [defaults])")
+            if merged.get("reconnect_max", 30.0) < merged.get("reconnect_initial", 0.5):
+                raise self.fail(("hosts",), i, "reconnect_max", f"{label}.reconnect_max",
+                                "must not be less than reconnect_initial")
+            hosts.append(HostConfig(**merged))
+        return hosts
+
+    def profiles(self, raw_profiles: Any) -> dict[str, Profile]:
+        if not isinstance(raw_profiles, dict):
+            raise self.fail((), 0, "profiles", "profiles", "must be tables: write [profiles.NAME]")
+        profiles: dict[str, Profile] = {}
+        for name, raw in raw_profiles.items():
+            label = f"profiles.{name}"
+            self.check(("profiles",), 0, name, label, _name, name)
+            if name in BUILTINS:
+                raise self.fail(("profiles",), 0, name, label,
+                                f"is a built-in profile ({', '.join(BUILTINS)}); give yours another name")
+            if not isinstance(raw, dict):
+                raise self.fail(("profiles",), 0, name, label, f"must be a table: write [profiles.{name}]")
+            values = self.table(raw, ("profiles", name), 0, label, PROFILE_CHECKS)
+            spec = [k for k in SPEC_FIELDS if k in values]
+            if "algorithm" not in values and spec:
+                raise self.fail(("profiles", name), 0, "", label,
+                                f"needs an algorithm (it sets {', '.join(spec)}; without one a profile "
+                                "turns speculation off)")
+            profiles[name] = Profile(name=name, **values)
+        return profiles
+
+    def control(self, raw: Any) -> ControlConfig:
+        control = ControlConfig(**self.table(raw, ("control",), 0, "control", CONTROL_CHECKS))
+        if control.lock_stale_after < control.wait_timeout:
+            raise self.fail(("control",), 0, "lock_stale_after", "control.lock_stale_after",
+                            "must not be less than wait_timeout (the lock is held while the restart "
+                            "is awaited)")
+        return control
 
 
 def load_config(path: str | os.PathLike | None = None) -> Config:

@@ -12,6 +12,7 @@ import os
 import socket
 import sys
 
+from mtptui.config import ConfigError, load_config
 from mtptui.sources.process import ProcessSource
 
 SIM_LABEL = "simulator (mtptui sim, not a real SGLang)"
@@ -23,6 +24,8 @@ its own batch lines), MTP via --speculative-algorithm NEXTN, 3 steps, topk 1, 4 
 Try --fault accept-collapse@40 or --fault no-cuda-graph to see alerts fire, --no-spec to compare.
 
 keys: m metric · w window · space pause · ← → scrub · / filter · ? all keys · q quit
+
+exit codes: 0 quit, 1 runtime error, 2 bad arguments or config
 """
 
 
@@ -37,6 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--theme", metavar="NAME", help="colour theme (t cycles)")
     p.add_argument("--window", choices=("1m", "5m", "15m", "1h", "all"), default="1m",
                    help="starting time window (default 1m; w cycles)")
+    p.add_argument("--config", metavar="PATH",
+                   help="config file for thresholds, keys, theme, profiles (default: the user's config dir)")
     p.add_argument("--record", metavar="FILE",
                    help="also write every line the simulator printed to FILE (replay or summary it later)")
     return p
@@ -81,6 +86,11 @@ def main(argv: list[str]) -> int:
     except ImportError:
         print("mtptui demo: the simulator (mtptui.sim) is not installed", file=sys.stderr)
         return 1
+    try:
+        config = load_config(args.config)
+    except ConfigError as e:
+        print(f"mtptui demo: {e}", file=sys.stderr)
+        return 2
     from mtptui.tui.launch import run_dashboard
 
     try:
@@ -89,7 +99,8 @@ def main(argv: list[str]) -> int:
         print(f"mtptui demo: {args.record}: {e.strerror or e}", file=sys.stderr)
         return 1
     try:
-        return run_dashboard([source], title="demo: " + SIM_LABEL, window=args.window, theme=args.theme)
+        return run_dashboard([source], config=config, title="demo: " + SIM_LABEL, window=args.window,
+                             theme=args.theme)
     finally:
         # The worker stops the child on quit; this covers an exit that skipped it.
         source.kill_now()

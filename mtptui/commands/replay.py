@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 
+from mtptui.config import Config, ConfigError, load_config
 from mtptui.sources.replay import ReplayClock, ReplaySource, parse_speed
 
 EPILOG = """\
@@ -37,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--window", choices=("1m", "5m", "15m", "1h", "all"), default="5m",
                    help="time window of the panels and the chart (w cycles it; default 5m)")
     p.add_argument("--theme", metavar="NAME", help="colour theme (t cycles: mtptui-dark, -light, -high-contrast)")
-    p.add_argument("--config", metavar="PATH", help="config file for thresholds, keys, hosts' accents")
+    p.add_argument("--config", metavar="PATH",
+                   help="config file: thresholds, keys, theme, hosts' accents (default: the user's config dir)")
     return p
 
 
@@ -91,21 +93,13 @@ def spool_stdin(paths: list[str]) -> tuple[list[str], str | None, str | None]:
     return [tmp.name if p == "-" else p for p in paths], tmp.name, None
 
 
-def load_config_arg(path: str | None, prog: str):
-    """(config, exit code or None). A missing default config is fine; a bad one is an error."""
-    try:
-        from mtptui.config import ConfigError, load_config
-    except ImportError:
-        return None, None
-    try:
-        return load_config(path), None
-    except ConfigError as e:
-        print(f"{prog}: {e}", file=sys.stderr)
-        return None, 2
-
-
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    try:
+        config = load_config(args.config)
+    except ConfigError as e:
+        print(f"mtptui replay: {e}", file=sys.stderr)
+        return 2
     problem = check_paths(args.paths)
     if problem:
         print(f"mtptui replay: {problem}", file=sys.stderr)
@@ -115,16 +109,13 @@ def main(argv: list[str]) -> int:
         print(f"mtptui replay: {problem}", file=sys.stderr)
         return 1
     try:
-        return _run(args, paths)
+        return _run(args, paths, config)
     finally:
         if spooled:
             os.unlink(spooled)
 
 
-def _run(args: argparse.Namespace, paths: list[str]) -> int:
-    config, rc = load_config_arg(args.config, "mtptui replay")
-    if rc is not None:
-        return rc
+def _run(args: argparse.Namespace, paths: list[str], config: Config) -> int:
     from mtptui.tui.launch import run_dashboard
 
     clock = ReplayClock(args.speed, paused=args.paused)

@@ -5,7 +5,7 @@ for the whole span (and the samples cover most of it), so one noisy batch line n
 alert and an alert clears as soon as the data no longer supports it. Being a function of the
 store and the time, the same log always gives the same alerts, whether live, replayed, or seeked.
 
-Rules (thresholds in ``Thresholds``, overridable from config ``[thresholds]``):
+Rules (thresholds in ``Thresholds``; mtptui.config builds them from ``[thresholds]``):
 - spec_fallback: speculation configured in ``server_args`` but decode lines carry no accept len
 - accept_rate_low: accept rate below ``accept_rate_min`` for ``accept_rate_hold_s``
 - accept_len_one: accept len at about 1.00 (no draft token accepted)
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 from mtptui.core.store import Epoch, RankSeries, Store, spec_label
 
@@ -46,34 +46,6 @@ class Thresholds:
     baseline_min_s: float = 120.0  # an epoch needs this much history before it is a baseline
     stale_s: float = 30.0  # a rank with no batch line for this long is shown STALE
     coverage: float = 0.7  # the samples in a span must cover this fraction of it
-
-
-def config_table(config, name: str):
-    """A table of the config by name: an attribute, a dict key, or in ``config.extra`` (where
-    mtptui.config keeps the tables it does not check itself). None when absent."""
-    if config is None:
-        return None
-    if isinstance(config, dict):
-        return config.get(name)
-    v = getattr(config, name, None)
-    if v is None:
-        extra = getattr(config, "extra", None)
-        if isinstance(extra, dict):
-            v = extra.get(name)
-    return v
-
-
-def thresholds_from(config) -> Thresholds:
-    """Thresholds from config ``[thresholds]`` (names as in ``Thresholds``); unknown keys ignored."""
-    th = Thresholds()
-    src = config_table(config, "thresholds")
-    if src is None:
-        return th
-    for f in fields(Thresholds):
-        v = src.get(f.name) if isinstance(src, dict) else getattr(src, f.name, None)
-        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
-            setattr(th, f.name, type(f.default)(v))
-    return th
 
 
 @dataclass(frozen=True)

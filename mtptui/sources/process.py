@@ -3,6 +3,11 @@
 The output is read in chunks and pushed a chunk at a time, so a chatty child costs one Feed call
 per read, not one per line. The child is terminated when the source is cancelled (the dashboard
 quits), and killed if it ignores that.
+
+`restart(argv)` stops the child and starts it again with a new argv: the demo's stand-in for a
+systemd restart. Around it the source logs lines in systemd's words (`Stopping`, `Stopped`,
+`Started`, `Main process exited`), so the dashboard and the control path read the child's
+lifecycle as they read a unit's. Taps (`tap()`) get every line too, for the control path's watch.
 """
 
 from __future__ import annotations
@@ -30,6 +35,41 @@ class ProcessSource(Source):
         self.returncode: int | None = None
         self.pid: int | None = None
         self._proc: asyncio.subprocess.Process | None = None
+        self._next: tuple[list[str], dict[str, str] | None] | None = None  # a restart asked for
+        self._taps: list[asyncio.Queue] = []
+        self.starts = 0
+        self._feed: Feed | None = None
+        # Set by the control path: a child that exited waits to be started again (a rollback
+        # after a start that failed) instead of ending the source.
+        self.restartable = False
+        self._wake: asyncio.Event | None = None
+
+    def tap(self) -> asyncio.Queue:
+        """A queue that gets every later batch of lines (a list of str), until untapped."""
+        q: asyncio.Queue = asyncio.Queue()
+        self._taps.append(q)
+        return q
+
+    def untap(self, q: asyncio.Queue) -> None:
+        if q in self._taps:
+            self._taps.remove(q)
+
+    async def restart(self, argv: list[str], env: dict[str, str] | None = None) -> None:
+        """Stops the child (SIGTERM, then SIGKILL) and starts `argv` in its place."""
+        if self._proc is None:
+            # not started yet: it starts with the new argv, and says so as a restart would
+            self.argv = list(argv)
+            if env is not None:
+                self.env = env
+            self.starts = max(self.starts, 1)
+            return
+        self._next = (list(argv), env)
+        if self._feed is not None:
+            self._push(self._feed, [f"Stopping {self.label}..."])
+        if self.running:
+            await _stop(self._proc)
+        if self._wake is not None:
+            self._wake.set()
 
     @property
     def running(self) -> bool:
@@ -44,7 +84,32 @@ class ProcessSource(Source):
             except (ProcessLookupError, PermissionError):
                 pass
 
+    def _push(self, feed: Feed, lines: list[str]) -> None:
+        feed.lines(lines, self.host)
+        for q in self._taps:
+            q.put_nowait(lines)
+
     async def run(self, feed: Feed) -> None:
+        self._feed = feed
+        while True:
+            await self._run_once(feed)
+            if self._next is None and self.restartable:
+                self._wake = asyncio.Event()
+                await self._wake.wait()
+                self._wake = None
+            if self._next is None:
+                return
+            self.argv, env = self._next
+            self._next = None
+            if env is not None:
+                self.env = env
+
+    async def _run_once(self, feed: Feed) -> None:
+        name = self.label
+        if self.starts:
+            self._push(feed, [f"Started {name}."])
+        self.starts += 1
+        self._proc = None
         feed.status(SourceStatus(self.host, CONNECTING, self.label))
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -70,18 +135,23 @@ class ProcessSource(Source):
                 if cut < 0:
                     partial = data
                     if len(partial) > MAX_PARTIAL:
-                        feed.lines([partial.decode("utf-8", "replace")], self.host)
+                        self._push(feed, [partial.decode("utf-8", "replace")])
                         partial = b""
                     continue
                 partial = data[cut + 1:]
                 text = data[:cut].decode("utf-8", "replace")
-                feed.lines(text.split("\n"), self.host)
+                self._push(feed, text.split("\n"))
             if partial:
-                feed.lines([partial.decode("utf-8", "replace")], self.host)
+                self._push(feed, [partial.decode("utf-8", "replace")])
             self.returncode = await proc.wait()
         except asyncio.CancelledError:
             await _stop(proc)
             raise
+        if self._next is not None:
+            self._push(feed, [f"Stopped {name}."])
+            return
+        if self.returncode not in (0, None):
+            self._push(feed, [f"Main process exited, code=exited, status={self.returncode}"])
         if self.returncode == 0:
             feed.status(SourceStatus(self.host, ENDED, f"{self.label} exited"))
         else:

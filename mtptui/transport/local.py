@@ -8,7 +8,7 @@ import shlex
 import signal
 
 from mtptui.transport.errors import TransportError
-from mtptui.transport.process import StreamedProcess, die_with_parent
+from mtptui.transport.process import CompletedCommand, StreamedProcess, die_with_parent
 
 # Stream buffer of the pipe reader: a 10 MB journal line is read in pieces of this size.
 READ_LIMIT = 1 << 20
@@ -63,3 +63,40 @@ async def start(argv: list[str]) -> LocalProcess:
     except OSError as e:
         raise TransportError(f"cannot run {shlex.join(argv)}: {e.strerror or e}", permanent=True) from None
     return LocalProcess(proc)
+
+
+class LocalRunner:
+    """Short commands and streams on this machine: the runner of `mtptui spec --local` and of the
+    dashboard's `mtptui local`, with the same shape as SshTransport's run and stream."""
+
+    where = "this machine"
+
+    async def connect(self) -> None:
+        """Nothing to connect: here for the shape SshTransport has."""
+
+    async def close(self) -> None:
+        """Nothing to close."""
+
+    async def run(self, argv: list[str], *, input: str | None = None,
+                  timeout: float | None = 60.0):
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv, stdin=asyncio.subprocess.PIPE if input is not None else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
+        except FileNotFoundError:
+            raise TransportError(f"{argv[0]}: command not found on this machine", permanent=True) from None
+        except OSError as e:
+            raise TransportError(f"cannot run {shlex.join(argv)}: {e.strerror or e}", permanent=True) from None
+        try:
+            out, err = await asyncio.wait_for(
+                proc.communicate(input.encode() if input is not None else None), timeout)
+        except asyncio.TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
+            raise TransportError(f"{shlex.join(argv)} took over {timeout:g}s", permanent=False) from None
+        return CompletedCommand(proc.returncode, out.decode("utf-8", "replace"),
+                                err.decode("utf-8", "replace"))
+
+    async def stream(self, argv: list[str]) -> LocalProcess:
+        return await start(argv)

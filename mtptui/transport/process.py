@@ -6,9 +6,19 @@ import abc
 import signal
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 
 # Kept for the error message when the command ends: journalctl and sudo say why in a line or two.
 STDERR_TAIL_LINES = 20
+
+
+@dataclass
+class CompletedCommand:
+    """A short command run to its end (systemctl, cat): the transports' common answer."""
+
+    returncode: int | None  # None: ended by a signal or the connection was lost
+    stdout: str
+    stderr: str
 
 
 class StreamedProcess(abc.ABC):

@@ -18,13 +18,12 @@ import errno
 import os
 import shlex
 import socket
-from dataclasses import dataclass
 
 import asyncssh
 
 from mtptui.config import HostConfig
 from mtptui.transport.errors import TransportError
-from mtptui.transport.process import StreamedProcess
+from mtptui.transport.process import CompletedCommand, StreamedProcess
 
 # "$@" is the real command. It runs in its own session (setsid) so that a `sudo` in front relays
 # our TERM (sudo ignores signals sent from its own process group); its stdin is /dev/null. The
@@ -45,13 +44,6 @@ FOLLOW_WRAPPER = (
 def wrapped_command(argv: list[str]) -> str:
     """The command line sshd hands to the login shell: every value quoted by shlex.join."""
     return shlex.join(["sh", "-c", FOLLOW_WRAPPER, "mtptui-follow", *argv])
-
-
-@dataclass
-class CompletedCommand:
-    returncode: int | None
-    stdout: str
-    stderr: str
 
 
 class SshProcess(StreamedProcess):

@@ -40,12 +40,12 @@ class MtpApp(App):
         self.mtp_themes = [t.name for t in themes]
         for t in themes:
             self.register_theme(t)
-        wanted = theme or _config_theme(dash.config)
+        wanted = theme or dash.config.theme
         if wanted and wanted not in self.available_themes:
             self.theme_problems.append(f"theme {wanted!r} not found; using {DEFAULT_THEME}")
             wanted = None
         self.theme = wanted or (DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark")
-        self.keymap_used, problems = keymap_from(dash.config)
+        self.keymap_used, problems = keymap_from(dash.config.keys)
         self.theme_problems += problems
         if self.keymap_used:
             self.set_keymap(self.keymap_used)
@@ -91,11 +91,3 @@ class MtpApp(App):
         self.theme = names[(i + 1) % len(names)]
         return self.theme
 
-
-def _config_theme(config) -> str | None:
-    from mtptui.core.alerts import config_table
-
-    t = config_table(config, "theme")
-    if isinstance(t, dict):  # [theme] name = "..."
-        t = t.get("name")
-    return t if isinstance(t, str) and t else None

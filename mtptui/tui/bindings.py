@@ -1,66 +1,24 @@
-"""Every key of the dashboard, each with an id so that config `[keys]` can remap it.
+"""Every key of the dashboard as a Textual binding with an id, so that config `[keys]` remaps it.
 
 `[keys]` maps a binding id to one key or a comma-separated list: `pause = "p"`,
-`seek_back = "left,h"`. Ids, keys and what they do are also listed in the help screen (?).
+`seek_back = "left,h"`. The ids, default keys and help texts are in `keytable.py`; the help
+screen (?) lists them. mtptui.config has already refused unknown ids.
 """
 
 from __future__ import annotations
 
 from textual.binding import Binding
+from textual.keys import REPLACED_KEYS, Keys, key_to_character
 
-# (id, default key(s), action, footer text, shown in the footer)
-_KEYS: list[tuple[str, str, str, str, bool]] = [
-    ("quit", "q", "quit", "quit", True),
-    ("pause", "space", "pause", "pause", True),
-    ("seek_back", "left", "seek(-1)", "back", True),
-    ("seek_forward", "right", "seek(1)", "fwd", True),
-    ("faster", "plus,equals_sign", "speed(1)", "faster", False),
-    ("slower", "minus,underscore", "speed(-1)", "slower", False),
-    ("next_host", "tab", "host(1)", "host", False),
-    ("prev_host", "shift+tab", "host(-1)", "prev host", False),
-    ("metric", "m", "metric", "metric", True),
-    ("window", "w", "window", "window", True),
-    ("filter", "slash", "filter", "filter", True),
-    ("events", "e", "events", "events", True),
-    ("log", "l", "log", "log", True),
-    ("theme", "t", "theme", "theme", False),
-    ("help", "question_mark", "help", "help", True),
-    ("escape", "escape", "escape", "back", False),
-]
-_KEYS += [(f"focus_rank_{n}", str(n), f"focus_rank({n})", f"rank {n}", False) for n in range(1, 10)]
+from mtptui.tui.keytable import KEYS
 
-# The panes' own keys (when focused): log_up/down/page_up/page_down/home/end, events_up/... .
-PANE_IDS = ["log_up", "log_down", "log_page_up", "log_page_down", "log_home", "log_end",
-            "events_up", "events_down", "events_page_up", "events_page_down", "events_end", "help_close"]
-BINDING_IDS = [k[0] for k in _KEYS] + ["palette"] + PANE_IDS
-
-# Shown on the help screen next to each id.
-HELP: dict[str, str] = {
-    "quit": "quit mtptui (a replay or a live stream simply stops; nothing on the servers changes)",
-    "pause": "replay: pause/resume the replay · live: freeze the view (lines keep arriving)",
-    "seek_back": "replay: seek back a tenth of the window · live: scrub back through the buffer",
-    "seek_forward": "replay: seek forward · live: scrub forward (past the newest line: follow again)",
-    "faster": "replay speed up (0.25x ... 1000x, max)",
-    "slower": "replay speed down",
-    "next_host": "next host tab",
-    "prev_host": "previous host tab",
-    "metric": "cycle the chart's metric: accept len, accept rate, gen throughput, running, queue, KV use",
-    "window": "cycle the time window: 1m, 5m, 15m, 1h, all (the whole buffer)",
-    "filter": "filter the log pane (substring, case-insensitive; empty clears)",
-    "events": "enlarge/restore the event timeline",
-    "log": "enlarge/restore the log pane",
-    "theme": "cycle the colour theme (themes/*.toml)",
-    "help": "this help",
-    "escape": "close the filter or the enlarged pane",
-    "palette": "command palette: every action by name",
-}
-for n in range(1, 10):
-    HELP[f"focus_rank_{n}"] = f"focus rank {n} of this host in the chart (again: all ranks)"
+_NAMED = {k.value for k in Keys}
+_MODIFIERS = {"ctrl", "shift", "alt", "meta", "super", "hyper"}
 
 
 def screen_bindings() -> list[Binding]:
     out = []
-    for bid, key, action, desc, show in _KEYS:
+    for bid, key, action, desc, show in KEYS:
         # Host switching must win over Textual's focus-cycling tab.
         out.append(Binding(key, action, desc, show=show, id=bid, priority=bid in ("next_host", "prev_host")))
     return out
@@ -69,20 +27,25 @@ def screen_bindings() -> list[Binding]:
 PALETTE_BINDING = Binding("ctrl+p", "command_palette", "palette", show=False, id="palette", priority=True)
 
 
-def keymap_from(config) -> tuple[dict[str, str], list[str]]:
-    """(keymap for App.set_keymap, problems) from config `keys` (a dict or an object)."""
-    from mtptui.core.alerts import config_table
+def bindable(key: str) -> bool:
+    """Whether Textual knows the key name (`p`, `ctrl+x`, `left`, `question_mark`, `f5`)."""
+    *mods, base = key.split("+")
+    if any(m not in _MODIFIERS for m in mods):
+        return False
+    return (len(base) == 1 or base in _NAMED
+            or key_to_character(REPLACED_KEYS.get(base, base)) is not None)
 
-    src = config_table(config, "keys")
-    if not src:
-        return {}, []
-    items = src.items() if isinstance(src, dict) else vars(src).items()
+
+def keymap_from(keys: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """(keymap for App.set_keymap, problems) from the config's typed `[keys]`.
+
+    A binding whose keys Textual does not know is left as it was and reported: the config cannot
+    tell a typo like `lefft` from a key name without Textual's key table."""
     keymap, problems = {}, []
-    for bid, key in items:
-        if bid not in BINDING_IDS:
-            problems.append(f"[keys] {bid}: no such binding (see ? for the ids)")
-        elif not isinstance(key, str) or not key.strip():
-            problems.append(f"[keys] {bid}: the key must be a non-empty string")
+    for bid, spec in keys.items():
+        bad = [k for k in spec.split(",") if not bindable(k)]
+        if bad:
+            problems.append(f"[keys] {bid}: no such key {', '.join(map(repr, bad))} (see ? for the key names)")
         else:
-            keymap[bid] = key.strip()
+            keymap[bid] = spec
     return keymap, problems

@@ -9,7 +9,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from mtptui.core.alerts import Alert, AlertTracker, evaluate, thresholds_from
+from mtptui.config import Config
+from mtptui.core.alerts import Alert, AlertTracker, evaluate
 from mtptui.core.store import Store
 from mtptui.sources.base import Source
 from mtptui.sources.replay import ReplayClock, ReplaySource
@@ -22,17 +23,17 @@ ALERT_EVERY_S = 0.5  # alerts hold for tens of seconds: judging them twice a sec
 
 
 class Dashboard:
-    def __init__(self, sources: list[Source], *, config=None, read_only: bool = False, title: str = "",
-                 wall: Callable[[], float] = time.time, store_capacity: int = 4096,
+    def __init__(self, sources: list[Source], *, config: Config | None = None, read_only: bool = False,
+                 title: str = "", wall: Callable[[], float] = time.time, store_capacity: int = 4096,
                  log_lines: int = 20000) -> None:
         from mtptui.tui.logbuffer import LogBuffer
 
         self.sources = list(sources)
-        self.config = config
+        self.config = config if config is not None else Config()
         self.read_only = read_only
         self.title = title
         self.wall = wall
-        self.th = thresholds_from(config)
+        self.th = self.config.thresholds
         self.store = Store(capacity=store_capacity, clock=wall)
         self.log = LogBuffer(log_lines)
         self.feed = DashboardFeed(self.store, log=self.log, wall=wall)

@@ -6,15 +6,16 @@ from __future__ import annotations
 import os
 import sys
 
+from mtptui.config import Config
 from mtptui.sources.base import Source
 
 
-def run_dashboard(sources: list[Source], *, config=None, read_only: bool = False, title: str = "",
-                  window: str | None = None, theme: str | None = None) -> int:
+def run_dashboard(sources: list[Source], *, config: Config, read_only: bool = False,
+                  title: str = "", window: str | None = None, theme: str | None = None) -> int:
     """Opens the dashboard on `sources` until the user quits. Returns the exit code (0 on quit).
 
-    `config`: the object from mtptui.config (hosts with accent colours and tags, thresholds,
-    keys, theme), or None for the defaults. `read_only` hides actions that change a server.
+    `config`: the typed config (hosts with accent colours and tags, thresholds, keys, theme,
+    profiles, control settings), as every command loads it. `read_only` hides actions that change a server.
     `window` ("1m", "5m", "15m", "1h", "all") and `theme` are the starting choices.
     """
     if not sys.stdout.isatty() and not os.environ.get("MTPTUI_ALLOW_NO_TTY"):
@@ -26,10 +27,11 @@ def run_dashboard(sources: list[Source], *, config=None, read_only: bool = False
     return int(result or 0) if isinstance(result, int) else (app.return_code or 0)
 
 
-def build_app(sources: list[Source], *, config=None, read_only: bool = False, title: str = "",
-              tick_hz: float = 10.0, theme: str | None = None, window: str | None = None, wall=None,
-              start_sources: bool = True):
-    """The app without running it: tests and the benchmark drive it with Textual's Pilot."""
+def build_app(sources: list[Source], *, config: Config | None = None, read_only: bool = False,
+              title: str = "", tick_hz: float = 10.0, theme: str | None = None, window: str | None = None,
+              wall=None, start_sources: bool = True):
+    """The app without running it: tests and the benchmark drive it with Textual's Pilot.
+    `config` None: the defaults, as from an empty config file."""
     import time
 
     from mtptui.tui.app import MtpApp

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from textual.theme import Theme
 
+from mtptui.config import Config
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
@@ -21,7 +23,6 @@ except ModuleNotFoundError:  # Python 3.10
 DEFAULT_THEME = "mtptui-dark"
 _FIELDS = {f.name for f in dataclasses.fields(Theme)}
 # Tags that make a host look different without an explicit accent (k9s #980: "prod = red").
-PROD_TAGS = {"prod", "production", "live"}
 PROD_ACCENT = "#D03B3B"
 
 
@@ -80,40 +81,17 @@ def load_themes(dirs: list[Path] | None = None) -> tuple[list[Theme], list[str]]
     return [found[n] for n in order], problems
 
 
-def _hosts_of(config):
-    hosts = getattr(config, "hosts", None) if config is not None else None
-    if hosts is None and isinstance(config, dict):
-        hosts = config.get("hosts")
-    if isinstance(hosts, dict):
-        return list(hosts.items())
-    out = []
-    for h in hosts or []:
-        name = h.get("name") if isinstance(h, dict) else getattr(h, "name", None)
-        out.append((name, h))
-    return out
+def host_accent(config: Config, host: str | None) -> str | None:
+    """The accent colour for a host: its own `accent`, or red for a host that [control] prod_tags
+    guard (the same hosts whose name must be typed to confirm an action)."""
+    h = config.host(host)
+    if h is None:
+        return None
+    if h.accent:
+        return h.accent
+    return PROD_ACCENT if config.control.is_prod(h) else None
 
 
-def _get(obj, key, default=None):
-    return obj.get(key, default) if isinstance(obj, dict) else getattr(obj, key, default)
-
-
-def host_accent(config, host: str | None) -> str | None:
-    """The accent colour for a host: its own `accent`, or red for a host tagged prod."""
-    for name, h in _hosts_of(config):
-        names = {name, _get(h, "address"), _get(h, "hostname"), _get(h, "host")}
-        if host is not None and host in names:
-            accent = _get(h, "accent") or _get(h, "color") or _get(h, "colour")
-            if accent:
-                return str(accent)
-            tags = {str(t).lower() for t in (_get(h, "tags") or [])}
-            if tags & PROD_TAGS:
-                return PROD_ACCENT
-            return None
-    return None
-
-
-def host_tags(config, host: str | None) -> list[str]:
-    for name, h in _hosts_of(config):
-        if host is not None and host in {name, _get(h, "address"), _get(h, "hostname"), _get(h, "host")}:
-            return [str(t) for t in (_get(h, "tags") or [])]
-    return []
+def host_tags(config: Config, host: str | None) -> list[str]:
+    h = config.host(host)
+    return list(h.tags) if h is not None else []

@@ -9,8 +9,10 @@ from textual.command import CommandPalette
 from textual.widgets import Input
 from tui_helpers import SMALL_LOG, make_app, settle
 
+from mtptui.config import parse_config
 from mtptui.sources.replay import MAX_SPEED
 from mtptui.tui.screens.help import HelpScreen
+from mtptui.tui.themes import PROD_ACCENT
 from mtptui.tui.widgets.chart import MetricChart
 from mtptui.tui.widgets.events import EventTimeline
 from mtptui.tui.widgets.host_bar import HostBar
@@ -209,7 +211,7 @@ async def test_ctrl_p_palette_runs_a_dashboard_command():
 
 
 async def test_keys_remap_from_config():
-    app = make_app(speed=1.0, config={"keys": {"pause": "p", "metric": "x"}})
+    app = make_app(speed=1.0, config=parse_config('[keys]\npause = "p"\nmetric = "x"\nwindow = "lefft"\n'))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause(0.1)
         await pilot.press("p")
@@ -218,6 +220,21 @@ async def test_keys_remap_from_config():
         assert app.dash.metric == "accept_rate"
         await pilot.press("space")  # no longer bound
         assert app.dash.replay.paused
+        # A key name Textual does not know is reported, and its binding keeps its default key.
+        assert app.theme_problems == ["[keys] window: no such key 'lefft' (see ? for the key names)"]
+        await pilot.press("w")
+        assert app.dash.timeline.window_label != "all"
+
+
+async def test_config_theme_and_host_accent():
+    config = parse_config('theme = "mtptui-light"\n\n[[hosts]]\nname = "gpu1"\nunit = "u"\ntags = ["prod"]\n')
+    app = make_app(config=config)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        assert app.theme == "mtptui-light"
+        bar = app.screen.query_one(HostBar)
+        assert bar._last[1:3] == (PROD_ACCENT, ("prod",))  # red for a host tagged prod
+    assert make_app(theme="mtptui-high-contrast", config=config).theme == "mtptui-high-contrast"  # --theme wins
 
 
 async def test_live_keys_freeze_and_scrub_without_a_replay():
@@ -249,3 +266,13 @@ async def test_live_keys_freeze_and_scrub_without_a_replay():
         assert tl.state_label() == "LIVE"
         await pilot.press("plus")  # no speed in live mode: a notice, nothing breaks
         assert MAX_SPEED
+
+
+def test_every_default_key_is_bindable():
+    """The check that reports a key Textual does not know passes every key the dashboard ships."""
+    from mtptui.tui.bindings import keymap_from
+    from mtptui.tui.keytable import KEYS
+
+    defaults = {bid: key for bid, key, *_ in KEYS}
+    assert keymap_from(defaults) == (defaults, [])
+    assert keymap_from({"pause": "p,period"})[1] == ["[keys] pause: no such key 'period' (see ? for the key names)"]

@@ -4,9 +4,9 @@ the hold span, names the right rank, and clears when the data no longer supports
 from __future__ import annotations
 
 import time
-from types import SimpleNamespace
 
-from mtptui.core.alerts import AlertTracker, Thresholds, evaluate, thresholds_from
+from mtptui.config import parse_config
+from mtptui.core.alerts import AlertTracker, Thresholds, evaluate
 from mtptui.core.ingest import Ingest
 from mtptui.core.store import Store
 
@@ -120,13 +120,14 @@ def test_throughput_down_against_the_epoch_baseline():
     assert "throughput_down" not in {a.kind for a in evaluate(store2, None, T0 + 488)}
 
 
-def test_thresholds_from_config_dict_object_and_extra():
-    assert thresholds_from(None) == Thresholds()
-    assert thresholds_from({"thresholds": {"accept_rate_min": 0.5, "nonsense": 1}}).accept_rate_min == 0.5
-    cfg = SimpleNamespace(extra={"thresholds": {"queue_hold_s": 90, "stale_s": "x"}})
-    th = thresholds_from(cfg)
-    assert th.queue_hold_s == 90.0 and th.stale_s == Thresholds().stale_s
-    assert thresholds_from(SimpleNamespace(thresholds=SimpleNamespace(rank_diverge_pct=10))).rank_diverge_pct == 10
+def test_config_thresholds_change_what_fires():
+    """[thresholds] of the config reach the rules: a lower accept_rate_min silences the alert."""
+    lines = [f"[{stamp(T0)}] {SPEC}"] + series(60, f=lambda r, k: {"al": 1.6, "rate": 0.20} if r == 1 else {})
+    store = store_of(lines)
+    assert ("accept_rate_low", "TP1") in kinds(evaluate(store, None, T0 + 60, parse_config("").thresholds))
+    th = parse_config("[thresholds]\naccept_rate_min = 0.1\n").thresholds
+    assert th.accept_rate_min == 0.1
+    assert ("accept_rate_low", "TP1") not in kinds(evaluate(store, None, T0 + 60, th))
 
 
 def test_tracker_fires_once_clears_and_forgets_on_seek_back():

@@ -1,6 +1,11 @@
+import subprocess
+import sys
+
 import pytest
 
-from mtptui.config import ConfigError, load_config, parse_config, parse_target
+from mtptui.config import Config, ConfigError, ControlConfig, HostConfig, load_config, parse_config, parse_target
+from mtptui.control.profiles import Profile
+from mtptui.core.alerts import Thresholds
 
 GOOD = """\
 [defaults]
@@ -37,10 +42,10 @@ def test_good_config_with_defaults():
     assert g1.journalctl_args == ("--boot",) and g1.tags == ("prod", "h100")
     assert g1.unit == "sglang-qwen" and g1.keepalive_interval == 10.0
     assert g2.unit == "sglang-llama" and g2.target == "gpu2" and g2.host_key_policy == "strict"
-    assert c.extra == {"keys": {"quit": "q"}}
+    assert c.keys == {"quit": "q"}
 
 
-@pytest.mark.parametrize("text,where", [
+HOST_ERRORS = [
     ('[[hosts]]\nname = "a"\nunit = "u"\nport = 70000\n', "config.toml:4: hosts[0].port: must be an integer from 1 to 65535"),
     ('[[hosts]]\nname = "a"\nunit = "u"\n\n[[hosts]]\nname = "b"\nunit = "u"\nsudo = "yes"\n', "config.toml:8: hosts[1].sudo: must be true or false"),
     ('[defaults]\nunit = "u"\nprot = 22\n', "config.toml:3: defaults.prot: unknown key"),
@@ -51,12 +56,166 @@ def test_good_config_with_defaults():
     ('[[hosts]]\nname = "a"\nunit = "u"\naccent = "not a colour!"\n', "config.toml:4: hosts[0].accent"),
     ('[defaults]\nname = "x"\n', "config.toml:2: defaults.name: unknown key (it names one host"),
     ('[[hosts]]\nname = "a"\nunit = "u"\njournalctl_args = "--boot"\n', "config.toml:4: hosts[0].journalctl_args: must be a list of strings"),
-])
+]
+
+
+# Each table: a good value read into its type, a bad type, an unknown key; the line is exact.
+TABLES = """\
+theme = "mtptui-light"
+
+[thresholds]
+accept_rate_min = 0.5
+fallback_min_batches = 5
+stale_s = 45
+
+[keys]
+pause = "p"
+seek_back = "left, h"
+
+[profiles.eagle-fast]
+algorithm = "eagle3"
+num_steps = 3
+topk = 4
+num_draft_tokens = 8
+draft_model_path = "/models/draft"
+env = {SGLANG_X = "1", B_2 = "a b"}
+extra_args = ["--cuda-graph-max-bs", "64"]
+
+[profiles.plain]
+extra_args = ["--enable-metrics"]
+
+[profiles."v2.ngram"]
+algorithm = "NGRAM"
+
+[control]
+wait_timeout = 1200
+verify_batches = 5
+lock_stale_after = 3600
+prod_tags = ["prod", "live"]
+"""
+
+
+def test_every_table_is_typed():
+    c = parse_config(TABLES)
+    assert c.theme == "mtptui-light"
+    assert c.thresholds == Thresholds(accept_rate_min=0.5, fallback_min_batches=5, stale_s=45.0)
+    assert isinstance(c.thresholds.stale_s, float) and isinstance(c.thresholds.fallback_min_batches, int)
+    assert c.keys == {"pause": "p", "seek_back": "left,h"}
+    assert c.profiles == {
+        "eagle-fast": Profile("eagle-fast", algorithm="EAGLE3", num_steps=3, topk=4, num_draft_tokens=8,
+                              draft_model_path="/models/draft", env=(("SGLANG_X", "1"), ("B_2", "a b")),
+                              extra_args=("--cuda-graph-max-bs", "64")),
+        "plain": Profile("plain", extra_args=("--enable-metrics",)),
+        "v2.ngram": Profile("v2.ngram", algorithm="NGRAM"),
+    }
+    assert not c.profiles["plain"].on
+    assert c.control == ControlConfig(wait_timeout=1200.0, verify_batches=5, lock_stale_after=3600.0,
+                                      prod_tags=("prod", "live"))
+
+
+def test_empty_config_has_the_defaults():
+    c = parse_config("")
+    assert c == Config(path="config.toml")
+    assert (c.theme, c.keys, c.profiles, c.thresholds) == (None, {}, {}, Thresholds())
+    assert c.control == ControlConfig(wait_timeout=900.0, verify_batches=3, lock_stale_after=1800.0,
+                                      prod_tags=("prod",))
+
+
+TABLE_ERRORS = [
+    # top level
+    ('theme = 3\n', "config.toml:1: theme: must be a string (got 3)"),
+    ('[theme]\nname = "x"\n', 'config.toml:1: theme: must be a string: write theme = "NAME" above'),
+    ('[defaults]\nunit = "u"\n\n[colours]\nx = 1\n', "config.toml:4: colours: unknown table; known: control, "
+     "defaults, hosts, keys, profiles, theme, thresholds"),
+    ('unit = "u"\n', "config.toml:1: unit: unknown key (a host field: set it in [defaults] or [[hosts]]); known:"),
+    # [thresholds]
+    ('[thresholds]\nstale_s = 10\naccept_rate_mn = 0.2\n',
+     "config.toml:3: thresholds.accept_rate_mn: unknown key; known: accept_len_one_hold_s, accept_len_one_max, "
+     "accept_rate_hold_s, accept_rate_min, baseline_min_s"),
+    ('[thresholds]\naccept_rate_min = "0.3"\n', "config.toml:2: thresholds.accept_rate_min: must be a number >= 0 (got '0.3')"),
+    ('[thresholds]\n\naccept_rate_min = -1\n', "config.toml:3: thresholds.accept_rate_min: must be a number >= 0 (got -1)"),
+    ('[thresholds]\nqueue_hold_s = inf\n', "config.toml:2: thresholds.queue_hold_s: must be a number >= 0 (got inf)"),
+    ('[thresholds]\nqueue_hold_s = nan\n', "config.toml:2: thresholds.queue_hold_s: must be a number >= 0 (got nan)"),
+    ('[thresholds]\nfallback_min_batches = 2.5\n', "config.toml:2: thresholds.fallback_min_batches: must be an integer >= 0"),
+    ('[thresholds]\ncoverage = 1.5\n', "config.toml:2: thresholds.coverage: must be a number from 0 to 1 (got 1.5)"),
+    ('[thresholds]\nstale_s = true\n', "config.toml:2: thresholds.stale_s: must be a number >= 0 (got true)"),
+    ('thresholds = 3\n', "config.toml:1: thresholds: must be a table (got 3)"),
+    # [keys]
+    ('[keys]\npause = "p"\npauze = "x"\n', "config.toml:3: keys.pauze: unknown binding id; known: escape, events,"),
+    ('[keys]\npause = 1\n', "config.toml:2: keys.pause: must be a string (got 1)"),
+    ('[keys]\ntheme = "mtptui-light"\n', "config.toml:2: keys.theme: must be a key like \"p\""),
+    ('[keys]\npause = ""\n', "config.toml:2: keys.pause: must be a key like"),
+    ('[keys]\nseek_back = "left,,h"\n', "config.toml:2: keys.seek_back: must be a key like"),
+    # [profiles.NAME]
+    ('[profiles.fast]\nalgorithm = "NEXTN"\nnum_steps = 0\n', "config.toml:3: profiles.fast.num_steps: must be a positive integer (got 0)"),
+    ('[profiles.fast]\nalgorithm = "NEXTN"\ntopk = 1.0\n', "config.toml:3: profiles.fast.topk: must be a positive integer (got 1.0)"),
+    ('[profiles.fast]\nalgorithm = 3\n', "config.toml:2: profiles.fast.algorithm: must be a string (got 3)"),
+    ('[profiles.fast]\nalgorithm = "next-n"\n', "config.toml:2: profiles.fast.algorithm: must be an algorithm name: EAGLE, EAGLE3"),
+    ('[profiles.fast]\nalgorithm = "NEXTN"\nsteps = 3\n', "config.toml:3: profiles.fast.steps: unknown key; known: algorithm, "
+     "draft_model_path, env, extra_args, num_draft_tokens, num_steps, topk"),
+    ('[profiles.fast]\nalgorithm = "NEXTN"\nextra_args = "--x"\n', "config.toml:3: profiles.fast.extra_args: must be a list of strings"),
+    ('[profiles.fast]\nalgorithm = "NEXTN"\nenv = {"1X" = "a"}\n', "config.toml:3: profiles.fast.env.1X: is not a variable name"),
+    ('[profiles.fast]\nalgorithm = "NEXTN"\nenv = {X = 1}\n', "config.toml:3: profiles.fast.env.X: must be a string (got 1)"),
+    ('[profiles.fast]\nalgorithm = "NEXTN"\n\n[profiles.fast.env]\nOK = "1"\nBAD = 2\n',
+     "config.toml:6: profiles.fast.env.BAD: must be a string (got 2)"),
+    ('[profiles.fast]\nalgorithm = "NEXTN"\nenv.OK = "1"\nenv.BAD = 2\n', "config.toml:4: profiles.fast.env.BAD: must be a string"),
+    ('[profiles.fast]\nalgorithm = "NEXTN"\nenv = "X=1"\n', "config.toml:3: profiles.fast.env: must be a table of NAME"),
+    ('[profiles.fast]\nalgorithm = "NEXTN"\ndraft_model_path = ""\n', "config.toml:3: profiles.fast.draft_model_path: must not be empty"),
+    ('[profiles.fast]\nnum_steps = 2\ntopk = 1\n', "config.toml:1: profiles.fast: needs an algorithm (it sets num_steps, topk;"),
+    ('[profiles.mtp3]\nalgorithm = "NEXTN"\n', "config.toml:1: profiles.mtp3: is a built-in profile (off, mtp1, mtp2, mtp3)"),
+    ('[profiles.off]\n', "config.toml:1: profiles.off: is a built-in profile"),
+    ('[profiles."a b"]\nalgorithm = "NEXTN"\n', "config.toml:1: profiles.a b: must be 1-63 letters"),
+    ('[profiles]\nfast = 3\n', "config.toml:2: profiles.fast: must be a table: write [profiles.fast]"),
+    ('profiles = 3\n', "config.toml:1: profiles: must be tables: write [profiles.NAME]"),
+    # [control]
+    ('[control]\nwait_timeout = 5\n', "config.toml:2: control.wait_timeout: must be a number of seconds from 10 to 86400 (got 5)"),
+    ('[control]\nverify_batches = "3"\n', "config.toml:2: control.verify_batches: must be an integer from 1 to 100 (got '3')"),
+    ('[control]\nprod_tags = "prod"\n', "config.toml:2: control.prod_tags: must be a list of strings"),
+    ('[control]\nsmoke_prompt = "hi"\n', "config.toml:2: control.smoke_prompt: unknown key; known: lock_stale_after, "
+     "prod_tags, verify_batches, wait_timeout"),
+    ('[control]\nwait_timeout = 3000\nlock_stale_after = 600\n', "config.toml:3: control.lock_stale_after: must not be less than wait_timeout"),
+]
+
+
+@pytest.mark.parametrize("text,where", HOST_ERRORS + TABLE_ERRORS)
 def test_errors_name_key_and_line(text, where):
     with pytest.raises(ConfigError) as e:
         parse_config(text)
     assert str(e.value).startswith(where), str(e.value)
     assert "\n" not in str(e.value)
+
+
+def test_key_ids_are_the_dashboards():
+    """Every binding id of the dashboard is accepted in [keys]; every default key passes the check."""
+    from mtptui.tui.keytable import BINDING_IDS, KEYS
+
+    defaults = {bid: key for bid, key, *_ in KEYS}
+    text = "[keys]\n" + "".join(f'{bid} = "{defaults.get(bid, "ctrl+x")}"\n' for bid in BINDING_IDS)
+    assert set(parse_config(text).keys) == set(BINDING_IDS)
+
+
+def test_prod_tags_match_without_case():
+    assert ControlConfig().is_prod(HostConfig("a", tags=("PROD",)))
+    assert not ControlConfig().is_prod(HostConfig("a", tags=("staging",)))
+
+
+def test_cli_bad_config_is_one_line_and_exit_2(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[hosts]]\nname = "gpu1"\nunit = "u"\n\n[thresholds]\naccept_rate_mn = 0.2\n')
+    log = tmp_path / "a.log"
+    log.write_text("")
+    for args in (["live", "--config", str(bad)], ["local", "--config", str(bad), "--unit", "u"],
+                 ["record", "--config", str(bad), "--out", str(tmp_path / "o.json")],
+                 ["replay", "--config", str(bad), str(log)], ["demo", "--config", str(bad)]):
+        r = subprocess.run([sys.executable, "-m", "mtptui", *args], capture_output=True, text=True, timeout=60,
+                           stdin=subprocess.DEVNULL)
+        assert r.returncode == 2, (args, r.stderr)
+        assert r.stderr == (f"mtptui {args[0]}: {bad}:6: thresholds.accept_rate_mn: unknown key; known: "
+                            "accept_len_one_hold_s, accept_len_one_max, accept_rate_hold_s, accept_rate_min, "
+                            "baseline_min_s, coverage, fallback_hold_s, fallback_min_batches, graph_off_hold_s, "
+                            "queue_growth_min, queue_hold_s, rank_diverge_hold_s, rank_diverge_pct, stale_s, "
+                            "throughput_drop_pct, throughput_hold_s\n"), args
+        assert r.stdout == ""
 
 
 def test_bad_toml_names_the_line():
@@ -94,3 +253,15 @@ def test_parse_target(spec, want):
 def test_parse_target_rejects(spec):
     with pytest.raises(ConfigError):
         parse_target(spec)
+
+
+def test_readme_config_examples_are_valid():
+    """Every ```toml block of the README parses as a config: the documentation cannot drift."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    blocks = re.findall(r"```toml\n(.*?)```", readme, re.S)
+    assert len(blocks) >= 2
+    configs = [parse_config(b, "README.md") for b in blocks]
+    assert any(c.profiles and c.keys and c.theme for c in configs)

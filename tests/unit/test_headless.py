@@ -6,7 +6,7 @@ import sys
 HEADLESS = [
     "mtptui.core.ingest", "mtptui.core.store", "mtptui.core.summary", "mtptui.core.parse",
     "mtptui.sources.file", "mtptui.sources.chunked", "mtptui.sources.base", "mtptui.commands.summary",
-    "mtptui.cli",
+    "mtptui.cli", "mtptui.tui.keytable",
 ]
 OPTIONAL = ["mtptui.core.alerts", "mtptui.sources.journal", "mtptui.sources.ssh", "mtptui.sources.local",
             "mtptui.sources.replay", "mtptui.sources.process", "mtptui.transport.ssh", "mtptui.transport.local",

@@ -9,7 +9,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from mtptui.tui.bindings import _KEYS, HELP
+from mtptui.tui.keytable import HELP, KEYS
 
 PANELS: list[tuple[str, str]] = [
     ("host line", "the host (in its accent colour), the speculation settings read from the server's "
@@ -58,7 +58,7 @@ class HelpScreen(ModalScreen):
         for name, text in PANELS:
             rows += [(f"{name}: ", "bold $accent"), text, "\n"]
         rows.append(("\nKeys  (remap in config [keys]: id = \"key\")\n", "bold"))
-        for bid, key, _action, _desc, _show in _KEYS:
+        for bid, key, _action, _desc, _show in KEYS:
             shown = key_text(keymap.get(bid, key))
             rows += [(f"  {shown:<12}", "bold $accent"), (f"{bid:<15}", "$text-muted"), HELP.get(bid, ""), "\n"]
         rows += [(f"  {key_text(keymap.get('palette', 'ctrl+p')):<12}", "bold $accent"), (f"{'palette':<15}", "$text-muted"),

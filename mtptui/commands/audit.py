@@ -1,0 +1,38 @@
+"""`mtptui audit`: every action mtptui took on a host (the audit log, newest last)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="mtptui audit", description=__doc__)
+    p.add_argument("--json", action="store_true", help="one JSON object per action")
+    p.add_argument("--host", help="only this host")
+    p.add_argument("-n", "--last", type=int, metavar="N", help="only the last N actions")
+    p.add_argument("--phases", action="store_true", help="also each phase with its time")
+    args = p.parse_args(argv)
+    from mtptui.control.audit import audit_path, read_audit
+
+    entries = [e for e in read_audit() if not args.host or e.get("host") == args.host]
+    if args.last:
+        entries = entries[-args.last:]
+    if args.json:
+        for e in entries:
+            print(json.dumps(e, ensure_ascii=False))
+        return 0
+    if not entries:
+        print(f"no actions yet (the audit log is {audit_path()})", file=sys.stderr)
+        return 0
+    for e in entries:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.get("time") or 0))
+        what = e.get("profile") or e.get("action")
+        print(f"{when}  {e.get('user', '?')}  {e.get('host')}  {e.get('unit')}  {what}  "
+              f"{e.get('result')}  {e.get('message', '')}")
+        if args.phases:
+            for ph in e.get("phases", []):
+                print(f"    {ph.get('elapsed_s', 0):8.2f} s  {ph.get('phase')} {ph.get('state')}  {ph.get('detail', '')}")
+    return 0

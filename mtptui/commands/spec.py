@@ -1,0 +1,209 @@
+"""`mtptui spec HOST... [PROFILE]`: show a unit's speculation settings, or change them safely.
+
+Without PROFILE: the settings as ExecStart has them and as the server last reported them. With
+PROFILE: plan, print the preview, ask (unless --yes), then lock, write the drop-in, reload,
+restart, wait for ready and verify, rolling back without help when anything fails. Several hosts go
+one at a time and stop at the first failure. Every action is in the audit log (`mtptui audit`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+
+from mtptui.commands.live import add_host_args, quiet_asyncssh, resolve_hosts
+from mtptui.config import Config, ConfigError, load_config
+
+EPILOG = """\
+PROFILE: off, mtp1, mtp2, mtp3 (NEXTN with topk 1), or a [profiles.NAME] of the config.
+The last argument is taken as PROFILE when it names one (and no config host).
+
+exit codes: 0 applied and verified (or settings printed); 1 could not run (nothing changed);
+2 bad arguments or an invalid profile; 3 failed and rolled back, old state verified;
+4 rollback failed (the host needs a person)
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mtptui spec", description=__doc__, epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_host_args(p)
+    p.add_argument("--local", action="store_true", help="this machine's unit (no SSH); needs --unit")
+    p.add_argument("--yes", "-y", action="store_true", help="apply without asking")
+    p.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
+    p.add_argument("--revert", action="store_true", help="remove mtptui's drop-in (back to the unit's own ExecStart)")
+    p.add_argument("--restart", action="store_true", help="restart as is, then verify")
+    p.add_argument("--timeout", type=float, metavar="S", help="wait this long for ready (default: [control] wait_timeout, 900)")
+    p.add_argument("--break-lock", action="store_true", help="take a lock older than [control] lock_stale_after")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        config = load_config(args.config)
+    except ConfigError as e:
+        print(f"mtptui spec: {e}", file=sys.stderr)
+        return 2
+    from mtptui.control.profiles import ProfileError, resolve
+
+    names = list(args.hosts)
+    profile = None
+    if names and not (args.revert or args.restart) and config.host(names[-1]) is None:
+        try:
+            profile = resolve(names[-1], config.profiles)
+            names = names[:-1]
+        except ProfileError as e:
+            if len(names) > 1:
+                print(f"mtptui spec: {e}", file=sys.stderr)
+                return 2
+    if args.revert and args.restart:
+        print("mtptui spec: --revert and --restart exclude each other", file=sys.stderr)
+        return 2
+    try:
+        controls = build_controls(args, names, config)
+    except ConfigError as e:
+        print(f"mtptui spec: {e}", file=sys.stderr)
+        return 2
+    quiet_asyncssh()
+    return asyncio.run(run(args, controls, profile))
+
+
+def build_controls(args, names: list[str], config: Config):
+    from mtptui.control.session import HostControl, settings_from
+    from mtptui.control.target import SystemdTarget
+
+    settings = settings_from(config)
+    if args.timeout:
+        settings.wait_timeout = args.timeout
+    if args.local:
+        from mtptui.transport.local import LocalRunner
+
+        if names:
+            raise ConfigError("--local takes no HOST")
+        if not args.unit:
+            raise ConfigError("--local needs --unit")
+        target = _target(lambda: SystemdTarget(LocalRunner(), args.unit, sudo=bool(args.sudo), host="local"))
+        return [HostControl(target, host="local", settings=settings)]
+    from mtptui.transport.ssh import SshTransport
+
+    hosts = resolve_hosts(names, config, unit=args.unit, sudo=args.sudo, identity=args.identity)
+    return [HostControl(_target(lambda h=h: SystemdTarget(SshTransport(h), h.unit, sudo=h.sudo, host=h.name)),
+                        host=h.name, prod=config.control.is_prod(h), settings=settings,
+                        where=h.describe())
+            for h in hosts]
+
+
+def _target(make):
+    from mtptui.control.errors import ControlError
+
+    try:
+        return make()
+    except ControlError as e:
+        raise ConfigError(str(e)) from None
+
+
+async def run(args, controls, profile) -> int:
+    from mtptui.control.errors import BadProfile, ControlError
+    from mtptui.control.plan import APPLY, RESTART, REVERT
+
+    results = []
+    code = 0
+    try:
+        for hc in controls:
+            try:
+                if profile is None and not (args.revert or args.restart):
+                    results.append(await show(hc, args.json))
+                    continue
+                action = REVERT if args.revert else RESTART if args.restart else APPLY
+                plan = await hc.plan(action, profile)
+            except BadProfile as e:
+                print(f"mtptui spec: {e}", file=sys.stderr)
+                return 2
+            except ControlError as e:
+                print(f"mtptui spec: {e}", file=sys.stderr)
+                return 1
+            out = sys.stderr if args.json else sys.stdout
+            print("\n".join(plan.preview_lines()), file=out)
+            if args.dry_run:
+                results.append({"host": hc.host, "unit": hc.unit, "dry_run": True, "plan": plan_json(plan)})
+                continue
+            if not args.yes and not confirm(plan):
+                print("mtptui spec: not applied", file=sys.stderr)
+                return 1 if sys.stdin.isatty() else 2
+            outcome = await hc.execute(plan, lambda ev: progress(ev), break_lock=args.break_lock)
+            colour = "" if outcome.exit_code == 0 else "\x1b[31m" if sys.stderr.isatty() else ""
+            print(f"{colour}{hc.host}: {outcome.result}: {outcome.message}{chr(27) + '[0m' if colour else ''}",
+                  file=sys.stderr if args.json else sys.stdout)
+            results.append({"host": hc.host, "unit": hc.unit, "result": outcome.result,
+                            "exit_code": outcome.exit_code, "message": outcome.message,
+                            "phases": [p.to_json() for p in outcome.phases]})
+            if outcome.exit_code != 0:
+                code = outcome.exit_code
+                break
+    finally:
+        for hc in controls:
+            await hc.close()
+    if args.json:
+        print(json.dumps({"hosts": results}, indent=2))
+    return code
+
+
+async def show(hc, as_json: bool) -> dict:
+    st = await hc.state()
+    from mtptui.control import launch
+
+    try:
+        engine = launch.find_launch(st.argv).engine
+        flags = launch.spec_flags(st.argv)
+    except launch.LaunchError as e:
+        engine, flags = None, {"error": str(e)}
+    reported = await hc.last_server_args()
+    info = {"host": hc.host, "unit": hc.unit, "engine": engine, "exec_start": flags,
+            "server_args": reported, "mtptui_dropin": st.dropin is not None, "active": st.active,
+            "last_start_s": st.last_start_s}
+    if not as_json:
+        print(f"{hc.host} · {hc.unit} ({st.active or 'unknown'}){' · mtptui drop-in' if st.dropin else ''}")
+        print(f"  ExecStart:   {describe(flags)}")
+        print(f"  server_args: {describe(reported) if reported else 'not in the journal'}")
+    return info
+
+
+def describe(s: dict | None) -> str:
+    if not s:
+        return "speculation off"
+    if s.get("error"):
+        return s["error"]
+    if not s.get("algorithm"):
+        return "speculation off"
+    parts = [s["algorithm"]] + [f"{k}={s[k]}" for k in ("num_steps", "topk", "num_draft_tokens") if s.get(k) is not None]
+    return " ".join(parts)
+
+
+def plan_json(plan) -> dict:
+    return {"action": plan.action, "profile": plan.profile.name if plan.profile else None,
+            "commands": plan.commands, "old_argv": plan.old_argv, "new_argv": plan.new_argv,
+            "new_dropin": plan.new_dropin, "last_start_s": plan.last_start_s}
+
+
+def confirm(plan) -> bool:
+    if not sys.stdin.isatty():
+        print("mtptui spec: stdin is not a terminal: add --yes to apply without asking", file=sys.stderr)
+        return False
+    try:
+        if plan.prod:
+            typed = input(f"{plan.host} is tagged prod: type its name to apply: ")
+            return typed.strip() == plan.host
+        return input("apply? [y/N] ").strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
+
+
+def progress(ev) -> None:
+    if ev.state == "progress" or ev.state == "fail" or ev.phase.endswith(("wait", "verify")) or ev.state == "start":
+        mins, secs = divmod(int(ev.elapsed_s), 60)
+        print(f"  [{mins}:{secs:02d}] {ev.phase} {ev.state}{': ' + ev.detail if ev.detail else ''}",
+              file=sys.stderr, flush=True)

@@ -1,0 +1,107 @@
+"""The demo's target: the simulator child of `mtptui demo`, restarted by the same control path.
+
+It stands where a systemd unit stands: the "drop-in" is the same text the unit would get, read
+back with the same systemd parser, and a restart stops the child and starts the new argv. The
+journal is the child's own output, tapped from the source that feeds the dashboard.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from mtptui.control import systemd
+from mtptui.control.target import UnitState
+from mtptui.sources.process import ProcessSource
+
+
+class ChildTarget:
+    unit = "simulator"
+    where = "a child process of this mtptui (simulator)"
+
+    def __init__(self, source: ProcessSource) -> None:
+        self.source = source
+        source.restartable = True
+        self.base_argv = list(source.argv)
+        self.base_env = dict(source.env or os.environ)
+        self.dropin: str | None = None
+        self.runner = self  # nothing to reconnect
+        self.host = source.host or "simulator"
+        self._restarts_requested = 0
+
+    async def connect(self) -> None:
+        """Nothing to connect to."""
+
+    async def close(self) -> None:
+        """Nothing to close."""
+
+    def commands_for(self, new_dropin: str | None, *, write: bool = True) -> list[list[str]]:
+        argv, _ = self._argv_env(new_dropin) if write else (self.source.argv, None)
+        return [["kill", "-TERM", str(self.source.pid or "PID")], argv]
+
+    def _argv_env(self, dropin: str | None) -> tuple[list[str], dict[str, str]]:
+        if dropin is None:
+            return list(self.base_argv), dict(self.base_env)
+        es = systemd.effective_exec_start(f"# {self.unit}\n[Service]\nExecStart={systemd.render_exec(self.base_argv)}\n"
+                                          f"# drop-in\n{dropin}")
+        return es.argv, {**self.base_env, **es.environment}
+
+    async def read(self) -> UnitState:
+        return UnitState(argv=list(self.source.argv), base_argv=list(self.base_argv),
+                         source="the simulator child", dropin=self.dropin, agrees=True,
+                         active="active" if self.source.running else "inactive")
+
+    async def lock(self, who: str, *, stale_after: float, break_lock: bool = False) -> None:
+        """One console owns its child: nothing to lock."""
+
+    async def unlock(self) -> None:
+        """Nothing locked."""
+
+    async def write(self, text: str | None) -> None:
+        self._argv_env(text)  # refuses text the unit parser refuses, before it is kept
+        self.dropin = text
+
+    async def reload(self) -> None:
+        """Nothing to reload: the next start reads the argv."""
+
+    async def mark(self) -> int:
+        return self._restarts_requested
+
+    async def restart(self) -> None:
+        self._restarts_requested += 1
+        argv, env = self._argv_env(self.dropin)
+        self._follower_queue = self.source.tap()
+        await self.source.restart(argv, env)
+
+    async def restarted_since(self, mark) -> bool:
+        return self._restarts_requested > (mark or 0)
+
+    async def status(self) -> dict[str, str]:
+        if self.source.running:
+            return {"ActiveState": "active"}
+        rc = self.source.returncode
+        return {"ActiveState": "failed" if rc not in (0, None) else "inactive",
+                "Result": f"exit-code {rc}" if rc else ""}
+
+    async def follow(self, cursor) -> "TapFollower":
+        q = getattr(self, "_follower_queue", None) or self.source.tap()
+        self._follower_queue = None
+        return TapFollower(self.source, q)
+
+
+class TapFollower:
+    def __init__(self, source: ProcessSource, q: asyncio.Queue) -> None:
+        self.source, self.q = source, q
+
+    async def lines(self, timeout: float) -> list[str] | None:
+        try:
+            first = await asyncio.wait_for(self.q.get(), timeout)
+        except asyncio.TimeoutError:
+            return []
+        out = list(first)
+        while not self.q.empty():
+            out += self.q.get_nowait()
+        return out
+
+    async def close(self) -> None:
+        self.source.untap(self.q)

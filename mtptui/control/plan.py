@@ -1,0 +1,88 @@
+"""What an action will do, shown before anything changes: host, unit, the exact commands, the old
+and new flags as a diff, and how long the last start took (the downtime to expect)."""
+
+from __future__ import annotations
+
+import difflib
+import shlex
+from dataclasses import dataclass, field
+
+from mtptui.control.profiles import Profile
+
+APPLY, REVERT, RESTART = "apply", "revert", "restart"
+
+
+@dataclass
+class Plan:
+    host: str
+    unit: str
+    action: str  # APPLY a profile, REVERT (remove our drop-in), RESTART as is
+    profile: Profile | None  # the profile asked for (APPLY only)
+    engine: str  # "sglang" or "vllm"
+    old_argv: list[str]
+    new_argv: list[str]
+    old_dropin: str | None  # our drop-in's text before (None: there was none)
+    new_dropin: str | None  # after (None: none, i.e. removed or never written)
+    commands: list[list[str]]  # every command that will run on the host, in order
+    current: dict = field(default_factory=dict)  # speculation settings as ExecStart has them now
+    last_start_s: float | None = None  # the last start, `Started` to the ready line
+    prod: bool = False  # the host is tagged prod: its name must be typed to confirm
+    where: str = ""  # how the host is reached (user@address:port, "this machine", "simulator")
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def changes(self) -> bool:
+        return self.old_argv != self.new_argv or self.old_dropin != self.new_dropin
+
+    def title(self) -> str:
+        what = {APPLY: f"→ {self.profile.name}" if self.profile else "", REVERT: "revert to the unit's own ExecStart",
+                RESTART: "restart as is"}[self.action]
+        return f"{self.host} · {self.unit}: {what}"
+
+    def diff_lines(self) -> list[tuple[str, str]]:
+        """The server's arguments, old against new: ("-" | "+" | " ", one argument or flag with
+        its value)."""
+        old, new = _flag_lines(self.old_argv), _flag_lines(self.new_argv)
+        out = []
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+            if tag == "equal":
+                out += [(" ", x) for x in old[i1:i2]]
+                continue
+            out += [("-", x) for x in old[i1:i2]]
+            out += [("+", x) for x in new[j1:j2]]
+        return out
+
+    def preview_lines(self) -> list[str]:
+        """The whole preview as plain text (the headless command prints it; the modal shows it)."""
+        lines = [f"host:     {self.host}" + (f" ({self.where})" if self.where else "") + ("  [prod]" if self.prod else ""),
+                 f"unit:     {self.unit}",
+                 f"action:   {self.title().split(': ', 1)[1]}"]
+        if self.last_start_s is not None:
+            lines.append(f"downtime: the last start took {_duration(self.last_start_s)} (Started to ready)")
+        else:
+            lines.append("downtime: unknown (no start to ready seen in the journal)")
+        lines += [f"warning:  {w}" for w in self.warnings]
+        lines.append("commands:")
+        lines += [f"  {shlex.join(c)}" for c in self.commands]
+        lines.append("server arguments (- old, + new):")
+        changed = [d for d in self.diff_lines() if d[0] != " "]
+        lines += [f"  {tag} {text}" for tag, text in changed] or ["  (no change)"]
+        return lines
+
+
+def _flag_lines(argv: list[str]) -> list[str]:
+    """argv as one line per flag with its value (`--tp 4`), so a diff reads flag by flag."""
+    out: list[str] = []
+    for a in argv:
+        if out and out[-1].startswith("--") and " " not in out[-1] and "=" not in out[-1] and not a.startswith("--"):
+            out[-1] = f"{out[-1]} {shlex.quote(a)}"
+        else:
+            out.append(shlex.quote(a) if not a.startswith("--") else a)
+    return out
+
+
+def _duration(s: float) -> str:
+    if s < 90:
+        return f"{s:.0f} s"
+    m, sec = divmod(int(round(s)), 60)
+    return f"{m} min {sec:02d} s"

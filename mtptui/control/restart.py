@@ -1,0 +1,249 @@
+"""The restart state machine: lock, write, reload, restart, wait for ready, verify; on any failure
+roll back (restore, reload, restart, wait, verify the old state); unlock.
+
+Failure is any of: the unit failed or exited, systemd scheduled an automatic restart, an error in
+the new run's log before ready, no ready within the limit, verification failed. Rollback restores
+the drop-in as it was (or removes ours), and must itself be verified; if it fails too the action
+stops touching the host and says so. A link cut mid-action is retried until the deadline: every
+step is safe to repeat (the lock knows its owner, the drop-in write is atomic, a restart already
+seen in the journal is not issued twice, the follower resumes from the last cursor it read).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from mtptui.control.errors import ControlError
+from mtptui.control.verify import FAILED, VERIFIED, Watch
+from mtptui.transport.errors import TransportError
+
+# Exit codes, shared by `mtptui spec` and the dashboard's messages.
+OK, NOT_RUN, BAD_ARGS, ROLLED_BACK, ROLLBACK_FAILED = 0, 1, 2, 3, 4
+APPLIED, RESULT_ROLLED_BACK, RESULT_ROLLBACK_FAILED, RESULT_NOT_RUN = "applied", "rolled_back", "rollback_failed", "not_run"
+STATUS_EVERY_S = 1.0  # how often the unit's state is asked while waiting
+RECONNECT_EVERY_S = 1.0
+
+
+@dataclass
+class PhaseEvent:
+    phase: str  # lock, write, reload, restart, wait, verify, rollback, rollback_wait, rollback_verify, unlock
+    state: str  # "start", "progress", "ok", "fail"
+    detail: str = ""
+    elapsed_s: float = 0.0  # since the action began
+
+    def to_json(self) -> dict:
+        return {"phase": self.phase, "state": self.state, "detail": self.detail,
+                "elapsed_s": round(self.elapsed_s, 3)}
+
+
+@dataclass
+class Outcome:
+    result: str  # APPLIED, RESULT_ROLLED_BACK, RESULT_ROLLBACK_FAILED, RESULT_NOT_RUN
+    exit_code: int
+    message: str  # one line: "verified: accept len 2.41 after 3 batches", or why it failed
+    phases: list[PhaseEvent] = field(default_factory=list)
+    # journald's times of the last run's ready line and of the line that settled its verdict
+    ready_ts: float | None = None
+    verdict_ts: float | None = None
+
+
+class StepFailed(Exception):
+    """The new run (or the rollback's) did not come up as asked."""
+
+
+@dataclass
+class Settings:
+    """How long to wait, and what counts as verified."""
+
+    wait_timeout: float = 900.0  # stop + start + model load, until ready
+    verify_batches: int = 3
+    idle_after_ready: float = 60.0  # no decode batch this long after ready: judge by server_args
+    stale_after: float = 1800.0
+    break_lock: bool = False
+
+
+class Action:
+    def __init__(self, target, *, old_dropin: str | None, new_dropin: str | None, write: bool,
+                 expect_new: dict, expect_old: dict, engine: str, who: str,
+                 settings: Settings | None = None,
+                 on_phase: Callable[[PhaseEvent], None] | None = None) -> None:
+        self.t = target
+        self.old_dropin = old_dropin
+        self.new_dropin = new_dropin
+        self.write = write
+        self.expect_new = expect_new
+        self.expect_old = expect_old
+        self.engine = engine
+        self.who = who
+        self.s = settings or Settings()
+        self.on_phase = on_phase
+        self.phases: list[PhaseEvent] = []
+        self._t0 = time.monotonic()
+        self.verified = ""
+        self._changed = False  # whether the host differs from before (then a failure rolls back)
+        self._times: tuple[float | None, float | None] = (None, None)
+
+    # --- reporting ---------------------------------------------------------------------------------
+
+    def _say(self, phase: str, state: str, detail: str = "") -> None:
+        ev = PhaseEvent(phase, state, detail, time.monotonic() - self._t0)
+        if state != "progress":
+            self.phases.append(ev)
+        if self.on_phase is not None:
+            self.on_phase(ev)
+
+    async def _step(self, phase: str, make: Callable[[], Awaitable], deadline: float, detail: str = ""):
+        """One step, retried across a lost link until the deadline."""
+        self._say(phase, "start", detail)
+        while True:
+            try:
+                r = await make()
+            except TransportError as e:
+                if e.permanent or time.monotonic() > deadline:
+                    self._say(phase, "fail", str(e))
+                    raise ControlError(str(e)) from None
+                self._say(phase, "progress", f"link lost ({e}); reconnecting")
+                await self._reconnect(deadline)
+                continue
+            except ControlError as e:
+                self._say(phase, "fail", str(e))
+                raise
+            self._say(phase, "ok", detail)
+            return r
+
+    async def _reconnect(self, deadline: float) -> None:
+        runner = self.t.runner
+        while True:
+            try:
+                await runner.close()
+                await runner.connect()
+                return
+            except TransportError as e:
+                if e.permanent or time.monotonic() > deadline:
+                    raise ControlError(f"lost the host and could not reconnect: {e}") from None
+                await asyncio.sleep(RECONNECT_EVERY_S)
+
+    # --- the machine -------------------------------------------------------------------------------
+
+    async def run(self) -> Outcome:
+        deadline = time.monotonic() + 120
+        try:
+            await self._step("lock", lambda: self.t.lock(self.who, stale_after=self.s.stale_after,
+                                                         break_lock=self.s.break_lock), deadline)
+        except ControlError as e:
+            return Outcome(RESULT_NOT_RUN, NOT_RUN, str(e), self.phases)
+        try:
+            try:
+                msg = await self._bring_up(self.new_dropin, self.expect_new, "")
+                return Outcome(APPLIED, OK, msg, self.phases, *self._times)
+            except (StepFailed, ControlError) as e:
+                why = str(e)
+                if isinstance(e, ControlError) and not self._changed:
+                    # refused before anything changed (sudo, permissions): nothing to roll back
+                    return Outcome(RESULT_NOT_RUN, NOT_RUN, why, self.phases)
+            self._say("rollback", "start", why)
+            try:
+                msg = await self._bring_up(self.old_dropin, self.expect_old, "rollback_")
+            except (StepFailed, ControlError) as e2:
+                self._say("rollback", "fail", str(e2))
+                return Outcome(RESULT_ROLLBACK_FAILED, ROLLBACK_FAILED,
+                               f"ROLLBACK FAILED: {e2} (after: {why}); mtptui stops touching this host",
+                               self.phases)
+            self._say("rollback", "ok", msg)
+            return Outcome(RESULT_ROLLED_BACK, ROLLED_BACK, f"{why}; rolled back, old state {msg}",
+                           self.phases, *self._times)
+        finally:
+            try:
+                await self._step("unlock", self.t.unlock, time.monotonic() + 60)
+            except ControlError:
+                pass  # said in the phases; the lock goes stale and can be broken
+
+    async def _bring_up(self, dropin: str | None, expect: dict, prefix: str) -> str:
+        steps_deadline = time.monotonic() + 300
+        if self.write:
+            await self._step(prefix + "write", lambda: self.t.write(dropin), steps_deadline,
+                             "remove our drop-in" if dropin is None else "")
+            self._changed = True  # the mv is atomic: before it, nothing on the host changed
+            await self._step(prefix + "reload", self.t.reload, steps_deadline)
+        mark = await self._step(prefix + "mark", self.t.mark, steps_deadline)
+        watch = Watch(expect, batches=self.s.verify_batches, engine=self.engine)
+        tries = [0]
+
+        async def restart_once() -> None:
+            # A retry after a lost link: the first try may have reached systemd already.
+            tries[0] += 1
+            if tries[0] > 1 and await self.t.restarted_since(mark):
+                return
+            self._changed = True
+            await self.t.restart()
+
+        await self._step(prefix + "restart", restart_once, steps_deadline)
+        try:
+            await self._wait(watch, mark, prefix)
+        finally:
+            self._times = (watch.ready_ts, watch.verdict_ts)
+        return watch.summary()
+
+    async def _wait(self, watch: Watch, mark: str | None, prefix: str) -> None:
+        deadline = time.monotonic() + self.s.wait_timeout
+        self._say(prefix + "wait", "start", "waiting for the stop")
+        ready_at: float | None = None
+        last_step = ""
+        cursor = mark
+        while not watch.done:
+            try:
+                proc = await self.t.follow(cursor)
+            except TransportError as e:
+                if e.permanent or time.monotonic() > deadline:
+                    raise StepFailed(f"cannot follow the journal: {e}") from None
+                self._say(prefix + "wait", "progress", f"link lost ({e}); reconnecting")
+                await self._reconnect(deadline)
+                continue
+            next_status = time.monotonic() + STATUS_EVERY_S
+            try:
+                while not watch.done:
+                    now = time.monotonic()
+                    if now > deadline:
+                        raise StepFailed(f"not ready after {self.s.wait_timeout:.0f} s ({watch.step})")
+                    if ready_at is not None and now - ready_at > self.s.idle_after_ready:
+                        watch.idle_verdict()
+                        break
+                    got = await proc.lines(max(0.05, next_status - now))
+                    if got is None:
+                        break  # the follower ended: start it again after the last cursor
+                    if got:
+                        watch.feed(got)
+                        if watch.cursor:
+                            cursor = watch.cursor
+                    if watch.state == "ready" and ready_at is None:
+                        ready_at = time.monotonic()
+                        self._say(prefix + "wait", "ok", "ready")
+                        self._say(prefix + "verify", "start", "waiting for decode batches")
+                    if watch.step != last_step and not watch.done:
+                        last_step = watch.step
+                        self._say(prefix + ("verify" if ready_at else "wait"), "progress", watch.step)
+                    if time.monotonic() >= next_status:
+                        next_status = time.monotonic() + STATUS_EVERY_S
+                        st = await self.t.status()
+                        if st.get("ActiveState") == "failed" and watch.started:
+                            watch.feed([])
+                            raise StepFailed(f"the unit failed ({st.get('Result') or 'failed'})"
+                                             + (f": {watch.reason_from_context()}" if watch.reason_from_context() else ""))
+            except TransportError as e:
+                if e.permanent or time.monotonic() > deadline:
+                    raise StepFailed(f"lost the journal: {e}") from None
+                self._say(prefix + "wait", "progress", f"link lost ({e}); reconnecting")
+                await self._reconnect(deadline)
+            finally:
+                await proc.close()
+        if watch.state == FAILED:
+            self._say(prefix + ("verify" if ready_at else "wait"), "fail", watch.reason)
+            raise StepFailed(watch.reason)
+        if watch.state == VERIFIED:
+            if ready_at is None:
+                self._say(prefix + "wait", "ok", "ready")
+            self.verified = watch.summary()
+            self._say(prefix + "verify", "ok", self.verified)

@@ -1,0 +1,210 @@
+"""One host's control: plan an action from the unit as it is, then run it through the restart
+machine and write the audit log. The dashboard keeps one per host; `mtptui spec` makes one per
+host named. A host is reached as the dashboard reaches it (SSH, this machine, the demo's child)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from mtptui.control import audit, launch, systemd
+from mtptui.control.errors import BadProfile, ControlError
+from mtptui.control.plan import APPLY, RESTART, REVERT, Plan
+from mtptui.control.profiles import BUILTINS, Profile, ProfileError, check_profile
+from mtptui.control.restart import Action, Outcome, PhaseEvent, Settings
+from mtptui.control.verify import SPEC_KEYS
+
+if TYPE_CHECKING:
+    from mtptui.config import Config
+
+__all__ = ["ControlError", "HostControl", "host_controls"]
+
+
+class HostControl:
+    def __init__(self, target, *, host: str, prod: bool = False, settings: Settings | None = None,
+                 where: str = "") -> None:
+        self.target = target
+        self.host = host
+        self.unit = target.unit
+        self.prod = prod
+        self.settings = settings or Settings()
+        self.where = where or getattr(target, "where", "")
+        self.last_on: Profile = BUILTINS["mtp3"]
+        self.running = False  # an action is under way (a second one is refused)
+        self._connected = False
+
+    async def _ensure(self) -> None:
+        if not self._connected:
+            try:
+                await self.target.runner.connect()
+            except Exception as e:  # noqa: BLE001 - a TransportError, said in one line
+                raise ControlError(str(e)) from None
+            self._connected = True
+
+    async def close(self) -> None:
+        if self._connected:
+            await self.target.runner.close()
+            self._connected = False
+
+    async def state(self):
+        await self._ensure()
+        try:
+            return await self.target.read()
+        except ControlError:
+            raise
+        except Exception as e:  # noqa: BLE001 - transport trouble, said in one line
+            raise ControlError(f"{self.host}: {e}") from None
+
+    async def last_server_args(self) -> dict | None:
+        """The settings the server itself reported at its last start (`server_args=`)."""
+        await self._ensure()
+        reader = getattr(self.target, "last_server_args", None)
+        return await reader() if reader else None
+
+    async def current(self) -> dict:
+        """The speculation settings as the unit's ExecStart has them now."""
+        st = await self.state()
+        return launch.spec_flags(st.argv)
+
+    async def plan(self, action: str, profile: Profile | None = None) -> Plan:
+        st = await self.state()
+        try:
+            found = launch.find_launch(st.argv)
+        except launch.LaunchError as e:
+            raise ControlError(f"{self.host}: {self.unit}: {e}") from None
+        current = launch.spec_flags(st.argv)
+        base = st.base
+        if action == APPLY:
+            if profile is None:
+                raise BadProfile("which profile?")
+            try:
+                check_profile(profile, launch.context_of(base), found.engine)
+                new_argv = launch.apply_profile(base, profile)
+                new_dropin = systemd.render_dropin(new_argv, dict(profile.env), profile=profile.name,
+                                                   written_by=audit.local_user(), prefix=st.prefix)
+            except (ProfileError, systemd.UnitSyntaxError, launch.LaunchError) as e:
+                raise BadProfile(f"profile {profile.name}: {e}") from None
+        elif action == REVERT:
+            if st.dropin is None:
+                raise ControlError(f"{self.host}: {self.unit} has no mtptui drop-in to remove")
+            new_argv, new_dropin = list(base), None
+        elif action == RESTART:
+            new_argv, new_dropin = list(st.argv), st.dropin
+        else:
+            raise ControlError(f"unknown action {action!r}")
+        write = action != RESTART
+        commands = self.target.commands_for(new_dropin, write=write)
+        plan = Plan(host=self.host, unit=self.unit, action=action, profile=profile, engine=found.engine,
+                    old_argv=list(st.argv), new_argv=new_argv, old_dropin=st.dropin,
+                    new_dropin=new_dropin, commands=commands, current=current,
+                    last_start_s=st.last_start_s, prod=self.prod, where=self.where)
+        if not st.agrees:
+            plan.warnings = ["systemctl show differs from the unit files: a daemon-reload is pending "
+                             "(applying reloads it)"]
+        return plan
+
+    async def execute(self, plan: Plan, on_phase: Callable[[PhaseEvent], None] | None = None, *,
+                      break_lock: bool = False) -> Outcome:
+        if self.running:
+            raise ControlError(f"{self.host}: an action is already running")
+        self.running = True
+        try:
+            return await self._execute(plan, on_phase, break_lock)
+        finally:
+            self.running = False
+
+    async def _execute(self, plan: Plan, on_phase, break_lock: bool) -> Outcome:
+        await self._ensure()
+        entry = audit.new_entry(host=plan.host, unit=plan.unit, action=plan.action,
+                                profile=plan.profile.name if plan.profile else None,
+                                where=plan.where, exec_start_before=plan.old_argv,
+                                exec_start_after=plan.new_argv, dropin_before=plan.old_dropin,
+                                dropin_after=plan.new_dropin, commands=plan.commands,
+                                result="running", phases=[])
+        audit.append(entry)
+        s = self.settings
+        settings = Settings(wait_timeout=s.wait_timeout, verify_batches=s.verify_batches,
+                            idle_after_ready=s.idle_after_ready, stale_after=s.stale_after,
+                            break_lock=break_lock or s.break_lock)
+        action = Action(self.target, old_dropin=plan.old_dropin, new_dropin=plan.new_dropin,
+                        write=plan.action != RESTART, expect_new=expected(plan.new_argv),
+                        expect_old=expected(plan.old_argv), engine=plan.engine,
+                        who=entry["user"], settings=settings, on_phase=on_phase)
+        try:
+            outcome = await action.run()
+        except BaseException as e:
+            entry.update(result="interrupted", message=f"{type(e).__name__}: {e}".rstrip(": "),
+                         phases=[p.to_json() for p in action.phases])
+            audit.append(entry)
+            raise
+        if outcome.result == "applied" and plan.profile is not None and plan.profile.on:
+            self.last_on = plan.profile
+        entry.update(result=outcome.result, exit_code=outcome.exit_code, message=outcome.message,
+                     phases=[p.to_json() for p in outcome.phases])
+        audit.append(entry)
+        return outcome
+
+    async def toggle_plan(self) -> Plan:
+        """`s`: off when speculation is on (remembering the profile it ran), else the last one."""
+        cur = await self.current()
+        if cur.get("algorithm"):
+            self.last_on = profile_of(cur, self.last_on)
+            return await self.plan(APPLY, BUILTINS["off"])
+        return await self.plan(APPLY, self.last_on)
+
+
+def expected(argv: list[str]) -> dict:
+    flags = launch.spec_flags(argv)
+    return {k: flags.get(k) for k in SPEC_KEYS}
+
+
+def profile_of(settings: dict, fallback: Profile) -> Profile:
+    """The profile that gives these settings: a built-in when one does, else an unnamed one."""
+    for p in BUILTINS.values():
+        if p.on and all(getattr(p, k) == settings.get(k) for k in SPEC_KEYS):
+            return p
+    if not settings.get("algorithm"):
+        return fallback
+    return Profile("previous", algorithm=settings["algorithm"], num_steps=settings.get("num_steps"),
+                   topk=settings.get("topk"), num_draft_tokens=settings.get("num_draft_tokens"),
+                   draft_model_path=settings.get("draft_model_path"))
+
+
+def host_controls(sources, config: Config, read_only: bool) -> dict:
+    """One HostControl per source that can act, keyed by the store's host name; {} read-only."""
+    if read_only:
+        return {}
+    from mtptui.sources.local import LocalJournalSource
+    from mtptui.sources.process import ProcessSource
+    from mtptui.sources.ssh import SshJournalSource
+
+    out = {}
+    settings = settings_from(config)
+    for src in sources:
+        inner = getattr(src, "inner", src)
+        if isinstance(inner, SshJournalSource):
+            from mtptui.control.target import SystemdTarget
+            from mtptui.transport.ssh import SshTransport
+
+            h = inner.config
+            target = SystemdTarget(SshTransport(h), h.unit, sudo=h.sudo, host=h.name)
+            out[h.name] = HostControl(target, host=h.name, prod=config.control.is_prod(h),
+                                      settings=settings, where=h.describe())
+        elif isinstance(inner, LocalJournalSource):
+            from mtptui.control.target import SystemdTarget
+            from mtptui.transport.local import LocalRunner
+
+            target = SystemdTarget(LocalRunner(), inner.unit, sudo=inner.sudo, host=inner.host)
+            out[inner.host] = HostControl(target, host=inner.host, settings=settings)
+        elif isinstance(inner, ProcessSource):
+            from mtptui.control.child import ChildTarget
+
+            target = ChildTarget(inner)
+            out[inner.host] = HostControl(target, host=target.host, settings=settings)
+    return out
+
+
+def settings_from(config: Config) -> Settings:
+    c = config.control
+    return Settings(wait_timeout=c.wait_timeout, verify_batches=c.verify_batches,
+                    stale_after=c.lock_stale_after)

@@ -1,0 +1,324 @@
+"""Where an action lands: a systemd unit reached through a runner (SSH, or this machine).
+
+Every command is an argv; the ones that change the host go through `sudo -n --` when the host
+says sudo = true, so a sudo that wants a password fails at once with a clear line. The drop-in is
+written atomically: its text goes on stdin to `tee` into a hidden temp file beside it (systemd
+reads only `*.conf`), then `mv` replaces the old one, so a cut link leaves the old file or the new
+one, never half of one. A lock directory under /run/lock (mkdir is atomic) holds who acts and
+since when, and the drop-in as it was, so a second console is refused and a reconnecting one
+finds what it was doing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shlex
+import time
+from dataclasses import dataclass, field
+
+from mtptui.control import systemd
+from mtptui.control.errors import ControlError, LockedError
+from mtptui.sources.journal import LineSplitter, cursor_of, journalctl_argv
+from mtptui.transport.errors import TransportError
+from mtptui.transport.process import CompletedCommand, StreamedProcess
+
+LOCK_ROOT = "/run/lock"
+STATUS_PROPS = ("ActiveState", "SubState", "Result", "NRestarts", "MainPID", "ExecMainStatus")
+# What marks a start and its end in the journal, for the downtime to expect.
+_START_GREP = r"^Started |fired up and ready to roll|Application startup complete"
+
+
+@dataclass
+class UnitState:
+    argv: list[str]  # the effective ExecStart
+    source: str  # the file that set it
+    dropin: str | None  # our drop-in's text, None when there is none
+    agrees: bool  # `systemctl show` has the same ExecStart (else a daemon-reload is pending)
+    active: str  # ActiveState
+    prefix: str = ""  # its `-`, `+`, `:`, `!` prefix, kept through a profile change
+    last_start_s: float | None = None
+    environment: dict[str, str] = field(default_factory=dict)
+    base_argv: list[str] | None = None  # the ExecStart without our drop-in (what a profile edits)
+
+    @property
+    def base(self) -> list[str]:
+        return self.argv if self.base_argv is None else self.base_argv
+
+
+class SystemdTarget:
+    def __init__(self, runner, unit: str, *, sudo: bool = False, host: str = "",
+                 journal_sudo: bool | None = None) -> None:
+        self.runner = runner
+        try:
+            self.unit = systemd.service_name(unit)  # checked before any path is built from it
+        except systemd.UnitSyntaxError as e:
+            raise ControlError(str(e)) from None
+        self.sudo = sudo
+        self.journal_sudo = sudo if journal_sudo is None else journal_sudo
+        self.host = host or getattr(runner, "where", "")
+        self.dir = systemd.dropin_dir(self.unit)
+        self.path = f"{self.dir}/{systemd.DROPIN_NAME}"
+        self.tmp = f"{self.dir}/.{systemd.DROPIN_NAME}.mtptui-tmp"
+        self.lock_dir = f"{LOCK_ROOT}/mtptui-{self.unit}"
+        self._token: str | None = None
+
+    @property
+    def where(self) -> str:
+        return getattr(self.runner, "where", self.host)
+
+    # --- argv builders (pure; the preview shows exactly these) -----------------------------------
+
+    def priv(self, argv: list[str]) -> list[str]:
+        return ["sudo", "-n", "--", *argv] if self.sudo else list(argv)
+
+    def lock_commands(self) -> list[list[str]]:
+        return [self.priv(["mkdir", self.lock_dir]), self.priv(["tee", f"{self.lock_dir}/owner"])]
+
+    def write_commands(self, text: str | None) -> list[list[str]]:
+        if text is None:
+            return [self.priv(["rm", "-f", "--", self.path])]
+        return [self.priv(["mkdir", "-p", "--", self.dir]), self.priv(["tee", "--", self.tmp]),
+                self.priv(["mv", "-f", "--", self.tmp, self.path])]
+
+    def reload_command(self) -> list[str]:
+        return self.priv(["systemctl", "daemon-reload"])
+
+    def restart_command(self) -> list[str]:
+        # --no-block: the stop of a big model can take minutes; the journal tells the rest
+        return self.priv(["systemctl", "restart", "--no-block", "--", self.unit])
+
+    def unlock_command(self) -> list[str]:
+        return self.priv(["rm", "-rf", "--", self.lock_dir])
+
+    def commands_for(self, new_dropin: str | None, *, write: bool = True) -> list[list[str]]:
+        cmds = list(self.lock_commands())
+        if write:
+            cmds += self.write_commands(new_dropin) + [self.reload_command()]
+        return cmds + [self.restart_command(), self.unlock_command()]
+
+    # --- running ---------------------------------------------------------------------------------
+
+    async def run(self, argv: list[str], *, input: str | None = None, timeout: float = 60.0,
+                  check: bool = True) -> CompletedCommand:
+        r = await self.runner.run(argv, input=input, timeout=timeout)
+        if check and r.returncode != 0:
+            raise ControlError(self._why(argv, r))
+        return r
+
+    def _why(self, argv: list[str], r: CompletedCommand) -> str:
+        err = (r.stderr or r.stdout or "").strip()
+        low = err.lower()
+        if "password is required" in low or "terminal is required" in low or "askpass" in low:
+            return (f"{self.host}: sudo wants a password; mtptui runs only `sudo -n`: allow this user "
+                    "systemctl, tee, mv, rm and mkdir without a password (NOPASSWD), or log in as root")
+        if "not in the sudoers file" in low or "not allowed to execute" in low:
+            return f"{self.host}: sudo refused: {err.splitlines()[-1]}"
+        if "permission denied" in low or "access denied" in low or "interactive authentication required" in low:
+            return (f"{self.host}: permission denied for `{shlex.join(argv)}`: set sudo = true for this "
+                    "host or log in as a user allowed to manage the unit")
+        last = err.splitlines()[-1] if err else f"exit status {r.returncode}"
+        return f"{self.host}: `{shlex.join(argv)}` failed: {last}"
+
+    async def read(self) -> UnitState:
+        cat = await self.run(["systemctl", "cat", "--no-pager", "--", self.unit], check=False)
+        if cat.returncode != 0:
+            err = (cat.stderr or "").strip()
+            if "no files found" in err.lower() or "not found" in err.lower():
+                raise ControlError(f"{self.host}: unit {self.unit} not found")
+            raise ControlError(self._why(["systemctl", "cat", self.unit], cat))
+        try:
+            exec_start = systemd.effective_exec_start(cat.stdout)
+        except systemd.UnitSyntaxError as e:
+            raise ControlError(f"{self.host}: {self.unit}: {e}") from None
+        show = await self.run(["systemctl", "show", "--no-pager", "--property=ExecStart",
+                               f"--property={','.join(STATUS_PROPS)}", "--", self.unit])
+        mine = await self.run(["cat", "--", self.path], check=False)
+        dropin = mine.stdout if mine.returncode == 0 else None
+        props = _props(show.stdout)
+        try:
+            own = systemd.effective_exec_start(cat.stdout, ignore_dropin=systemd.DROPIN_NAME)
+        except systemd.UnitSyntaxError as e:
+            raise ControlError(f"{self.host}: {self.unit} without our drop-in: {e}") from None
+        later = os.path.basename(own.source)
+        if own.source != self.path and own.source.endswith(".conf") and later > systemd.DROPIN_NAME:
+            raise ControlError(f"{self.host}: {own.source} sets ExecStart and sorts after mtptui's "
+                               f"{systemd.DROPIN_NAME}, so it would override ours: fold it into the unit "
+                               "or rename it to sort first")
+        if "@" in exec_start.prefix:
+            raise ControlError(f"{self.host}: {self.unit}: an ExecStart with the @ prefix is not supported")
+        return UnitState(argv=exec_start.argv, base_argv=own.argv, source=exec_start.source,
+                         prefix=exec_start.prefix, dropin=dropin,
+                         agrees=systemd.agrees(exec_start.argv, show.stdout, prefix=exec_start.prefix),
+                         active=props.get("ActiveState", ""), environment=exec_start.environment,
+                         last_start_s=await self.last_start())
+
+    async def last_start(self) -> float | None:
+        """Seconds from the last `Started` to the ready line after it, from the journal."""
+        argv = self._journal(["journalctl", f"--unit={self.unit}", "--output=json", "--no-pager",
+                              f"--grep={_START_GREP}", "--lines=50"])
+        try:
+            r = await self.runner.run(argv, timeout=20)
+        except TransportError:
+            return None
+        if r.returncode != 0:
+            return None  # journalctl built without pattern matching, or no rights: unknown
+        return last_start_seconds(r.stdout.splitlines())
+
+    def _journal(self, argv: list[str]) -> list[str]:
+        return ["sudo", "-n", "--", *argv] if self.journal_sudo else argv
+
+    async def status(self) -> dict[str, str]:
+        r = await self.run(["systemctl", "show", "--no-pager", f"--property={','.join(STATUS_PROPS)}",
+                            "--", self.unit])
+        return _props(r.stdout)
+
+    # --- the lock ----------------------------------------------------------------------------------
+
+    async def lock(self, who: str, *, stale_after: float, break_lock: bool = False,
+                   now: float | None = None) -> None:
+        now = time.time() if now is None else now
+        self._token = f"{who}:{now:.6f}"
+        owner = json.dumps({"who": who, "since": now, "token": self._token}) + "\n"
+        mk = self.lock_commands()[0]
+        r = await self.run(mk, check=False)
+        if r.returncode != 0:
+            if "exists" not in (r.stderr or "").lower():
+                raise ControlError(self._why(mk, r))
+            held = await self.lock_owner()
+            since = held.get("since") if held else None
+            age = now - since if isinstance(since, (int, float)) else None
+            by = held.get("who", "someone") if held else "someone (no owner file)"
+            when = time.strftime("%H:%M", time.localtime(since)) if isinstance(since, (int, float)) else "?"
+            if not break_lock:
+                hint = (f"; it is older than {stale_after:.0f} s: --break-lock takes it"
+                        if age is None or age > stale_after else "")
+                raise LockedError(f"{self.host}: {self.unit} is locked by {by} since {when}{hint}")
+            if age is not None and age <= stale_after:
+                raise LockedError(f"{self.host}: {self.unit} is locked by {by} since {when}, "
+                                  f"less than {stale_after:.0f} s ago: not stale, not broken")
+            await self.run(self.unlock_command())
+            await self.run(mk)
+        await self.run(self.lock_commands()[1], input=owner)
+
+    async def lock_owner(self) -> dict | None:
+        r = await self.run(["cat", "--", f"{self.lock_dir}/owner"], check=False)
+        if r.returncode != 0:
+            return None
+        try:
+            v = json.loads(r.stdout)
+        except ValueError:
+            return None
+        return v if isinstance(v, dict) else None
+
+    async def holds_lock(self) -> bool:
+        """After a reconnect: whether the lock is still ours."""
+        held = await self.lock_owner()
+        return bool(held) and held.get("token") == self._token
+
+    async def unlock(self) -> None:
+        await self.run(self.unlock_command())
+        self._token = None
+
+    # --- changing the unit -------------------------------------------------------------------------
+
+    async def write(self, text: str | None) -> None:
+        cmds = self.write_commands(text)
+        if text is None:
+            await self.run(cmds[0])
+            return
+        await self.run(cmds[0])
+        await self.run(cmds[1], input=text)
+        await self.run(cmds[2])
+
+    async def reload(self) -> None:
+        await self.run(self.reload_command(), timeout=120)
+
+    async def restart(self) -> None:
+        await self.run(self.restart_command(), timeout=120)
+
+    # --- the journal ---------------------------------------------------------------------------------
+
+    async def mark(self) -> str | None:
+        """The cursor of the unit's newest journal entry: what comes after it is the new run."""
+        r = await self.run(self._journal(["journalctl", f"--unit={self.unit}", "--lines=1",
+                                          "--output=json", "--no-pager"]), check=False)
+        for line in reversed(r.stdout.splitlines()):
+            c = cursor_of(line)
+            if c:
+                return c
+        return None
+
+    async def last_server_args(self) -> dict | None:
+        from mtptui.core.parse.events import server_args
+
+        r = await self.run(self._journal(["journalctl", f"--unit={self.unit}", "--output=cat", "--no-pager",
+                                          "--grep=server_args=", "--lines=1"]), check=False)
+        lines = [x for x in r.stdout.splitlines() if "server_args=" in x]
+        return server_args(lines[-1]) if lines else None
+
+    async def restarted_since(self, cursor: str | None) -> bool:
+        """Whether the journal after `cursor` shows the unit stopping or starting."""
+        argv = ["journalctl", f"--unit={self.unit}", "--output=cat", "--no-pager"]
+        argv += [f"--after-cursor={cursor}"] if cursor else []
+        r = await self.run(self._journal(argv), check=False)
+        return any(x.startswith(("Stopping ", "Started ", "Stopped ")) for x in r.stdout.splitlines())
+
+    async def follow(self, cursor: str | None) -> "JournalFollower":
+        proc = await self.runner.stream(journalctl_argv(self.unit, cursor=cursor, lines=1, resumed=True,
+                                                        sudo=self.journal_sudo))
+        return JournalFollower(proc)
+
+
+class JournalFollower:
+    """`journalctl -f -o json` read as whole entries (a line cut by a break is never handed on)."""
+
+    def __init__(self, proc: StreamedProcess) -> None:
+        self.proc = proc
+        self.splitter = LineSplitter()
+
+    async def lines(self, timeout: float) -> list[str] | None:
+        """Whole entries that came within `timeout` ([] if none); None when the follower ended.
+        Raises TransportError when the link is lost."""
+        try:
+            data = await asyncio.wait_for(self.proc.read(), timeout)
+        except asyncio.TimeoutError:
+            return []
+        if not data:
+            return None
+        return self.splitter.push(data)
+
+    async def close(self) -> None:
+        await self.proc.close()
+
+
+def _props(text: str) -> dict[str, str]:
+    out = {}
+    for line in text.splitlines():
+        k, sep, v = line.partition("=")
+        if sep and k in STATUS_PROPS:
+            out[k] = v
+    return out
+
+
+def last_start_seconds(json_lines: list[str]) -> float | None:
+    """From journal entries (json) of `Started` and ready lines: the last ready minus the last
+    `Started` before it."""
+    started = None
+    best = None
+    for line in json_lines:
+        try:
+            e = json.loads(line)
+            ts = int(e["__REALTIME_TIMESTAMP"]) / 1e6
+            msg = e.get("MESSAGE")
+        except (ValueError, KeyError, TypeError):
+            continue
+        if not isinstance(msg, str):
+            continue
+        if msg.startswith("Started "):
+            started = ts
+        elif started is not None and ("fired up and ready" in msg or "Application startup complete" in msg):
+            best = ts - started
+            started = None
+    return best

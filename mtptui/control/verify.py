@@ -1,0 +1,224 @@
+"""After a restart, the server's own words judged against what was asked for.
+
+Fed the unit's journal from just before the restart, a `Watch` follows the new run through stop,
+start, model load and ready, then verifies:
+- the new run's `server_args=` (SGLang) or `speculative_config=` (vLLM) shows the settings asked
+  for (NEXTN is reported as EAGLE: the same thing);
+- the next decode batches carry accept len when speculation is on, and none when it is off.
+It fails on the unit failing or exiting, systemd scheduling an automatic restart, or a decode
+batch that contradicts the settings. Pure: the caller feeds lines and asks; no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+
+from mtptui.control.profiles import VLLM_METHODS, same_algorithm
+from mtptui.core.parse import BATCH, EVENT, LineParser
+from mtptui.core.records import DECODE, SPEC
+
+STARTING, LOADING, READY, VERIFIED, FAILED = "starting", "loading", "ready", "verified", "failed"
+SPEC_KEYS = ("algorithm", "num_steps", "topk", "num_draft_tokens")
+# Phases of a model load worth showing while the operator waits.
+_LOAD_STEPS = [
+    ("Init torch distributed begin", "starting workers"),
+    ("Load weight begin", "loading weights"),
+    ("KV Cache is allocated", "allocating the KV cache"),
+    ("Capture cuda graph begin", "capturing CUDA graphs"),
+    ("Capture decode CUDA graph begin", "capturing CUDA graphs"),
+    ("Uvicorn running on", "warming up"),
+    ("Application startup complete", "ready"),
+]
+# Where a failing start says why: the last lines like these before the unit fails.
+_REASON = re.compile(r"^(?:\w+(?:Error|Exception)|error): |unrecognized arguments|^Traceback")
+_VLLM_SPEC = re.compile(r"speculative_config=(None|SpeculativeConfig\((.*?)\))")
+# vLLM's method names back to the algorithm names profiles use (the first one wins: mtp is NEXTN)
+_VLLM_METHOD = {m: a for a, m in reversed(list(VLLM_METHODS.items()))}
+
+
+def mismatch(expect: dict, seen: dict) -> str | None:
+    """What differs between the settings asked for and those the server reports, or None."""
+    if not same_algorithm(expect.get("algorithm"), seen.get("algorithm")):
+        return (f"the server runs algorithm {seen.get('algorithm') or 'none'}, "
+                f"asked for {expect.get('algorithm') or 'none'}")
+    if expect.get("algorithm") is None:
+        return None
+    for k in SPEC_KEYS[1:]:
+        want = expect.get(k)
+        if want is not None and seen.get(k) is not None and seen.get(k) != want:
+            return f"the server runs {k} {seen.get(k)}, asked for {want}"
+    return None
+
+
+class Watch:
+    def __init__(self, expect: dict, *, batches: int = 3, engine: str = "sglang") -> None:
+        self.expect = {k: expect.get(k) for k in SPEC_KEYS}
+        self.on = expect.get("algorithm") is not None
+        self.batches_needed = batches
+        self.engine = engine
+        self.parser = LineParser()
+        self.state = STARTING
+        self.step = "waiting for the stop"  # what the server is doing, for the screen
+        self.reason = ""  # why it failed
+        self.seen: dict | None = None  # the settings the new run reported
+        self.started = False  # systemd's Started (or the child's start) seen
+        self.decode = 0
+        self.with_accept = 0
+        self.accept_lens: list[float] = []
+        self.cursor: str | None = None  # the last journal entry fed (to resume after a break)
+        # journald's times of the ready line and of the line that settled the verdict (the
+        # benchmark measures what the control path adds after them)
+        self.ready_ts: float | None = None
+        self.verdict_ts: float | None = None
+        self._context: deque[str] = deque(maxlen=8)
+
+    @property
+    def done(self) -> bool:
+        return self.state in (VERIFIED, FAILED)
+
+    def feed(self, raw_lines: list[str]) -> None:
+        from mtptui.sources.journal import cursor_of
+
+        for raw in raw_lines:
+            if self.done:
+                return
+            if raw.startswith("{"):
+                c = cursor_of(raw)
+                if c:
+                    self.cursor = c
+            p = self.parser.parse(raw)
+            if p.line is None and p.record is None:
+                continue
+            state = self.state
+            if p.outcome == EVENT:
+                self._event(p.record)
+            elif p.outcome == BATCH:
+                self._batch(p.record)
+            elif p.line is not None:
+                self._other(p.line.text)
+            if self.state != state and p.line is not None:
+                if self.state == READY:
+                    self.ready_ts = p.line.ts
+                elif self.done:
+                    self.verdict_ts = p.line.ts
+
+    def _fail(self, why: str) -> None:
+        self.state = FAILED
+        self.reason = why
+
+    def _event(self, ev) -> None:
+        kind = ev.kind
+        if kind == "stopping":
+            self.step = "stopping"
+        elif kind == "started":
+            self.started = True
+            self._context.clear()
+            self.step = "starting"
+            if self.state == STARTING:
+                self.state = LOADING
+        elif kind in ("failed", "auto_restart"):
+            if not self.started and "Failed to start" not in ev.text:
+                return  # the old run ending badly on its stop is not the new run failing
+            ctx = self.reason_from_context()
+            self._fail(f"the unit failed: {ev.text.strip()}" + (f" ({ctx})" if ctx else ""))
+        elif not self.started:
+            return  # the old run's last words (a pipe or the journal may deliver them late)
+        elif kind == "spec_config":
+            self.seen = {k: ev.data.get(k) for k in SPEC_KEYS}
+            self.state = LOADING
+            self.step = "reading its arguments"
+            why = mismatch(self.expect, self.seen)
+            if why:
+                self._fail(why + " (from server_args)")
+        elif kind == "ready":
+            if self.seen is None and self.engine == "sglang":
+                self._fail("ready, but no server_args line was seen for the new run")
+                return
+            self.state = READY
+            self.step = "ready; waiting for decode batches"
+        elif kind in ("oom", "error"):
+            self._context.append(ev.text.strip())
+        else:
+            self._other(ev.text)
+
+    def _other(self, text: str) -> None:
+        t = text.strip()
+        if not t or not self.started:
+            return
+        if _REASON.search(t):
+            self._context.append(t)
+        for needle, step in _LOAD_STEPS:
+            if needle in t:
+                self.step = step
+                if step == "ready" and self.engine == "vllm":
+                    self.state = READY
+                break
+        if self.engine == "vllm":
+            m = _VLLM_SPEC.search(t)
+            if m:
+                self.seen = _vllm_settings(m)
+                why = mismatch(self.expect, self.seen)
+                if why:
+                    self._fail(why + " (from speculative_config)")
+
+    def reason_from_context(self) -> str:
+        for t in reversed(self._context):
+            if not t.startswith("Traceback"):
+                return t[:300]
+        return ""
+
+    def _batch(self, rec) -> None:
+        if self.state != READY:
+            return
+        if rec.kind == SPEC:
+            # vLLM's spec line: accept len comes on its own line
+            if "accept_len" in rec.fields:
+                self.with_accept += 1
+                self.accept_lens.append(rec.fields["accept_len"])
+            return
+        if rec.kind != DECODE:
+            return
+        self.decode += 1
+        has = "accept_len" in rec.fields
+        if has:
+            self.with_accept += 1
+            self.accept_lens.append(rec.fields["accept_len"])
+        if self.on and not has and self.engine == "sglang":
+            if self.decode >= self.batches_needed:
+                self._fail(f"speculation is configured, yet {self.decode} decode batches carry no accept len")
+            return
+        if not self.on and has:
+            self._fail(f"speculation is off, yet a decode batch carries accept len {rec.fields['accept_len']:.2f}")
+            return
+        if self.decode >= self.batches_needed and (not self.on or self.with_accept >= self.batches_needed
+                                                   or self.engine == "vllm"):
+            self.state = VERIFIED
+
+    def idle_verdict(self) -> None:
+        """No decode batch came in the time allowed after ready (no traffic): the settings the
+        server reported are all there is to judge by."""
+        if self.state == READY and (self.seen is not None or self.engine != "sglang"):
+            self.state = VERIFIED
+
+    def summary(self) -> str:
+        if self.state == FAILED:
+            return self.reason
+        if self.state != VERIFIED:
+            return self.step
+        if self.decode == 0:
+            return "verified from server_args; no decode batch yet (no traffic to judge by)"
+        if self.on and self.accept_lens:
+            mean = sum(self.accept_lens) / len(self.accept_lens)
+            return f"verified: accept len {mean:.2f} after {self.decode} batches"
+        return f"verified: speculation off, {self.decode} decode batches without accept len"
+
+
+def _vllm_settings(m: re.Match) -> dict:
+    if m.group(1) == "None":
+        return {k: None for k in SPEC_KEYS}
+    body = m.group(2) or ""
+    method = re.search(r"method='?(\w+)", body)
+    n = re.search(r"num_spec(?:ulative)?_tokens=(\d+)", body)
+    algo = _VLLM_METHOD.get(method.group(1).lower(), method.group(1).upper()) if method else "UNKNOWN"
+    return {"algorithm": algo, "num_steps": int(n.group(1)) if n else None, "topk": None, "num_draft_tokens": None}

@@ -1,0 +1,57 @@
+"""Every binding id of the dashboard with its default key, action and help: plain data, no Textual.
+
+`mtptui.config` checks the ids of `[keys]` against ``BINDING_IDS`` without loading Textual;
+`bindings.py` turns ``KEYS`` into Textual bindings. A new key is one line in ``KEYS`` and one
+in ``HELP``.
+"""
+
+from __future__ import annotations
+
+# (id, default key(s), action, footer text, shown in the footer)
+KEYS: list[tuple[str, str, str, str, bool]] = [
+    ("quit", "q", "quit", "quit", True),
+    ("pause", "space", "pause", "pause", True),
+    ("seek_back", "left", "seek(-1)", "back", True),
+    ("seek_forward", "right", "seek(1)", "fwd", True),
+    ("faster", "plus,equals_sign", "speed(1)", "faster", False),
+    ("slower", "minus,underscore", "speed(-1)", "slower", False),
+    ("next_host", "tab", "host(1)", "host", False),
+    ("prev_host", "shift+tab", "host(-1)", "prev host", False),
+    ("metric", "m", "metric", "metric", True),
+    ("window", "w", "window", "window", True),
+    ("filter", "slash", "filter", "filter", True),
+    ("events", "e", "events", "events", True),
+    ("log", "l", "log", "log", True),
+    ("theme", "t", "theme", "theme", False),
+    ("help", "question_mark", "help", "help", True),
+    ("escape", "escape", "escape", "back", False),
+]
+KEYS += [(f"focus_rank_{n}", str(n), f"focus_rank({n})", f"rank {n}", False) for n in range(1, 10)]
+
+# The panes' own keys (when focused): log_up/down/page_up/page_down/home/end, events_up/... .
+PANE_IDS = ["log_up", "log_down", "log_page_up", "log_page_down", "log_home", "log_end",
+            "events_up", "events_down", "events_page_up", "events_page_down", "events_end", "help_close"]
+BINDING_IDS = [k[0] for k in KEYS] + ["palette"] + PANE_IDS
+
+# Shown on the help screen next to each id.
+HELP: dict[str, str] = {
+    "quit": "quit mtptui (a replay or a live stream simply stops; nothing on the servers changes)",
+    "pause": "replay: pause/resume the replay · live: freeze the view (lines keep arriving)",
+    "seek_back": "replay: seek back a tenth of the window · live: scrub back through the buffer",
+    "seek_forward": "replay: seek forward · live: scrub forward (past the newest line: follow again)",
+    "faster": "replay speed up (0.25x ... 1000x, max)",
+    "slower": "replay speed down",
+    "next_host": "next host tab",
+    "prev_host": "previous host tab",
+    "metric": "cycle the chart's metric: accept len, accept rate, gen throughput, running, queue, KV use",
+    "window": "cycle the time window: 1m, 5m, 15m, 1h, all (the whole buffer)",
+    "filter": "filter the log pane (substring, case-insensitive; empty clears)",
+    "events": "enlarge/restore the event timeline",
+    "log": "enlarge/restore the log pane",
+    "theme": "cycle the colour theme (themes/*.toml)",
+    "help": "this help",
+    "escape": "close the filter or the enlarged pane",
+    "palette": "command palette: every action by name",
+}
+for n in range(1, 10):
+    HELP[f"focus_rank_{n}"] = f"focus rank {n} of this host in the chart (again: all ranks)"

@@ -7,6 +7,7 @@ import json
 import sys
 from datetime import datetime, timezone
 
+from mtptui.core.compare import epoch_rows, percent
 from mtptui.sources.chunked import summarise
 from mtptui.sources.file import InputError
 
@@ -103,12 +104,6 @@ def render_table(doc: dict) -> str:
     return "\n".join(out)
 
 
-def _pooled_mean(ranks: dict, metric: str) -> float | None:
-    stats = [r[metric] for r in ranks.values() if r.get(metric)]
-    n = sum(s["n"] for s in stats)
-    return sum(s["mean"] * s["n"] for s in stats) / n if n else None
-
-
 def _epoch_lines(epochs: list[dict]) -> list[str]:
     """Epochs (runs between restarts) with their settings, and what changed from the one before."""
     if not any(len([e for e in epochs if e["host"] == h]) > 1 for h in {e["host"] for e in epochs}):
@@ -116,18 +111,11 @@ def _epoch_lines(epochs: list[dict]) -> list[str]:
     out = ["", "epochs (runs between restarts):",
            f"  {'host':<12} {'#':>2} {'from':<19} {'settings':<28} {'decode':>7} {'acc len':>7} "
            f"{'gen tok/s per rank':>18} {'vs before':>9}"]
-    prev: dict = {}
-    for e in epochs:
-        al = _pooled_mean(e["ranks"], "accept_len")
-        per_rank = [r["gen_throughput"]["mean"] for r in e["ranks"].values() if r.get("gen_throughput")]
-        gen = sum(per_rank) / len(per_rank) if per_rank else None
-        before = prev.get(e["host"])
-        change = f"{(gen / before - 1) * 100:+.0f}%" if gen is not None and before else "-"
-        out.append(f"  {(e['host'] or '-'):<12.12} {e['index']:>2} {fmt_time(e['start']):<19} {e['label']:<28.28} "
-                   f"{e['decode_batches']:>7} {'-' if al is None else f'{al:.2f}':>7} "
-                   f"{'-' if gen is None else f'{gen:.1f}':>18} {change:>9}")
-        if gen is not None:
-            prev[e["host"]] = gen
+    for r in epoch_rows(epochs):
+        al, gen = r.accept_len, r.gen_mean
+        out.append(f"  {(r.host or '-'):<12.12} {r.index:>2} {fmt_time(r.start):<19} {r.label:<28.28} "
+                   f"{r.decode_batches:>7} {'-' if al is None else f'{al:.2f}':>7} "
+                   f"{'-' if gen is None else f'{gen:.1f}':>18} {percent(r.vs_before):>9}")
     return out
 
 

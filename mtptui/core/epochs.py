@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from mtptui.core.records import DECODE, BatchStats, Event
+from mtptui.core.records import DECODE, SPEC, BatchStats, Event
 from mtptui.core.valueset import Rows
 
 EPOCH_METRICS = ("accept_len", "accept_rate", "gen_throughput")
@@ -122,14 +122,17 @@ class EpochTracker:
         self.spec: dict[str | None, dict] = {}  # host -> latest server_args speculation settings
 
     def add_batch(self, rec: BatchStats, ts: float) -> None:
-        """Counts a record into its host's epoch. (Per-rank values are handed over in bulk by
-        `summary`'s series, which fold their buffers into the epoch; the dashboard reads its
-        ring buffers between epoch boundaries instead.)"""
+        """Counts a record, and its values, into its host's epoch: the dashboard's way (its ring
+        buffers forget; an epoch's statistics must not, so that the compare screen says what
+        `summary` says). `summary` itself hands per-rank values over in bulk from its series."""
         epochs = self.epochs.get(rec.host)
         epoch = epochs[-1] if epochs else self._new_epoch(rec.host, ts, "first seen")
         epoch.records += 1
-        if rec.kind == DECODE:
-            epoch.batches += 1
+        kind = rec.kind
+        if kind == DECODE or kind == SPEC:
+            if kind == DECODE:
+                epoch.batches += 1
+            epoch.rows(rec.rank).add(rec.fields)
 
     def current(self, host: str | None) -> Epoch | None:
         epochs = self.epochs.get(host)

@@ -12,6 +12,7 @@ from mtptui.tui.bindings import PALETTE_BINDING, keymap_from
 from mtptui.tui.controller import Dashboard
 from mtptui.tui.gcpace import GcPacer
 from mtptui.tui.palette import DashboardCommands
+from mtptui.tui.running import STICKY_S
 from mtptui.tui.screens.main import MainScreen
 from mtptui.tui.themes import DEFAULT_THEME, load_themes
 
@@ -69,8 +70,18 @@ class MtpApp(App):
             self.run_worker(src.run(self.dash.feed), name=src.label or "source", group="sources",
                             exit_on_error=False)
 
+    async def on_unmount(self) -> None:
+        for ctl in self.dash.controls.values():
+            await ctl.close()
+
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         w = event.worker
+        if w.group == "act" and event.state == WorkerState.ERROR:
+            # An action that raised is a bug in mtptui, not a verdict on the host: say so, and
+            # keep it on screen, for the host may be left mid-change (the audit log has the steps).
+            self.notify(f"{w.name} stopped by an error in mtptui: {type(w.error).__name__}: {w.error}",
+                        severity="error", timeout=STICKY_S, markup=False)
+            return
         if w.group == "sources" and event.state == WorkerState.ERROR:
             # A source must report trouble as a status; one that raised is a bug, shown not hidden.
             err = w.error

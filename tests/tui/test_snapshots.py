@@ -42,3 +42,24 @@ def test_focused_rank_throughput(snap_compare):
         await pilot.press("3", "m", "m")
 
     assert snap_compare(make_app(DP8, window="all"), terminal_size=(160, 48), run_before=run_before)
+
+
+def test_preview_modal(snap_compare):
+    from sim_child import planned
+
+    from mtptui.tui.screens.confirm import ConfirmScreen
+
+    async def run_before(pilot):
+        await settle(pilot, pilot.app)
+        pilot.app.push_screen(ConfirmScreen(await planned()))
+        await pilot.pause()
+
+    assert snap_compare(make_app(TOGGLE, window="all"), terminal_size=(160, 48), run_before=run_before)
+
+
+def test_compare_screen(snap_compare):
+    async def run_before(pilot):
+        await settle(pilot, pilot.app)
+        await pilot.press("c", "down")
+
+    assert snap_compare(make_app(TOGGLE, window="all"), terminal_size=(160, 48), run_before=run_before)

@@ -141,7 +141,7 @@ TABLE_ERRORS = [
     ('[thresholds]\nstale_s = true\n', "config.toml:2: thresholds.stale_s: must be a number >= 0 (got true)"),
     ('thresholds = 3\n', "config.toml:1: thresholds: must be a table (got 3)"),
     # [keys]
-    ('[keys]\npause = "p"\npauze = "x"\n', "config.toml:3: keys.pauze: unknown binding id; known: escape, events,"),
+    ('[keys]\npause = "p"\npauze = "x"\n', "config.toml:3: keys.pauze: unknown binding id; known: audit, compare, escape,"),
     ('[keys]\npause = 1\n', "config.toml:2: keys.pause: must be a string (got 1)"),
     ('[keys]\ntheme = "mtptui-light"\n', "config.toml:2: keys.theme: must be a key like \"p\""),
     ('[keys]\npause = ""\n', "config.toml:2: keys.pause: must be a key like"),

@@ -9,7 +9,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from mtptui.tui.keytable import HELP, KEYS
+from mtptui.tui.keytable import HELP, shown_keys
 
 PANELS: list[tuple[str, str]] = [
     ("host line", "the host (in its accent colour), the speculation settings read from the server's "
@@ -36,7 +36,8 @@ PANELS: list[tuple[str, str]] = [
 
 
 _KEY_NAMES = {"plus": "+", "equals_sign": "=", "minus": "-", "underscore": "_", "slash": "/",
-              "question_mark": "?", "left": "←", "right": "→", "escape": "esc"}
+              "question_mark": "?", "left": "←", "right": "→", "escape": "esc",
+              "left_square_bracket": "[", "right_square_bracket": "]"}
 
 
 def key_text(keys: str) -> str:
@@ -52,13 +53,20 @@ class HelpScreen(ModalScreen):
     """
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "close", id="help_close")]
 
+    def __init__(self, acting_off: str | None = None) -> None:
+        super().__init__()
+        self.acting_off = acting_off  # why the acting keys are left out, or None: they are listed
+
     def compose(self) -> ComposeResult:
         keymap = getattr(self.app, "keymap_used", {}) or {}
         rows: list = [("What you are looking at\n", "bold")]
         for name, text in PANELS:
             rows += [(f"{name}: ", "bold $accent"), text, "\n"]
-        rows.append(("\nKeys  (remap in config [keys]: id = \"key\")\n", "bold"))
-        for bid, key, _action, _desc, _show in KEYS:
+        rows.append(("\nKeys  (remap in config [keys]: id = \"key\")", "bold"))
+        if self.acting_off:
+            rows.append((f"\n  {self.acting_off}", "bold $text-warning"))
+        rows.append("\n")
+        for bid, key, _action, _desc, _show in shown_keys(self.acting_off is not None):
             shown = key_text(keymap.get(bid, key))
             rows += [(f"  {shown:<12}", "bold $accent"), (f"{bid:<15}", "$text-muted"), HELP.get(bid, ""), "\n"]
         rows += [(f"  {key_text(keymap.get('palette', 'ctrl+p')):<12}", "bold $accent"), (f"{'palette':<15}", "$text-muted"),

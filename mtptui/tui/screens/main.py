@@ -18,10 +18,13 @@ from textual.widgets import Footer, Header, Input, Tab, Tabs
 
 from mtptui.core.alerts import ERROR
 from mtptui.tui.bindings import screen_bindings
+from mtptui.tui.keytable import ACTING_ACTIONS
 from mtptui.tui.controller import Dashboard
+from mtptui.tui.running import Running
 from mtptui.tui.themes import host_accent, host_tags
 from mtptui.tui.viewmodel import (METRICS, chart_series, clock_text, host_label, panel_view, spec_for,
                                   layout_text, spec_short, spec_text)
+from mtptui.tui.widgets.action_bar import ActionBar
 from mtptui.tui.widgets.alerts_bar import AlertsBar
 from mtptui.tui.widgets.chart import EVENT_MARKS, ChartData, MetricChart
 from mtptui.tui.widgets.events import EventTimeline, TimelineEntry
@@ -56,11 +59,13 @@ class MainScreen(Screen):
         self._flash: tuple[str, float] | None = None
         self._ticks = 0
         self._views: tuple[tuple, list] | None = None  # (what they were drawn for, panel views)
+        self._quit_armed: Running | None = None  # the action under way when q was pressed once
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="◆")
         yield Tabs(id="hosts")
         yield HostBar(id="hostbar")
+        yield ActionBar(id="acting")
         yield AlertsBar(id="alerts")
         with VerticalScroll(id="grid-scroll"):
             yield RankGrid(id="grid")
@@ -108,6 +113,7 @@ class MainScreen(Screen):
             if not force_chart:
                 self.tick_redraws += 1
             self._draw_data(host, t0, t1, force_chart)
+        self.query_one(ActionBar).show(list(d.running.values()))
         pinned = not d.timeline.following() or d.timeline.is_replay
         self.query_one(LogView).show(t1, host, len(d.hosts()) > 1, pinned)
         self._draw_status(host, t1)
@@ -231,7 +237,8 @@ class MainScreen(Screen):
             lines_per_s=d.lines_per_s, read=c.read, parsed=c.batch + c.event, unparsed=c.unparsed,
             dropped=c.dropped, malformed=c.malformed, backlog=d.feed.pending,
             lag="" if lag is None else f"last line {lag:.1f}s ago",
-            settings=spec_short(spec_for(d.store, host, t1)), problems="; ".join(problems), flash=flash))
+            settings=spec_short(spec_for(d.store, host, t1)), problems="; ".join(problems), flash=flash,
+            read_only=d.read_only))
 
     def _sync_tabs(self) -> None:
         d = self.dash
@@ -279,7 +286,18 @@ class MainScreen(Screen):
         self._flash = (text, time.monotonic() + seconds)
 
     # -- actions (bound in bindings.py) -------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # False: the key is not in the footer and does nothing (--read-only, or a replay).
+        return self.dash.can_act or action not in ACTING_ACTIONS
+
     def action_quit(self) -> None:
+        acting = [r for r in self.dash.running.values() if r.under_way]
+        if acting and self._quit_armed is not acting[0]:
+            # Quitting mid-restart stops the verify and the rollback: ask once more.
+            self._quit_armed = acting[0]
+            self.app.notify(f"{acting[0].text()}: quitting now stops following it (no verify, no rollback; "
+                            "the audit log keeps what was done). q again quits.", severity="warning", markup=False)
+            return
         self.app.exit(0)
 
     def action_pause(self) -> None:
@@ -380,4 +398,39 @@ class MainScreen(Screen):
     def action_help(self) -> None:
         from mtptui.tui.screens.help import HelpScreen
 
-        self.app.push_screen(HelpScreen())
+        self.app.push_screen(HelpScreen(self.dash.acting_off()))
+
+    def action_compare(self) -> None:
+        from mtptui.tui.screens.compare import CompareScreen
+
+        self.app.push_screen(CompareScreen(self.dash))
+
+    def action_audit(self) -> None:
+        from mtptui.control import audit
+        from mtptui.tui.screens.audit import AuditScreen
+
+        path = audit.audit_path()
+        self.app.push_screen(AuditScreen(lambda: audit.read_audit(path), str(path)))
+
+    # The acting keys: each a flow in a worker (act.py): plan, confirm, execute, tell the outcome.
+    def action_spec_toggle(self) -> None:
+        from mtptui.tui import act
+
+        act.start(self, act.toggle)
+
+    def action_spec_step(self, delta: int) -> None:
+        from functools import partial
+
+        from mtptui.tui import act
+
+        act.start(self, partial(act.step, delta=delta))
+
+    def action_profiles(self) -> None:
+        from mtptui.tui import act
+
+        act.start(self, act.pick)
+
+    def action_restart(self) -> None:
+        from mtptui.tui import act
+
+        act.start(self, act.restart)

@@ -24,6 +24,7 @@ class StatusData:
     settings: str  # speculation settings from server_args
     problems: str = ""  # a source's FAILED/RECONNECTING detail
     flash: str = ""  # the answer to the last key, for a few seconds
+    read_only: bool = False  # --read-only: nothing here can change a server
 
 
 def _n(v: int) -> str:
@@ -61,6 +62,8 @@ class StatusBar(Static):
         if d.lag:
             parts.append(f" │ {d.lag}")
         parts.append("\n")
+        if d.read_only:
+            parts += [(" READ-ONLY ", "bold $text on $warning-darken-2"), " "]
         if d.flash:
             parts += [(f" {d.flash} ", "bold $text on $accent-darken-1"), " "]
         parts.append((d.settings, "$text"))

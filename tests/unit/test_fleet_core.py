@@ -1,6 +1,6 @@
 """The fleet's headless core on hand-made answers in the shape of Prometheus' query API: hosts and
 ranks from either source, SGLang's 0 as no figure, the outliers, the table's order and filter, and
-which SSH host a row opens. (The whole, against a real Prometheus: tests/integration/test_fleet.py.)"""
+which SSH host a row opens. (The whole, against a real Prometheus: tests/integration/test_fleet_prometheus.py.)"""
 
 from __future__ import annotations
 

@@ -56,7 +56,7 @@ def flag_fleet(hosts: list[Host], limits: Limits = Limits()) -> list[Host]:
 def _state(h: Host) -> list[Flag]:
     if h.down:
         what = "mtptui export serving it" if h.source == MTPTUI else "its /metrics"
-        return [Flag("down", f"Prometheus cannot scrape {what}: figures are the last hour's")]
+        return [Flag("down", f"Prometheus cannot scrape {what} (listed while it has series from the last hour)")]
     if h.connected is False:
         return [Flag("disconnected", "mtptui export has lost the host's log stream")]
     return []

@@ -47,7 +47,7 @@ class Prometheus:
         self.timeout = timeout
 
     def query(self, promql: str) -> list[Sample]:
-        """An instant query that yields a vector. NaN samples (a gauge never set) are left out."""
+        """An instant query that yields a vector. NaN and infinite samples are left out: no figure."""
         body = urllib.parse.urlencode({"query": promql}).encode()
         req = urllib.request.Request(f"{self.url}/api/v1/query", data=body,
                                      headers={"Content-Type": "application/x-www-form-urlencoded"})
@@ -69,7 +69,7 @@ class Prometheus:
             out = []
             for s in data["result"]:
                 v = float(s["value"][1])
-                if not math.isnan(v):
+                if math.isfinite(v):
                     out.append(Sample(s["metric"], v))
             return out
         except (ValueError, KeyError, TypeError, IndexError):

@@ -8,8 +8,8 @@ SGLang's gauges say `spec_accept_length` 0, not nothing, when the server runs wi
 accept rate beside it too. SGLang's metrics carry no speculation settings; mtptui's do
 (`mtptui_spec_info`, from `server_args=`).
 
-A target Prometheus cannot scrape is listed from its last hour of series, flagged `down`; an
-exporter's host whose log stream is lost is flagged `disconnected`.
+A target Prometheus cannot scrape is listed, without figures, while it has series from the last
+hour, flagged `down`; an exporter's host whose log stream is lost is flagged `disconnected`.
 """
 
 from __future__ import annotations
@@ -202,10 +202,6 @@ def assemble(answers: dict[str, list[Sample]]) -> list[Host]:
         h = host(SGLANG, s.labels.get("instance", ""))
         h.spec.setdefault("model_name", s.labels.get("model_name", ""))
         _set(rank(h, sglang_rank(s.labels)), SGLANG_GAUGES[s.labels["__name__"]], s.value)
-    for s in answers["sglang_down"]:
-        h = host(SGLANG, s.labels.get("instance", ""))
-        h.spec.setdefault("model_name", s.labels.get("model_name", ""))
-        h.down = True
     for s in answers["sglang_graph"]:
         key = (SGLANG, s.labels.get("instance", ""))
         if key in hosts and s.value > 0:
@@ -214,14 +210,16 @@ def assemble(answers: dict[str, list[Sample]]) -> list[Host]:
                 r.graph = False
             elif r.graph is None:
                 r.graph = True
+    for s in answers["sglang_down"]:  # after the figures: a target down has none, not old ones
+        h = host(SGLANG, s.labels.get("instance", ""))
+        h.spec.setdefault("model_name", s.labels.get("model_name", ""))
+        h.down = True
 
     for s in answers["mtptui"]:
         _set(rank(host(MTPTUI, s.labels.get("host", "")), s.labels.get("rank", "")),
              MTPTUI_GAUGES[s.labels["__name__"]], s.value)
     for s in answers["connected"]:
         host(MTPTUI, s.labels.get("host", "")).connected = s.value == 1
-    for s in answers["mtptui_down"]:
-        host(MTPTUI, s.labels.get("host", "")).down = True
     for s in answers["spec_info"]:
         lab = s.labels
         host(MTPTUI, lab.get("host", "")).spec = {
@@ -234,6 +232,8 @@ def assemble(answers: dict[str, list[Sample]]) -> list[Host]:
         if key in hosts and s.value > 0:
             off = no_graph.get((key[1], s.labels.get("rank", "")), 0) > 0
             rank(hosts[key], s.labels.get("rank", "")).graph = not off
+    for s in answers["mtptui_down"]:
+        host(MTPTUI, s.labels.get("host", "")).down = True
 
     for h in hosts.values():
         if h.source == SGLANG:

@@ -42,6 +42,7 @@ HALF_CENT = 0.005 + 1e-9
 class Rig:
     prom: PrometheusServer
     hosts: dict[str, str]  # role -> the host's name in the fleet
+    sims: dict[str, Sim]
     log_lines: list[str]
     tmp: object
 
@@ -74,7 +75,7 @@ def rig(tmp_path_factory, need):
         children.append(prom)
         prom.wait_ready()
         prom.wait_targets_up(len(hosts) + 1)
-        yield Rig(prom, dict(hosts, exported="box1"), lines, tmp)
+        yield Rig(prom, dict(hosts, exported="box1"), sims, lines, tmp)
     finally:
         for c in reversed(children):
             c.stop()
@@ -257,3 +258,25 @@ async def test_enter_on_an_address_without_a_unit_says_why(rig):
         assert [n.message for n in app._notifications] == [
             f"cannot open {first}: 127.0.0.1: which unit? give --unit (or unit = ... in the config)"]
         assert app.is_running
+        await pilot.press("q")
+        await pilot.pause()
+        assert not app.is_running
+    assert app.return_value is None
+
+
+def test_a_server_that_stops_is_down_and_no_longer_a_peer(rig):
+    """Last in this module: it stops a simulator."""
+    settled(rig)
+    rig.sims["healthy-b"].stop()
+    end = time.monotonic() + 60
+    while True:
+        hosts = fleet_json(rig)
+        if kinds(hosts[rig.hosts["healthy-b"]]) == ["down"]:
+            break
+        assert time.monotonic() < end, hosts[rig.hosts["healthy-b"]]
+        time.sleep(0.5)
+    gone = hosts[rig.hosts["healthy-b"]]
+    assert gone["ranks"] == [] and gone["spec"] == {"model_name": MODEL}
+    # Two speculating hosts are left: no median to be an outlier from; the collapse is still one.
+    assert kinds(hosts[rig.hosts["collapse"]]) == ["accept_collapsed"]
+    assert kinds(hosts[rig.hosts["spec-off"]]) == ["spec_off"]  # 2 of the 3 decoding hosts speculate

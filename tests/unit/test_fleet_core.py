@@ -89,7 +89,8 @@ def test_sglang_graph_state_and_a_target_that_is_down():
         sglang=[sglang("gen_throughput", 100.0, tp_rank="0"), sglang("gen_throughput", 100.0, tp_rank="1")],
         sglang_graph=[Sample({"instance": "10.0.0.5:30000", "tp_rank": "0", "mode": "decode_cuda_graph"}, 50.0),
                       Sample({"instance": "10.0.0.5:30000", "tp_rank": "1", "mode": "decode_cuda_graph"}, 50.0),
-                      Sample({"instance": "10.0.0.5:30000", "tp_rank": "1", "mode": "decode_none"}, 3.0)],
+                      Sample({"instance": "10.0.0.5:30000", "tp_rank": "1", "mode": "decode_none"}, 3.0),
+                      Sample({"instance": "10.0.0.9:30000", "tp_rank": "0", "mode": "decode_cuda_graph"}, 9.0)],
         sglang_down=[Sample({"instance": "10.0.0.9:30000", "job": "sglang", "model_name": "m"}, 1.0)],
     ))
     assert [r.graph for r in got[0].ranks] == [True, False]

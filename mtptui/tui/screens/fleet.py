@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
+from mtptui.fleet.prom import PromError
 from mtptui.fleet.query import Host
 from mtptui.fleet.table import COLUMN_KEYS, COLUMNS, Row, ViewState, host_key, matches, rows
 
@@ -29,7 +30,7 @@ class FleetScreen(Screen):
     #fleet-input.-open { display: block; }
     """
     BINDINGS = [
-        Binding("q", "app.exit", "quit"),
+        Binding("q", "app.quit", "quit"),
         Binding("space", "toggle", "ranks"),
         Binding("e", "toggle_all", "all ranks"),
         Binding("s", "sort_next", "sort"),
@@ -75,8 +76,6 @@ class FleetScreen(Screen):
     # -- data ------------------------------------------------------------------------------------
     @work(exclusive=True, group="fleet-load")
     async def action_refresh(self) -> None:
-        from mtptui.fleet.prom import PromError
-
         try:
             hosts = await asyncio.to_thread(self.load)
         except PromError as e:

@@ -14,7 +14,7 @@ from itertools import accumulate, repeat
 from operator import sub
 
 from mtptui.core.alerts import Thresholds, epoch_at
-from mtptui.core.epochs import spec_settings
+from mtptui.core.epochs import rank_label, short_rank_labels, spec_settings  # noqa: F401 - the views' names
 from mtptui.core.series import present
 from mtptui.core.store import RankSeries, Store
 
@@ -59,24 +59,6 @@ def clock_text(ts: float | None, with_date: bool = False) -> str:
 
 def host_label(host: str | None) -> str:
     return host if host else "server log"
-
-
-def rank_label(rank: str) -> str:
-    return rank if rank else "rank (TP=1)"
-
-
-def short_rank_labels(ranks: list[str]) -> dict[str, str]:
-    """Shortest unambiguous names: `DP3 TP3 EP3` -> `DP3` when the DP token alone tells every
-    rank apart (DP attention), else the full label."""
-    if len(ranks) < 2:
-        return {r: rank_label(r) for r in ranks}
-    parts = [r.split() for r in ranks]
-    n = min(len(p) for p in parts)
-    for i in range(n):
-        tokens = [p[i] for p in parts]
-        if len(set(tokens)) == len(tokens):
-            return dict(zip(ranks, tokens))
-    return {r: rank_label(r) for r in ranks}
 
 
 def downsample(values: list[float], n: int) -> list[float]:

@@ -405,7 +405,10 @@ class MainScreen(Screen):
             self.maximize(widget, container=False)
             if focus:
                 widget.focus()
-        # Titles say how to shrink again, and the rank grid has other room: once laid out, redraw.
+
+    def watch_maximized(self) -> None:
+        # However a pane was enlarged or restored (e, l, r, Esc, Textual's own minimize): titles
+        # say how to shrink again, and the rank grid has other room. Once laid out, redraw.
         self.call_after_refresh(self.redraw_now)
 
     def action_escape(self) -> None:
@@ -414,7 +417,6 @@ class MainScreen(Screen):
             self._close_filter()
         elif self.maximized is not None:
             self.minimize()
-            self.call_after_refresh(self.redraw_now)
 
     def action_theme(self) -> None:
         name = self.app.cycle_theme()

@@ -49,7 +49,7 @@ class ChartData:
 
 class MetricChart(PlotextPlot):
     DEFAULT_CSS = """
-    MetricChart { height: 1fr; min-height: 8; }
+    MetricChart { height: 1fr; min-height: 8; border-title-color: $text; }
     """
 
     def __init__(self, **kw) -> None:

@@ -109,6 +109,9 @@ class EventTimeline(Widget, can_focus=True):
         end = len(self.entries) - self.back
         for e in reversed(self.entries[:max(0, end)]):
             lines = Content.assemble(*self._line(e)).wrap(width)
+            if not rows and len(lines) > height:
+                rows = list(reversed(lines[:height]))  # a pane too short for the newest: its start
+                break
             rows.extend(reversed(lines))
             if len(rows) >= height:
                 break

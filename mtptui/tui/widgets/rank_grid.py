@@ -31,7 +31,7 @@ def _num(metric: str, stats: dict | None, key: str) -> str:
 
 def badges(v: PanelView, alerts: list[Alert] = ()) -> Content:
     """State badges; while an alert holds on the rank its state badge takes the alert's colour
-    (never a green SPEC ON over a collapse) and the alerts are named after it."""
+    (never a green SPEC ON over a collapse), with a ⚠ after it (the bottom border names them)."""
     parts: list[tuple[str, str] | str] = []
     warn = alert_style(alerts)
     if v.spec == SPEC_ON:
@@ -48,9 +48,17 @@ def badges(v: PanelView, alerts: list[Alert] = ()) -> Content:
     if v.stale_s is not None:
         parts += [" ", (f" STALE {v.stale_s:.0f}s ", "bold $text on $error")]
     if alerts:
-        colour = "$error" if alerts[0].severity == ERROR else "$warning"
-        parts += [" ", ("⚠ " + ", ".join(dict.fromkeys(BADGE.get(a.kind, a.kind) for a in alerts)), f"bold {colour}")]
+        parts += [" ", ("⚠", f"bold {alert_colour(alerts)}")]
     return Content.assemble(*parts)
+
+
+def alert_colour(alerts: list[Alert]) -> str:
+    return "$error" if alerts[0].severity == ERROR else "$warning"
+
+
+def alert_words(alerts: list[Alert]) -> str:
+    """`accept len 1, accept rate low`: what holds on the rank, a word or two each."""
+    return ", ".join(dict.fromkeys(BADGE.get(a.kind, a.kind) for a in alerts))
 
 
 class RankPanel(Widget):
@@ -75,7 +83,7 @@ class RankPanel(Widget):
         self.view: PanelView | None = None
         self._alerts: list[Alert] = []
         self._title: Content | None = None
-        self._note: str | None = None
+        self._note: Content | None = None
         self._strips: list[Strip] | None = None
         self._strips_key: tuple | None = None  # (width, theme, visual style) they were built for
         self._styles_for: tuple | None = None  # ((theme, visual style), the styles resolved for them)
@@ -100,11 +108,14 @@ class RankPanel(Widget):
             notes.append("configured, yet no accept len")
         if v.truncated:
             notes.append("buffer shorter than window")
-        note = " · ".join(notes)
+        note = Content(" · ".join(notes))
+        if alerts:  # first: the title has room for the badge's ⚠ only
+            words = Content.styled("⚠ " + alert_words(alerts), f"bold {alert_colour(alerts)}")
+            note = Content(" · ").join([words, note]) if notes else words
         if note != self._note:
             self._note = note
             # In the bottom border: a row saved per panel, so two rows of panels fit on 48 lines.
-            self.border_subtitle = Content(note)
+            self.border_subtitle = note
         self.refresh_strips()
 
     # -- drawing: the Line API, with strips built straight from segments. Under a flood every
@@ -266,7 +277,7 @@ class RankGrid(Vertical):
         box = self.parent
         if isinstance(box, RankScroll):
             box.set_class(enlarged and not self.table_mode, "-framed")
-            box.border_title = "ranks · r or Esc shrinks" if enlarged else ""
+            box.border_title = Content.styled("ranks · r or Esc shrinks", "bold $accent") if enlarged else ""
         if self.table_mode:
             self._table.show(views, focused, alerts, width=self.app.size.width - 2,
                              max_rows=max(1, room - self.TABLE_FRAME), enlarged=enlarged)

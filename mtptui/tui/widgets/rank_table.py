@@ -128,7 +128,8 @@ class RankTable(Static):
                       (f"{text:<{w_state}}", style), (nums, row_style)]
         if not views:
             parts += ["\n", ("no batch lines yet", "$text-muted")]
-        self.border_title = fit([Part.of(0, "ranks"), Part.of(1, f" · {RANKS_KEY} or Esc shrinks" if enlarged else ""),
+        self.border_title = fit([Part.of(0, ("ranks", "bold $text")),
+                                 Part.of(1, (f" · {RANKS_KEY} or Esc shrinks", "bold $accent") if enlarged else ""),
                                  Part.of(3, " · now = newest decode line"), Part.of(2, " · min/mean/max over the window")],
                                 width - 4)
         if hidden:

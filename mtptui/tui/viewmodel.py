@@ -14,7 +14,7 @@ from itertools import accumulate, repeat
 from operator import sub
 
 from mtptui.core.alerts import Thresholds, epoch_at
-from mtptui.core.epochs import rank_label, short_rank_labels, spec_settings  # noqa: F401 - the views' names
+from mtptui.core.epochs import spec_settings
 from mtptui.core.series import present
 from mtptui.core.store import RankSeries, Store
 

@@ -133,3 +133,15 @@ async def test_enlarged_events_fit_with_the_bars(size):
         await pilot.pause()
         await pilot.pause()
         assert "events (e enlarges)" in "\n".join(screen_text(app))
+
+
+def test_fit_shortens_then_leaves_out_what_matters_least():
+    from mtptui.tui.widgets.fit import Part, fit
+
+    parts = [Part.of(0, "host gpu1"), Part.of(2, "  epoch 2/3 since 16:04:07, restart", "  epoch 2/3"),
+             Part.of(3, "  TP 8 · DP 8")]
+    assert fit(parts, 80).plain == "host gpu1  epoch 2/3 since 16:04:07, restart  TP 8 · DP 8"
+    assert fit(parts, 45).plain == "host gpu1  epoch 2/3 since 16:04:07, restart"
+    assert fit(parts, 30).plain == "host gpu1  epoch 2/3"
+    assert fit(parts, 12).plain == "host gpu1"
+    assert fit(parts, 5).plain == "host gpu1"  # what matters most stays (the screen's edge cuts it)

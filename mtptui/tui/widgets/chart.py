@@ -16,7 +16,8 @@ from textual_plotext.plot import Plot
 
 from mtptui.core.epochs import rank_key
 
-from mtptui.tui.viewmodel import METRICS, clock_text, rank_label, short_rank_labels
+from mtptui.core.epochs import rank_label, short_rank_labels
+from mtptui.tui.viewmodel import METRICS, clock_text
 from mtptui.tui.widgets.fit import Part, fit
 
 # Event kinds drawn on the time axis, and their marker colours

@@ -5,7 +5,6 @@ then the epoch's reason, then the epoch."""
 
 from __future__ import annotations
 
-from textual.content import Content
 from textual.widgets import Static
 
 from mtptui.tui.widgets.fit import Part, fit

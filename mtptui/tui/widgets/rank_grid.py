@@ -17,9 +17,8 @@ from textual.visual import Visual
 from textual.widget import Widget
 
 from mtptui.core.alerts import BADGE, ERROR, Alert
-from mtptui.tui.viewmodel import (MAIN_METRICS, METRICS, SMALL_METRICS, SPEC_OFF, SPEC_ON, PanelView,
-                                  fmt_value, rank_label)
-
+from mtptui.core.epochs import rank_label
+from mtptui.tui.viewmodel import MAIN_METRICS, METRICS, SMALL_METRICS, SPEC_OFF, SPEC_ON, PanelView, fmt_value
 from mtptui.tui.widgets.rank_table import HEAD_ROWS, RankTable, alert_style
 
 PANEL_MIN_WIDTH = 38  # 11 label + 4 numbers x 6 + border and padding

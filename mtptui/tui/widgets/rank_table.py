@@ -14,8 +14,9 @@ from textual.content import Content
 from textual.widgets import Static
 
 from mtptui.core.alerts import ERROR, Alert
+from mtptui.core.epochs import rank_label, short_rank_labels
+from mtptui.tui.viewmodel import SPEC_OFF, SPEC_ON, PanelView, fmt_value
 from mtptui.tui.widgets.fit import Part, fit
-from mtptui.tui.viewmodel import SPEC_OFF, SPEC_ON, PanelView, fmt_value, rank_label, short_rank_labels
 
 
 def alert_style(alerts: list[Alert]) -> str | None:

@@ -15,7 +15,8 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from mtptui.core.compare import EpochRow, epoch_rows, percent
-from mtptui.tui.viewmodel import clock_text, host_label, short_rank_labels
+from mtptui.core.epochs import short_rank_labels
+from mtptui.tui.viewmodel import clock_text, host_label
 
 # What tells whether a retune helped comes first: a narrow screen cuts the columns on the right.
 COLUMNS = ("#", "settings", "acc len", "acc rate", "Σ gen tok/s", "vs first", "gen tok/s/rank", "decode", "began", "ran")

@@ -120,3 +120,29 @@ async def test_a_cancelled_bench_still_restores(tmp_path, monkeypatch):
     entries = read_audit(tmp_path / "audit.jsonl")
     assert [(e["action"], e["result"]) for e in entries] == [("bench", "interrupted"), ("apply", "applied"),
                                                              ("restore", "applied")]
+
+
+async def test_a_profile_that_fails_is_rolled_back_and_the_others_still_measured(tmp_path, monkeypatch):
+    from mtptui.control.profiles import Profile
+    from mtptui.prove.bench import PROFILE_FAILED
+
+    monkeypatch.setenv("MTPTUI_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
+    src = child()
+    hc = control(src)
+    before = list(src.argv)
+    task = await started(src)
+    broken = Profile("broken", algorithm="NEXTN", num_steps=1, topk=1, num_draft_tokens=2,
+                     extra_args=("--no-such-flag",))
+    try:
+        bench = Bench(hc, [broken, BUILTINS["off"]], [1], 2, max_tokens=16)
+        report = await bench.run()
+    finally:
+        await stopped(task)
+    assert report.exit_code == PROFILE_FAILED and report.restored
+    assert "unrecognized arguments" in report.failed["broken"] and "broken failed" in bench.summary()
+    rows = report.to_json()["results"]
+    assert [(r["profile"], r["requests"], r["output_tok_s"] is None) for r in rows] == [("broken", 0, True),
+                                                                                        ("off", 2, False)]
+    assert hc.target.dropin is None and src.argv == before
+    assert [(e["action"], e["result"]) for e in read_audit(tmp_path / "audit.jsonl")] == [
+        ("bench", "failed"), ("apply", "rolled_back")]

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from textual import events
 from textual.app import App
+from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
 from mtptui.sources.base import FAILED, SourceStatus
 from mtptui.tui.bindings import PALETTE_BINDING, keymap_from
 from mtptui.tui.controller import Dashboard
 from mtptui.tui.gcpace import GcPacer
+from mtptui.tui.keytable import KEYS
 from mtptui.tui.palette import DashboardCommands
 from mtptui.tui.screens.main import MainScreen
 from mtptui.tui.themes import DEFAULT_THEME, load_themes
@@ -49,6 +51,9 @@ class MtpApp(App):
         self.theme_problems += problems
         if self.keymap_used:
             self.set_keymap(self.keymap_used)
+        # The status bar's "ended; ← to seek" names the key this user has for it.
+        back = self.keymap_used.get("seek_back") or next(k[1] for k in KEYS if k[0] == "seek_back")
+        dash.timeline.back_key = self.get_key_display(Binding(back.split(",")[0], ""))
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(THEME_VARIABLE_DEFAULTS)

@@ -35,6 +35,7 @@ class Timeline:
         self.window_index = window_index
         self.pinned: float | None = None  # live: a frozen/scrubbed playhead; None follows
         self.live_paused = False
+        self.back_key = "←"  # the seek-back key as shown (the app sets it from [keys])
 
     # -- reading ------------------------------------------------------------------------------
     @property
@@ -99,7 +100,7 @@ class Timeline:
         if self.replay is not None:
             r = self.replay
             if r.ended and (r.unlimited or (self.playhead() or 0) >= (self.store.last_ts or 0)):
-                return "REPLAY ended"
+                return f"REPLAY ended; {self.back_key} to seek"
             return f"REPLAY {'paused' if r.paused else 'playing'} {speed_label(r.speed)}"
         if self.pinned is None:
             return "LIVE"

@@ -5,14 +5,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from datetime import datetime, timezone
 
+from mtptui.core.timespec import when
 from mtptui.sources.chunked import summarise
 from mtptui.sources.file import InputError
 
 EPILOG = """\
 PATH is a saved log: a journalctl export in any short mode or json (-o json), a raw server log,
 a .gz of either, or - for standard input. Times without a zone are read as UTC.
+
+WHEN is a span back from now (10min, 2h, 1h 30min: the spans `live --since` takes), now, today,
+yesterday, a time (2026-03-09 16:00, 16:00, ISO 8601; UTC unless it gives its zone), @EPOCH or
+epoch seconds.
 
 exit codes:
   0  summary printed (also for an empty input)
@@ -22,18 +28,12 @@ exit codes:
 
 
 def parse_time(s: str) -> float:
-    """ISO 8601 (zone optional, UTC assumed) or epoch seconds."""
+    """`--since`/`--until`: the words `live --since` takes, read as mtptui.core.timespec says."""
     try:
-        return float(s)
+        return when(s, time.time())
     except ValueError:
-        pass
-    try:
-        dt = datetime.fromisoformat(s.replace("Z", "+00:00"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a time: {s!r} (use ISO 8601 or epoch seconds)") from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.timestamp()
+        raise argparse.ArgumentTypeError(f"not a time: {s!r} (10min, 2h, today, 2026-03-09 16:00 ...: "
+                                         "see --help)") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,8 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    p.add_argument("--since", type=parse_time, metavar="T", help="only records at or after T")
-    p.add_argument("--until", type=parse_time, metavar="T", help="only records at or before T")
+    p.add_argument("--since", type=parse_time, metavar="WHEN", help="only records at or after WHEN")
+    p.add_argument("--until", type=parse_time, metavar="WHEN", help="only records at or before WHEN")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="worker processes for big plain files (default: one per core)")
     return p

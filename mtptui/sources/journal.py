@@ -13,9 +13,9 @@ from __future__ import annotations
 import abc
 import asyncio
 import json
-import re
 import time
 
+from mtptui.core.timespec import span_seconds
 from mtptui.sources.backoff import Backoff
 from mtptui.sources.base import (CONNECTING, FAILED, RECONNECTING, STREAMING, Feed, Source,
                                  SourceStatus)
@@ -25,15 +25,13 @@ from mtptui.transport.process import StreamedProcess
 # A line longer than this is not buffered further: it is counted as dropped. journald's own limit
 # for a field is far above anything a server logs; this only keeps memory bounded.
 MAX_LINE = 64 << 20
-_RELATIVE = re.compile(r"\d+\s*(us|ms|s|sec|second|seconds|m|min|minute|minutes|h|hr|hour|hours|"
-                       r"d|day|days|w|week|weeks)")
 
 
 def since_arg(spec: str) -> str:
-    """`10min` (a span back from now) -> `-10min`, journalctl's relative form; anything else
-    (`2026-03-09 16:00`, `today`, `-1h`) is journalctl's to read."""
+    """`10min`, `1h 30min` (a span back from now) -> `-10min`, journalctl's relative form; anything
+    else (`2026-03-09 16:00`, `today`, `-1h`) is journalctl's to read."""
     s = spec.strip()
-    return f"-{s}" if _RELATIVE.fullmatch(s) else s
+    return f"-{s}" if span_seconds(s) is not None else s
 
 
 def journalctl_argv(unit: str, *, cursor: str | None = None, since: str | None = None,

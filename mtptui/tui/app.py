@@ -76,6 +76,11 @@ class MtpApp(App):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         w = event.worker
+        if w.group == "sources" and event.state == WorkerState.SUCCESS:
+            # --give-up-after: with every host given up on there is nothing left to watch, and
+            # the command's exit code tells a script so.
+            if self.dash.sources and all(getattr(s, "gave_up", None) for s in self.dash.sources):
+                self.exit(return_code=1)
         if w.group == "sources" and event.state == WorkerState.ERROR:
             # A source must report trouble as a status; one that raised is a bug, shown not hidden.
             err = w.error

@@ -40,7 +40,8 @@ class Dashboard:
         clocks = {id(s.clock): s.clock for s in self.sources if isinstance(s, ReplaySource)}
         self.replay: ReplayClock | None = next(iter(clocks.values()), None)
         self.timeline = Timeline(self.store, replay=self.replay, wall=wall,
-                                 last_arrival=lambda: self.feed.last_arrival)
+                                 last_arrival=lambda: self.feed.last_arrival,
+                                 link=lambda: self.feed.state_of(self.host))
         self.alerts = AlertTracker()
         self.active_alerts: dict[str | None, list[Alert]] = {}
         self.host_index = 0

@@ -34,3 +34,55 @@ async def test_after_the_end_left_seeks_back_from_the_end_at_once(keys, key_show
         # at 1x the replay plays on from there: a fraction of a second, not the 6 s step
         assert tl.playhead() == pytest.approx(end - tl.step(), abs=1.0), "one step back from the end"
         assert "REPLAY playing 1x" in status_text(app)
+
+
+def refusing_host():
+    import socket
+
+    from mtptui.commands.live import resolve_hosts
+    from mtptui.config import Config
+    from mtptui.sources.ssh import SshJournalSource
+
+    with socket.socket() as s:  # a loopback port nobody listens on: refused at once
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    (host,) = resolve_hosts([f"127.0.0.1:{port}"], Config(), unit="sglang")
+    return SshJournalSource(host)
+
+
+async def wait_until(pilot, what, timeout: float = 30.0) -> None:
+    waited = 0.0
+    while not what():
+        assert waited < timeout, "never happened"
+        await pilot.pause(0.05)
+        waited += 0.05
+
+
+async def test_a_host_that_refuses_is_named_and_its_trouble_said_once_and_live_is_not_shown():
+    from mtptui.tui.launch import build_app
+    from mtptui.tui.widgets.host_bar import HostBar
+
+    source = refusing_host()
+    name = source.host
+    app = build_app([source], title=f"live: {name}")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.dash.feed.state_of(name) == "reconnecting")
+        app.screen.redraw_now()
+        await pilot.pause()
+        assert f"host {name}" in str(app.screen.query_one(HostBar).render())
+        status = status_text(app)
+        first, second = status.split("\n")
+        assert "RECONNECTING at --:--:--" in first and "LIVE" not in first
+        assert second.startswith(f"{name} (retry in ") or second.startswith(f"{name} (retrying)"), second
+        assert "connection refused" in second and second.count(name) == 1
+
+
+async def test_give_up_after_closes_the_dashboard_with_exit_1():
+    from mtptui.sources.giveup import GiveUpSource
+    from mtptui.tui.launch import build_app
+
+    source = GiveUpSource(refusing_host(), 1.0)
+    app = build_app([source])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: not app.is_running)
+    assert app.return_code == 1 and "gave up after 1s" in source.gave_up

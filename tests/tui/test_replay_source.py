@@ -206,3 +206,36 @@ def test_reconnecting_becomes_a_gap_event():
     feed.status(SourceStatus("gpu1", "streaming"))
     feed.status(SourceStatus("gpu1", RECONNECTING, "lost again"))
     assert len([e for e in store.events if e.kind == "gap"]) == 2
+
+
+def test_a_host_that_never_sent_a_line_is_named_but_has_no_gap_and_no_time():
+    store = Store()
+    feed = DashboardFeed(store)
+    feed.status(SourceStatus("gpu9", "connecting"))
+    feed.status(SourceStatus("gpu9", RECONNECTING, "connection refused"))
+    assert store.hosts() == ["gpu9"], "the screen can name it before its first line"
+    assert [e for e in store.events if e.kind == "gap"] == [] and store.last_ts is None
+    feed.lines([line(T0).rstrip("\n")], "gpu1")
+    feed.drain()
+    assert store.hosts() == ["gpu9", "gpu1"]
+
+
+def test_the_live_state_says_live_only_while_the_stream_is_up():
+    from mtptui.tui.timeline import Timeline
+
+    store = Store()
+    feed = DashboardFeed(store)
+    feed.lines([line(T0).rstrip("\n")], "gpu1")  # lines came before: they are not current
+    feed.drain()
+    link = ["connecting"]
+    tl = Timeline(store, link=lambda: link[0])
+    assert tl.state_label() == "CONNECTING"
+    link[0] = RECONNECTING
+    assert tl.state_label() == "RECONNECTING"
+    tl.toggle_pause()
+    assert tl.state_label() == "RECONNECTING paused"
+    tl.toggle_pause()
+    link[0] = "streaming"
+    assert tl.state_label() == "LIVE"
+    link[0] = FAILED
+    assert tl.state_label() == "FAILED"

@@ -69,3 +69,55 @@ def test_replay_in_tmux_reads_right(need):
         assert _tmux(sock, "has-session", "-t", "t").returncode != 0, "q did not quit"
     finally:
         _tmux(sock, "kill-server")
+
+
+SMALL = Path(__file__).resolve().parent / "data" / "small.log"
+
+
+def _run_in_tmux(need, cmd: list[str], size: tuple[int, int] = (80, 24)) -> str:
+    need(shutil.which("tmux"), "tmux is not installed")
+    sock = f"mtptui-test-{uuid.uuid4().hex[:8]}"
+    # the shell reports the exit code on the pane when the command ends
+    line = shlex.join(cmd) + '; echo "exit code $?"; sleep 60'
+    started = _tmux(sock, "new-session", "-d", "-x", str(size[0]), "-y", str(size[1]), "-s", "t", line)
+    assert started.returncode == 0, started.stderr
+    return sock
+
+
+def test_after_a_replay_ends_left_seeks_back_from_the_end(need):
+    cmd = [sys.executable, "-m", "mtptui", "replay", "--speed", "1000", "--window", "1m", str(SMALL)]
+    sock = _run_in_tmux(need, cmd)
+    try:
+        _wait_for(sock, "REPLAY ended; ← to seek at 16:04:05")
+        time.sleep(1.0)  # at 1000x the clock would be 1000 s past the end by now
+        _tmux(sock, "send-keys", "-t", "t", *["-"] * 7)  # down to 1x
+        _wait_for(sock, "speed 1x")
+        _tmux(sock, "send-keys", "-t", "t", "Left")
+        screen = _wait_for(sock, "REPLAY playing 1x at 16:0")
+        shown = screen.split("REPLAY playing 1x at ")[1][:8]
+        assert "16:03:55" <= shown < "16:04:05", f"one step (6 s) back from the end, not {shown}"
+    finally:
+        _tmux(sock, "kill-server")
+
+
+def test_live_host_that_refuses_at_80x24(need):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    name = f"127.0.0.1:{port}"
+    cmd = [sys.executable, "-m", "mtptui", "live", name, "--unit", "sglang", "--give-up-after", "4"]
+    sock = _run_in_tmux(need, cmd)
+    try:
+        screen = _wait_for(sock, "(retry in")
+        rows = screen.splitlines()
+        assert any(r.startswith(f" host {name}") for r in rows), screen
+        status = next(r for r in rows if "(retry in" in r)
+        assert status.startswith(f" {name} (retry in ") and "connection refused" in status, status
+        assert "RECONNECTING" in screen and "│ LIVE" not in screen
+        screen = _wait_for(sock, "exit code 1")
+        assert f"mtptui live: {name}: connection refused (no sshd listening?); gave up after 4s" \
+               in screen.replace("\n", ""), screen
+    finally:
+        _tmux(sock, "kill-server")

@@ -218,7 +218,8 @@ class MainScreen(Screen):
         d = self.dash
         c = d.feed.counts
         lag = d.lag_s()
-        problems = [f"{host_label(st.host)}: {st.state} {st.detail}".strip() for st in d.feed.statuses.values()
+        problems = [st.describe(d.wall(), host_label(st.host)) for st in
+                    sorted(d.feed.statuses.values(), key=lambda st: st.host != host)  # the shown host first
                     if st.state in ("failed", "reconnecting")]
         flash = ""
         if self._flash is not None:
@@ -231,7 +232,7 @@ class MainScreen(Screen):
             lines_per_s=d.lines_per_s, read=c.read, parsed=c.batch + c.event, unparsed=c.unparsed,
             dropped=c.dropped, malformed=c.malformed, backlog=d.feed.pending,
             lag="" if lag is None else f"last line {lag:.1f}s ago",
-            settings=spec_short(spec_for(d.store, host, t1)), problems="; ".join(problems), flash=flash))
+            settings=spec_short(spec_for(d.store, host, t1)), problems=" │ ".join(problems), flash=flash))
 
     def _sync_tabs(self) -> None:
         d = self.dash

@@ -63,7 +63,8 @@ class StatusBar(Static):
         parts.append("\n")
         if d.flash:
             parts += [(f" {d.flash} ", "bold $text on $accent-darken-1"), " "]
-        parts.append((d.settings, "$text"))
+        # A host that does not answer matters more than settings read before (and is cut last).
         if d.problems:
-            parts += [" │ ", (d.problems, "bold $error")]
+            parts += [(d.problems, "bold $error"), " │ "]
+        parts.append((d.settings, "$text"))
         self.update(Content.assemble(*parts), layout=False)

@@ -16,6 +16,7 @@ import sys
 from mtptui.commands.live import add_host_args, quiet_asyncssh, resolve_hosts
 from mtptui.config import Config, ConfigError, load_config
 
+RED, RESET = "\x1b[31m", "\x1b[0m"
 EPILOG = """\
 PROFILE: off, mtp1, mtp2, mtp3 (NEXTN with topk 1), or a [profiles.NAME] of the config.
 The last argument is taken as PROFILE when it names one (and no config host).
@@ -109,6 +110,7 @@ def _target(make):
 async def run(args, controls, profile) -> int:
     from mtptui.control.errors import BadProfile, ControlError
     from mtptui.control.plan import APPLY, RESTART, REVERT
+    from mtptui.control.restart import RESULT_NOT_RUN
 
     results = []
     code = 0
@@ -134,10 +136,13 @@ async def run(args, controls, profile) -> int:
             if not args.yes and not confirm(plan):
                 print("mtptui spec: not applied", file=sys.stderr)
                 return 1 if sys.stdin.isatty() else 2
-            outcome = await hc.execute(plan, lambda ev: progress(ev), break_lock=args.break_lock)
-            colour = "" if outcome.exit_code == 0 else "\x1b[31m" if sys.stderr.isatty() else ""
-            print(f"{colour}{hc.host}: {outcome.result}: {outcome.message}{chr(27) + '[0m' if colour else ''}",
-                  file=sys.stderr if args.json else sys.stdout)
+            outcome = await hc.execute(plan, progress, break_lock=args.break_lock)
+            if outcome.result == RESULT_NOT_RUN:
+                print(f"mtptui spec: {outcome.message}", file=sys.stderr)
+            else:
+                red = outcome.exit_code != 0 and out.isatty()
+                print(f"{RED if red else ''}{hc.host}: {outcome.result}: {outcome.message}{RESET if red else ''}",
+                      file=out)
             results.append({"host": hc.host, "unit": hc.unit, "result": outcome.result,
                             "exit_code": outcome.exit_code, "message": outcome.message,
                             "phases": [p.to_json() for p in outcome.phases]})

@@ -8,6 +8,7 @@ import sys
 import time
 from datetime import datetime, timezone
 
+from mtptui.core.compare import epoch_rows, percent
 from mtptui.core.timespec import when
 from mtptui.sources.chunked import summarise
 from mtptui.sources.file import InputError
@@ -62,7 +63,9 @@ def _num(s: dict | None, key: str, width: int, prec: int) -> str:
 
 def render_table(doc: dict) -> str:
     out = []
-    hdr = (f"{'host':<14} {'rank':<14} {'engine':<6} {'decode':>7} {'graph':>5} "
+    # ranks are shown whole: Ray engines' labels (`pid=111711@10.15.36.1 TP0`) differ at the end
+    rw = max([14] + [len(s["rank"]) for s in doc["series"]])
+    hdr = (f"{'host':<14} {'rank':<{rw}} {'engine':<6} {'decode':>7} {'graph':>5} "
            f"{'acc len':>7} {'p50':>5} {'min':>5} {'acc rate':>8} {'gen tok/s':>10} {'p50':>9} "
            f"{'run':>5} {'queue':>5} {'prefill':>7}")
     out.append(hdr)
@@ -70,7 +73,7 @@ def render_table(doc: dict) -> str:
     for s in doc["series"]:
         d = s["decode"]
         out.append(
-            f"{(s['host'] or '-'):<14.14} {(s['rank'] or '-'):<14.14} {s['engine']:<6} {d['batches']:>7} "
+            f"{(s['host'] or '-'):<14.14} {(s['rank'] or '-'):<{rw}} {s['engine']:<6} {d['batches']:>7} "
             f"{('off' if d['graph_off'] else 'on') if d['batches'] else '-':>5} "
             f"{_num(d['accept_len'], 'mean', 7, 2)} {_num(d['accept_len'], 'p50', 5, 2)} "
             f"{_num(d['accept_len'], 'min', 5, 2)} {_num(d['accept_rate'], 'mean', 8, 2)} "
@@ -79,10 +82,10 @@ def render_table(doc: dict) -> str:
             f"{s['prefill']['batches']:>7}"
         )
         if d["batches"] and d["accept_len"] is None:
-            out.append(f"{'':<14} {'':<14} speculation OFF: decode lines carry no accept len")
+            out.append(f"{'':<14} {'':<{rw}} speculation OFF: decode lines carry no accept len")
         elif d["graph_off"]:
-            out.append(f"{'':<14} {'':<14} {d['graph_off']} decode batches ran without graphs")
-        out.append(f"{'':<14} {'':<14} {fmt_time(s['first'])} .. {fmt_time(s['last'])}")
+            out.append(f"{'':<14} {'':<{rw}} {d['graph_off']} decode batches ran without graphs")
+        out.append(f"{'':<14} {'':<{rw}} {fmt_time(s['first'])} .. {fmt_time(s['last'])}")
     if not doc["series"]:
         out.append("(no batch lines)")
     if doc["events"]:
@@ -101,12 +104,6 @@ def render_table(doc: dict) -> str:
     return "\n".join(out)
 
 
-def _pooled_mean(ranks: dict, metric: str) -> float | None:
-    stats = [r[metric] for r in ranks.values() if r.get(metric)]
-    n = sum(s["n"] for s in stats)
-    return sum(s["mean"] * s["n"] for s in stats) / n if n else None
-
-
 def _epoch_lines(epochs: list[dict]) -> list[str]:
     """Epochs (runs between restarts) with their settings, and what changed from the one before."""
     if not any(len([e for e in epochs if e["host"] == h]) > 1 for h in {e["host"] for e in epochs}):
@@ -114,18 +111,11 @@ def _epoch_lines(epochs: list[dict]) -> list[str]:
     out = ["", "epochs (runs between restarts):",
            f"  {'host':<12} {'#':>2} {'from':<19} {'settings':<28} {'decode':>7} {'acc len':>7} "
            f"{'gen tok/s per rank':>18} {'vs before':>9}"]
-    prev: dict = {}
-    for e in epochs:
-        al = _pooled_mean(e["ranks"], "accept_len")
-        per_rank = [r["gen_throughput"]["mean"] for r in e["ranks"].values() if r.get("gen_throughput")]
-        gen = sum(per_rank) / len(per_rank) if per_rank else None
-        before = prev.get(e["host"])
-        change = f"{(gen / before - 1) * 100:+.0f}%" if gen is not None and before else "-"
-        out.append(f"  {(e['host'] or '-'):<12.12} {e['index']:>2} {fmt_time(e['start']):<19} {e['label']:<28.28} "
-                   f"{e['decode_batches']:>7} {'-' if al is None else f'{al:.2f}':>7} "
-                   f"{'-' if gen is None else f'{gen:.1f}':>18} {change:>9}")
-        if gen is not None:
-            prev[e["host"]] = gen
+    for r in epoch_rows(epochs):
+        al, gen = r.accept_len, r.gen_mean
+        out.append(f"  {(r.host or '-'):<12.12} {r.index:>2} {fmt_time(r.start):<19} {r.label:<28.28} "
+                   f"{r.decode_batches:>7} {'-' if al is None else f'{al:.2f}':>7} "
+                   f"{'-' if gen is None else f'{gen:.1f}':>18} {percent(r.vs_before):>9}")
     return out
 
 

@@ -17,7 +17,7 @@ from mtptui.sources.process import ProcessSource
 
 class ChildTarget:
     unit = "simulator"
-    where = "a child process of this mtptui (simulator)"
+    where = "a child process of this mtptui"
 
     def __init__(self, source: ProcessSource) -> None:
         self.source = source

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
+import os
 import shlex
 import time
 from dataclasses import dataclass, field
@@ -24,19 +24,10 @@ from mtptui.sources.journal import LineSplitter, cursor_of, journalctl_argv
 from mtptui.transport.errors import TransportError
 from mtptui.transport.process import CompletedCommand, StreamedProcess
 
-# systemd unit names (systemd.unit(5)); checked before any path is built from one
-_UNIT = re.compile(r"[A-Za-z0-9:_.@\\-]{1,255}")
 LOCK_ROOT = "/run/lock"
 STATUS_PROPS = ("ActiveState", "SubState", "Result", "NRestarts", "MainPID", "ExecMainStatus")
 # What marks a start and its end in the journal, for the downtime to expect.
 _START_GREP = r"^Started |fired up and ready to roll|Application startup complete"
-
-
-def unit_service(unit: str) -> str:
-    """`sglang-qwen` -> `sglang-qwen.service`; refuses what is not a unit name."""
-    if not _UNIT.fullmatch(unit) or unit.startswith("-"):
-        raise ControlError(f"{unit!r} is not a systemd unit name")
-    return unit if "." in unit else f"{unit}.service"
 
 
 @dataclass
@@ -46,6 +37,7 @@ class UnitState:
     dropin: str | None  # our drop-in's text, None when there is none
     agrees: bool  # `systemctl show` has the same ExecStart (else a daemon-reload is pending)
     active: str  # ActiveState
+    prefix: str = ""  # its `-`, `+`, `:`, `!` prefix, kept through a profile change
     last_start_s: float | None = None
     environment: dict[str, str] = field(default_factory=dict)
     base_argv: list[str] | None = None  # the ExecStart without our drop-in (what a profile edits)
@@ -59,7 +51,10 @@ class SystemdTarget:
     def __init__(self, runner, unit: str, *, sudo: bool = False, host: str = "",
                  journal_sudo: bool | None = None) -> None:
         self.runner = runner
-        self.unit = unit_service(unit)
+        try:
+            self.unit = systemd.service_name(unit)  # checked before any path is built from it
+        except systemd.UnitSyntaxError as e:
+            raise ControlError(str(e)) from None
         self.sudo = sudo
         self.journal_sudo = sudo if journal_sudo is None else journal_sudo
         self.host = host or getattr(runner, "where", "")
@@ -142,14 +137,20 @@ class SystemdTarget:
         mine = await self.run(["cat", "--", self.path], check=False)
         dropin = mine.stdout if mine.returncode == 0 else None
         props = _props(show.stdout)
-        base = exec_start.argv
-        if dropin is not None:
-            try:
-                base = systemd.effective_exec_start(without_file(cat.stdout, self.path)).argv
-            except systemd.UnitSyntaxError as e:
-                raise ControlError(f"{self.host}: {self.unit} without our drop-in: {e}") from None
-        return UnitState(argv=exec_start.argv, base_argv=base, source=exec_start.source, dropin=dropin,
-                         agrees=systemd.agrees(exec_start.argv, show.stdout),
+        try:
+            own = systemd.effective_exec_start(cat.stdout, ignore_dropin=systemd.DROPIN_NAME)
+        except systemd.UnitSyntaxError as e:
+            raise ControlError(f"{self.host}: {self.unit} without our drop-in: {e}") from None
+        later = os.path.basename(own.source)
+        if own.source != self.path and own.source.endswith(".conf") and later > systemd.DROPIN_NAME:
+            raise ControlError(f"{self.host}: {own.source} sets ExecStart and sorts after mtptui's "
+                               f"{systemd.DROPIN_NAME}, so it would override ours: fold it into the unit "
+                               "or rename it to sort first")
+        if "@" in exec_start.prefix:
+            raise ControlError(f"{self.host}: {self.unit}: an ExecStart with the @ prefix is not supported")
+        return UnitState(argv=exec_start.argv, base_argv=own.argv, source=exec_start.source,
+                         prefix=exec_start.prefix, dropin=dropin,
+                         agrees=systemd.agrees(exec_start.argv, show.stdout, prefix=exec_start.prefix),
                          active=props.get("ActiveState", ""), environment=exec_start.environment,
                          last_start_s=await self.last_start())
 
@@ -290,17 +291,6 @@ class JournalFollower:
 
     async def close(self) -> None:
         await self.proc.close()
-
-
-def without_file(cat_text: str, path: str) -> str:
-    """`systemctl cat` output less one of the files it shows (each begins with a `# /path` line)."""
-    out, skip = [], False
-    for line in cat_text.splitlines(keepends=True):
-        if line.startswith("# /"):
-            skip = line[2:].strip() == path
-        if not skip:
-            out.append(line)
-    return "".join(out)
 
 
 def _props(text: str) -> dict[str, str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections import deque
 
+from mtptui.control.profiles import VLLM_METHODS, same_algorithm
 from mtptui.core.parse import BATCH, EVENT, LineParser
 from mtptui.core.records import DECODE, SPEC
 
@@ -32,14 +33,8 @@ _LOAD_STEPS = [
 # Where a failing start says why: the last lines like these before the unit fails.
 _REASON = re.compile(r"^(?:\w+(?:Error|Exception)|error): |unrecognized arguments|^Traceback")
 _VLLM_SPEC = re.compile(r"speculative_config=(None|SpeculativeConfig\((.*?)\))")
-_VLLM_METHOD = {"mtp": "NEXTN", "eagle": "EAGLE", "eagle3": "EAGLE3", "ngram": "NGRAM", "draft_model": "STANDALONE"}
-
-
-def same_algorithm(a: str | None, b: str | None) -> bool:
-    norm = {"NEXTN": "EAGLE", "MTP": "EAGLE", "DEEPSEEK_MTP": "EAGLE"}
-    a = a.upper() if a else None
-    b = b.upper() if b else None
-    return norm.get(a, a) == norm.get(b, b)
+# vLLM's method names back to the algorithm names profiles use (the first one wins: mtp is NEXTN)
+_VLLM_METHOD = {m: a for a, m in reversed(list(VLLM_METHODS.items()))}
 
 
 def mismatch(expect: dict, seen: dict) -> str | None:
@@ -118,9 +113,17 @@ class Watch:
             self.step = "stopping"
         elif kind == "started":
             self.started = True
+            self._context.clear()
             self.step = "starting"
             if self.state == STARTING:
                 self.state = LOADING
+        elif kind in ("failed", "auto_restart"):
+            if not self.started and "Failed to start" not in ev.text:
+                return  # the old run ending badly on its stop is not the new run failing
+            ctx = self.reason_from_context()
+            self._fail(f"the unit failed: {ev.text.strip()}" + (f" ({ctx})" if ctx else ""))
+        elif not self.started:
+            return  # the old run's last words (a pipe or the journal may deliver them late)
         elif kind == "spec_config":
             self.seen = {k: ev.data.get(k) for k in SPEC_KEYS}
             self.state = LOADING
@@ -134,21 +137,14 @@ class Watch:
                 return
             self.state = READY
             self.step = "ready; waiting for decode batches"
-        elif kind in ("failed", "auto_restart"):
-            if not self.started and "Failed to start" not in ev.text:
-                return  # the old run ending badly on its stop is not the new run failing
-            ctx = self.reason_from_context()
-            self._fail(f"the unit failed: {ev.text.strip()}" + (f" ({ctx})" if ctx else ""))
-        elif kind == "oom":
-            self._context.append(ev.text.strip())
-        elif kind == "error":
+        elif kind in ("oom", "error"):
             self._context.append(ev.text.strip())
         else:
             self._other(ev.text)
 
     def _other(self, text: str) -> None:
         t = text.strip()
-        if not t:
+        if not t or not self.started:
             return
         if _REASON.search(t):
             self._context.append(t)

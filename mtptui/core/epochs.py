@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from mtptui.core.records import DECODE, BatchStats, Event
+from mtptui.core.records import DECODE, SPEC, BatchStats, Event
 from mtptui.core.valueset import Rows
 
 EPOCH_METRICS = ("accept_len", "accept_rate", "gen_throughput")
@@ -21,6 +21,25 @@ EPOCH_EVENTS = ("started", "spec_config")  # the events that may begin an epoch
 def rank_key(rank: str) -> tuple:
     """Natural order: TP2 before TP10, DP1 TP1 before DP10 TP10."""
     return tuple((int(p) if p.isdigit() else p) for p in re.split(r"(\d+)", rank))
+
+
+def rank_label(rank: str) -> str:
+    """A rank as shown: its label, or `rank (TP=1)` for a server that logs without one."""
+    return rank if rank else "rank (TP=1)"
+
+
+def short_rank_labels(ranks: list[str]) -> dict[str, str]:
+    """Shortest unambiguous names: `DP3 TP3 EP3` -> `DP3` when the DP token alone tells every
+    rank apart (DP attention), else the full label."""
+    if len(ranks) < 2:
+        return {r: rank_label(r) for r in ranks}
+    parts = [r.split() for r in ranks]
+    n = min(len(p) for p in parts)
+    for i in range(n):
+        tokens = [p[i] for p in parts]
+        if len(set(tokens)) == len(tokens):
+            return dict(zip(ranks, tokens))
+    return {r: rank_label(r) for r in ranks}
 
 
 def algorithm_name(spec: dict) -> str:
@@ -122,14 +141,17 @@ class EpochTracker:
         self.spec: dict[str | None, dict] = {}  # host -> latest server_args speculation settings
 
     def add_batch(self, rec: BatchStats, ts: float) -> None:
-        """Counts a record into its host's epoch. (Per-rank values are handed over in bulk by
-        `summary`'s series, which fold their buffers into the epoch; the dashboard reads its
-        ring buffers between epoch boundaries instead.)"""
+        """Counts a record, and its values, into its host's epoch: the dashboard's way (its ring
+        buffers forget; an epoch's statistics must not, so that the compare screen says what
+        `summary` says). `summary` itself hands per-rank values over in bulk from its series."""
         epochs = self.epochs.get(rec.host)
         epoch = epochs[-1] if epochs else self._new_epoch(rec.host, ts, "first seen")
         epoch.records += 1
-        if rec.kind == DECODE:
-            epoch.batches += 1
+        kind = rec.kind
+        if kind == DECODE or kind == SPEC:
+            if kind == DECODE:
+                epoch.batches += 1
+            epoch.rows(rec.rank).add(rec.fields)
 
     def current(self, host: str | None) -> Epoch | None:
         epochs = self.epochs.get(host)

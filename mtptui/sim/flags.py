@@ -310,6 +310,15 @@ def resolve(ns: argparse.Namespace) -> Config:
                 draft = steps + 1
             if topk > 1 and ns.attention_backend == "trtllm_mha":
                 raise ServerArgsError("ValueError", "trtllm_mha backend only supports topk = 1 for speculative decoding.")
+            # 0.5.23's list of backends; a backend SGLang picks itself (none given) is not judged.
+            # (The simulator imports nothing outside mtptui.sim: control/profiles.py has the same
+            # list, and tests/unit/test_control_profiles.py holds the two to the same answers.)
+            if topk > 1 and ns.page_size > 1 and ns.attention_backend is not None \
+                    and ns.attention_backend not in ("flashinfer", "fa3", "triton") and v >= (0, 5, 0):
+                raise ServerArgsError(
+                    "ValueError", "speculative_eagle_topk > 1 with page_size > 1 is unstable and produces "
+                    "incorrect results for paged attention backends. This combination is only supported "
+                    "for the 'flashinfer' backend.")
             if v < (0, 5, 4):
                 disable_overlap = True
                 warnings.append("Overlap scheduler is disabled because of using eagle speculative decoding.")

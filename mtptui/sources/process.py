@@ -17,7 +17,8 @@ import os
 import signal
 from collections.abc import Sequence
 
-from mtptui.sources.base import CONNECTING, ENDED, FAILED, STREAMING, Feed, Source, SourceStatus
+from mtptui.sources.base import (CONNECTING, ENDED, FAILED, STREAMING, Feed, LineSplitter, Source,
+                                 SourceStatus)
 from mtptui.transport.process import die_with_parent
 
 READ_SIZE = 1 << 16
@@ -56,6 +57,13 @@ class ProcessSource(Source):
 
     async def restart(self, argv: list[str], env: dict[str, str] | None = None) -> None:
         """Stops the child (SIGTERM, then SIGKILL) and starts `argv` in its place."""
+        if self._proc is None:
+            # not started yet: it starts with the new argv, and says so as a restart would
+            self.argv = list(argv)
+            if env is not None:
+                self.env = env
+            self.starts = max(self.starts, 1)
+            return
         self._next = (list(argv), env)
         if self._feed is not None:
             self._push(self._feed, [f"Stopping {self.label}..."])
@@ -102,6 +110,7 @@ class ProcessSource(Source):
         if self.starts:
             self._push(feed, [f"Started {name}."])
         self.starts += 1
+        self._proc = None
         feed.status(SourceStatus(self.host, CONNECTING, self.label))
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -116,25 +125,18 @@ class ProcessSource(Source):
         self._proc = proc
         feed.status(SourceStatus(self.host, STREAMING, self.label))
         assert proc.stdout is not None
-        partial = b""
+        lines = LineSplitter(MAX_PARTIAL)
         try:
             while True:
                 chunk = await proc.stdout.read(READ_SIZE)
                 if not chunk:
                     break
-                data = partial + chunk
-                cut = data.rfind(b"\n")
-                if cut < 0:
-                    partial = data
-                    if len(partial) > MAX_PARTIAL:
-                        self._push(feed, [partial.decode("utf-8", "replace")])
-                        partial = b""
-                    continue
-                partial = data[cut + 1:]
-                text = data[:cut].decode("utf-8", "replace")
-                self._push(feed, text.split("\n"))
-            if partial:
-                self._push(feed, [partial.decode("utf-8", "replace")])
+                whole = lines.feed(chunk)
+                if whole:
+                    self._push(feed, whole)
+            rest = lines.flush()
+            if rest:
+                self._push(feed, rest)
             self.returncode = await proc.wait()
         except asyncio.CancelledError:
             await _stop(proc)

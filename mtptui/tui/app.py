@@ -14,8 +14,9 @@ from mtptui.tui.controller import Dashboard
 from mtptui.tui.gcpace import GcPacer
 from mtptui.tui.keytable import KEYS
 from mtptui.tui.palette import DashboardCommands
+from mtptui.tui.running import STICKY_S
 from mtptui.tui.screens.main import MainScreen
-from mtptui.tui.themes import DEFAULT_THEME, load_themes
+from mtptui.tui.themes import install_themes
 
 KEY_HOLD_S = 0.12
 THEME_VARIABLE_DEFAULTS = {"frame": "#3E4855", "log-decode": "#7FB7E6", "log-prefill": "#9C8FE0", "log-event": "#E5B94E",
@@ -38,15 +39,7 @@ class MtpApp(App):
         self.gc_pacer = GcPacer()
         self.tick_hz = tick_hz
         self.start_sources = start_sources
-        themes, self.theme_problems = load_themes()
-        self.mtp_themes = [t.name for t in themes]
-        for t in themes:
-            self.register_theme(t)
-        wanted = theme or dash.config.theme
-        if wanted and wanted not in self.available_themes:
-            self.theme_problems.append(f"theme {wanted!r} not found; using {DEFAULT_THEME}")
-            wanted = None
-        self.theme = wanted or (DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark")
+        self.mtp_themes, self.theme_problems = install_themes(self, theme or dash.config.theme)
         self.keymap_used, problems = keymap_from(dash.config.keys)
         self.theme_problems += problems
         if self.keymap_used:
@@ -74,8 +67,18 @@ class MtpApp(App):
             self.run_worker(src.run(self.dash.feed), name=src.label or "source", group="sources",
                             exit_on_error=False)
 
+    async def on_unmount(self) -> None:
+        for ctl in self.dash.controls.values():
+            await ctl.close()
+
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         w = event.worker
+        if w.group == "act" and event.state == WorkerState.ERROR:
+            # An action that raised is a bug in mtptui, not a verdict on the host: say so, and
+            # keep it on screen, for the host may be left mid-change (the audit log has the steps).
+            self.notify(f"{w.name} stopped by an error in mtptui: {type(w.error).__name__}: {w.error}",
+                        severity="error", timeout=STICKY_S, markup=False)
+            return
         if w.group == "sources" and event.state == WorkerState.SUCCESS:
             # --give-up-after: with every host given up on there is nothing left to watch, and
             # the command's exit code tells a script so.

@@ -15,6 +15,7 @@ from mtptui.core.store import Store
 from mtptui.sources.base import Source
 from mtptui.sources.replay import ReplayClock, ReplaySource
 from mtptui.tui.feed import DashboardFeed
+from mtptui.tui.running import Running
 from mtptui.tui.timeline import Timeline
 from mtptui.tui.viewmodel import CHART_METRICS
 
@@ -25,12 +26,15 @@ ALERT_EVERY_S = 0.5  # alerts hold for tens of seconds: judging them twice a sec
 class Dashboard:
     def __init__(self, sources: list[Source], *, config: Config | None = None, read_only: bool = False,
                  title: str = "", wall: Callable[[], float] = time.time, store_capacity: int = 4096,
-                 log_lines: int = 20000) -> None:
+                 log_lines: int = 20000, controls: dict | None = None) -> None:
         from mtptui.tui.logbuffer import LogBuffer
 
         self.sources = list(sources)
         self.config = config if config is not None else Config()
         self.read_only = read_only
+        # host -> its HostControl (mtptui.control.session): what the acting keys drive
+        self.controls: dict = {} if read_only else dict(controls or {})
+        self.running: dict[str | None, Running] = {}  # host -> the action under way there
         self.title = title
         self.wall = wall
         self.th = self.config.thresholds
@@ -51,6 +55,20 @@ class Dashboard:
         self._rate_marks: list[tuple[float, int]] = []
         self.lines_per_s: float | None = None
         self._judged_at: tuple[float, float | None] | None = None  # (monotonic, playhead)
+
+    @property
+    def can_act(self) -> bool:
+        """Whether the keys that change a server exist in this session: not with --read-only,
+        and not where nothing can be acted on (a replay only reads a log)."""
+        return self.acting_off() is None
+
+    def acting_off(self) -> str | None:
+        """Why the keys that change a server are off in this session, or None when they are on."""
+        if self.read_only:
+            return "READ-ONLY (--read-only): the keys that change a server are off"
+        if not self.controls:
+            return "this session only reads logs: the keys that change a server are off"
+        return None
 
     # -- what is selected ---------------------------------------------------------------------
     def hosts(self) -> list[str | None]:

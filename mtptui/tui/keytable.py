@@ -22,8 +22,17 @@ KEYS: list[tuple[str, str, str, str, bool]] = [
     ("filter", "slash", "filter", "filter", True),
     ("events", "e", "events", "events", True),
     ("log", "l", "log", "log", True),
+    ("ranks", "r", "ranks", "ranks", False),
     ("theme", "t", "theme", "theme", False),
     ("help", "question_mark", "help", "help", True),
+    # After help: on a narrow footer these are the ones cut off (help lists them all).
+    ("spec_toggle", "s", "spec_toggle", "spec", True),
+    ("spec_step_down", "left_square_bracket", "spec_step(-1)", "step -1", False),
+    ("spec_step_up", "right_square_bracket", "spec_step(1)", "step +1", False),
+    ("profiles", "p", "profiles", "profile", True),
+    ("restart", "R", "restart", "restart", False),
+    ("compare", "c", "compare", "compare", True),
+    ("audit", "a", "audit", "audit", False),
     ("escape", "escape", "escape", "back", False),
 ]
 KEYS += [(f"focus_rank_{n}", str(n), f"focus_rank({n})", f"rank {n}", False) for n in range(1, 10)]
@@ -32,6 +41,15 @@ KEYS += [(f"focus_rank_{n}", str(n), f"focus_rank({n})", f"rank {n}", False) for
 PANE_IDS = ["log_up", "log_down", "log_page_up", "log_page_down", "log_home", "log_end",
             "events_up", "events_down", "events_page_up", "events_page_down", "events_end", "help_close"]
 BINDING_IDS = [k[0] for k in KEYS] + ["palette"] + PANE_IDS
+# The keys that change a server: with --read-only (or in a replay) they do not exist at all.
+ACTING_IDS = frozenset({"spec_toggle", "spec_step_down", "spec_step_up", "profiles", "restart"})
+ACTING_ACTIONS = frozenset(action.split("(")[0] for bid, _, action, _, _ in KEYS if bid in ACTING_IDS)
+
+
+def shown_keys(acting_off: bool) -> list[tuple[str, str, str, str, bool]]:
+    """The keys that exist in this session."""
+    return [k for k in KEYS if not (acting_off and k[0] in ACTING_IDS)]
+
 
 # Shown on the help screen next to each id.
 HELP: dict[str, str] = {
@@ -48,7 +66,15 @@ HELP: dict[str, str] = {
     "filter": "filter the log pane (substring, case-insensitive; empty clears)",
     "events": "enlarge/restore the event timeline",
     "log": "enlarge/restore the log pane",
+    "ranks": "enlarge/restore the ranks (every rank, as panels when they fit)",
     "theme": "cycle the colour theme (themes/*.toml)",
+    "spec_toggle": "speculation off <-> the last profile on (mtp3 first): preview, confirm, restart, verify",
+    "spec_step_down": "one draft step less (mtp3 -> mtp2), through the same preview and confirm",
+    "spec_step_up": "one draft step more (mtp1 -> mtp2)",
+    "profiles": "pick a speculation profile (built-ins, config [profiles.NAME]) and apply it",
+    "restart": "restart the service as it is (preview and confirm first)",
+    "compare": "this host's epochs side by side: settings, accept len, gen tok/s per rank, sum",
+    "audit": "the audit log: every action taken, its phases, the ExecStart before and after",
     "help": "this help",
     "escape": "close the filter or the enlarged pane",
     "palette": "command palette: every action by name",

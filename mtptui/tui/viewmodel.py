@@ -61,24 +61,6 @@ def host_label(host: str | None) -> str:
     return host if host else "server log"
 
 
-def rank_label(rank: str) -> str:
-    return rank if rank else "rank (TP=1)"
-
-
-def short_rank_labels(ranks: list[str]) -> dict[str, str]:
-    """Shortest unambiguous names: `DP3 TP3 EP3` -> `DP3` when the DP token alone tells every
-    rank apart (DP attention), else the full label."""
-    if len(ranks) < 2:
-        return {r: rank_label(r) for r in ranks}
-    parts = [r.split() for r in ranks]
-    n = min(len(p) for p in parts)
-    for i in range(n):
-        tokens = [p[i] for p in parts]
-        if len(set(tokens)) == len(tokens):
-            return dict(zip(ranks, tokens))
-    return {r: rank_label(r) for r in ranks}
-
-
 def downsample(values: list[float], n: int) -> list[float]:
     """At most n points, each the mean of a run of neighbours (sample order, not time). For
     drawing: means come from running sums (C loops over thousands of samples, per frame)."""

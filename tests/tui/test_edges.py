@@ -86,3 +86,17 @@ async def test_give_up_after_closes_the_dashboard_with_exit_1():
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: not app.is_running)
     assert app.return_code == 1 and "gave up after 1s" in source.gave_up
+
+
+async def test_at_80x24_the_end_hint_and_lines_lost_both_stay(tmp_path):
+    from tui_helpers import SMALL_LOG
+
+    log = tmp_path / "a-lossy-replay.log"  # a name long enough that not all fits in 80
+    text = open(SMALL_LOG).read().splitlines(keepends=True)
+    log.write_text("".join(text[:100]) + "bad\x00line\n" + "".join(text[100:]))
+    app = make_app(str(log))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        assert app.dash.feed.counts.dropped == 1
+        first = status_text(app).split("\n")[0]
+        assert "REPLAY ended; ← to seek at 16:04:05" in first and "1 dropped" in first, first

@@ -9,7 +9,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from mtptui.tui.keytable import HELP, KEYS
+from mtptui.tui.keytable import HELP, shown_keys
 
 PANELS: list[tuple[str, str]] = [
     ("host line", "the host (in its accent colour), the speculation settings read from the server's "
@@ -18,7 +18,9 @@ PANELS: list[tuple[str, str]] = [
                     "len, SPEC OFF when they do not (red if server_args asked for speculation: a silent "
                     "fallback), GRAPH OFF when decode ran without CUDA graphs, STALE when the rank logged "
                     "no batch for a while. Numbers: the newest line's value, then the min, mean and max over "
-                    "the window; sparklines show the window's samples. On short screens: one row per rank."),
+                    "the window; sparklines show the window's samples. On short screens: one row per rank, "
+                    "the ranks that do not fit counted at the bottom (r shows them all). A badge that "
+                    "is not green, with ⚠ and a word, is an alert holding on that rank."),
     ("accept len", "tokens gained per decode step, the bonus token included: 1.00 means no draft token is "
                    "accepted; the most is steps+1."),
     ("accept rate", "accepted drafts as this SGLang version logs it (the formula changed in 0.5.4, 0.5.8 "
@@ -36,7 +38,8 @@ PANELS: list[tuple[str, str]] = [
 
 
 _KEY_NAMES = {"plus": "+", "equals_sign": "=", "minus": "-", "underscore": "_", "slash": "/",
-              "question_mark": "?", "left": "←", "right": "→", "escape": "esc"}
+              "question_mark": "?", "left": "←", "right": "→", "escape": "esc",
+              "left_square_bracket": "[", "right_square_bracket": "]"}
 
 
 def key_text(keys: str) -> str:
@@ -52,13 +55,20 @@ class HelpScreen(ModalScreen):
     """
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "close", id="help_close")]
 
+    def __init__(self, acting_off: str | None = None) -> None:
+        super().__init__()
+        self.acting_off = acting_off  # why the acting keys are left out, or None: they are listed
+
     def compose(self) -> ComposeResult:
         keymap = getattr(self.app, "keymap_used", {}) or {}
         rows: list = [("What you are looking at\n", "bold")]
         for name, text in PANELS:
             rows += [(f"{name}: ", "bold $accent"), text, "\n"]
-        rows.append(("\nKeys  (remap in config [keys]: id = \"key\")\n", "bold"))
-        for bid, key, _action, _desc, _show in KEYS:
+        rows.append(("\nKeys  (remap in config [keys]: id = \"key\")", "bold"))
+        if self.acting_off:
+            rows.append((f"\n  {self.acting_off}", "bold $text-warning"))
+        rows.append("\n")
+        for bid, key, _action, _desc, _show in shown_keys(self.acting_off is not None):
             shown = key_text(keymap.get(bid, key))
             rows += [(f"  {shown:<12}", "bold $accent"), (f"{bid:<15}", "$text-muted"), HELP.get(bid, ""), "\n"]
         rows += [(f"  {key_text(keymap.get('palette', 'ctrl+p')):<12}", "bold $accent"), (f"{'palette':<15}", "$text-muted"),

@@ -12,22 +12,26 @@ import time
 from textual import on
 from textual.app import ComposeResult
 from textual.css.query import NoMatches
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
+from textual.geometry import Size
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Tab, Tabs
 
-from mtptui.core.alerts import ERROR
+from mtptui.core.alerts import ERROR, by_rank
 from mtptui.tui.bindings import screen_bindings
+from mtptui.tui.keytable import ACTING_ACTIONS
 from mtptui.tui.controller import Dashboard
+from mtptui.tui.running import Running
 from mtptui.tui.themes import host_accent, host_tags
 from mtptui.tui.viewmodel import (METRICS, chart_series, clock_text, host_label, panel_view, spec_for,
                                   layout_text, spec_short, spec_text)
+from mtptui.tui.widgets.action_bar import ActionBar
 from mtptui.tui.widgets.alerts_bar import AlertsBar
 from mtptui.tui.widgets.chart import EVENT_MARKS, ChartData, MetricChart
 from mtptui.tui.widgets.events import EventTimeline, TimelineEntry
 from mtptui.tui.widgets.host_bar import HostBar
 from mtptui.tui.widgets.log_view import LogView
-from mtptui.tui.widgets.rank_grid import RankGrid
+from mtptui.tui.widgets.rank_grid import RankGrid, RankScroll
 from mtptui.tui.widgets.status_bar import StatusBar, StatusData
 
 MAX_TIMELINE = 300
@@ -40,8 +44,10 @@ DATA_HZ = 5.0
 class MainScreen(Screen):
     BINDINGS = screen_bindings()
     # Short terminals: a smaller chart and log (app.tcss).
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (40, "-tall")]
+    VERTICAL_BREAKPOINTS = [(0, "-tiny"), (30, "-short"), (40, "-tall")]
     AUTO_FOCUS = "LogView"
+    # An enlarged pane (e, l, r) keeps the status bar and the keys under it.
+    ALLOW_IN_MAXIMIZED_VIEW = "#bars, #filter"
 
     def __init__(self, dash: Dashboard, *, tick_hz: float = 10.0) -> None:
         super().__init__()
@@ -56,13 +62,15 @@ class MainScreen(Screen):
         self._flash: tuple[str, float] | None = None
         self._ticks = 0
         self._views: tuple[tuple, list] | None = None  # (what they were drawn for, panel views)
+        self._quit_armed: Running | None = None  # the action under way when q was pressed once
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="◆")
         yield Tabs(id="hosts")
         yield HostBar(id="hostbar")
+        yield ActionBar(id="acting")
         yield AlertsBar(id="alerts")
-        with VerticalScroll(id="grid-scroll"):
+        with RankScroll(id="grid-scroll"):
             yield RankGrid(id="grid")
         yield MetricChart(id="chart")
         with Horizontal(id="bottom"):
@@ -97,7 +105,7 @@ class MainScreen(Screen):
         host = d.host
         stamp = (d.store.version, None if t1 is None else round(t1, 1), d.timeline.window_index,
                  d.metric_index, host, d.focus_rank, self.app.theme, self.size,
-                 tuple(a.key for a in d.active_alerts.get(host, ())))
+                 tuple((a.key, a.ranks) for a in d.active_alerts.get(host, ())))
         now = time.monotonic()
         # Data alone moves the panels at most DATA_HZ times a second (a flood changes every
         # number on every tick); keys and the status bar are not held back.
@@ -108,6 +116,7 @@ class MainScreen(Screen):
             if not force_chart:
                 self.tick_redraws += 1
             self._draw_data(host, t0, t1, force_chart)
+        self.query_one(ActionBar).show(list(d.running.values()))
         pinned = not d.timeline.following() or d.timeline.is_replay
         self.query_one(LogView).show(t1, host, len(d.hosts()) > 1, pinned)
         self._draw_status(host, t1)
@@ -141,7 +150,9 @@ class MainScreen(Screen):
         else:
             views = [panel_view(s, t0, t1, spec=spec, th=d.th) for s in store.ranks(host)]
             self._views = (views_key, views)
-        self.query_one(RankGrid).show(views, d.focused_rank)
+        alerts = d.active_alerts.get(host, [])
+        self.query_one(RankGrid).show(views, d.focused_rank, by_rank(alerts), room=self._grid_room(),
+                                      enlarged=self.maximized is self.query_one("#grid-scroll"))
         # The plot is the costliest widget (plotext builds it in Python): while data streams it is
         # redrawn at most CHART_HZ times a second; a key redraws it at once.
         now = time.monotonic()
@@ -165,10 +176,21 @@ class MainScreen(Screen):
         else:
             self._stamp = None  # come back next tick for the chart
         self._draw_host(host, t1, spec)
-        alerts = d.active_alerts.get(host, [])
         since = {k: clock_text(f.at) for k, f in d.alerts.active.items()}
         self.query_one(AlertsBar).show(alerts, since)
         self._draw_events(host, t1)
+
+    def _grid_room(self) -> int:
+        """Rows the rank grid may take: its box's max-height (app.tcss) as Textual resolves it,
+        against the screen less its docked bars, or all of that while the box is enlarged (r)."""
+        box = self.query_one("#grid-scroll")
+        shown = [box, *self.query_children(self.ALLOW_IN_MAXIMIZED_VIEW)] if self.maximized is box else self.children
+        docked = sum(w.outer_size.height for w in shown if w.display and w.styles.dock in ("top", "bottom"))
+        avail = Size(self.size.width, max(0, self.size.height - docked))
+        mh = box.styles.max_height
+        if self.maximized is box or mh is None:
+            return avail.height
+        return int(mh.resolve(avail, self.size))
 
     def _draw_host(self, host, t1, spec) -> None:
         d = self.dash
@@ -207,12 +229,14 @@ class MainScreen(Screen):
         for f in d.alerts.history:
             if f.alert.host == host and (t1 is None or f.at <= t1):
                 kind = "alert_error" if f.alert.severity == ERROR else "alert"
-                entries.append(TimelineEntry(f.at, kind, f.alert.title))
+                entries.append(TimelineEntry(f.at, kind, f.alert.title, fold=f.alert.kind))
                 if f.cleared is not None and (t1 is None or f.cleared <= t1):
-                    entries.append(TimelineEntry(f.cleared, "cleared", f"cleared: {f.alert.title}"))
+                    entries.append(TimelineEntry(f.cleared, "cleared", f"cleared: {(f.last or f.alert).title}",
+                                                 fold=f.alert.kind))
         entries.sort(key=lambda e: e.ts)
         title = f"events · {host_label(host)}" if len(d.hosts()) > 1 else "events"
-        self.query_one(EventTimeline).show(entries, f"{title} (e enlarges)")
+        pane = self.query_one(EventTimeline)
+        pane.show(entries, f"{title} · e or Esc shrinks" if pane.is_maximized else f"{title} (e enlarges)")
 
     def _draw_status(self, host, t1) -> None:
         d = self.dash
@@ -232,7 +256,8 @@ class MainScreen(Screen):
             lines_per_s=d.lines_per_s, read=c.read, parsed=c.batch + c.event, unparsed=c.unparsed,
             dropped=c.dropped, malformed=c.malformed, backlog=d.feed.pending,
             lag="" if lag is None else f"last line {lag:.1f}s ago",
-            settings=spec_short(spec_for(d.store, host, t1)), problems=" │ ".join(problems), flash=flash))
+            settings=spec_short(spec_for(d.store, host, t1)), problems=" │ ".join(problems), flash=flash,
+            read_only=d.read_only))
 
     def _sync_tabs(self) -> None:
         d = self.dash
@@ -280,7 +305,18 @@ class MainScreen(Screen):
         self._flash = (text, time.monotonic() + seconds)
 
     # -- actions (bound in bindings.py) -------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # False: the key is not in the footer and does nothing (--read-only, or a replay).
+        return self.dash.can_act or action not in ACTING_ACTIONS
+
     def action_quit(self) -> None:
+        acting = [r for r in self.dash.running.values() if r.under_way]
+        if acting and self._quit_armed is not acting[0]:
+            # Quitting mid-restart stops the verify and the rollback: ask once more.
+            self._quit_armed = acting[0]
+            self.app.notify(f"{acting[0].text()}: quitting now stops following it (no verify, no rollback; "
+                            "the audit log keeps what was done). q again quits.", severity="warning", markup=False)
+            return
         self.app.exit(0)
 
     def action_pause(self) -> None:
@@ -359,13 +395,22 @@ class MainScreen(Screen):
     def action_log(self) -> None:
         self._toggle_max(self.query_one(LogView))
 
-    def _toggle_max(self, widget) -> None:
+    def action_ranks(self) -> None:
+        self._toggle_max(self.query_one("#grid-scroll"), focus=False)
+
+    def _toggle_max(self, widget, focus: bool = True) -> None:
         if self.maximized is widget:
             self.minimize()
         else:
             self.minimize()
             self.maximize(widget, container=False)
-            widget.focus()
+            if focus:
+                widget.focus()
+
+    def watch_maximized(self) -> None:
+        # However a pane was enlarged or restored (e, l, r, Esc, Textual's own minimize): titles
+        # say how to shrink again, and the rank grid has other room. Once laid out, redraw.
+        self.call_after_refresh(self.redraw_now)
 
     def action_escape(self) -> None:
         box = self.query_one("#filter", Input)
@@ -381,4 +426,39 @@ class MainScreen(Screen):
     def action_help(self) -> None:
         from mtptui.tui.screens.help import HelpScreen
 
-        self.app.push_screen(HelpScreen())
+        self.app.push_screen(HelpScreen(self.dash.acting_off()))
+
+    def action_compare(self) -> None:
+        from mtptui.tui.screens.compare import CompareScreen
+
+        self.app.push_screen(CompareScreen(self.dash))
+
+    def action_audit(self) -> None:
+        from mtptui.control import audit
+        from mtptui.tui.screens.audit import AuditScreen
+
+        path = audit.audit_path()
+        self.app.push_screen(AuditScreen(lambda: audit.read_audit(path), str(path)))
+
+    # The acting keys: each a flow in a worker (act.py): plan, confirm, execute, tell the outcome.
+    def action_spec_toggle(self) -> None:
+        from mtptui.tui import act
+
+        act.start(self, act.toggle)
+
+    def action_spec_step(self, delta: int) -> None:
+        from functools import partial
+
+        from mtptui.tui import act
+
+        act.start(self, partial(act.step, delta=delta))
+
+    def action_profiles(self) -> None:
+        from mtptui.tui import act
+
+        act.start(self, act.pick)
+
+    def action_restart(self) -> None:
+        from mtptui.tui import act
+
+        act.start(self, act.restart)

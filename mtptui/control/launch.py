@@ -1,0 +1,437 @@
+"""Where the server's flags sit in an ExecStart argv, what they say, and a profile applied to them.
+
+The launch command is found behind the wrappers units put before it (`env`, `nice`, `ionice`,
+`numactl`, `taskset`, `stdbuf`, `docker`/`podman run`); everything after it, to the end of argv,
+is the server's arguments. Flags are read the way argparse reads them: `--x v` and `--x=v`, the
+last one winning. SGLang's launch_server takes no positional argument, so a word after a flag that
+does not start with "-" is that flag's value; vLLM's only positional is the model after `serve`.
+mtptui's simulator (`python -m mtptui.sim`) counts as SGLang.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from mtptui.control.profiles import VLLM_METHODS, Profile, ProfileError
+
+_PYTHON = re.compile(r"python(\d+(\.\d+)*)?\Z")
+_MODULES = {
+    "sglang.launch_server": "sglang",
+    "mtptui.sim": "sglang",
+    "vllm.entrypoints.openai.api_server": "vllm",
+}
+_SERVE = ("sglang", "vllm")  # `sglang serve`, `vllm serve`
+# CPython's options that take a value (-c ends the options with code: not a launch).
+_PYTHON_VALUED = "cmWX"
+_NEGATIVE = re.compile(r"-\d")
+
+# SGLang's speculative flags (reference §3), for argparse's unambiguous-prefix rule.
+_SGLANG_SPEC = {
+    "--speculative-algorithm": "algorithm",
+    "--speculative-num-steps": "num_steps",
+    "--speculative-eagle-topk": "topk",
+    "--speculative-num-draft-tokens": "num_draft_tokens",
+    "--speculative-draft-model-path": "draft_model_path",
+    "--speculative-draft-model": "draft_model_path",  # alias (0.5.4+)
+}
+_SGLANG_SPEC_OTHERS = (
+    "--speculative-draft-model-revision", "--speculative-draft-load-format",
+    "--speculative-accept-threshold-single", "--speculative-accept-threshold-acc",
+    "--speculative-token-map", "--speculative-attention-mode", "--speculative-draft-attention-backend",
+    "--speculative-moe-runner-backend", "--speculative-draft-model-quantization",
+    "--speculative-draft-window-size", "--speculative-adaptive", "--speculative-adaptive-config",
+    "--speculative-skip-dp-mlp-sync", "--speculative-use-rejection-sampling",
+    "--speculative-dflash-block-size", "--speculative-ngram-")
+_INT_KEYS = ("num_steps", "topk", "num_draft_tokens")
+SPEC_KEYS = ("algorithm", "num_steps", "topk", "num_draft_tokens", "draft_model_path")
+
+
+class LaunchError(ValueError):
+    """An argv in which mtptui cannot find or read the server's flags, said in one line."""
+
+
+@dataclass(frozen=True)
+class Launch:
+    engine: str  # "sglang" or "vllm"
+    index: int  # argv[index:] are the server's arguments
+    kind: str  # which form matched, e.g. "python -m sglang.launch_server", "docker run: vllm serve"
+
+
+@dataclass(frozen=True)
+class Context:
+    """What SGLang's speculation rules look at besides the speculative flags."""
+
+    model_path: str | None = None
+    tp: int = 1
+    dp: int = 1
+    enable_dp_attention: bool = False
+    page_size: int | None = None  # None: not given (SGLang picks it)
+    attention_backend: str | None = None
+    decode_attention_backend: str | None = None
+    prefill_attention_backend: str | None = None
+
+
+# --- finding the launch command --------------------------------------------------------------
+
+def _name(word: str) -> str:
+    return word.rsplit("/", 1)[-1]
+
+
+def _python_module(argv: list[str], i: int) -> tuple[str, int] | None:
+    """(module, index after it) when argv[i:] is `python [options] -m MODULE`."""
+    j = i + 1
+    while j < len(argv) and argv[j].startswith("-") and argv[j] not in ("-", "--"):
+        word = argv[j]
+        j += 1
+        if word.startswith("--"):
+            j += word == "--check-hash-based-pycs"
+            continue
+        for k, c in enumerate(word[1:], start=2):
+            if c not in _PYTHON_VALUED:
+                continue
+            value = word[k:]
+            if not value and j < len(argv):
+                value, j = argv[j], j + 1
+            if c == "c":
+                return None
+            if c == "m":
+                return value, j
+            break
+    return None
+
+
+def _launch_at(argv: list[str], i: int) -> tuple[str, int, str] | None:
+    name = _name(argv[i])
+    if _PYTHON.match(name):
+        found = _python_module(argv, i)
+        if found and found[0] in _MODULES:
+            return _MODULES[found[0]], found[1], f"python -m {found[0]}"
+    elif name in _SERVE and i + 1 < len(argv) and argv[i + 1] == "serve":
+        return name, i + 2, f"{name} serve"
+    return None
+
+
+def _skip_options(argv: list[str], j: int, short_valued: str, long_valued: frozenset[str],
+                  what: str) -> int:
+    """The index of the first word after a getopt-style option list (a long option not in
+    long_valued takes no value unless given with "=")."""
+    while j < len(argv):
+        word = argv[j]
+        if word == "--":
+            return j + 1
+        if not word.startswith("-") or word == "-":
+            return j
+        j += 1
+        if word.startswith("--"):
+            j += "=" not in word and word[2:] in long_valued
+            continue
+        for k, c in enumerate(word[1:], start=2):
+            if c in short_valued:
+                j += not word[k:]
+                break
+    raise LaunchError(f"{what} runs no command")
+
+
+def _env(argv: list[str], i: int) -> int:
+    """`env [options] [-] [NAME=VALUE...] COMMAND`."""
+    j = i + 1
+    while j < len(argv) and argv[j].startswith("-"):
+        word = argv[j]
+        if word.startswith(("-S", "--split-string")):
+            raise LaunchError("`env -S` splits one string into the command: mtptui cannot rewrite it")
+        j += 2 if word in ("-u", "--unset", "-C", "--chdir") else 1
+        if word in ("--", "-"):
+            break
+    while j < len(argv) and "=" in argv[j]:
+        j += 1
+    return j
+
+
+def _taskset(argv: list[str], i: int) -> int:
+    return _skip_options(argv, i + 1, "", frozenset(), "taskset") + 1  # the CPU mask, then the command
+
+
+_WRAPPERS = {
+    "env": _env,
+    "nice": lambda a, i: _skip_options(a, i + 1, "n", frozenset({"adjustment"}), "nice"),
+    "ionice": lambda a, i: _skip_options(
+        a, i + 1, "cnpPu", frozenset({"class", "classdata", "pid", "pgid", "uid"}), "ionice"),
+    "numactl": lambda a, i: _skip_options(
+        a, i + 1, "iwNmCpP", frozenset({"interleave", "weighted-interleave", "membind", "cpunodebind",
+                                        "physcpubind", "preferred", "preferred-many"}), "numactl"),
+    "stdbuf": lambda a, i: _skip_options(a, i + 1, "ioe", frozenset({"input", "output", "error"}),
+                                         "stdbuf"),
+    "taskset": _taskset,
+}
+
+_DOCKER_SHORT_VALUED = "acehlmpuvw"
+_DOCKER_BOOL = frozenset({
+    "detach", "interactive", "tty", "rm", "privileged", "init", "publish-all", "read-only",
+    "no-healthcheck", "oom-kill-disable", "quiet", "disable-content-trust", "help", "sig-proxy",
+    "replace", "rmi", "no-hosts", "use-api-socket"})
+_DOCKER_VALUED = frozenset({
+    "add-host", "annotation", "attach", "blkio-weight", "blkio-weight-device", "cap-add", "cap-drop",
+    "cgroup-parent", "cgroupns", "cidfile", "cpu-count", "cpu-percent", "cpu-period", "cpu-quota",
+    "cpu-rt-period", "cpu-rt-runtime", "cpu-shares", "cpus", "cpuset-cpus", "cpuset-mems",
+    "detach-keys", "device", "device-cgroup-rule", "device-read-bps", "device-read-iops",
+    "device-write-bps", "device-write-iops", "dns", "dns-option", "dns-search", "domainname",
+    "entrypoint", "env", "env-file", "expose", "gpus", "group-add", "health-cmd", "health-interval",
+    "health-retries", "health-start-interval", "health-start-period", "health-timeout", "hostname",
+    "ip", "ip6", "ipc", "isolation", "kernel-memory", "label", "label-file", "link", "link-local-ip",
+    "log-driver", "log-opt", "mac-address", "memory", "memory-reservation", "memory-swap",
+    "memory-swappiness", "mount", "name", "network", "net", "network-alias", "oom-score-adj", "pid",
+    "pids-limit", "platform", "pod", "publish", "pull", "restart", "runtime", "secret",
+    "security-opt", "shm-size", "stop-signal", "stop-timeout", "storage-opt", "sysctl", "tmpfs",
+    "ulimit", "user", "userns", "uts", "volume", "volume-driver", "volumes-from", "workdir"})
+
+
+def _container(argv: list[str], i: int) -> Launch:
+    """`docker|podman [global options] [container] run [options] IMAGE [COMMAND...]`."""
+    tool = _name(argv[i])
+    j = _skip_options(argv, i + 1, "Hcl", frozenset({"host", "context", "config", "log-level"}), tool)
+    if argv[j] == "container" and j + 1 < len(argv):
+        j += 1
+    if argv[j] != "run":
+        raise LaunchError(f"`{tool} {argv[j]}` is not `{tool} run`: no server to find")
+    j += 1
+    entrypoint = None
+    while j < len(argv) and argv[j].startswith("-") and argv[j] != "--":
+        word = argv[j]
+        j += 1
+        if word.startswith("--"):
+            name, eq, value = word[2:].partition("=")
+            if name in _DOCKER_VALUED and not eq:
+                value, j = (argv[j] if j < len(argv) else ""), j + 1
+            elif not eq and name not in _DOCKER_VALUED and name not in _DOCKER_BOOL:
+                raise LaunchError(f"`{tool} run {word}`: mtptui cannot tell whether it takes a value")
+            if name == "entrypoint":
+                entrypoint = value
+            continue
+        for k, c in enumerate(word[1:], start=2):
+            if c in _DOCKER_SHORT_VALUED:
+                j += 0 if word[k:] else 1
+                break
+    if j < len(argv) and argv[j] == "--":
+        j += 1
+    if j >= len(argv):
+        raise LaunchError(f"`{tool} run` names no image")
+    image = argv[j]
+    command = ([entrypoint] if entrypoint else []) + argv[j + 1:]
+    if not command or command[0].startswith("-"):
+        engine = next((e for e in _SERVE if e in image.lower()), None)
+        if engine is None:
+            raise LaunchError(f"{tool} image {image} runs its own entrypoint, which mtptui does not "
+                              "know: put the launch command after the image")
+        return Launch(engine, j + 1, f"{tool} run: {engine} image entrypoint")
+    inner = _walk(command)
+    shift = j + 1 - (1 if entrypoint else 0)
+    return Launch(inner.engine, inner.index + shift, f"{tool} run: {inner.kind}")
+
+
+def _walk(argv: list[str]) -> Launch:
+    i = 0
+    while i < len(argv):
+        found = _launch_at(argv, i)
+        if found:
+            return Launch(*found)
+        name = _name(argv[i])
+        if name in ("docker", "podman"):
+            return _container(argv, i)
+        if name not in _WRAPPERS:
+            break
+        i = _WRAPPERS[name](argv, i)
+    shown = " ".join(argv[i:i + 2]) if i < len(argv) else " ".join(argv)
+    raise LaunchError(f"no SGLang or vLLM launch command in ExecStart (it runs {shown} …)")
+
+
+def find_launch(argv: list[str]) -> Launch:
+    """Where the server's arguments start. Raises LaunchError naming what was found instead."""
+    if not argv:
+        raise LaunchError("empty ExecStart")
+    return _walk(argv)
+
+
+# --- reading the flags -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Opt:
+    name: str  # as written ("--speculative-num-steps"), before any "="
+    value: str | None
+    start: int
+    end: int  # argv[start:end] is the option with its value
+
+
+def _takes_next(argv: list[str], j: int) -> bool:
+    return j < len(argv) and (not argv[j].startswith("-") or bool(_NEGATIVE.match(argv[j])))
+
+
+def _options(argv: list[str], start: int) -> list[_Opt]:
+    opts = []
+    j = start
+    while j < len(argv):
+        word = argv[j]
+        if not word.startswith("-") or word == "-" or _NEGATIVE.match(word):
+            j += 1  # a positional (vLLM's model)
+            continue
+        name, eq, value = word.partition("=")
+        if eq:
+            opts.append(_Opt(name, value, j, j + 1))
+            j += 1
+        elif _takes_next(argv, j + 1):
+            opts.append(_Opt(name, argv[j + 1], j, j + 2))
+            j += 2
+        else:
+            opts.append(_Opt(name, None, j, j + 1))
+            j += 1
+    return opts
+
+
+def _vllm_name(name: str) -> str:
+    return name.replace("_", "-")  # vLLM accepts --speculative_config too
+
+
+def _sglang_key(name: str) -> str | None:
+    """The spec key an SGLang flag sets, with argparse's unambiguous-prefix rule."""
+    if name in _SGLANG_SPEC:
+        return _SGLANG_SPEC[name]
+    if not name.startswith("--speculative-"):
+        return None
+    hits = [f for f in (*_SGLANG_SPEC, *_SGLANG_SPEC_OTHERS) if f.startswith(name)]
+    keys = {_SGLANG_SPEC.get(f) for f in hits}
+    return keys.pop() if len(keys) == 1 else None
+
+
+def _int(name: str, value: str | None) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise LaunchError(f"{name} {value!r} is not a whole number") from None
+
+
+def _vllm_spec(value: str | None) -> dict:
+    try:
+        config = json.loads(value or "")
+    except ValueError:
+        raise LaunchError(f"--speculative-config {value!r} is not JSON") from None
+    if not isinstance(config, dict):
+        raise LaunchError(f"--speculative-config {value!r} is not a JSON object")
+    return config
+
+
+def _from_vllm(config: dict) -> dict:
+    out = dict.fromkeys(SPEC_KEYS)
+    method = config.get("method")
+    if isinstance(method, str):
+        by_method = {m: a for a, m in VLLM_METHODS.items() if a != "MTP"}
+        out["algorithm"] = "NEXTN" if method.endswith("_mtp") else by_method.get(method, method.upper())
+    elif config:
+        # vLLM's own defaults: a draft model without a method is a draft model, none is MTP.
+        out["algorithm"] = "STANDALONE" if config.get("model") else "NEXTN"
+    if config.get("num_speculative_tokens") is not None:
+        out["num_steps"] = _int("num_speculative_tokens", config["num_speculative_tokens"])
+    out["draft_model_path"] = config.get("model")
+    return out
+
+
+def spec_flags(argv: list[str]) -> dict:
+    """The speculation settings argv gives the server: keys algorithm, num_steps, topk,
+    num_draft_tokens, draft_model_path (None when not given). vLLM's `--speculative-config` is
+    mapped to the same keys (method → algorithm, num_speculative_tokens → num_steps, model →
+    draft_model_path; no topk or draft tokens there)."""
+    launch = find_launch(argv)
+    opts = _options(argv, launch.index)
+    if launch.engine == "vllm":
+        config: dict = {}
+        for o in opts:
+            name = _vllm_name(o.name)
+            if name == "--speculative-config":
+                config = _vllm_spec(o.value)
+            elif name.startswith("--speculative-config."):
+                config[name.split(".", 1)[1].replace("-", "_")] = o.value
+        return _from_vllm(config)
+    out = dict.fromkeys(SPEC_KEYS)
+    for o in opts:
+        key = _sglang_key(o.name)
+        if key:
+            out[key] = _int(o.name, o.value) if key in _INT_KEYS else o.value
+    return out
+
+
+def context_of(argv: list[str]) -> Context:
+    """The settings besides speculation that SGLang's speculation rules depend on."""
+    launch = find_launch(argv)
+    opts = _options(argv, launch.index)
+    if launch.engine == "vllm":
+        values = {_vllm_name(o.name): o.value for o in opts}
+        model = values.get("--model")
+        if launch.index < len(argv) and not argv[launch.index].startswith("-"):
+            model = argv[launch.index]
+        tp = values.get("--tensor-parallel-size", values.get("-tp"))
+        dp = values.get("--data-parallel-size", values.get("-dp"))
+        return Context(model_path=model, tp=_int("--tensor-parallel-size", tp) if tp else 1,
+                       dp=_int("--data-parallel-size", dp) if dp else 1)
+    aliases = {"--model": "--model-path", "--tp": "--tp-size", "--dp": "--dp-size"}
+    values = {}
+    flags = set()
+    for o in opts:
+        name = aliases.get(o.name, o.name)
+        values[name] = o.value
+        flags.add(name)
+    page = values.get("--page-size")
+    return Context(
+        model_path=values.get("--model-path"),
+        tp=_int("--tp-size", values["--tp-size"]) if values.get("--tp-size") else 1,
+        dp=_int("--dp-size", values["--dp-size"]) if values.get("--dp-size") else 1,
+        enable_dp_attention="--enable-dp-attention" in flags,
+        page_size=_int("--page-size", page) if page is not None else None,
+        attention_backend=values.get("--attention-backend"),
+        decode_attention_backend=values.get("--decode-attention-backend"),
+        prefill_attention_backend=values.get("--prefill-attention-backend"),
+    )
+
+
+# --- applying a profile ----------------------------------------------------------------------
+
+def _is_spec(name: str, engine: str) -> bool:
+    if engine == "vllm":
+        name = _vllm_name(name)
+        return name.startswith("--speculative-") or name == "--num-speculative-tokens"
+    return name.startswith("--speculative-")
+
+
+def profile_flags(profile: Profile, engine: str) -> list[str]:
+    """The server arguments a profile adds (its extra_args last); none for `off`."""
+    out: list[str] = []
+    if profile.on and engine == "vllm":
+        method = VLLM_METHODS.get(profile.algorithm.upper())
+        if method is None:
+            raise ProfileError(f"profile {profile.name}: vLLM has no method for {profile.algorithm}")
+        config: dict = {"method": method}
+        if profile.num_steps is not None:
+            config["num_speculative_tokens"] = profile.num_steps
+        if profile.draft_model_path:
+            config["model"] = profile.draft_model_path
+        out = ["--speculative-config", json.dumps(config, separators=(",", ":"))]
+    elif profile.on:
+        out = ["--speculative-algorithm", profile.algorithm]
+        for flag, value in (("--speculative-num-steps", profile.num_steps),
+                            ("--speculative-eagle-topk", profile.topk),
+                            ("--speculative-num-draft-tokens", profile.num_draft_tokens),
+                            ("--speculative-draft-model-path", profile.draft_model_path)):
+            if value is not None:
+                out += [flag, str(value)]
+    return out + list(profile.extra_args)
+
+
+def apply_profile(argv: list[str], profile: Profile) -> list[str]:
+    """argv with every speculative flag (and its value) removed and the profile's flags appended
+    at the end; every other word kept as it was, in order."""
+    launch = find_launch(argv)
+    drop: set[int] = set()
+    for o in _options(argv, launch.index):
+        if _is_spec(o.name, launch.engine):
+            drop.update(range(o.start, o.end))
+    kept = [w for k, w in enumerate(argv) if k not in drop]
+    return kept + profile_flags(profile, launch.engine)

@@ -1,0 +1,58 @@
+"""An action under way on a host, as the dashboard shows it (which phase, for how long), and how
+its outcome is told. No Textual: the screen reads these on its tick."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from mtptui.control.restart import OK, ROLLBACK_FAILED, ROLLED_BACK, Outcome, PhaseEvent
+
+PHASES = {"plan": "reading the unit", "confirm": "waiting for your answer", "lock": "lock",
+          "write": "write the drop-in", "reload": "daemon-reload", "restart": "restart",
+          "wait": "wait for ready", "verify": "verify", "rollback": "ROLLING BACK",
+          "rollback_wait": "rollback: wait for ready", "rollback_verify": "rollback: verify", "unlock": "unlock"}
+STICKY_S = 24 * 3600.0  # a failed rollback stays on screen until dismissed
+
+
+@dataclass
+class Running:
+    host: str | None
+    what: str  # "restarting gpu1 → mtp3"
+    phase: str = "plan"
+    detail: str = ""
+    failed: bool = False  # some phase failed: what follows is the rollback
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def under_way(self) -> bool:
+        """Confirmed and running on the host (not still being planned or asked about)."""
+        return self.phase not in ("plan", "confirm")
+
+    def on_phase(self, ev: PhaseEvent) -> None:
+        self.phase, self.detail = ev.phase, ev.detail
+        self.failed = self.failed or ev.state == "fail"
+
+    def begin(self, what: str) -> None:
+        """The confirmed action starts: the clock restarts with it."""
+        self.what, self.phase, self.detail, self.started = what, "lock", "", time.monotonic()
+
+    def text(self, now: float | None = None) -> str:
+        """`restarting gpu1 → mtp3 · wait for ready 0:42 (loading weights)`."""
+        s = int((time.monotonic() if now is None else now) - self.started)
+        out = f"{self.what} · {PHASES.get(self.phase, self.phase)} {s // 60}:{s % 60:02d}"
+        return f"{out} ({self.detail})" if self.detail else out
+
+
+def outcome_notice(host: str | None, target: str, outcome: Outcome) -> tuple[str, str, float | None]:
+    """(message, severity, timeout) of the notification that tells how an action ended:
+    green when verified, a warning when rolled back, red and sticky when the rollback failed."""
+    who = f"{host or 'this host'}: {target}"
+    if outcome.exit_code == OK:
+        return f"{who} {outcome.message}", "information", 12.0
+    if outcome.exit_code == ROLLED_BACK:
+        return f"{who} failed and was rolled back (the old state is verified): {outcome.message}", "warning", 30.0
+    if outcome.exit_code == ROLLBACK_FAILED:
+        return (f"{who} ROLLBACK FAILED: {outcome.message}. mtptui stopped touching the host; "
+                "look at it now (the audit log, a, has every step)", "error", STICKY_S)
+    return f"{who} not run: {outcome.message}", "error", 15.0

@@ -1,0 +1,110 @@
+"""The compare screen (c): every epoch of the shown host side by side: its settings, when it began
+and how long it ran, decode batches, accept len and rate, gen throughput per rank and summed, and
+the sum against the first epoch (Σ gen tok/s: the host's throughput; gen tok/s/rank: the mean
+of the ranks' means). The numbers are `mtptui summary`'s epochs (core/compare.py), kept
+up to date while the dashboard runs."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Static
+
+from mtptui.core.compare import EpochRow, epoch_rows, percent
+from mtptui.core.epochs import short_rank_labels
+from mtptui.tui.viewmodel import clock_text, host_label
+
+# What tells whether a retune helped comes first: a narrow screen cuts the columns on the right.
+COLUMNS = ("#", "settings", "acc len", "acc rate", "Σ gen tok/s", "vs first", "gen tok/s/rank", "decode", "began", "ran")
+REFRESH_S = 1.0
+
+
+def duration_text(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    s = int(round(seconds))
+    if s < 3600:
+        return f"{s // 60}m {s % 60:02d}s"
+    return f"{s // 3600}h {s % 3600 // 60:02d}m"
+
+
+def _num(v: float | None, prec: int) -> str:
+    return "-" if v is None else f"{v:.{prec}f}"
+
+
+def row_cells(r: EpochRow, newest: float | None) -> tuple[str, ...]:
+    """The table's cells for one epoch; the open one runs to the newest line."""
+    end = r.end if r.end is not None else newest
+    ran = duration_text(None if end is None else end - r.start) + (" +" if r.end is None else "")
+    return (str(r.index + 1), r.label, _num(r.accept_len, 2), _num(r.accept_rate, 2), _num(r.gen_sum, 1),
+            "base" if r.vs_first is None and r.gen_sum is not None else percent(r.vs_first), _num(r.gen_mean, 1),
+            str(r.decode_batches), clock_text(r.start), ran)
+
+
+class CompareScreen(ModalScreen):
+    DEFAULT_CSS = """
+    CompareScreen { align: center middle; }
+    CompareScreen > Vertical { width: 100%; height: auto; max-height: 100%; border: thick $accent;
+                               background: $surface; padding: 0 1; }
+    CompareScreen DataTable { height: auto; max-height: 30; }
+    CompareScreen #ranks { margin: 1 0; height: auto; }
+    CompareScreen #hint { color: $text-muted; }
+    """
+    BINDINGS = [Binding("escape,q,c", "dismiss", "close", id="compare_close")]
+
+    def __init__(self, dash) -> None:
+        super().__init__()
+        self.dash = dash
+        self.host = dash.host
+        self.rows: list[EpochRow] = []
+        self._version: int | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = f"compare epochs · {host_label(self.host)}"
+            table = DataTable(cursor_type="row", zebra_stripes=True)
+            table.add_columns(*COLUMNS)
+            yield table
+            yield Static(id="ranks")
+            yield Static("the numbers are `mtptui summary`'s epochs: means over every decode batch of the epoch · "
+                         "'+' the epoch still runs · ↑↓ picks an epoch · Esc closes", id="hint")
+
+    def on_mount(self) -> None:
+        self.refresh_rows()
+        self.set_interval(REFRESH_S, self.refresh_rows)
+
+    def refresh_rows(self) -> None:
+        store = self.dash.store
+        if store.version == self._version:
+            return
+        self._version = store.version
+        self.rows = epoch_rows([e.to_json() for e in store.epochs.get(self.host, [])])
+        table = self.query_one(DataTable)
+        keep = table.cursor_row
+        table.clear()
+        for r in self.rows:
+            table.add_row(*row_cells(r, store.last_ts))
+        if self.rows:
+            table.move_cursor(row=min(keep, len(self.rows) - 1) if keep >= 0 else 0)
+        else:
+            self.query_one("#ranks", Static).update("no epochs yet: no batch line of this host has come in")
+        n = len(self.rows)
+        self.query_one(Vertical).border_subtitle = f"{n} epoch{'s' if n != 1 else ''} (restarts split them)"
+
+    @on(DataTable.RowHighlighted)
+    def _show_ranks(self, event: DataTable.RowHighlighted) -> None:
+        if not 0 <= event.cursor_row < len(self.rows):
+            return
+        r = self.rows[event.cursor_row]
+        parts: list = [(f"epoch {r.index + 1}: {r.label}", "bold"), (f" · began: {r.reason}", "$text-muted"),
+                       ("\ngen tok/s, mean per rank:", "bold")]
+        if not r.gen_per_rank:
+            parts.append(" none logged")
+        names = short_rank_labels(list(r.gen_per_rank))
+        for rank, v in r.gen_per_rank.items():
+            parts += [(f"  {names[rank]} ", "$text-muted"), f"{v:.1f}"]
+        self.query_one("#ranks", Static).update(Content.assemble(*parts))

@@ -1,0 +1,99 @@
+"""The preview before anything changes on a server: the plan (host, unit, the exact commands, the
+flag diff, the downtime to expect), Cancel or Apply. Focus starts on Cancel, so a stray Enter
+changes nothing; a host tagged prod also needs its name typed. Dismissed with True to go on."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Static
+
+from mtptui.control.plan import Plan
+
+DIFF_HEADER = "server arguments"  # preview_lines' heading of the flag diff
+DIFF_STYLES = {"-": "$text-error", "+": "$text-success"}
+
+
+def preview_content(plan: Plan) -> Content:
+    """The plan's preview, its flag diff coloured: removed red, added green."""
+    parts: list = []
+    in_diff = False
+    for line in plan.preview_lines():
+        style = ""
+        if line.startswith(DIFF_HEADER):
+            in_diff, style = True, "bold"
+        elif not line.startswith(" "):
+            in_diff = False
+            style = {"commands": "bold", "warning": "bold $text-warning"}.get(line.split(":", 1)[0], "")
+        elif in_diff:
+            style = DIFF_STYLES.get(line.lstrip()[:1], "")
+        parts += [(line, style), "\n"]
+    return Content.assemble(*parts[:-1])
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    DEFAULT_CSS = """
+    ConfirmScreen { align: center middle; }
+    ConfirmScreen > Vertical { width: 110; max-width: 100%; height: auto; max-height: 100%;
+                               border: thick $warning; background: $surface; padding: 0 1; }
+    ConfirmScreen #preview { height: auto; max-height: 24; }
+    ConfirmScreen.-prod > Vertical { border: thick $error; }
+    ConfirmScreen #typed { margin: 1 0 0 0; }
+    ConfirmScreen #buttons { height: auto; align-horizontal: right; margin-top: 1; }
+    ConfirmScreen Button { margin-left: 2; }
+    ConfirmScreen #hint { color: $text-muted; }
+    """
+    BINDINGS = [Binding("y", "confirm", "apply", id="confirm_apply"),
+                Binding("n,escape", "cancel", "cancel", id="confirm_cancel")]
+    AUTO_FOCUS = "#cancel"
+
+    def __init__(self, plan: Plan) -> None:
+        super().__init__()
+        self.plan = plan
+
+    def compose(self) -> ComposeResult:
+        plan = self.plan
+        self.set_class(plan.prod, "-prod")
+        with Vertical() as box:
+            box.border_title = plan.title()
+            box.border_subtitle = "prod: type the host's name" if plan.prod else "nothing has changed yet"
+            with VerticalScroll(id="preview"):
+                yield Static(preview_content(plan))
+            if plan.prod:
+                yield Input(placeholder=f"type {plan.host} to confirm (this host is tagged prod)", id="typed")
+            with Horizontal(id="buttons"):
+                yield Button("Cancel", id="cancel")
+                yield Button("Apply", id="apply", variant="error" if plan.prod else "warning", disabled=plan.prod)
+            yield Static(self._hint(), id="hint")
+
+    def _hint(self) -> str:
+        if self.plan.prod:
+            return f"Tab to the box, type {self.plan.host}, then Enter or Apply · n or Esc cancels"
+        return "y or Apply applies · n or Esc cancels"
+
+    @property
+    def name_typed(self) -> bool:
+        return not self.plan.prod or self.query_one("#typed", Input).value == self.plan.host
+
+    @on(Input.Changed, "#typed")
+    def _typed(self) -> None:
+        self.query_one("#apply", Button).disabled = not self.name_typed
+
+    @on(Input.Submitted, "#typed")
+    def _typed_enter(self) -> None:
+        self.action_confirm()
+
+    @on(Button.Pressed, "#apply")
+    def action_confirm(self) -> None:
+        if self.name_typed:
+            self.dismiss(True)
+        else:
+            self.query_one("#hint", Static).update(f"type {self.plan.host} exactly to apply (prod host)")
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(False)

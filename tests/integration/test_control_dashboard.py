@@ -1,0 +1,55 @@
+"""The dashboard acting on a real systemd host: `s` on a unit followed over SSH restarts it with
+speculation on, the stop and start stream in, and the compare screen shows both epochs."""
+
+from __future__ import annotations
+
+import pytest
+from hosts.helpers import host_config, unique_unit
+from test_spec_systemd import exec_start, install_unit
+
+pytestmark = pytest.mark.systemd
+
+
+async def test_s_on_a_systemd_host_turns_mtp_on_and_compare_shows_both_epochs(cluster, tmp_path, monkeypatch):
+    from mtptui.config import Config
+    from mtptui.control.audit import read_audit
+    from mtptui.control.session import host_controls
+    from mtptui.sources.ssh import SshJournalSource
+    from mtptui.tui.launch import build_app
+    from mtptui.tui.screens.compare import CompareScreen
+    from mtptui.tui.screens.confirm import ConfirmScreen
+
+    monkeypatch.setenv("MTPTUI_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
+    h = cluster.hosts[0]
+    unit = unique_unit("dash")
+    install_unit(h, unit)
+    source = SshJournalSource(host_config(h, unit), lines=1000)
+    controls = host_controls([source], Config(), False)
+    app = build_app([source], window="all", controls=controls)
+    name = f"gpu{h.index}"
+    async with app.run_test(size=(160, 48)) as pilot:
+        dash = app.dash
+
+        async def until(cond, what: str, limit: int = 900):
+            for _ in range(limit):
+                if cond():
+                    return
+                await pilot.pause(0.1)
+            pytest.fail(f"never: {what}")
+
+        await until(lambda: dash.store.ranks(name), "the first batches over SSH")
+        await pilot.press("s")
+        await until(lambda: isinstance(app.screen, ConfirmScreen), "the preview")
+        assert app.screen.plan.title() == f"{name} · {unit}.service: → mtp3"
+        await pilot.press("y")
+        await until(lambda: not dash.running, "the action's end", limit=1200)
+        notes = [(n.message, n.severity) for n in app._notifications]
+        assert any(m.startswith(f"{name}: mtp3 verified: accept len") for m, _ in notes), notes
+        await until(lambda: len(dash.store.epochs.get(name, [])) >= 2, "the new epoch")
+        await until(lambda: any(s.spec_seen for s in dash.store.ranks(name)), "accept len on screen")
+        await pilot.press("c")
+        assert isinstance(app.screen, CompareScreen)
+        labels = [r.label for r in app.screen.rows]
+        assert labels[0] == "spec off" and labels[-1].startswith("EAGLE steps=3"), labels
+    assert "--speculative-num-steps 3" in exec_start(h, unit)
+    assert [(e["profile"], e["result"]) for e in read_audit(tmp_path / "audit.jsonl")] == [("mtp3", "applied")]

@@ -1,0 +1,40 @@
+"""The compare screen (c) says what `mtptui summary --json` says about the same log's epochs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_screen_truth import summary_json
+from textual.widgets import DataTable, Static
+from tui_helpers import make_app, settle
+
+from mtptui.core.compare import epoch_rows
+from mtptui.tui.screens.compare import CompareScreen, row_cells
+
+TOGGLE = str(Path(__file__).resolve().parents[2] / "sample_logs" / "mtp-toggle-restarts.log")
+SIZE = (160, 48)
+
+
+async def test_c_shows_summarys_epochs_and_escape_closes():
+    want = epoch_rows([e for e in summary_json(TOGGLE)["epochs"] if e["host"] == "gpu-h1"])
+    assert len(want) == 3
+    app = make_app(TOGGLE)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("c")
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        assert screen.rows == want
+        table = screen.query_one(DataTable)
+        shown = [tuple(str(c) for c in table.get_row_at(i)) for i in range(table.row_count)]
+        assert shown == [row_cells(r, app.dash.store.last_ts) for r in want]
+        # As an operator reads it: settings, accept len, the sum of the ranks against the first epoch.
+        assert shown[1][1] == "EAGLE steps=3 topk=1 draft=4" and shown[1][2] == f"{want[1].accept_len:.2f}"
+        assert shown[0][5] == "base" and shown[1][5] == "+39%" and shown[0][2] == "-"
+        assert shown[2][9].endswith("+")  # the last epoch runs to the end of the log
+        await pilot.press("down")
+        ranks = str(screen.query_one("#ranks", Static).render())
+        assert "epoch 2: EAGLE steps=3" in ranks
+        assert all(f"{v:.1f}" in ranks for v in want[1].gen_per_rank.values())
+        await pilot.press("escape")
+        assert not isinstance(app.screen, CompareScreen)

@@ -1,0 +1,201 @@
+"""Where the server's flags are in an ExecStart argv, what they say, and a profile applied."""
+
+import json
+import shlex
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mtptui.control.launch import (
+    Context,
+    Launch,
+    LaunchError,
+    apply_profile,
+    context_of,
+    find_launch,
+    profile_flags,
+    spec_flags,
+)
+from mtptui.control.profiles import BUILTINS, Profile, ProfileError
+
+SGL = "python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --tp 2"
+VLLM_CONFIG = '{"method": "mtp", "num_speculative_tokens": 2}'
+
+
+@pytest.mark.parametrize("command,launch", [
+    (SGL, Launch("sglang", 3, "python -m sglang.launch_server")),
+    ("/opt/venv/bin/python3.11 -u -X faulthandler -m sglang.launch_server --tp 2",
+     Launch("sglang", 6, "python -m sglang.launch_server")),
+    ("python -msglang.launch_server --tp 2", Launch("sglang", 2, "python -m sglang.launch_server")),
+    ("python3 -um mtptui.sim --model-path m", Launch("sglang", 3, "python -m mtptui.sim")),
+    ("/usr/local/bin/sglang serve --model-path m", Launch("sglang", 2, "sglang serve")),
+    ("vllm serve Qwen/Qwen3-8B -tp 2", Launch("vllm", 2, "vllm serve")),
+    ("python -m vllm.entrypoints.openai.api_server --model m",
+     Launch("vllm", 3, "python -m vllm.entrypoints.openai.api_server")),
+    ("env -i -u HOME --unset=X -C /tmp A=1 B=x=y python3 -m sglang.launch_server",
+     Launch("sglang", 12, "python -m sglang.launch_server")),
+    ("/usr/bin/env - X=Y vllm serve m", Launch("vllm", 5, "vllm serve")),
+    ("nice -n 5 ionice -c2 -n 7 numactl --interleave=all -N 0 --localalloc taskset -c 0-7 stdbuf -oL "
+     "python3 -m sglang.launch_server", Launch("sglang", 20, "python -m sglang.launch_server")),
+    ("nice -10 python3 -m sglang.launch_server", Launch("sglang", 5, "python -m sglang.launch_server")),
+    ("/usr/bin/docker run --rm -it --gpus all -e A=1 --env=B=2 -v /a:/b -p8000:8000 --shm-size 32g "
+     "--ipc=host --name sgl lmsysorg/sglang:v0.5.8 python3 -m sglang.launch_server --tp 8",
+     Launch("sglang", 21, "docker run: python -m sglang.launch_server")),
+    ("docker --host unix:///run/d.sock container run --rm lmsysorg/sglang sglang serve --tp 2",
+     Launch("sglang", 9, "docker run: sglang serve")),
+    ("podman run --rm --device nvidia.com/gpu=all docker.io/vllm/vllm-openai:v0.9 --model m",
+     Launch("vllm", 6, "podman run: vllm image entrypoint")),
+    ("docker run --rm --entrypoint python3 lmsysorg/sglang -m sglang.launch_server --tp 2",
+     Launch("sglang", 8, "docker run: python -m sglang.launch_server")),
+    ("docker run --rm -- lmsysorg/sglang env A=1 python3 -m sglang.launch_server",
+     Launch("sglang", 10, "docker run: python -m sglang.launch_server")),
+])
+def test_find_launch(command, launch):
+    assert find_launch(shlex.split(command)) == launch
+
+
+@pytest.mark.parametrize("command,message", [
+    ("/bin/bash -c 'python3 -m sglang.launch_server'", r"no SGLang or vLLM launch command in ExecStart "
+                                                        r"\(it runs /bin/bash -c …\)"),
+    ("python3 /opt/serve.py --tp 2", r"it runs python3 /opt/serve.py"),
+    ("python3 -c 'import sglang'", "it runs python3 -c"),
+    ("python3 -m http.server", "it runs python3 -m"),
+    ("env -S 'python3 -m sglang.launch_server'", "env -S"),
+    ("nice -n 5", "nice runs no command"),
+    ("docker ps", "is not `docker run`"),
+    ("docker run --rm ubuntu:22.04", "runs its own entrypoint"),
+    ("docker run --frobnicate x lmsysorg/sglang python3 -m sglang.launch_server",
+     "cannot tell whether it takes a value"),
+    ("docker run --rm", "names no image"),
+    ("", "empty ExecStart"),
+])
+def test_no_launch(command, message):
+    with pytest.raises(LaunchError, match=message):
+        find_launch(shlex.split(command))
+
+
+def sglang(flags: str) -> list[str]:
+    return shlex.split(f"{SGL} {flags}")
+
+
+@pytest.mark.parametrize("flags,settings", [
+    ("", (None, None, None, None, None)),
+    ("--speculative-algorithm NEXTN --speculative-num-steps 3 --speculative-eagle-topk 1 "
+     "--speculative-num-draft-tokens 4", ("NEXTN", 3, 1, 4, None)),
+    ("--speculative-algorithm=EAGLE3 --speculative-num-steps=5 --speculative-eagle-topk=8 "
+     "--speculative-num-draft-tokens=32 --speculative-draft-model-path=/m/draft", ("EAGLE3", 5, 8, 32, "/m/draft")),
+    ("--speculative-algorithm STANDALONE --speculative-draft-model Qwen/Qwen3-0.6B",
+     ("STANDALONE", None, None, None, "Qwen/Qwen3-0.6B")),
+    ("--speculative-algo NEXTN --speculative-eagle 1", ("NEXTN", None, 1, None, None)),  # argparse prefixes
+    ("--speculative-num-steps 2 --speculative-num-steps 4", (None, 4, None, None, None)),  # last wins
+    ("--speculative-num 2", (None, None, None, None, None)),  # ambiguous: SGLang refuses it
+])
+def test_spec_flags_sglang(flags, settings):
+    keys = ("algorithm", "num_steps", "topk", "num_draft_tokens", "draft_model_path")
+    assert spec_flags(sglang(flags)) == dict(zip(keys, settings))
+
+
+@pytest.mark.parametrize("argv,settings", [
+    (["vllm", "serve", "m", "--speculative-config", VLLM_CONFIG], ("NEXTN", 2, None)),
+    (["vllm", "serve", "m", '--speculative_config={"method":"eagle3","model":"d","num_speculative_tokens":3}'],
+     ("EAGLE3", 3, "d")),
+    (["vllm", "serve", "m", "--speculative-config.method", "ngram", "--speculative-config.num_speculative_tokens",
+      "4"], ("NGRAM", 4, None)),
+    (["vllm", "serve", "m", "--speculative-config", '{"method":"deepseek_mtp","num_speculative_tokens":1}'],
+     ("NEXTN", 1, None)),
+    (["vllm", "serve", "m", "--speculative-config", '{"model":"small","num_speculative_tokens":5}'],
+     ("STANDALONE", 5, "small")),
+    (["vllm", "serve", "m"], (None, None, None)),
+])
+def test_spec_flags_vllm(argv, settings):
+    got = spec_flags(argv)
+    assert (got["algorithm"], got["num_steps"], got["draft_model_path"]) == settings
+    assert got["topk"] is None and got["num_draft_tokens"] is None
+
+
+@pytest.mark.parametrize("argv,message", [
+    (sglang("--speculative-num-steps three"), "--speculative-num-steps 'three' is not a whole number"),
+    (sglang("--speculative-eagle-topk"), "--speculative-eagle-topk None is not a whole number"),
+    (["vllm", "serve", "m", "--speculative-config", "{method: mtp}"], "is not JSON"),
+    (["vllm", "serve", "m", "--speculative-config", "[1]"], "is not a JSON object"),
+])
+def test_spec_flags_errors(argv, message):
+    with pytest.raises(LaunchError, match=message):
+        spec_flags(argv)
+
+
+def test_context_of():
+    assert context_of(sglang("--dp 2 --enable-dp-attention --page-size 16 --attention-backend fa3 "
+                             "--decode-attention-backend trtllm_mha")) == Context(
+        model_path="Qwen/Qwen3-8B", tp=2, dp=2, enable_dp_attention=True, page_size=16,
+        attention_backend="fa3", decode_attention_backend="trtllm_mha")
+    assert context_of(shlex.split("python3 -m mtptui.sim --model m --tp-size=4 --dp-size=4")) == Context(
+        model_path="m", tp=4, dp=4)
+    assert context_of(["vllm", "serve", "Qwen/Q", "-tp", "4", "--data_parallel_size", "2"]) == Context(
+        model_path="Qwen/Q", tp=4, dp=2)
+    assert context_of(shlex.split("python -m vllm.entrypoints.openai.api_server --model x")).model_path == "x"
+    with pytest.raises(LaunchError, match="--page-size 'big'"):
+        context_of(sglang("--page-size big"))
+
+
+MTP3 = ["--speculative-algorithm", "NEXTN", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+        "--speculative-num-draft-tokens", "4"]
+
+
+def test_apply_profile_sglang():
+    argv = sglang("--speculative-algorithm EAGLE --speculative-num-steps=5 --enable-metrics "
+                  "--speculative-eagle-topk 4 --speculative-draft-model-path /d --speculative-accept-threshold-single 0.9 "
+                  "--speculative-num-draft-tokens=8 --port 30000")
+    base = sglang("--enable-metrics --port 30000")
+    assert apply_profile(argv, BUILTINS["mtp3"]) == base + MTP3
+    assert apply_profile(argv, BUILTINS["off"]) == base
+    p = Profile("eagle", algorithm="EAGLE3", num_steps=5, topk=8, num_draft_tokens=32,
+                draft_model_path="/models/eagle3 draft", extra_args=("--max-running-requests", "64"))
+    assert apply_profile(base, p)[len(base):] == [
+        "--speculative-algorithm", "EAGLE3", "--speculative-num-steps", "5", "--speculative-eagle-topk", "8",
+        "--speculative-num-draft-tokens", "32", "--speculative-draft-model-path", "/models/eagle3 draft",
+        "--max-running-requests", "64"]
+    auto = Profile("auto", algorithm="NEXTN")
+    assert apply_profile(base, auto) == base + ["--speculative-algorithm", "NEXTN"]
+
+
+def test_apply_profile_vllm():
+    argv = ["vllm", "serve", "m", "--speculative-config", VLLM_CONFIG, "-tp", "2",
+            "--speculative_model", "old", "--num-speculative-tokens", "3"]
+    assert apply_profile(argv, BUILTINS["off"]) == ["vllm", "serve", "m", "-tp", "2"]
+    got = apply_profile(argv, BUILTINS["mtp3"])
+    assert got[:5] == ["vllm", "serve", "m", "-tp", "2"]
+    assert got[5] == "--speculative-config"
+    assert json.loads(got[6]) == {"method": "mtp", "num_speculative_tokens": 3}
+    assert got[6] == '{"method":"mtp","num_speculative_tokens":3}'
+    eagle = Profile("e", algorithm="EAGLE", num_steps=2, draft_model_path="yuhuili/EAGLE-LLaMA3")
+    assert json.loads(apply_profile(argv, eagle)[-1]) == {
+        "method": "eagle", "num_speculative_tokens": 2, "model": "yuhuili/EAGLE-LLaMA3"}
+    with pytest.raises(ProfileError, match="vLLM has no method for DFLASH"):
+        profile_flags(Profile("d", algorithm="DFLASH"), "vllm")
+
+
+def test_apply_profile_inside_docker_and_image_entrypoint():
+    # docker's own options are not the server's: only words after the launch command change
+    argv = shlex.split("docker run --rm --speculative-future-option=1 -e SPEC=--speculative-algorithm "
+                       "lmsysorg/sglang python3 -m sglang.launch_server --tp 2 --speculative-algorithm NEXTN")
+    assert apply_profile(argv, BUILTINS["off"]) == argv[:-2]
+    assert apply_profile(argv, BUILTINS["mtp3"]) == argv[:-2] + MTP3
+    image = ["podman", "run", "vllm/vllm-openai", "--model", "m"]
+    assert apply_profile(image, BUILTINS["mtp1"])[:5] == image
+
+
+words = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+
+
+@given(st.lists(words, max_size=8), st.sampled_from(sorted(BUILTINS)))
+def test_apply_profile_keeps_other_words(extra, name):
+    """Non-speculative words survive byte for byte and in order, whatever they hold."""
+    plain = [w for w in extra if not w.startswith("-")]
+    argv = [*shlex.split(SGL), *[x for w in plain for x in ("--served-model-name", w)]]
+    with_spec = argv + MTP3
+    got = apply_profile(with_spec, BUILTINS[name])
+    assert got[:len(argv)] == argv
+    assert got[len(argv):] == profile_flags(BUILTINS[name], "sglang")
+    assert spec_flags(got)["num_steps"] == BUILTINS[name].num_steps

@@ -1,0 +1,147 @@
+"""The verdict after a restart, from the server's own lines, and the argvs the target runs: by value."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mtptui.control.plan import APPLY, Plan
+from mtptui.control.profiles import BUILTINS
+from mtptui.control.target import SystemdTarget, last_start_seconds
+from mtptui.control.verify import FAILED, READY, VERIFIED, Watch, mismatch
+
+MTP3 = {"algorithm": "NEXTN", "num_steps": 3, "topk": 1, "num_draft_tokens": 4}
+ARGS_ON = ("[2026-03-09 16:00:01] server_args=ServerArgs(model_path='m', speculative_algorithm='EAGLE', "
+           "speculative_num_steps=3, speculative_eagle_topk=1, speculative_num_draft_tokens=4, tp_size=1)")
+ARGS_OFF = ("[2026-03-09 16:00:01] server_args=ServerArgs(model_path='m', speculative_algorithm=None, "
+            "speculative_num_steps=None, speculative_eagle_topk=None, speculative_num_draft_tokens=None)")
+READY_LINE = "[2026-03-09 16:00:09] The server is fired up and ready to roll!"
+
+
+def decode(accept: float | None) -> str:
+    spec = f"accept len: {accept:.2f}, accept rate: 0.60, " if accept is not None else ""
+    return (f"[2026-03-09 16:00:10] Decode batch, #running-req: 4, #token: 900, token usage: 0.01, {spec}"
+            "cuda graph: True, gen throughput (token/s): 300.00, #queue-req: 0")
+
+
+def test_a_good_start_is_verified_after_the_batches():
+    w = Watch(MTP3, batches=3)
+    w.feed(["Stopping sglang-qwen.service - SGLang...", "Stopped sglang-qwen.service - SGLang.",
+            "Started sglang-qwen.service - SGLang.", ARGS_ON, "[2026-03-09 16:00:02] Load weight begin. avail mem=70 GB"])
+    assert w.state not in (READY, VERIFIED, FAILED) and w.step == "loading weights"
+    w.feed([READY_LINE, decode(2.5), decode(2.3)])
+    assert w.state == READY
+    w.feed([decode(2.4)])
+    assert w.state == VERIFIED and w.summary() == "verified: accept len 2.40 after 3 batches"
+
+
+def test_the_old_runs_lines_before_started_are_not_judged():
+    w = Watch(MTP3)
+    w.feed([ARGS_OFF, READY_LINE, "Main process exited, code=exited, status=1/FAILURE",
+            "Started sglang-qwen.service - SGLang.", ARGS_ON, READY_LINE])
+    assert w.state == READY
+
+
+@pytest.mark.parametrize("lines, why", [
+    ([ARGS_OFF], "the server runs algorithm none, asked for NEXTN (from server_args)"),
+    ([ARGS_ON.replace("speculative_num_steps=3", "speculative_num_steps=2")],
+     "the server runs num_steps 2, asked for 3 (from server_args)"),
+    ([READY_LINE], "ready, but no server_args line was seen for the new run"),
+    ([ARGS_ON, READY_LINE, decode(None), decode(None), decode(None)],
+     "speculation is configured, yet 3 decode batches carry no accept len"),
+    (["usage: launch_server.py [-h]", "launch_server.py: error: unrecognized arguments: --x",
+      "sglang-qwen.service: Main process exited, code=exited, status=2/INVALIDARGUMENT"],
+     "the unit failed: sglang-qwen.service: Main process exited, code=exited, status=2/INVALIDARGUMENT "
+     "(launch_server.py: error: unrecognized arguments: --x)"),
+    (["Scheduled restart job, restart counter is at 3."], "the unit failed: Scheduled restart job, restart counter is at 3."),
+])
+def test_failures_say_why(lines, why):
+    w = Watch(MTP3)
+    w.feed(["Started sglang-qwen.service - SGLang.", *lines])
+    assert w.state == FAILED and w.reason == why
+
+
+def test_off_fails_on_a_batch_with_accept_len_and_passes_without():
+    w = Watch({"algorithm": None})
+    w.feed(["Started x.", ARGS_OFF, READY_LINE, decode(None), decode(2.0)])
+    assert w.state == FAILED and "speculation is off, yet a decode batch carries accept len 2.00" == w.reason
+    w = Watch({"algorithm": None})
+    w.feed(["Started x.", ARGS_OFF, READY_LINE] + [decode(None)] * 3)
+    assert w.state == VERIFIED and "speculation off" in w.summary()
+
+
+def test_an_idle_server_is_judged_by_its_arguments():
+    w = Watch(MTP3)
+    w.feed(["Started x.", ARGS_ON, READY_LINE])
+    w.idle_verdict()
+    assert w.state == VERIFIED and "no decode batch yet" in w.summary()
+
+
+def test_vllm_is_read_from_speculative_config():
+    w = Watch({"algorithm": "NEXTN", "num_steps": 2}, engine="vllm")
+    w.feed(["Started vllm.service.",
+            "INFO 09-09 05:27:57 [core.py:74] Initializing a V1 LLM engine (v0.10.1) with config: model='m', "
+            "speculative_config=SpeculativeConfig(method='mtp', model='m', num_spec_tokens=2), tokenizer='m'",
+            "INFO 09-09 05:28:30 [launcher.py:37] Application startup complete."])
+    assert w.state == READY
+    w = Watch({"algorithm": "NEXTN", "num_steps": 2}, engine="vllm")
+    w.feed(["Started vllm.service.", "INFO 09-09 05:27:57 [core.py:74] Initializing ... speculative_config=None, x=1"])
+    assert w.state == FAILED and "algorithm none" in w.reason
+
+
+def test_mismatch_treats_nextn_as_eagle_and_ignores_counts_not_asked():
+    assert mismatch({"algorithm": "NEXTN"}, {"algorithm": "EAGLE", "num_steps": 3}) is None
+    assert mismatch({"algorithm": None}, {"algorithm": None}) is None
+    assert mismatch({"algorithm": "EAGLE3"}, {"algorithm": "EAGLE"}) == "the server runs algorithm EAGLE, asked for EAGLE3"
+
+
+def test_target_argvs_by_value():
+    t = SystemdTarget(None, "sglang-qwen", sudo=True, host="gpu1")
+    d = "/etc/systemd/system/sglang-qwen.service.d"
+    assert t.commands_for("[Service]\n") == [
+        ["sudo", "-n", "--", "mkdir", "/run/lock/mtptui-sglang-qwen.service"],
+        ["sudo", "-n", "--", "tee", "/run/lock/mtptui-sglang-qwen.service/owner"],
+        ["sudo", "-n", "--", "mkdir", "-p", "--", d],
+        ["sudo", "-n", "--", "tee", "--", f"{d}/.50-mtptui-spec.conf.mtptui-tmp"],
+        ["sudo", "-n", "--", "mv", "-f", "--", f"{d}/.50-mtptui-spec.conf.mtptui-tmp", f"{d}/50-mtptui-spec.conf"],
+        ["sudo", "-n", "--", "systemctl", "daemon-reload"],
+        ["sudo", "-n", "--", "systemctl", "restart", "--no-block", "--", "sglang-qwen.service"],
+        ["sudo", "-n", "--", "rm", "-rf", "--", "/run/lock/mtptui-sglang-qwen.service"]]
+    t = SystemdTarget(None, "sglang-qwen.service")
+    assert t.commands_for(None)[2] == ["rm", "-f", "--", f"{d}/50-mtptui-spec.conf"]
+    assert ["systemctl", "daemon-reload"] not in t.commands_for(None, write=False)
+
+
+@pytest.mark.parametrize("unit", ["../etc/passwd", "a b", "x;y", "x.socket", "a/b"])
+def test_unit_names_that_could_escape_a_path_are_refused(unit):
+    from mtptui.control.errors import ControlError
+
+    with pytest.raises(ControlError):
+        SystemdTarget(None, unit)
+
+
+def test_last_start_from_the_journal():
+    def e(ts, msg):
+        return json.dumps({"__REALTIME_TIMESTAMP": str(int(ts * 1e6)), "MESSAGE": msg})
+
+    lines = [e(100, "Started a.service - A."), e(160, "[x] The server is fired up and ready to roll!"),
+             e(200, "Started a.service - A."), e(290.5, "[x] The server is fired up and ready to roll!"),
+             e(300, "Started a.service - A.")]
+    assert last_start_seconds(lines) == 90.5
+    assert last_start_seconds([e(1, "Started a.")]) is None
+
+
+def test_plan_preview_shows_commands_diff_and_downtime():
+    plan = Plan(host="gpu1", unit="sglang-qwen.service", action=APPLY, profile=BUILTINS["mtp1"], engine="sglang",
+                old_argv=["python3", "-m", "sglang.launch_server", "--tp", "4"],
+                new_argv=["python3", "-m", "sglang.launch_server", "--tp", "4", "--speculative-algorithm", "NEXTN",
+                          "--speculative-num-steps", "1"],
+                old_dropin=None, new_dropin="[Service]\n", commands=[["systemctl", "daemon-reload"]],
+                last_start_s=612.0, prod=True, where="ops@10.0.0.5")
+    text = "\n".join(plan.preview_lines())
+    assert "host:     gpu1 (ops@10.0.0.5)  [prod]" in text
+    assert "the last start took 10 min 12 s" in text
+    assert "  systemctl daemon-reload" in text
+    assert "  + --speculative-algorithm NEXTN\n  + --speculative-num-steps 1" in text
+    assert plan.title() == "gpu1 · sglang-qwen.service: → mtp1"

@@ -142,6 +142,18 @@ class ValueSet:
         result = self._described[1]
         return dict(result) if result is not None else None
 
+    def brief(self) -> dict | None:
+        """{n, mean} as describe() gives them, without the sort its percentiles need: for views
+        that redraw often (the dashboard's epoch strip)."""
+        self.fold()
+        n = self.n
+        if not n:
+            return None
+        if self._described is not None and self._described[0] == n:
+            return {"n": n, "mean": self._described[1]["mean"]}
+        total = math.fsum(self.spill) if self.spill is not None else _exact_sum(self.counts)
+        return {"n": n, "mean": _tidy(total / n)}
+
     def same_values(self, other: ValueSet) -> bool:
         """Whether both hold the same values, added in the same order: a cheap check (no sort)
         that lets one description serve both (a series and its epoch, when the epoch is all of it)."""
@@ -276,6 +288,10 @@ class Rows:
     def describe(self) -> dict[str, dict | None]:
         self.fold()
         return {name: values.describe() for name, values in self.sets.items()}
+
+    def brief(self) -> dict[str, dict | None]:
+        self.fold()
+        return {name: values.brief() for name, values in self.sets.items()}
 
     def _pairs(self, other: Rows):
         """(this set, other's set) for each metric both rows have, both folded."""

@@ -16,7 +16,7 @@ from textual_plotext.plot import Plot
 
 from mtptui.core.epochs import rank_key
 
-from mtptui.tui.viewmodel import METRICS, clock_text, rank_label, short_rank_labels
+from mtptui.tui.viewmodel import BOUNDS, METRICS, clock_text, gap_limit, metric_range, rank_label, short_rank_labels
 
 # Event kinds drawn on the time axis, and their marker colours
 EVENT_MARKS = {
@@ -44,6 +44,7 @@ class ChartData:
     events: list[tuple[float, str]] = field(default_factory=list)  # (ts, kind)
     focus: str | None = None
     window_label: str = ""
+    accept_cap: int | None = None  # num_steps + 1 of the epochs in the window: accept len's ceiling
 
 
 class MetricChart(PlotextPlot):
@@ -105,7 +106,7 @@ class MetricChart(PlotextPlot):
         if t1 - t0 < 1:
             t0 = t1 - 1
         shown = {r: v for r, v in d.series.items() if d.focus is None or r == d.focus}
-        lo, hi = _value_range(shown.values())
+        lo, hi = y_range(d.metric, shown.values(), d.accept_cap)
         for i, (rank, (ts, vs)) in enumerate(sorted(d.series.items(), key=lambda kv: rank_key(kv[0]))):
             if rank not in shown:
                 continue
@@ -127,10 +128,7 @@ class MetricChart(PlotextPlot):
             if t0 <= ts <= t1 and kind in EVENT_MARKS:
                 plt.vline(ts - t1, EVENT_MARKS[kind])
                 marks.append((ts, kind, EVENT_MARKS[kind]))
-        if lo is None:
-            lo, hi = 0.0, 1.0
-        pad = (hi - lo) * 0.1 or max(abs(hi) * 0.1, 0.1)
-        plt.ylim(lo - pad, hi + pad)
+        plt.ylim(lo, hi)
         plt.xlim(t0 - t1, 0)
         # Labels left to right, each only where it does not run into the one before.
         width = max(20, self.size.width - 10)
@@ -139,7 +137,7 @@ class MetricChart(PlotextPlot):
             col = (ts - t0) / (t1 - t0) * width
             if col < free_from:
                 continue
-            plt.text(text, ts - t1, hi + pad * 0.5, color=color, alignment="left")
+            plt.text(text, ts - t1, lo + (hi - lo) * 0.96, color=color, alignment="left")
             free_from = col + len(text) + 1
         ticks = _ticks(t0 - t1, 0, self.size.width)
         plt.xticks(ticks, [clock_text(t1 + x) for x in ticks])
@@ -152,12 +150,11 @@ class MetricChart(PlotextPlot):
 
 def _segments(ts: list[float], vs: list[float], cuts: list[float]):
     """Splits a series where an epoch starts or where the gap between samples is far longer
-    than usual (5x the median, and at least 10 s)."""
+    than usual (viewmodel.gap_limit, as the sparklines)."""
     if len(ts) < 2:
         yield ts, vs
         return
-    gaps = sorted(b - a for a, b in zip(ts, ts[1:]))
-    limit = max(10.0, 5 * gaps[len(gaps) // 2])
+    limit = gap_limit(ts)
     cuts = sorted(cuts)
     start = 0
     for k in range(1, len(ts)):
@@ -168,13 +165,14 @@ def _segments(ts: list[float], vs: list[float], cuts: list[float]):
     yield ts[start:], vs[start:]
 
 
-def _value_range(items) -> tuple[float | None, float | None]:
-    lo = hi = None
-    for _, vs in items:
-        if vs:
-            a, b = min(vs), max(vs)
-            lo = a if lo is None else min(lo, a)
-            hi = b if hi is None else max(hi, b)
+def y_range(metric: str, items, accept_cap: int | None) -> tuple[float, float]:
+    """The y-axis: the metric's own range (viewmodel.metric_range: accept len from 1, the rest
+    from 0; never a value the metric cannot take), with headroom over the most seen where the
+    metric has no ceiling of its own (throughput, counts)."""
+    seen = [max(vs) for _, vs in items if vs]
+    lo, hi = metric_range(metric, max(seen) if seen else None, accept_cap)
+    if BOUNDS.get(metric, (0.0, None))[1] is None and metric != "accept_len":
+        hi *= 1.1
     return lo, hi
 
 

@@ -1,4 +1,5 @@
-"""The host line: which host (in its accent colour), its tags, its epoch and settings."""
+"""The host line: which host (in its accent colour), its tags, and its layout (TP, DP, model).
+The run's settings and figures are on the epoch strip under it (epoch_strip.py)."""
 
 from __future__ import annotations
 
@@ -17,9 +18,8 @@ class HostBar(Static):
         self._border: tuple | None = None
         self._lines = 0
 
-    def show(self, host: str, accent: str | None, tags: list[str], epoch_text: str, spec: str,
-             layout: str) -> None:
-        key = (host, accent, tuple(tags), epoch_text, spec, layout)
+    def show(self, host: str, accent: str | None, tags: list[str], layout: str) -> None:
+        key = (host, accent, tuple(tags), layout)
         if key == self._last:
             return
         self._last = key
@@ -31,7 +31,7 @@ class HostBar(Static):
         parts: list = [("host ", "$text-muted"), (host, host_style)]
         for t in tags:
             parts += [" ", (f" {t} ", f"bold $text on {accent}" if accent else "reverse")]
-        parts += ["  ", (spec, "bold"), "  ", (epoch_text, "$accent"), "  ", (layout, "$text-muted")]
+        parts += ["  ", (layout, "$text-muted")]
         content = Content.assemble(*parts)
         # A layout pass (tens of ms on a full screen, in the frame of the key that switched
         # hosts) only when the text goes from one line to two or back.

@@ -6,11 +6,29 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
-from mtptui.tui.viewmodel import SPEC_OFF, SPEC_ON, PanelView, fmt_value, rank_label
+from mtptui.tui.viewmodel import (DOWN, LOADING, NOT_DECODING, SPEC_OFF, SPEC_ON, WAITING, PanelView,
+                                  duration_text, fmt_value, rank_label)
+
+
+def state_text(v: PanelView) -> str:
+    """LOADING 0m 27s, WAITING FOR FIRST BATCH, STOPPED, FAILED: a rank not decoding in its run."""
+    if v.spec == LOADING:
+        return f"LOADING {duration_text(v.state_s)}"
+    if v.spec == WAITING:
+        return "WAITING FOR FIRST BATCH"
+    return (v.down or "down").upper()
+
+
+def state_style(v: PanelView) -> str:
+    if v.spec == LOADING:
+        return "bold $text on $primary"
+    return "bold $text on $error" if v.spec == DOWN and v.down == "failed" else "bold $text on $panel-lighten-2"
 
 
 def state_badge(v: PanelView) -> tuple[str, str]:
     """The one state that matters most, as (text, style)."""
+    if v.spec in NOT_DECODING:
+        return state_text(v).split()[0], state_style(v)
     if v.stale_s is not None:
         return f"STALE {v.stale_s:.0f}s", "bold $text on $error"
     if v.spec == SPEC_OFF and v.spec_configured:
@@ -71,5 +89,7 @@ class RankTable(Static):
                       (f"{text:<9.9}", style), (cells, row_style)]
         if not views:
             parts += ["\n", ("no batch lines yet", "$text-muted")]
-        self.border_title = "ranks · now = newest decode line · min/mean/max over the window"
+        scope = views[0].scope if views else ""
+        self.border_title = (f"ranks · now = newest decode line · min/mean/max over {scope or 'the window'}"
+                             " (W: epoch or window)")
         self.update(Content.assemble(*parts))

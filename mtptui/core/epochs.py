@@ -67,6 +67,7 @@ class Epoch:
     per_rank: dict[str, Rows] = field(default_factory=dict)
     # (time, kind) of its LIFECYCLE_EVENTS, in log order (the dashboard's store feeds them)
     lifecycle: list[tuple[float, str]] = field(default_factory=list)
+    tally: bool = False  # its value sets keep exact sums as values come (ValueSet.tally): the dashboard
 
     @property
     def empty(self) -> bool:
@@ -92,7 +93,7 @@ class Epoch:
             if rank == old or rank == new:
                 target = merged.get(new)
                 if target is None:
-                    merged[new] = target = Rows(EPOCH_METRICS)
+                    merged[new] = target = Rows(EPOCH_METRICS, self.tally)
                 target.merge(rows)
             else:
                 merged[rank] = rows
@@ -105,7 +106,7 @@ class Epoch:
     def rows(self, rank: str) -> Rows:
         rows = self.per_rank.get(rank)
         if rows is None:
-            rows = self.per_rank[rank] = Rows(EPOCH_METRICS)
+            rows = self.per_rank[rank] = Rows(EPOCH_METRICS, self.tally)
         return rows
 
     def stats(self, metric: str, rank: str) -> dict | None:
@@ -124,7 +125,8 @@ class Epoch:
 class EpochTracker:
     """A sink-like helper: feed it every batch and event (with their effective times)."""
 
-    def __init__(self) -> None:
+    def __init__(self, tally: bool = False) -> None:
+        self.tally = tally  # the epochs' value sets keep exact sums as they come (Epoch.tally)
         self.epochs: dict[str | None, list[Epoch]] = {}
         self.spec: dict[str | None, dict] = {}  # host -> latest server_args speculation settings
 
@@ -177,7 +179,7 @@ class EpochTracker:
                 cur.lifecycle.clear()
                 return cur
             cur.end = ts
-        e = Epoch(index=len(epochs), host=host, start=ts, reason=reason)
+        e = Epoch(index=len(epochs), host=host, start=ts, reason=reason, tally=self.tally)
         epochs.append(e)
         return e
 

@@ -111,30 +111,39 @@ def gap_limit(ts) -> float:
     return max(10.0, 5 * gaps[len(gaps) // 2])
 
 
-def spark_cells(ts, vs, t0: float, t1: float, n: int, limit: float) -> list[float | None]:
+def spark_cells(ts, vs, t0: float, t1: float, n: int, limit: float, cuts: list[int] | None = None
+                ) -> list[float | None]:
     """`n` cells of equal time over [t0, t1]: each the mean of its samples. A cell without one
     holds the sample before it (lines come every few seconds, cells are shorter), unless the next
     sample is more than `limit` after that one, or there is none yet and the cell is more than
     `limit` after it: a restart, a silence, an idle server. Before the first sample nothing is
-    known. Such cells are None, drawn empty. Sums are running sums (C loops, every frame)."""
+    known. Such cells are None, drawn empty. Sums are running sums (C loops, every frame).
+    `cuts`: cell_cuts(ts, t0, t1, n), when several metrics share the times."""
     if n <= 0:
         return []
-    if not len(ts) or t1 <= t0:
-        return [None] * n
-    width = (t1 - t0) / n
-    cuts = [bisect_left(ts, t0 + k * width) for k in range(n)] + [len(ts)]
-    sums = [0.0, *accumulate(vs)]
     count = len(ts)
+    if not count or t1 <= t0:
+        return [None] * n
+    if cuts is None:
+        cuts = cell_cuts(ts, t0, t1, n)
+    sums = [0.0, *accumulate(vs)]
+    start, width = t0, (t1 - t0) / n
     out: list[float | None] = []
     for k in range(n):
         a, b = cuts[k], cuts[k + 1]
         if b > a:
             out.append((sums[b] - sums[a]) / (b - a))
-        elif a and (ts[a] - ts[a - 1] <= limit if a < count else t0 + k * width - ts[a - 1] <= limit):
+        elif a and (ts[a] - ts[a - 1] <= limit if a < count else start + k * width - ts[a - 1] <= limit):
             out.append(vs[a - 1])  # ts[a - 1]: the sample before the cell; ts[a]: the next one
         else:
             out.append(None)
     return out
+
+
+def cell_cuts(ts, t0: float, t1: float, n: int) -> list[int]:
+    """The index of the first sample of each of n equal cells over [t0, t1], then len(ts)."""
+    width = (t1 - t0) / n
+    return [bisect_left(ts, t0 + k * width) for k in range(n)] + [len(ts)]
 
 
 def metric_range(metric: str, seen_max: float | None, accept_cap: int | None = None) -> tuple[float, float]:
@@ -267,10 +276,11 @@ def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: 
     a = t0 if t0 is not None else (spark_from if spark_from is not None else (times[0] if times else None))
     b = t1 if t1 is not None else (times[-1] if times else None)
     limit = gap_limit(times)
+    shared = cell_cuts(times, a, b, spark_points) if a is not None and b is not None and b > a else None
     for m in MAIN_METRICS + SMALL_METRICS:
         ts, vs = present(times, columns[m])
-        spark = (spark_cells(ts, vs, a, b, spark_points, limit) if a is not None and b is not None
-                 else [None] * spark_points)
+        spark = (spark_cells(ts, vs, a, b, spark_points, limit, shared if ts is times else None)
+                 if shared is not None else [None] * spark_points)
         metrics[m] = MetricView(m, quick_stats(vs), spark)
         if ts:
             last_t[m] = ts[-1]

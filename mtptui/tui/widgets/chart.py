@@ -8,6 +8,7 @@ set and the figure refreshed each time).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from textual.content import Content
@@ -129,6 +130,8 @@ class MetricChart(PlotextPlot):
                 plt.vline(ts - t1, EVENT_MARKS[kind])
                 marks.append((ts, kind, EVENT_MARKS[kind]))
         plt.ylim(lo, hi)
+        yticks = _yticks(lo, hi, self.size.height - PLOT_FRAME_ROWS)
+        plt.yticks(yticks, [_ylabel(y, hi - lo) for y in yticks])
         plt.xlim(t0 - t1, 0)
         # Labels left to right, each only where it does not run into the one before.
         width = max(20, self.size.width - 10)
@@ -174,6 +177,25 @@ def y_range(metric: str, items, accept_cap: int | None) -> tuple[float, float]:
     if BOUNDS.get(metric, (0.0, None))[1] is None and metric != "accept_len":
         hi *= 1.1
     return lo, hi
+
+
+PLOT_FRAME_ROWS = 5  # the widget's rows that are not the plot's: border, title, x axis and labels
+
+
+def _yticks(lo: float, hi: float, rows: int) -> list[float]:
+    """The y-axis labels: both ends of the range, and round steps (0.25, 0.5, 1, 2, 2.5, 5 ...
+    x 10^k) from the floor between them, one every other row at most (plotext's own choice on a
+    plot a few rows high put them out of order)."""
+    if rows < 2 or hi <= lo:
+        return []  # no room for a scale: none rather than two labels on top of each other
+    most = max(2, min(6, rows // 2 + 1))
+    step = next(m * 10.0 ** k for k in range(-2, 12) for m in (1, 2, 2.5, 5) if (hi - lo) / (m * 10.0 ** k) + 1 <= most)
+    between = [lo + i * step for i in range(1, most) if lo + i * step < hi - step / 2]
+    return [lo, *between, hi]
+
+
+def _ylabel(y: float, span: float) -> str:
+    return f"{y:.0f}" if span >= 20 else f"{y:.2f}".rstrip("0").rstrip(".") if y != int(y) else f"{y:.0f}"
 
 
 def _ticks(a: float, b: float, width: int) -> list[float]:

@@ -141,3 +141,13 @@ def test_the_axis_range_of_an_empty_window():
     assert lo == 0.0 and hi > 0
     # Values past the settings' ceiling (they changed in the window) are never cut off.
     assert y_range("accept_len", [([0.0], [2.96])], 2) == (1.0, 2.96)
+
+
+def test_the_axis_labels_are_in_order_and_end_at_the_range():
+    from mtptui.tui.widgets.chart import _yticks
+
+    assert _yticks(1.0, 4.0, 14) == [1.0, 2.0, 3.0, 4.0]
+    assert _yticks(1.0, 4.0, 5) == [1.0, 2.5, 4.0]
+    assert _yticks(0.0, 1.0, 5) == [0.0, 0.5, 1.0]
+    assert _yticks(0.0, 3412.0, 5) == [0.0, 2000.0, 3412.0]
+    assert _yticks(1.0, 4.0, 1) == []  # a plot one row high: no scale rather than labels on top of each other

@@ -26,7 +26,11 @@ def restart_log(tmp_path, until: str) -> str:
     ready = next(i for i, ln in enumerate(lines) if i > spec_on and ln.truth.get("event") == "ready")
     first_batch = next(i for i, ln in enumerate(lines) if i > spec_on and ln.truth.get("kind") == "decode")
     assert spec_on < ready < first_batch
-    cut = (spec_on + ready) // 2 if until == "loading" else ready + 1
+    if until == "loading":  # halfway through the loading, in log time
+        half = (lines[spec_on].truth["ts"] + lines[ready].truth["ts"]) / 2
+        cut = max(i for i in range(spec_on, ready) if lines[i].truth["ts"] <= half) + 1
+    else:
+        cut = ready + 1
     assert not any(ln.truth.get("kind") == "decode" for ln in lines[spec_on:cut])
     path = tmp_path / f"restart-{until}.log"
     scenario.write_log(str(path), lines[:cut])

@@ -183,14 +183,21 @@ PLOT_FRAME_ROWS = 5  # the widget's rows that are not the plot's: border, title,
 
 
 def _yticks(lo: float, hi: float, rows: int) -> list[float]:
-    """The y-axis labels: both ends of the range, and round steps (0.25, 0.5, 1, 2, 2.5, 5 ...
-    x 10^k) from the floor between them, one every other row at most (plotext's own choice on a
-    plot a few rows high put them out of order)."""
+    """The y-axis labels, one every other row at most, both ends of the range among them: a grid
+    of round steps (0.25, 0.5, 1, 2, 2.5, 5 ... x 10^k) when one fits from end to end, else
+    round steps from the floor, else even steps. (plotext's own choice on a plot a few rows high
+    put them out of order.)"""
     if rows < 2 or hi <= lo:
         return []  # no room for a scale: none rather than two labels on top of each other
     most = max(2, min(6, rows // 2 + 1))
-    step = next(m * 10.0 ** k for k in range(-2, 12) for m in (1, 2, 2.5, 5) if (hi - lo) / (m * 10.0 ** k) + 1 <= most)
-    between = [lo + i * step for i in range(1, most) if lo + i * step < hi - step / 2]
+    span = hi - lo
+    steps = [m * 10.0 ** k for k in range(-2, 12) for m in (1, 2, 2.5, 5) if span / (m * 10.0 ** k) + 1 <= most]
+    exact = [st for st in steps if round(span / st) >= 1 and abs(span / st - round(span / st)) < 1e-9]
+    if exact:
+        return [lo + i * exact[0] for i in range(round(span / exact[0]) + 1)]
+    between = [lo + i * steps[0] for i in range(1, most) if lo + i * steps[0] < hi - steps[0] / 2]
+    if not between and most > 2:
+        between = [lo + span * i / (most - 1) for i in range(1, most - 1)]
     return [lo, *between, hi]
 
 

@@ -34,8 +34,8 @@ def strip_parts(v: StripView, compact: bool = False) -> list:
                    (say(f" · {age} since {e.reason} {clock_text(e.start)}", f" · {age}"), "$text-muted")]
     if v.state == LOADING:
         return parts + [SEP, (" LOADING ", "bold $text on $primary"),
-                        (say(" no decode line yet in this run: its figures follow the first batch",
-                             " no decode line yet"), "$text-muted")]
+                        (say(" the server loads; no decode line in this run yet", " no decode line yet"),
+                         "$text-muted")]
     if v.state == WAITING:
         return parts + [SEP, (" WAITING FOR FIRST BATCH ", "bold $text on $panel-lighten-2"),
                         (say(f" ready at {clock_text(run.ready_at)}, no request decoded yet",

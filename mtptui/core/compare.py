@@ -13,11 +13,11 @@ import re
 from dataclasses import dataclass
 
 # An epoch's host total is compared with another epoch's only when both rest on at least this
-# many decode lines with gen throughput in every DP group: the first lines after a restart are
-# warm-up (a few requests, throughput far below the steady state), and a run of a few lines is
-# load noise, not the effect of the settings. At SGLang's default --decode-log-interval (40
-# decode steps) that is tens of seconds of decoding.
-DELTA_MIN_BATCHES = 20
+# many decode lines with gen throughput in every DP group. Each line averages
+# --decode-log-interval decode steps (40 by default), so 10 lines are some 400 steps of each
+# group, tens of seconds of decoding: enough that the first lines after a restart (warm-up, a
+# few requests, throughput far below the steady state) and a burst of load do not decide the sign.
+DELTA_MIN_BATCHES = 10
 
 _DP = re.compile(r"(?:^| )(DP-?\d+)(?: |$)")
 
@@ -63,6 +63,8 @@ class EpochRow:
     min_batches: int  # the fewest gen throughput lines of any DP group (0: none)
     vs_previous: Delta | None  # against the latest earlier epoch with a comparable total
     vs_baseline: Delta | None  # against the latest earlier comparable epoch without speculation
+    # The epoch just before, when it decoded too little to compare with: (index, min_batches)
+    short_before: tuple[int, int] | None = None
 
     @property
     def comparable(self) -> bool:
@@ -107,6 +109,7 @@ def epoch_rows(epochs: list[dict]) -> list[EpochRow]:
     rows: list[EpochRow] = []
     previous: dict = {}  # host -> its latest comparable row
     baseline: dict = {}  # host -> its latest comparable row without speculation
+    decoded: dict = {}  # host -> its latest row with a host total
     for e in epochs:
         ranks = e["ranks"]
         per_rank = {rank: r["gen_throughput"]["mean"] for rank, r in ranks.items() if r.get("gen_throughput")}
@@ -126,6 +129,11 @@ def epoch_rows(epochs: list[dict]) -> list[EpochRow]:
             vs_previous=None, vs_baseline=None)
         row.vs_previous = _delta(row, previous.get(host))
         row.vs_baseline = _delta(row, baseline.get(host))
+        last = decoded.get(host)
+        if last is not None and not last.comparable:
+            row.short_before = (last.index, last.min_batches)
+        if row.gen_total is not None:
+            decoded[host] = row
         rows.append(row)
         if row.comparable:
             previous[host] = row
@@ -151,7 +159,7 @@ def percent(change: float | None) -> str:
 
 
 def delta_text(row: EpochRow, which: Delta | None, *, baseline: bool = False) -> str:
-    """A delta for a table cell: `+39%`; `n<20` while this epoch has too few lines; for the
+    """A delta for a table cell: `+39%`; `n<10` while this epoch has too few lines; for the
     baseline column (`baseline`), `base` on a first epoch without speculation; else `-`."""
     if which is not None:
         return percent(which.change)

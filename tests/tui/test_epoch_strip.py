@@ -140,3 +140,26 @@ async def test_W_toggles_the_panels_between_the_epoch_and_the_window():
         assert epoch_mean != pytest.approx(whole["mean"])
         await pilot.press("W")
         assert plain(app.screen.query_one(RankPanel)).startswith("epoch 3")
+
+
+async def test_a_run_too_short_to_compare_is_named(tmp_path):
+    """The toggle sample with only 5 decode lines left in its MTP 3-step run: the 1-step run
+    after it is compared with the spec-off run, and the strip says why not with the one before."""
+    out, restarts, kept = [], 0, 0
+    for ln in Path(TOGGLE).read_text().splitlines():
+        restarts += "systemd[1]: Started" in ln
+        if restarts == 2 and "Decode batch" in ln:
+            kept += 1
+            if kept > 5:
+                continue
+        out.append(ln)
+    log = tmp_path / "short.log"
+    log.write_text("\n".join(out) + "\n")
+    epochs = summary_json(str(log))["epochs"]
+    assert epochs[2]["vs_previous"]["epoch"] == 0 and epochs[2]["vs_baseline"]["epoch"] == 0
+    app = make_app(str(log), window="all")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        text = strip_text(app)
+        assert f"vs epoch 1 (spec off) {percent(epochs[2]['vs_previous']['change'])}" in text
+        assert "epoch 2 too short to compare (5 decode lines)" in text

@@ -107,6 +107,8 @@ def test_a_change_needs_enough_lines_in_both_epochs_and_skips_short_runs():
     assert rows[4].vs_previous.index == 3 and rows[4].vs_baseline.index == 0
     assert rows[4].vs_baseline.change == pytest.approx(0.2)
     assert rows[5].vs_previous is None  # one DP group has too few lines
+    # The strip says why epoch 3 is not compared with the run just before it.
+    assert rows[3].short_before == (1, n - 1) and rows[4].short_before is None
     assert not rows[2].spec_off  # unknown settings and no lines: not a baseline
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from mtptui.core.compare import DELTA_MIN_BATCHES
 from mtptui.sources import chunked
 
 DATA = Path(__file__).parent / "data" / "toggle-epochs.log"
@@ -36,7 +37,7 @@ def test_restart_opens_an_epoch_with_the_new_settings():
     assert on["host_totals"]["min_batches"] == 2 and not on["host_totals"]["comparable"]
     assert on["vs_previous"] is None and on["vs_baseline"] is None
     table = summary(str(DATA))
-    assert "+86%" not in table and "n<20" in table  # 1950 against 1050 tok/s, from 2 lines each
+    assert "+86%" not in table and f"n<{DELTA_MIN_BATCHES}" in table  # 1950 against 1050 tok/s, 2 lines each
 
 
 def test_the_table_shows_the_change_against_the_run_before_and_the_spec_off_run():

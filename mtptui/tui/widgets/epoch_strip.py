@@ -62,6 +62,10 @@ def strip_parts(v: StripView, compact: bool = False) -> list:
                         + (" (spec off) " if base == prev else " "), "$text-muted"), _change(prev)]
     if base is not None and base != prev:
         parts += [SEP, (say(f"vs spec off (epoch {base.index + 1}) ", "vs spec off "), "$text-muted"), _change(base)]
+    if r.short_before is not None:  # the run just before (newer than any compared with)
+        index, lines = r.short_before
+        parts += [SEP, (say(f"epoch {index + 1} too short to compare ({lines} decode lines)",
+                            f"#{index + 1} too short ({lines})"), "$text-muted")]
     elif base is None and r.spec_off:
         parts += [SEP, (say("the baseline: runs after it compare with it", "the baseline"), "$text-muted")]
     elif base is None:

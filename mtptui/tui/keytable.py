@@ -73,7 +73,7 @@ HELP: dict[str, str] = {
     "spec_step_up": "one draft step more (mtp1 -> mtp2)",
     "profiles": "pick a speculation profile (built-ins, config [profiles.NAME]) and apply it",
     "restart": "restart the service as it is (preview and confirm first)",
-    "compare": "this host's epochs side by side: settings, accept len, gen tok/s per rank, sum",
+    "compare": "this host's epochs side by side: settings, accept len, host gen tok/s and its change, per rank",
     "audit": "the audit log: every action taken, its phases, the ExecStart before and after",
     "help": "this help",
     "escape": "close the filter or the enlarged pane",

@@ -63,7 +63,9 @@ def _num(s: dict | None, key: str, width: int, prec: int) -> str:
 
 def render_table(doc: dict) -> str:
     out = []
-    hdr = (f"{'host':<14} {'rank':<14} {'engine':<6} {'decode':>7} {'graph':>5} "
+    # ranks are shown whole: Ray engines' labels (`pid=111711@10.15.36.1 TP0`) differ at the end
+    rw = max([14] + [len(s["rank"]) for s in doc["series"]])
+    hdr = (f"{'host':<14} {'rank':<{rw}} {'engine':<6} {'decode':>7} {'graph':>5} "
            f"{'acc len':>7} {'p50':>5} {'min':>5} {'acc rate':>8} {'gen tok/s':>10} {'p50':>9} "
            f"{'run':>5} {'queue':>5} {'prefill':>7}")
     out.append(hdr)
@@ -71,7 +73,7 @@ def render_table(doc: dict) -> str:
     for s in doc["series"]:
         d = s["decode"]
         out.append(
-            f"{(s['host'] or '-'):<14.14} {(s['rank'] or '-'):<14.14} {s['engine']:<6} {d['batches']:>7} "
+            f"{(s['host'] or '-'):<14.14} {(s['rank'] or '-'):<{rw}} {s['engine']:<6} {d['batches']:>7} "
             f"{('off' if d['graph_off'] else 'on') if d['batches'] else '-':>5} "
             f"{_num(d['accept_len'], 'mean', 7, 2)} {_num(d['accept_len'], 'p50', 5, 2)} "
             f"{_num(d['accept_len'], 'min', 5, 2)} {_num(d['accept_rate'], 'mean', 8, 2)} "
@@ -80,10 +82,10 @@ def render_table(doc: dict) -> str:
             f"{s['prefill']['batches']:>7}"
         )
         if d["batches"] and d["accept_len"] is None:
-            out.append(f"{'':<14} {'':<14} speculation OFF: decode lines carry no accept len")
+            out.append(f"{'':<14} {'':<{rw}} speculation OFF: decode lines carry no accept len")
         elif d["graph_off"]:
-            out.append(f"{'':<14} {'':<14} {d['graph_off']} decode batches ran without graphs")
-        out.append(f"{'':<14} {'':<14} {fmt_time(s['first'])} .. {fmt_time(s['last'])}")
+            out.append(f"{'':<14} {'':<{rw}} {d['graph_off']} decode batches ran without graphs")
+        out.append(f"{'':<14} {'':<{rw}} {fmt_time(s['first'])} .. {fmt_time(s['last'])}")
     if not doc["series"]:
         out.append("(no batch lines)")
     if doc["events"]:

@@ -82,7 +82,9 @@ class HostControl:
                 new_argv = launch.apply_profile(base, profile)
                 new_dropin = systemd.render_dropin(new_argv, dict(profile.env), profile=profile.name,
                                                    written_by=audit.local_user(), prefix=st.prefix)
-            except (ProfileError, systemd.UnitSyntaxError, launch.LaunchError) as e:
+            except ProfileError as e:
+                raise BadProfile(str(e)) from None  # it names the profile already
+            except (systemd.UnitSyntaxError, launch.LaunchError) as e:
                 raise BadProfile(f"profile {profile.name}: {e}") from None
         elif action == REVERT:
             if st.dropin is None:

@@ -67,6 +67,12 @@ class BatchStats:
     truncated: bool = False  # the head was there but the body was cut or unreadable in part
 
 
+def token_usage(fields: dict[str, Any]) -> float | None:
+    """A batch line's KV pool usage; for a hybrid model's pools (SWA, mamba), the full one."""
+    usage = fields.get("token_usage")
+    return usage if usage is not None else fields.get("full_token_usage")
+
+
 @dataclass(slots=True)
 class Event:
     kind: str

@@ -9,7 +9,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-from mtptui.core.records import DECODE, PREFILL, SPEC, BatchStats, Event
+from mtptui.core.records import DECODE, PREFILL, SPEC, BatchStats, Event, token_usage
 from mtptui.core.epochs import Epoch, EpochTracker, rank_key, spec_label
 from mtptui.core.series import Ring
 from mtptui.core.stats import describe
@@ -76,8 +76,8 @@ class Store:
         self._epochs.add_batch(rec, ts)
         if rec.kind == DECODE:
             values = f
-            if "token_usage" not in f and "full_token_usage" in f:  # hybrid pools: the full one
-                values = {**f, "token_usage": f["full_token_usage"]}
+            if "token_usage" not in f and "full_token_usage" in f:
+                values = {**f, "token_usage": token_usage(f)}
             g = f.get("graph")  # a bool, stored as 1.0 / 0.0
             slot = s.decode.append(ts, values)
             s.decode_batches += 1

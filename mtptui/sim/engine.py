@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from mtptui.sim import behaviour, formats
 from mtptui.sim.flags import Config
+from mtptui.sim.metrics import SchedulerMetrics
 from mtptui.sim.msg import Msg, batch, event
 
 ACCEPT_REFRESH = 8  # decode steps between updates of the acceptance drift
@@ -41,35 +42,30 @@ class Rank:
 class Layout:
     ranks: list[Rank]
     groups: list[list[str]]  # per scheduler that logs batches: the labels that print its lines
+    members: list[list[Rank]]  # per such scheduler: every rank that runs its batches
 
 
 def layout(cfg: Config) -> Layout:
     a, v = cfg.args, cfg.v
     tp, dp, ep = a["tp_size"], a["dp_size"], a["ep_size"]
     ranks: list[Rank] = []
-    groups: list[list[str]] = []
+    members: list[list[Rank]] = []
     if dp > 1 and a["enable_dp_attention"]:
         attn = tp // dp
         for i in range(tp):
             d = i // attn
             ranks.append(Rank(formats.rank_label(v, i, tp, d, ep), i, d, i, i == 0))
-        for d in range(dp):
-            members = [r.label for r in ranks if r.dp_rank == d]
-            groups.append(members if cfg.all_schedulers else members[:1])
+        members = [[r for r in ranks if r.dp_rank == d] for d in range(dp)]
     elif dp > 1:
         for d in range(dp):
-            members = []
-            for i in range(tp):
-                r = Rank(formats.rank_label(v, i, tp, d, ep), d * tp + i, d, i, i == 0)
-                ranks.append(r)
-                members.append(r.label)
-            groups.append(members if cfg.all_schedulers else members[:1])
+            replica = [Rank(formats.rank_label(v, i, tp, d, ep), d * tp + i, d, i, i == 0) for i in range(tp)]
+            ranks += replica
+            members.append(replica)
     else:
-        for i in range(tp):
-            ranks.append(Rank(formats.rank_label(v, i, tp, None, ep), i, None, i, i == 0))
-        members = [r.label for r in ranks]
-        groups.append(members if cfg.all_schedulers else members[:1])
-    return Layout(ranks, groups)
+        ranks = [Rank(formats.rank_label(v, i, tp, None, ep), i, None, i, i == 0) for i in range(tp)]
+        members = [ranks]
+    groups = [[r.label for r in (m if cfg.all_schedulers else m[:1])] for m in members]
+    return Layout(ranks, groups, members)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -120,10 +116,13 @@ class _Bg:
 class Group:
     """One scheduler that logs (a DP group, a DP replica, or the only TP group)."""
 
-    def __init__(self, eng: Engine, idx: int, labels: list[str]) -> None:
+    def __init__(self, eng: Engine, idx: int, labels: list[str], members: list[Rank]) -> None:
         self.eng = eng
         self.idx = idx
         self.labels = labels
+        self.members = members
+        self.metrics = (SchedulerMetrics.for_group(eng.cfg, members, labels, eng.t_start)
+                        if eng.args["enable_metrics"] else None)
         self.rng = random.Random(f"{eng.cfg.seed}:group:{idx}")
         self.difficulty = behaviour.Difficulty(self.rng)
         self.phase = self.rng.uniform(0, 120)
@@ -237,6 +236,8 @@ class Group:
         self.last_prefill_tic = now
         self.last_prefill_tokens = new_tok
         pending = sum(r.prompt for r in self.waiting)
+        if self.metrics is not None:
+            self.metrics.prefill(now, running=self.running, queue=len(self.waiting), pool=pool)
         text, fields, tol = formats.prefill_line(
             e.cfg.v, new_seq=len(admitted), new_token=new_tok, cached_token=cached_tok, pool=pool,
             running=self.running, queue=len(self.waiting), pending_token=pending,
@@ -310,6 +311,8 @@ class Group:
             if r.done:
                 self._finish_real(r)
         self.used = max(0.0, self.used)
+        if self.metrics is not None:
+            self.metrics.decode_step(self.members, graph)
         if self.decode_ct % e.interval == 0:
             self._log_decode(t_end, bs, graph)
         if self.used > e.total_tokens * 0.98:
@@ -335,13 +338,19 @@ class Group:
                 self.last_accept_len = self.win_acc / self.win_req_steps
                 self.last_accept_rate = formats.accept_rate(e.cfg.v, spec)
         pool = self.pool()
+        gens: dict[str, float] = {}
         for i, label in enumerate(self.labels):
             # Every rank times its own window: the same batch, a hair's different throughput.
-            g = gen if i == 0 else gen * (1 + self.rng.uniform(-0.002, 0.002))
+            g = gens[label] = gen if i == 0 else gen * (1 + self.rng.uniform(-0.002, 0.002))
             text, fields, tol = formats.decode_line(
                 e.cfg.v, running=bs, pool=pool, spec=spec, graph=graph, gen_throughput=g,
                 queue=len(self.waiting), forward_ct=self.forward_ct)
             e.out.append(Msg(t, label, text, batch("decode", label, fields, tol)))
+        if self.metrics is not None:
+            rate = formats.accept_rate(e.cfg.v, spec) if spec is not None else None
+            length = spec.acc_tokens / spec.request_steps if spec is not None and spec.request_steps else None
+            self.metrics.decode(t, running=bs, queue=len(self.waiting), pool=pool, gen=gens, default_gen=gen,
+                                accept_len=length, accept_rate=rate)
         self.last_decode_tic = t
         self.win_tokens = self.win_acc = 0.0
         self.win_req_steps = 0
@@ -397,7 +406,8 @@ class Engine:
         self.collapse_at = f.at if f else None
         self.stalled = False
         self.draining = False  # SIGTERM: no new background requests
-        self.groups = [Group(self, i, labels) for i, labels in enumerate(lay.groups)]
+        self.groups = [Group(self, i, labels, members)
+                       for i, (labels, members) in enumerate(zip(lay.groups, lay.members))]
         self._rr = 0
 
     # -- requests ---------------------------------------------------------------------------

@@ -34,12 +34,18 @@ def prefix(t: float, who: str, utc: bool) -> str:
     return f"[{stamp(t, utc)}{' ' + who if who else ''}] "
 
 
+def moe_ep_rank(tp_rank: int, tp_size: int, ep_size: int) -> int:
+    """SGLang's MoE expert-parallel rank of a TP rank (moe_dp_size 1): the EP token and the
+    `moe_ep_rank` metrics label."""
+    return tp_rank // (tp_size // ep_size) if ep_size > 1 else 0
+
+
 def rank_label(v: tuple, tp_rank: int, tp_size: int, dp_rank: int | None = None,
                ep_size: int = 1, pp_rank: int = 0, pp_size: int = 1) -> str:
     """The scheduler's rank tokens. dp_rank is None when DP is not in use (dp_size == 1)."""
     dp = f"DP{dp_rank}" if dp_rank is not None else None
     tp = f"TP{tp_rank}" if tp_size > 1 else None  # 0.4.9+: no TP token at TP=1
-    ep = f"EP{tp_rank % ep_size}" if ep_size > 1 else None
+    ep = f"EP{moe_ep_rank(tp_rank, tp_size, ep_size)}" if ep_size > 1 else None
     pp = f"PP{pp_rank}" if pp_size > 1 else None
     if v < (0, 5, 0):  # 0.4.8-0.4.9: DP, TP, PP (no EP token yet)
         order = (dp, tp, pp)

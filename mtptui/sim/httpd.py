@@ -4,9 +4,10 @@ integration hosts run it with a bare python3).
 Endpoints, SGLang's names: /health (/health_generate) 503 until the ready line, then 200;
 /server_info (0.5.8+) and /get_server_info with the server args, "simulator": true and per-DP
 `internal_states` carrying the lifetime `avg_spec_accept_length`; /model_info (/get_model_info);
-/get_load; /v1/models (owned_by "mtptui-sim"); /metrics with --enable-metrics; and the generating
-ones, /generate, /v1/completions and /v1/chat/completions, streamed (SSE) or not. Tokens go out
-at the pace of the simulated decode steps. Every response carries `x-mtptui-simulator: 1`.
+/get_load; /v1/models (owned_by "mtptui-sim"); /metrics with --enable-metrics (SGLang's scheduler
+metrics, see sim/metrics.py); and the generating ones, /generate, /v1/completions and
+/v1/chat/completions, streamed (SSE) or not. Tokens go out at the pace of the simulated decode steps.
+Every response carries `x-mtptui-simulator: 1`.
 
 One deliberate difference: the socket is bound at start, so /health says 503 (rather than
 refusing the connection) until the ready line, for every version; SGLang 0.4.x answered 200 as

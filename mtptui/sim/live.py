@@ -18,6 +18,7 @@ import time
 from typing import TextIO
 
 from mtptui.sim import formats
+from mtptui.sim import metrics as sim_metrics
 from mtptui.sim.engine import RealRequest
 from mtptui.sim.flags import Config
 from mtptui.sim.msg import Msg, other
@@ -105,33 +106,16 @@ class LiveServer:
                      "num_tokens": int(g.used)} for g in eng.groups]
 
     def metrics(self) -> str:
-        """A few of SGLang's Prometheus gauges (reference §5)."""
-        a = self.cfg.args
-        rows: list[tuple[str, str, float]] = []
+        """SGLang's scheduler metrics as they stand now (see sim/metrics.py)."""
+        now = time.time()
         with self.lock:
             eng = self.session.engine
-            groups = eng.groups if eng is not None else []
-            for g in groups:
-                lab = f'model_name="{a["served_model_name"]}",engine_type="unified",tp_rank="0",pp_rank="0"'
-                if a["dp_size"] > 1:
-                    lab += f',dp_rank="{g.idx}"'
-                rows += [("num_running_reqs", lab, g.running), ("num_queue_reqs", lab, len(g.waiting)),
-                         ("num_used_tokens", lab, int(g.used)),
-                         ("token_usage", lab, round(g.used / eng.total_tokens, 4)),
-                         ("gen_throughput", lab, round(g.last_gen_throughput, 2))]
-                if eng.chain and g.last_accept_len is not None:
-                    rows.append(("spec_accept_length", lab, round(g.last_accept_len, 4)))
-                    if self.cfg.v >= (0, 5, 4) and g.last_accept_rate is not None:
-                        rows.append(("spec_accept_rate", lab, round(g.last_accept_rate, 4)))
-        out = []
-        seen = set()
-        for name, lab, val in rows:
-            if name not in seen:
-                seen.add(name)
-                out.append(f"# HELP sglang:{name} {name.replace('_', ' ')} (mtptui simulator)")
-                out.append(f"# TYPE sglang:{name} gauge")
-            out.append(f"sglang:{name}{{{lab}}} {float(val)}")
-        return "\n".join(out) + "\n"
+            if eng is None:
+                return ""
+            for g in eng.groups:
+                g.metrics.catch_up(now, idle=not g.running and not eng.stalled, queue=len(g.waiting),
+                                   pool=g.pool())
+            return sim_metrics.exposition(self.cfg, [g.metrics for g in eng.groups], eng.layout.ranks)
 
     # -- the main thread --------------------------------------------------------------------
     def _on_signal(self, signum, frame) -> None:

@@ -47,3 +47,28 @@ class Source(abc.ABC):
     async def run(self, feed: Feed) -> None:
         """Streams until the input ends or the task is cancelled. Never raises for a host's
         trouble: that is reported with ``feed.status(... FAILED ...)``."""
+
+
+class LineSplitter:
+    """Bytes as they are read in, whole lines out (without their `\n`; a lone `\r`, a progress
+    bar's redraw, stays inside its line). A line without its end waits for the next chunk, up to
+    ``max_partial`` bytes: a longer one is passed on as it is (the parser drops it, counted)."""
+
+    def __init__(self, max_partial: int = 1 << 20) -> None:
+        self.max_partial = max_partial
+        self.partial = b""
+
+    def feed(self, chunk: bytes) -> list[str]:
+        data = self.partial + chunk
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            self.partial = data
+            return self.flush() if len(data) > self.max_partial else []
+        self.partial = data[cut + 1:]
+        return data[:cut].decode("utf-8", "replace").split("\n")
+
+    def flush(self) -> list[str]:
+        """The unfinished line, if any (the input ended or moved on without its `\n`)."""
+        rest, self.partial = self.partial, b""
+        return [rest.decode("utf-8", "replace")] if rest else []
+

@@ -4,8 +4,8 @@ A plain file of at least ``PARALLEL_MIN_BYTES`` is cut at line boundaries into o
 each part is read in a forked worker, and the parts' summaries are merged in file order, so the
 result equals a sequential read. Two pieces of parser state cross part boundaries and are carried
 over explicitly: the rank of vLLM spec lines that precede their part's first throughput line
-(resolved from the previous part's last one), and the year hint for year-less stamps (read back
-from the text before the part). Gzip and stdin cannot be split and are read sequentially.
+(resolved from the previous part's last one), and the date of the last full stamp, for year-less
+and time-only stamps (read back from the text before the part). Gzip and stdin cannot be split and are read sequentially.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from mtptui.sources.file import GZIP_MAGIC, InputError, open_lines
 
 PARALLEL_MIN_BYTES = 32 << 20
 UNRESOLVED = "\x00unresolved"
-_YEAR = re.compile(rb"\[(\d{4})-\d\d-\d\d \d\d:\d\d:\d\d")
+_DATE = re.compile(rb"(?:\[|^)(\d{4}-\d\d-\d\d) \d\d:\d\d:\d\d", re.MULTILINE)  # SGLang's or Python logging's
 
 
 @dataclass
@@ -56,14 +56,14 @@ def plan(path: str, jobs: int) -> list[Part]:
     return [Part(path, a, b, i) for i, (a, b) in enumerate(zip(cuts, cuts[1:]))]
 
 
-def _year_before(path: str, start: int) -> int | None:
+def _date_before(path: str, start: int) -> str | None:
     if start == 0:
         return None
     with open(path, "rb") as f:
         back = min(start, 1 << 20)
         f.seek(start - back)
-        found = _YEAR.findall(f.read(back))
-    return int(found[-1]) if found else None
+        found = _DATE.findall(f.read(back))
+    return found[-1].decode() if found else None
 
 
 def _blocks(path: str, start: int, end: int, block: int = 1 << 20):
@@ -98,9 +98,9 @@ def _work(args):
     summary = Summary(since, until)
     ingest = Ingest(summary)
     ingest.parser.unresolved_rank = UNRESOLVED if part.index else ""
-    year = _year_before(part.path, part.start)
-    if year is not None:
-        ingest.parser.envelope.year = year
+    date = _date_before(part.path, part.start)
+    if date is not None:
+        ingest.parser.assume_date(date)
     for lines in _blocks(part.path, part.start, part.end):
         ingest.feed_many(lines)
     summary.seal()

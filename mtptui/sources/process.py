@@ -17,7 +17,8 @@ import os
 import signal
 from collections.abc import Sequence
 
-from mtptui.sources.base import CONNECTING, ENDED, FAILED, STREAMING, Feed, Source, SourceStatus
+from mtptui.sources.base import (CONNECTING, ENDED, FAILED, STREAMING, Feed, LineSplitter, Source,
+                                 SourceStatus)
 from mtptui.transport.process import die_with_parent
 
 READ_SIZE = 1 << 16
@@ -124,25 +125,18 @@ class ProcessSource(Source):
         self._proc = proc
         feed.status(SourceStatus(self.host, STREAMING, self.label))
         assert proc.stdout is not None
-        partial = b""
+        lines = LineSplitter(MAX_PARTIAL)
         try:
             while True:
                 chunk = await proc.stdout.read(READ_SIZE)
                 if not chunk:
                     break
-                data = partial + chunk
-                cut = data.rfind(b"\n")
-                if cut < 0:
-                    partial = data
-                    if len(partial) > MAX_PARTIAL:
-                        self._push(feed, [partial.decode("utf-8", "replace")])
-                        partial = b""
-                    continue
-                partial = data[cut + 1:]
-                text = data[:cut].decode("utf-8", "replace")
-                self._push(feed, text.split("\n"))
-            if partial:
-                self._push(feed, [partial.decode("utf-8", "replace")])
+                whole = lines.feed(chunk)
+                if whole:
+                    self._push(feed, whole)
+            rest = lines.flush()
+            if rest:
+                self._push(feed, rest)
             self.returncode = await proc.wait()
         except asyncio.CancelledError:
             await _stop(proc)

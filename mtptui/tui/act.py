@@ -52,7 +52,11 @@ async def _flow(screen, ctl, choose: Choose, running: Running) -> None:
             return
         target = plan.profile.name if plan.action == APPLY and plan.profile else plan.action
         running.begin(f"restarting {label}" + (f" → {target}" if plan.action == APPLY else f" ({target})"))
-        outcome = await ctl.execute(plan, running.on_phase)
+        try:
+            outcome = await ctl.execute(plan, running.on_phase)
+        except ControlError as e:  # could not even begin (the host went away since the preview)
+            app.notify(f"{label}: nothing changed: {e}", severity="error", markup=False)
+            return
         message, severity, timeout = outcome_notice(running.host, target, outcome)
         app.notify(message, severity=severity, timeout=timeout, markup=False)
     finally:

@@ -20,6 +20,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from hosts import nspawn, rootfs  # noqa: E402
 from hosts.helpers import Collect  # noqa: E402
+from simproc import Sim  # noqa: E402
 
 
 
@@ -108,3 +109,26 @@ def sshd(tmp_path, need):
         proc.terminate()
         proc.wait(5)
         log.close()
+
+
+# --- the live simulator as a process ------------------------------------------------------------
+
+@pytest.fixture
+def children(tmp_path):
+    """start(cls, args): a child process's wrapper (`cls(args, tmp_path)`, with `.stop()`: Sim,
+    Exporter) that is stopped when the test ends, however it ends."""
+    made = []
+
+    def start(cls, args):
+        c = cls(args, tmp_path)
+        made.append(c)
+        return c
+
+    yield start
+    for c in made:
+        c.stop()
+
+
+@pytest.fixture
+def sim_factory(children):
+    return lambda args: children(Sim, args)

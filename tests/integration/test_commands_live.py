@@ -9,7 +9,7 @@ import sys
 import time
 
 import pytest
-from hosts.helpers import start_writer, unique_unit
+from hosts.helpers import start_writer, two_writer_hosts, unique_unit
 
 pytestmark = pytest.mark.systemd
 
@@ -20,17 +20,7 @@ def mtptui(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
 
 
 def test_record_two_hosts_then_summary(cluster, tmp_path):
-    h1, h2 = cluster.hosts[:2]
-    unit = unique_unit("rec")
-    keys = cluster.keys
-    conf = tmp_path / "config.toml"
-    conf.write_text(
-        f'[defaults]\nunit = "{unit}"\nuser = "root"\nidentity = "{keys.identity}"\n'
-        f'known_hosts = "{keys.known_hosts}"\nssh_config = "/dev/null"\nlines = 1000\n\n'
-        f'[[hosts]]\nname = "gpu-a"\naddress = "{h1.address}"\n\n'
-        f'[[hosts]]\nname = "gpu-b"\naddress = "{h2.address}"\n')
-    for h in (h1, h2):
-        start_writer(h, unit, rate=50, count=100)
+    conf = two_writer_hosts(cluster, tmp_path, "rec", rate=50, count=100)
     time.sleep(2.5)
     out = tmp_path / "rec.json"
     r = mtptui("record", "--config", str(conf), "--out", str(out), "--duration", "3")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from hosts.helpers import host_config, unique_unit
-from test_control_systemd import exec_start, install_unit
+from test_spec_systemd import exec_start, install_unit
 
 pytestmark = pytest.mark.systemd
 

@@ -2,111 +2,20 @@
 `python -m mtptui.sim ...` with only the standard library, HTTP on a free loopback port."""
 
 import json
-import os
-import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
 
 from mtptui.core.parse import LineParser
 from mtptui.sim.truthcheck import mismatch
-
-ROOT = Path(__file__).resolve().parents[2]
+from simproc import ROOT
 SPEC = ["--speculative-algorithm", "NEXTN", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
         "--speculative-num-draft-tokens", "4"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Sim:
-    """A running simulator whose stderr is read line by line, each with its arrival time."""
-
-    def __init__(self, args, tmp_path):
-        self.port = free_port()
-        self.truth = tmp_path / f"truth-{self.port}.jsonl"
-        env = dict(os.environ, PYTHONPATH=str(ROOT), TZ="UTC")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "mtptui.sim", "--port", str(self.port), "--sim-truth", str(self.truth)] + args,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True, cwd=str(tmp_path))
-        self.lines: list[tuple[float, str]] = []
-        self.out: list[str] = []
-        self._readers = [threading.Thread(target=self._read, args=(self.proc.stderr, True), daemon=True),
-                         threading.Thread(target=self._read, args=(self.proc.stdout, False), daemon=True)]
-        for t in self._readers:
-            t.start()
-
-    def _read(self, stream, is_err):
-        for line in stream:
-            if is_err:
-                self.lines.append((time.monotonic(), line.rstrip("\n")))
-            else:
-                self.out.append(line.rstrip("\n"))
-
-    def url(self, path):
-        return f"http://127.0.0.1:{self.port}{path}"
-
-    def get(self, path, timeout=5.0):
-        try:
-            with urllib.request.urlopen(self.url(path), timeout=timeout) as r:
-                return r.status, r.read()
-        except urllib.error.HTTPError as e:
-            return e.code, e.read()
-
-    def post(self, path, body, timeout=30.0):
-        req = urllib.request.Request(self.url(path), data=json.dumps(body).encode(),
-                                     headers={"content-type": "application/json"})
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            return r.status, r.read()
-
-    def wait_line(self, text, timeout=15.0):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            for t, line in list(self.lines):
-                if text in line:
-                    return t, line
-            if self.proc.poll() is not None and not any(text in line for _, line in self.lines):
-                time.sleep(0.2)
-                if not any(text in line for _, line in self.lines):
-                    break
-            time.sleep(0.02)
-        raise AssertionError(f"no line with {text!r}; last lines: {[x for _, x in self.lines[-5:]]}")
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(timeout=10)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
-            for t in self._readers:
-                t.join(timeout=5)
-
-
-@pytest.fixture
-def sim_factory(tmp_path):
-    sims = []
-
-    def make(args):
-        s = Sim(args, tmp_path)
-        sims.append(s)
-        return s
-
-    yield make
-    for s in sims:
-        s.stop()
 
 
 def test_live_sim_health_chat_stream_info_and_sigterm(sim_factory):

@@ -1,91 +1,110 @@
-"""The keys that change a server (s, p, R), driven through Textual's Pilot: each plans, shows the
-preview, runs only after y, shows the phase while it runs, refuses a second action on the same
-host, and ends in a notification. The control is kept in memory (standin.py); the demo test
-drives the real control path on the simulator."""
+"""The keys that change a server (s, [ ], p, R), driven through Textual's Pilot on the simulator
+run as a real child and acted on through the real control path (sim_child.py): each plans,
+shows the preview, runs only after y, shows the phase while it runs, refuses a second action on
+the same host, and ends in a notification; the child's argv and pid, and the audit log, show
+what ran."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from standin import MTP3_ON, StandInControl
-from textual.widgets import OptionList
-from tui_helpers import SMALL_LOG, make_app, settle
+import pytest
+from sim_child import HOST, MTP, OFF, SIZE, acting, unstarted_control
+from textual.widgets import Button, Input, OptionList
+from tui_helpers import SMALL_LOG, make_app, notes, settle, until
 
-from mtptui.control.errors import ControlError
+from mtptui.config import load_config
+from mtptui.control.audit import read_audit
+from mtptui.control.launch import spec_flags
 from mtptui.tui.screens.confirm import ConfirmScreen
 from mtptui.tui.screens.profiles import ProfilePicker
 from mtptui.tui.widgets.action_bar import ActionBar
 
-SIZE = (160, 48)
+def flags(n: int) -> list[str]:
+    """MTP[n] as the preview's diff says it: one flag with its value a line."""
+    return [f"{flag} {value}" for flag, value in zip(MTP[n][::2], MTP[n][1::2])]
 
 
-async def until(pilot, cond, what: str, limit: int = 500) -> None:
-    for _ in range(limit):
-        if cond():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError(f"never: {what}")
+def steps(argv: list[str]) -> tuple[str | None, int | None, int | None]:
+    f = spec_flags(argv)
+    return f["algorithm"], f["num_steps"], f["num_draft_tokens"]
 
 
-def notes(app) -> list[tuple[str, str]]:
-    return [(n.message, n.severity) for n in app._notifications]
+def ran(audit: Path) -> list[tuple]:
+    return [(e["action"], e["profile"], e["result"]) for e in read_audit(audit)]
 
 
-async def test_s_turns_speculation_on_after_the_preview_and_shows_the_phase():
-    ctl = StandInControl("gpu1")
-    app = make_app(controls={"gpu1": ctl})
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
+async def preview(pilot, app):
+    await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the preview")
+    return app.screen.plan
+
+
+async def apply(pilot, app) -> str:
+    """y on the preview, then the action's end: the notification that told it."""
+    before = set(map(id, app._notifications))
+    await pilot.press("y")
+    await until(pilot, lambda: not app.dash.running, "the action's end")
+    told = [(n.message, n.severity) for n in app._notifications if id(n) not in before]
+    assert len(told) == 1, told
+    return told[0][0]
+
+
+async def test_s_turns_speculation_off_while_the_dashboard_shows_it_then_on_again_as_it_ran(audit):
+    async with acting(MTP[2]) as (pilot, app, child):
+        pid = child.pid
         await pilot.press("s")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the preview")
-        assert app.screen.plan.title() == "gpu1 · sglang.service: → mtp3"
-        assert not ctl.executed, "nothing runs before the answer"
+        plan = await preview(pilot, app)
+        assert plan.title() == f"{HOST} · simulator: → off"
+        assert [text for tag, text in plan.diff_lines() if tag != " "] == flags(2)
+        assert all(tag == "-" for tag, _ in plan.diff_lines() if tag != " ")
+        assert child.pid == pid and ran(audit) == [], "nothing runs before the answer"
         await pilot.press("y")
-        await until(pilot, lambda: ctl.executed, "execute")
-        await pilot.pause(0.1)  # a tick draws the action bar
         bar = app.screen.query_one(ActionBar)
-        assert bar.display and "restarting gpu1 → mtp3 · wait for ready 0:0" in str(bar.render())
+        shown = re.compile(r"ACTING +restarting gpu1 → off · (lock|restart|wait for ready|verify) 0:\d\d")
+        await until(pilot, lambda: shown.search(str(bar.render())), "the phase in the action bar")
         await pilot.press("s")  # a second action on the same host is refused
-        assert len(ctl.executed) == 1 and not isinstance(app.screen, ConfirmScreen)
-        assert any("one action at a time" in m and sev == "warning" for m, sev in notes(app))
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert any(m.startswith("gpu1: one action at a time; under way: restarting gpu1 → off") and sev == "warning"
+                   for m, sev in notes(app))
         await pilot.press("q")  # quitting mid-restart asks once more
         assert app.is_running and any("q again quits" in m for m, _ in notes(app))
-        ctl.gate.set()
-        await until(pilot, lambda: not app.dash.running, "the end of the action")
-        assert ("gpu1: mtp3 verified: accept len 2.41 after 3 batches", "information") in notes(app)
+        await until(pilot, lambda: not app.dash.running, "the action's end")
+        assert any(re.fullmatch(r"gpu1: off verified: speculation off, \d+ decode batches without accept len", m)
+                   and sev == "information" for m, sev in notes(app)), notes(app)
+        assert child.pid != pid and steps(child.argv) == (None, None, None)
         await until(pilot, lambda: not bar.display, "the action bar hidden again")
-        await pilot.press("q")
-    assert ctl.closed, "the app closes its controls when it ends"
 
-
-async def test_s_on_a_host_with_speculation_turns_it_off():
-    ctl = StandInControl("gpu1", settings=MTP3_ON)
-    app = make_app(controls={"gpu1": ctl})
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
+        pid = child.pid
         await pilot.press("s")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the preview")
-        assert app.screen.plan.title().endswith("→ off")
-        assert any(tag == "-" for tag, _ in app.screen.plan.diff_lines())
+        plan = await preview(pilot, app)
+        assert plan.title().endswith("→ mtp2"), "the profile it ran, not the default mtp3"
+        told = await apply(pilot, app)
+        assert re.fullmatch(r"gpu1: mtp2 verified: accept len \d\.\d\d after 3 batches", told), told
+        assert child.pid != pid and steps(child.argv) == ("NEXTN", 2, 3)
+    assert ran(audit) == [("apply", "off", "applied"), ("apply", "mtp2", "applied")]
+    assert read_audit(audit)[-1]["exec_start_after"] == child.argv
 
 
-async def test_n_cancels_and_nothing_runs():
-    ctl = StandInControl("gpu1")
-    app = make_app(controls={"gpu1": ctl})
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
-        await pilot.press("s")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the preview")
-        await pilot.press("n")
-        await until(pilot, lambda: not app.dash.running, "the flow's end")
-        assert not ctl.executed and "cancelled, nothing changed" in app.screen._flash[0]
+async def test_cancelling_the_preview_or_the_picker_runs_nothing(audit):
+    async with acting(MTP[3]) as (pilot, app, child):
+        pid, argv = child.pid, list(child.argv)
+        for first, asked, back in (("s", ConfirmScreen, "n"), ("s", ConfirmScreen, "escape"),
+                                   ("p", ProfilePicker, "escape")):
+            app.screen._flash = None  # the last answer's flash, gone
+            await pilot.press(first)
+            await until(pilot, lambda: isinstance(app.screen, asked), asked.__name__)
+            await pilot.press(back)
+            await until(pilot, lambda: not app.dash.running, "the flow's end")
+            assert not isinstance(app.screen, (ProfilePicker, ConfirmScreen)), (first, back)
+            flash = app.screen._flash
+            assert (flash and flash[0]) == ("gpu1: cancelled, nothing changed" if asked is ConfirmScreen else None)
+            assert child.pid == pid and child.argv == argv and child.running and child.starts == 1
+    assert ran(audit) == []
 
 
-async def test_p_picks_a_profile_then_previews_it():
-    ctl = StandInControl("gpu1", settings=MTP3_ON)
-    app = make_app(controls={"gpu1": ctl})
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
+async def test_p_picks_a_profile_and_the_child_runs_it(audit):
+    async with acting(MTP[3]) as (pilot, app, child):
         await pilot.press("p")
         await until(pilot, lambda: isinstance(app.screen, ProfilePicker), "the picker")
         options = app.screen.query_one(OptionList)
@@ -94,82 +113,93 @@ async def test_p_picks_a_profile_then_previews_it():
         assert "NEXTN steps=2 topk=1 draft=3" in prompts[2] and "runs now" in prompts[3]
         assert options.highlighted == 3  # the one that runs now
         await pilot.press("up", "enter")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the preview")
-        assert app.screen.plan.profile.name == "mtp2"
+        plan = await preview(pilot, app)
+        assert plan.profile.name == "mtp2"
+        told = await apply(pilot, app)
+        assert re.fullmatch(r"gpu1: mtp2 verified: accept len \d\.\d\d after 3 batches", told), told
+        assert steps(child.argv) == ("NEXTN", 2, 3)
+    assert ran(audit) == [("apply", "mtp2", "applied")]
 
 
-async def test_p_then_escape_backs_out():
-    ctl = StandInControl("gpu1")
-    app = make_app(controls={"gpu1": ctl})
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
+async def test_shift_r_restarts_the_child_as_it_is(audit):
+    async with acting(MTP[3]) as (pilot, app, child):
+        pid, argv = child.pid, list(child.argv)
+        await pilot.press("R")
+        plan = await preview(pilot, app)
+        assert plan.title() == "gpu1 · simulator: restart as is" and "  (no change)" in plan.preview_lines()
+        told = await apply(pilot, app)
+        assert re.fullmatch(r"gpu1: restart verified: accept len \d\.\d\d after 3 batches", told), told
+        assert child.pid != pid and child.argv == argv
+    assert ran(audit) == [("restart", None, "applied")]
+
+
+async def test_brackets_step_the_draft_steps_down_and_up(audit):
+    async with acting(MTP[3]) as (pilot, app, child):
+        for key, want, n in (("left_square_bracket", "mtp2", 2), ("right_square_bracket", "mtp3", 3)):
+            await pilot.press(key)
+            plan = await preview(pilot, app)
+            assert plan.profile.name == want
+            assert [text for tag, text in plan.diff_lines() if tag == "+"] == [
+                f"--speculative-num-steps {n}", f"--speculative-num-draft-tokens {n + 1}"]
+            told = await apply(pilot, app)
+            assert told.startswith(f"gpu1: {want} verified: accept len"), told
+            assert steps(child.argv) == ("NEXTN", n, n + 1)
+    assert ran(audit) == [("apply", "mtp2", "applied"), ("apply", "mtp3", "applied")]
+
+
+@pytest.mark.parametrize("spec, key, said", [
+    (MTP[1], "left_square_bracket", "gpu1: already at 1 step; `s` turns speculation off"),
+    (OFF, "right_square_bracket", "gpu1: speculation is off: `s` turns it on, `p` picks a profile"),
+], ids=["[ at mtp1", "] with spec off"])
+async def test_a_step_that_cannot_be_taken_is_one_line_and_nothing_runs(spec, key, said, audit):
+    async with acting(spec) as (pilot, app, child):
+        pid = child.pid
+        await pilot.press(key)
+        await until(pilot, lambda: not app.dash.running, "the flow's end")
+        assert (said, "error") in notes(app)
+        assert not isinstance(app.screen, ConfirmScreen) and child.pid == pid and child.starts == 1
+    assert ran(audit) == []
+
+
+async def test_a_profile_sglang_would_refuse_is_one_line_and_nothing_runs(tmp_path, audit):
+    path = tmp_path / "config.toml"
+    path.write_text('[profiles.bad]\nalgorithm = "NEXTN"\nnum_steps = 2\ntopk = 1\nnum_draft_tokens = 5\n')
+    async with acting(MTP[3], config=load_config(str(path))) as (pilot, app, child):
+        pid = child.pid
         await pilot.press("p")
         await until(pilot, lambda: isinstance(app.screen, ProfilePicker), "the picker")
-        await pilot.press("escape")
+        await pilot.press("down", "enter")  # from mtp3, which runs now, to the config's profile
         await until(pilot, lambda: not app.dash.running, "the flow's end")
-        assert not ctl.executed and not isinstance(app.screen, (ProfilePicker, ConfirmScreen))
+        assert notes(app) == [("gpu1: profile bad: with topk 1, draft tokens must be steps + 1 "
+                               "(SGLang would silently change 5 to 3)", "error")]
+        assert not isinstance(app.screen, ConfirmScreen) and child.pid == pid and child.starts == 1
+    assert ran(audit) == []
 
 
-async def test_shift_r_restarts_as_is_after_the_preview():
-    ctl = StandInControl("gpu1")
-    app = make_app(controls={"gpu1": ctl})
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
-        await pilot.press("R")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the preview")
-        assert app.screen.plan.title().endswith("restart as is")
-        await pilot.press("y")
-        ctl.gate.set()
-        await until(pilot, lambda: not app.dash.running, "the end of the action")
-        assert ctl.executed[0].action == "restart"
-        assert any(m.startswith("gpu1: restart verified") for m, _ in notes(app))
-
-
-async def test_a_control_error_is_one_line_and_nothing_runs():
-    ctl = StandInControl("gpu1")
-    ctl.plan_error = ControlError("gpu1: sudo: a password is required (set NOPASSWD for systemctl)")
-    app = make_app(controls={"gpu1": ctl})
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
+async def test_a_prod_host_runs_only_once_its_name_is_typed(audit):
+    async with acting(MTP[3], prod=True) as (pilot, app, child):
+        pid = child.pid
         await pilot.press("s")
-        await until(pilot, lambda: not app.dash.running, "the flow's end")
-        assert ("gpu1: sudo: a password is required (set NOPASSWD for systemctl)", "error") in notes(app)
-        assert not ctl.executed and not isinstance(app.screen, ConfirmScreen)
+        plan = await preview(pilot, app)
+        screen = app.screen
+        assert plan.prod and screen.has_class("-prod") and screen.query_one("#apply", Button).disabled
+        await pilot.press("y")  # not enough on a prod host
+        assert isinstance(app.screen, ConfirmScreen) and child.pid == pid
+        await pilot.press("shift+tab", *HOST)
+        assert screen.query_one("#typed", Input).value == HOST
+        await pilot.press("enter")
+        await until(pilot, lambda: not app.dash.running, "the action's end")
+        assert any(m.startswith("gpu1: off verified") for m, _ in notes(app)), notes(app)
+        assert child.pid != pid and steps(child.argv) == (None, None, None)
+    assert ran(audit) == [("apply", "off", "applied")]
 
 
 async def test_a_host_without_control_says_so(tmp_path):
     second = tmp_path / "gpu2.log"
     second.write_text(Path(SMALL_LOG).read_text().replace(" gpu1 ", " gpu2 "))
-    ctl = StandInControl("gpu1")
-    app = make_app(SMALL_LOG, str(second), controls={"gpu1": ctl})
+    app = make_app(SMALL_LOG, str(second), controls={HOST: unstarted_control()})
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
         await pilot.press("tab", "s")
         assert app.dash.host == "gpu2" and not app.dash.running
         assert any("gpu2: mtptui cannot act on this host" in m for m, _ in notes(app))
-
-
-async def test_brackets_step_the_draft_steps_down_and_up():
-    ctl = StandInControl("gpu1", settings=MTP3_ON)
-    app = make_app(controls={"gpu1": ctl})
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
-        for key, want in (("left_square_bracket", "mtp2"), ("right_square_bracket", "mtp4")):
-            await pilot.press(key)
-            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the preview")
-            profile = app.screen.plan.profile
-            assert profile.name == want and profile.num_draft_tokens == profile.num_steps + 1
-            await pilot.press("escape")
-            await until(pilot, lambda: not app.dash.running, "the flow's end")
-        assert not ctl.executed
-
-
-async def test_a_bracket_with_speculation_off_says_why_in_one_line():
-    ctl = StandInControl("gpu1")
-    app = make_app(controls={"gpu1": ctl})
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
-        await pilot.press("right_square_bracket")
-        await until(pilot, lambda: not app.dash.running, "the flow's end")
-        assert ("gpu1: speculation is off: `s` turns it on, `p` picks a profile", "error") in notes(app)
-        assert not isinstance(app.screen, ConfirmScreen) and not ctl.executed

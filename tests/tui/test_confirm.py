@@ -4,7 +4,7 @@ its name typed, and the flag diff is coloured."""
 from __future__ import annotations
 
 import pytest
-from plans import mtp3_plan
+from sim_child import planned
 from textual.widgets import Button, Input, Static
 from tui_helpers import make_app, settle
 
@@ -24,7 +24,7 @@ async def test_focus_starts_on_cancel_and_enter_there_cancels():
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
-        answers = await open_modal(pilot, mtp3_plan())
+        answers = await open_modal(pilot, await planned())
         assert isinstance(app.screen, ConfirmScreen)
         assert app.focused is app.screen.query_one("#cancel", Button)
         await pilot.press("enter")
@@ -35,7 +35,7 @@ async def test_y_confirms():
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
-        answers = await open_modal(pilot, mtp3_plan())
+        answers = await open_modal(pilot, await planned())
         await pilot.press("y")
         assert answers == [True]
 
@@ -45,7 +45,7 @@ async def test_n_and_escape_cancel(key):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
-        answers = await open_modal(pilot, mtp3_plan())
+        answers = await open_modal(pilot, await planned())
         await pilot.press(key)
         assert answers == [False]
 
@@ -54,7 +54,7 @@ async def test_the_apply_button_applies():
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
-        answers = await open_modal(pilot, mtp3_plan())
+        answers = await open_modal(pilot, await planned())
         await pilot.click("#apply")
         assert answers == [True]
 
@@ -63,7 +63,7 @@ async def test_a_prod_host_needs_its_name_typed():
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
-        answers = await open_modal(pilot, mtp3_plan("gpu-prod-ny", prod=True))
+        answers = await open_modal(pilot, await planned(host="gpu-prod-ny", prod=True))
         screen = app.screen
         apply = screen.query_one("#apply", Button)
         assert app.focused is screen.query_one("#cancel", Button) and apply.disabled
@@ -87,9 +87,10 @@ async def test_the_preview_shows_the_commands_and_colours_the_diff():
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
-        await open_modal(pilot, mtp3_plan())
+        plan = await planned()
+        await open_modal(pilot, plan)
         content = app.screen.query_one("#preview Static", Static).visual
         text = content.plain
-        assert "systemctl restart sglang-qwen.service" in text and "the last start took 5 min 12 s" in text
+        assert text == "\n".join(plan.preview_lines()) and "\n  kill -TERM PID\n" in text
         added = [s for s in content.spans if text[s.start:s.end].lstrip().startswith("+")]
         assert len(added) == 4 and all("success" in str(s.style) for s in added)

@@ -8,6 +8,7 @@ import json
 from contextlib import redirect_stdout
 
 import pytest
+from tui_helpers import notes, until
 
 from mtptui.commands import demo, summary as summary_cmd
 from mtptui.tui.launch import build_app
@@ -59,7 +60,7 @@ async def test_demo_shows_the_simulator_and_agrees_with_summary(tmp_path):
                 assert got[k] == pytest.approx(exp[k], abs=1e-9), (rank, m, k)
 
 
-async def test_s_in_the_demo_restarts_the_simulator_without_speculation(tmp_path, monkeypatch):
+async def test_s_in_the_demo_restarts_the_simulator_without_speculation(audit):
     """The whole path through the keys: s, the preview, y, the child restarted with the new argv
     and verified from its own lines, the new epoch on the compare screen, the audit log."""
     from textual.widgets import DataTable
@@ -71,7 +72,6 @@ async def test_s_in_the_demo_restarts_the_simulator_without_speculation(tmp_path
     from mtptui.tui.screens.compare import CompareScreen
     from mtptui.tui.screens.confirm import ConfirmScreen
 
-    monkeypatch.setenv("MTPTUI_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
     args = demo.build_parser().parse_args([])
     source, _ = demo.demo_source(args, FAST)
     controls = host_controls([source], Config(), False)
@@ -81,25 +81,18 @@ async def test_s_in_the_demo_restarts_the_simulator_without_speculation(tmp_path
         async with app.run_test(size=(160, 48)) as pilot:
             dash = app.dash
 
-            async def until(cond, what: str, limit: int = 600):  # 60 s on a loaded machine
-                for _ in range(limit):
-                    if cond():
-                        return
-                    await pilot.pause(0.1)
-                pytest.fail(f"never: {what}")
-
-            await until(lambda: any(s.spec_seen for s in dash.store.ranks("simulator")), "accept len from the demo")
+            await until(pilot, lambda: any(s.spec_seen for s in dash.store.ranks("simulator")), "accept len from the demo")
             await pilot.press("s")
-            await until(lambda: isinstance(app.screen, ConfirmScreen), "the preview")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the preview")
             plan = app.screen.plan
             assert plan.title() == "simulator · simulator: → off"
             assert any(tag == "-" and "--speculative-algorithm" in text for tag, text in plan.diff_lines())
             await pilot.press("y")
-            await until(lambda: not dash.running, "the action's end", limit=1200)
-            notes = [(n.message, n.severity) for n in app._notifications]
-            assert any(m.startswith("simulator: off verified") and sev == "information" for m, sev in notes), notes
+            await until(pilot, lambda: not dash.running, "the action's end", seconds=120)
+            told = notes(app)
+            assert any(m.startswith("simulator: off verified") and sev == "information" for m, sev in told), told
             assert not any(a.startswith("--speculative") for a in source.argv)
-            await until(lambda: len(dash.store.epochs.get("simulator", [])) >= 2, "the new epoch")
+            await until(pilot, lambda: len(dash.store.epochs.get("simulator", [])) >= 2, "the new epoch")
             await pilot.press("c")
             compare = app.screen
             assert isinstance(compare, CompareScreen)
@@ -111,10 +104,10 @@ async def test_s_in_the_demo_restarts_the_simulator_without_speculation(tmp_path
             assert str(table.get_row_at(0)[3]) == "apply off" and str(table.get_row_at(0)[4]) == "applied"
     finally:
         source.kill_now()
-    assert [(e["profile"], e["result"]) for e in read_audit(tmp_path / "audit.jsonl")] == [("off", "applied")]
+    assert [(e["profile"], e["result"]) for e in read_audit(audit)] == [("off", "applied")]
 
 
-async def test_a_profile_that_fails_at_start_is_rolled_back_and_told_as_a_warning(tmp_path, monkeypatch):
+async def test_a_profile_that_fails_at_start_is_rolled_back_and_told_as_a_warning():
     """p, a config profile whose flag the server refuses, y: the child fails, the old argv comes
     back, and the notification is a warning with the reason."""
     from mtptui.config import Config
@@ -123,7 +116,6 @@ async def test_a_profile_that_fails_at_start_is_rolled_back_and_told_as_a_warnin
     from mtptui.tui.screens.confirm import ConfirmScreen
     from mtptui.tui.screens.profiles import ProfilePicker
 
-    monkeypatch.setenv("MTPTUI_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
     broken = Profile("broken", algorithm="NEXTN", num_steps=1, topk=1, num_draft_tokens=2, extra_args=("--no-such-flag",))
     config = Config(profiles={"broken": broken})
     source, _ = demo.demo_source(demo.build_parser().parse_args([]), FAST)
@@ -132,23 +124,16 @@ async def test_a_profile_that_fails_at_start_is_rolled_back_and_told_as_a_warnin
                     controls=host_controls([source], config, False))
     try:
         async with app.run_test(size=(160, 48)) as pilot:
-            async def until(cond, what: str, limit: int = 600):
-                for _ in range(limit):
-                    if cond():
-                        return
-                    await pilot.pause(0.1)
-                pytest.fail(f"never: {what}")
-
-            await until(lambda: app.dash.store.ranks("simulator"), "the demo's first batches")
+            await until(pilot, lambda: app.dash.store.ranks("simulator"), "the demo's first batches")
             await pilot.press("p")
-            await until(lambda: isinstance(app.screen, ProfilePicker), "the picker")
+            await until(pilot, lambda: isinstance(app.screen, ProfilePicker), "the picker")
             await pilot.press("down", "enter")  # from mtp3, which runs now, to the config's profile
-            await until(lambda: isinstance(app.screen, ConfirmScreen), "the preview")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the preview")
             assert app.screen.plan.profile.name == "broken"
             await pilot.press("y")
-            await until(lambda: not app.dash.running, "the action's end", limit=1200)
-            notes = [(n.message, n.severity) for n in app._notifications]
-            assert any("rolled back" in m and "unrecognized arguments" in m and sev == "warning" for m, sev in notes), notes
+            await until(pilot, lambda: not app.dash.running, "the action's end", seconds=120)
+            told = notes(app)
+            assert any("rolled back" in m and "unrecognized arguments" in m and sev == "warning" for m, sev in told), told
             assert source.argv == before and source.running
     finally:
         source.kill_now()

@@ -4,10 +4,10 @@ does nothing, and the status bar says READ-ONLY. c and a stay: they only read.""
 from __future__ import annotations
 
 import pytest
-from standin import StandInControl
+from sim_child import unstarted_control
 from textual.command import CommandPalette
 from textual.widgets._footer import FooterKey
-from tui_helpers import make_app, settle
+from tui_helpers import make_app, notes, settle
 
 from mtptui.tui.screens.compare import CompareScreen
 from mtptui.tui.screens.help import HelpScreen
@@ -41,8 +41,8 @@ async def help_text(pilot) -> str:
 
 
 @pytest.mark.parametrize("read_only", [False, True])
-async def test_acting_keys_exist_only_without_read_only(read_only):
-    ctl = StandInControl("gpu1")
+async def test_acting_keys_exist_only_without_read_only(read_only, audit):
+    ctl = unstarted_control("gpu1")
     app = make_app(read_only=read_only, controls={"gpu1": ctl})
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
@@ -60,7 +60,8 @@ async def test_acting_keys_exist_only_without_read_only(read_only):
         if read_only:
             await pilot.press(*ACTING)
             await pilot.pause()
-            assert app.screen is app.screen_stack[0] and not app.dash.running and not ctl.executed
+            assert app.screen is app.screen_stack[0] and not app.dash.running and notes(app) == []
+            assert ctl.target.source.starts == 0 and not audit.exists(), "nothing ran"
             assert not CommandPalette.is_open(app)
             await pilot.press("c")
             assert isinstance(app.screen, CompareScreen)

@@ -45,13 +45,13 @@ def test_focused_rank_throughput(snap_compare):
 
 
 def test_preview_modal(snap_compare):
-    from plans import mtp3_plan
+    from sim_child import planned
 
     from mtptui.tui.screens.confirm import ConfirmScreen
 
     async def run_before(pilot):
         await settle(pilot, pilot.app)
-        pilot.app.push_screen(ConfirmScreen(mtp3_plan()))
+        pilot.app.push_screen(ConfirmScreen(await planned()))
         await pilot.pause()
 
     assert snap_compare(make_app(TOGGLE, window="all"), terminal_size=(160, 48), run_before=run_before)

@@ -23,6 +23,21 @@ def make_app(*paths: str, speed: float = MAX_SPEED, window: str = "all", theme: 
                      wall=lambda: FROZEN_WALL, read_only=read_only, controls=controls)
 
 
+async def until(pilot, cond, what: str, seconds: float = 60.0) -> None:
+    """Lets the app run until cond() holds; fails naming `what` if it never does (the limit is
+    generous: the machine may be loaded)."""
+    for _ in range(int(seconds / 0.05)):
+        if cond():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"never: {what}")
+
+
+def notes(app) -> list[tuple[str, str]]:
+    """The notifications shown so far: (message, severity)."""
+    return [(n.message, n.severity) for n in app._notifications]
+
+
 async def settle(pilot, app, timeout: float = 10.0) -> None:
     """Waits until every replay source ended and every line is parsed, then redraws."""
     dash = app.dash

@@ -32,7 +32,14 @@ ENVELOPES = {
     "json": (journal_json(MSG), "gpu-a"),
     "json, byte-array MESSAGE": (journal_json(list(MSG.encode())), "gpu-a"),
     "ansi colours": ("\x1b[32m" + MSG + "\x1b[0m", None),
+    "syslog RFC 3164 with a priority": ("<14>Mar  9 16:03:25 gpu-a python3[4242]: " + MSG, "gpu-a"),
+    "syslog RFC 5424": ("<14>1 2026-03-09T16:03:25.250Z gpu-a python3 4242 - - " + MSG, "gpu-a"),
+    "Kubernetes CRI": ("2026-03-09T16:03:25.250000000Z stderr F " + MSG, None),
+    "Docker json-file": (json.dumps({"log": MSG + "\n", "stream": "stderr", "time": "2026-03-09T16:03:25.25Z"}),
+                         None),
 }
+ZONED = {"json", "json, byte-array MESSAGE", "short-iso-precise", "syslog RFC 5424", "Kubernetes CRI",
+         "Docker json-file"}
 
 
 @pytest.mark.parametrize("name", ENVELOPES)
@@ -47,7 +54,7 @@ def test_same_record_in_every_envelope(name):
     assert rec.fields["gen_throughput"] == 1234.5
     assert rec.fields["queue_req"] == 0
     # zoned envelopes (json, iso) give the time; elsewhere the server's own stamp does
-    if name.startswith("json") or name == "short-iso-precise":
+    if name in ZONED:
         assert rec.ts == pytest.approx(T + 0.25)
     else:
         assert rec.ts == T

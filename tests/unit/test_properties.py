@@ -23,6 +23,10 @@ _text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=200)
 _prefixes = st.sampled_from([
     "", "[2026-03-09 16:03:25 TP0] ", "[2026-03-09 16:03:25.123 DP1 TP1 EP1] ", "Mar 09 16:03:25 h p[1]: ",
     "2026-03-09T16:03:25+0000 h p[1]: ", '{"MESSAGE": "', "(APIServer pid=6) INFO 09-02 08:46:23 [loggers.py:1] ",
+    "(SGLangEngine pid=4, ip=10.0.0.1) [2026-03-09 16:03:25 TP0] ", "[16:03:25 TP0] ", "[gpu=0] ",
+    "2026-03-09 16:03:25,659 [INFO] sglang: ", "2026-03-09T16:03:25.123456789Z stdout F ", '{"log": "',
+    "<14>Mar  9 16:03:25 h p[1]: ", "<14>1 2026-03-09T16:03:25Z h p 1 - - ", "[99:99:99 TP0] ",
+    "2026-13-45 25:61:61,999 [INFO] x: ", "(SGLangEngine pid=4) ",
 ])
 _heads = st.sampled_from(["", "Decode batch, ", "Decode batch. ", "Decode batch [12], ", "Prefill batch, ",
                           "SpecDecoding metrics: ", "1 Engines Aggregated: Avg prompt throughput: ", "server_args=ServerArgs("])
@@ -116,7 +120,9 @@ def test_a_cut_off_batch_line_is_still_a_batch_with_a_subset_of_fields(msg, cut)
 _envs = st.sampled_from(["", "Mar 09 16:03:25 gpu python3[1]: ", "Mar  9 16:03:25.250 gpu-b sglang[77]: ",
                          "Mar 09 16:03:25 gpu x: "])
 _stamps = st.sampled_from(["[2026-03-09 16:03:25 TP0] ", "[2026-03-09 16:03:25 DP1 TP1 EP1] ", "[2026-03-09 16:03:25] ",
-                           "[2026-03-09 16:03:25.500 TP2] ", "[2026-13-45 16:03:25 TP0] "])
+                           "[2026-03-09 16:03:25.500 TP2] ", "[2026-13-45 16:03:25 TP0] ", "[16:03:25 TP0] ",
+                           "(SGLangEngine pid=7) [2026-03-09 16:03:25 TP0] ", "2026-03-09 16:03:25,250 [INFO] x: ",
+                           "[gpu=1] ", ""])
 _heads2 = st.sampled_from(["Decode batch, ", "Prefill batch, ", "Decode batch. ", "Decode batch [7], ",
                            "Decode batch,", "Cache flushed, ", "Decode batch, #running-req: 1, "])
 _tails = st.one_of(sglang_lines().map(lambda s: s.split("] ", 1)[1].split(", ", 1)[-1]),

@@ -1,11 +1,12 @@
-"""One raw line in, at most one record out: envelope, then SGLang or vLLM, then events."""
+"""One raw line in, at most one record out: envelope, then SGLang (behind its own prefix or any
+other) or vLLM, then events."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from mtptui.core.parse import events, sglang, vllm
+from mtptui.core.parse import events, prefix, sglang, timeparse, vllm
 from mtptui.core.parse.envelope import EnvelopeError, EnvelopeReader
 from mtptui.core.parse.envelope import SHORT_STAMP
 from mtptui.core.parse.timeparse import STAMPS
@@ -19,6 +20,8 @@ BATCH, EVENT, OTHER, DROPPED = "batch", "event", "other", "dropped"
 HEAD_CACHE = 4096  # heads kept (cleared when full: stamps move on, old heads never return)
 HEAD_MISSES = 64  # lookups missed in a row before they pause ...
 HEAD_PAUSE = 4096  # ... for this many lines
+PREFIX_CACHE = 4096  # other prefixes read, by their text
+DAY, HALF_DAY = 86400, 43200
 
 # Its classes, and the body templates' (sglang._Template), admit no NUL, CR or ESC: a batch line
 # read on this path needs none of the checks and cleaning the general path does for those.
@@ -38,7 +41,8 @@ class Parsed:
 
 
 class LineParser:
-    """Stateful only where the logs are: the year for year-less stamps and vLLM's engine context."""
+    """Stateful only where the logs are: the date of the last full stamp (for year-less and
+    time-only stamps) and vLLM's engine context."""
 
     def __init__(self, unresolved_rank: str = "") -> None:
         self.envelope = EnvelopeReader()
@@ -47,7 +51,14 @@ class LineParser:
         # the rank of a spec line with no throughput line before it; a reader of a file's middle
         # part marks them to resolve once the part before is known
         self.unresolved_rank = unresolved_rank
-        self._year_text = ""
+        # The date of the last full stamp (`2026-03-09`): the year for year-less stamps, the
+        # day for time-only ones when the envelope has none. A time-only stamp more than half a
+        # day before the one before it has passed midnight (_tod_day moves on a day).
+        self._date_text = ""
+        self._tod_date = ""
+        self._tod_day = 0.0
+        self._tod_last: float | None = None
+        self._prefixes: dict[str, tuple] = {}  # prefix.read of other prefixes, by their text
         # Batch heads by the text they begin with, up to the first field (envelope, stamp, rank,
         # head): a busy log repeats each for a second of lines, and a dict lookup costs less
         # than the regex. Lookups pause for a while after a run of misses (stamps with
@@ -93,6 +104,10 @@ class LineParser:
             fast = self._fast(known, m.end(), raw, host)
             if fast is not None:
                 return fast
+        elif m is None and raw[:1] == "(":
+            fast = self._actor_fast(raw, host, key)
+            if fast is not None:
+                return fast
         if "\x00" in raw:
             return Parsed(DROPPED, None, reason="binary data (NUL bytes)")
         if m is not None and not head and "\r" not in raw and "\x1b" not in raw:
@@ -106,25 +121,29 @@ class LineParser:
         if host is not None:
             line.host = host
         text = line.text
+        engine = ""
+        if text[:1] == "(":
+            actor = prefix.actor(text)
+            if actor is not None:
+                engine, at = actor
+                text = prefix.without_repeat_note(text[at:])
         pre = sglang.split_prefix(text) if text[:1] == "[" else None
         if pre is not None:
             stamp, millis, rank, msg = pre
-            if line.zoned:
-                ts = line.ts
-            else:
-                inner = sglang.prefix_time(stamp, millis)
-                if inner is None:
-                    ts = line.ts
-                else:
-                    ts = inner
-                    if stamp[:4] != self._year_text:
-                        self._year_text = stamp[:4]
-                        self.envelope.year = int(self._year_text)
-            if msg[:1] in "DP":
-                rec = sglang.parse_batch(msg, ts, line.host, rank)
-                if rec is not None:
-                    return Parsed(BATCH, line, rec)
+            if engine:
+                rank = f"{engine} {rank}" if rank else engine
+            ts = self._stamp_time(line, stamp, millis)
+            rec = sglang.parse_batch(msg, ts, line.host, rank) if msg[:1] in "DP" else None
+            if rec is None and "batch" in msg:  # a head after a further prefix: `[...] [gpu=0] Decode batch`
+                rec = self._other_prefix(line, text, engine)
+            if rec is not None:
+                return Parsed(BATCH, line, rec)
             return self._event(line, msg, ts, rank)
+        if "batch" in text:
+            rec = self._other_prefix(line, text, engine)
+            if rec is not None:
+                return Parsed(BATCH, line, rec)
+        text = line.text
         if vllm.looks_like_vllm(text):
             rec, inner = vllm.parse_stats(text, line.host, self.envelope.year)
             if rec is not None:
@@ -139,15 +158,111 @@ class LineParser:
                 return Parsed(BATCH, line, rec)
         return self._event(line, text, line.ts, "")
 
+    def assume_date(self, date: str) -> None:
+        """Reads on as if the last full stamp had been of this date (`2026-03-09`); also for a
+        reader that starts in the middle of a log. (Hot paths compare before they call.)"""
+        if date != self._date_text:
+            self._date_text = date
+            self.envelope.year = int(date[:4])
+
+    def _stamp_time(self, line: LogLine, stamp: str, millis: str | None) -> float | None:
+        """The time of a line with SGLang's prefix: a zoned envelope's, else the prefix's."""
+        if line.zoned:
+            return line.ts
+        if len(stamp) == 8:
+            return self._time_of_day(stamp, millis, line.ts)
+        inner = sglang.prefix_time(stamp, millis)
+        if inner is None:
+            return line.ts
+        if stamp[:10] != self._date_text:
+            self.assume_date(stamp[:10])
+        return inner
+
+    def _time_of_day(self, hms: str, frac: str | None, env_ts: float | None) -> float | None:
+        """A time-only stamp on the day of the envelope's time (the nearest such instant), else
+        on the day of the last full stamp; None when neither is known."""
+        t = timeparse.seconds_of_day(hms)
+        if t is None:
+            return env_ts
+        if frac:
+            t += int(frac) / 10 ** len(frac)
+        if env_ts is not None:
+            ts = env_ts - env_ts % DAY + t
+            if ts - env_ts > HALF_DAY:
+                return ts - DAY
+            return ts + DAY if env_ts - ts > HALF_DAY else ts
+        if not self._date_text:
+            return None
+        if self._tod_date != self._date_text:
+            self._tod_date = self._date_text
+            self._tod_day = timeparse.ymd_hms(self._date_text + " 00:00:00") or 0.0
+            self._tod_last = None
+        ts = self._tod_day + t
+        if self._tod_last is not None and self._tod_last - ts > HALF_DAY:
+            self._tod_day += DAY
+            ts += DAY
+        self._tod_last = ts
+        return ts
+
+    def _other_prefix(self, line: LogLine, text: str, engine: str) -> BatchStats | None:
+        """A batch line after any other prefix (text: the message, without a Ray actor's
+        decoration, whose engine token comes separately): its rank tokens and stamp are read
+        wherever the prefix has them. It must carry a readable field: without SGLang's own
+        prefix, that is what tells a batch line from text that names one."""
+        at = prefix.head_at(text)
+        if at < 0:
+            return None
+        kind = DECODE if text[at] == "D" else PREFILL
+        m = sglang.HEAD.match(text, at)
+        fields = None if m is None else sglang._fast_body(kind, text, m.end())
+        rec = None
+        if fields is None:
+            rec = sglang.parse_batch(text[at:], None, line.host, "")
+            if rec is None or not rec.fields:
+                return None
+        before = text[:at]
+        known = self._prefixes.get(before)
+        if known is None:
+            if len(self._prefixes) >= PREFIX_CACHE:
+                self._prefixes.clear()
+            known = self._prefixes[before] = prefix.read(before)
+        rank, stamp = known
+        if engine:
+            rank = f"{engine} {rank}" if rank else engine
+        ts = self._prefix_time(line, stamp)
+        if rec is None:
+            return BatchStats(kind, ts, line.host, rank, SGLANG, fields, {}, False)
+        rec.ts, rec.rank = ts, rank
+        return rec
+
+    def _prefix_time(self, line: LogLine, stamp: tuple) -> float | None:
+        """The time of a line from the stamp prefix.read found: a zoned envelope's time first, as
+        for SGLang's own prefix; then a dated stamp's, a time-only one's, a month-and-day one's."""
+        kind = stamp[0]
+        if line.zoned or kind == prefix.NO_STAMP:
+            return line.ts
+        _, date, hms, frac, zone = stamp
+        if kind == prefix.TIME_ONLY:
+            return self._time_of_day(hms, frac, line.ts)
+        if kind == prefix.MONTH_DAY:
+            return self.envelope.short_time(f"{date} {hms}", "." + frac if frac else None)
+        ts = timeparse.instant(f"{date} {hms}", frac, zone)
+        if ts is None:
+            return line.ts
+        if zone:
+            return ts
+        self.assume_date(date)
+        return ts
+
     @staticmethod
     def _head(m: re.Match) -> tuple:
         """What a batch line's envelope, prefix and head say, from its fast match: (kind, time,
-        host, rank, millis, year, short stamp, its fraction, where the prefix starts)."""
+        host, rank, millis, date, short stamp, its fraction, where the prefix starts)."""
         short, frac, env_host, stamp, millis, rank, kind = m.groups()
         ts = STAMPS.get(stamp) if millis is None else None
         if ts is None:
             ts = sglang.prefix_time(stamp, millis)
-        return (DECODE if kind == "D" else PREFILL, ts, env_host, rank[1:], millis, stamp[:4], short, frac,
+        return (DECODE if kind == "D" else PREFILL, ts, env_host, rank[1:], millis, stamp[:10], short, frac,
                 m.start(4) - 1)
 
     def _fast(self, head: tuple, end: int, raw: str, host: str | None) -> Parsed | None:
@@ -155,13 +270,12 @@ class LineParser:
         body of a known layout, its head read by one regex (or known from an earlier line that
         began with the same text up to the first field). Anything else returns None for the
         general path, which gives the same result for these lines (the tests hold both to it)."""
-        kind, ts, env_host, rank, _, year, short, frac, start = head
+        kind, ts, env_host, rank, _, date, short, frac, start = head
         fields = sglang._fast_body(kind, raw, end)
         if fields is None:
             return None
-        if year != self._year_text:
-            self._year_text = year
-            self.envelope.year = int(year)
+        if date != self._date_text:
+            self.assume_date(date)
         if host is None:
             host = env_host
         if not self.keep_lines and ts is not None:
@@ -171,13 +285,32 @@ class LineParser:
         rec = BatchStats(kind, ts if ts is not None else env_ts, host, rank, SGLANG, fields, {}, False)
         return Parsed(BATCH, LogLine(text, host, None, env_ts), rec)
 
+    def _actor_fast(self, raw: str, host: str | None, key: str | None) -> Parsed | None:
+        """A Ray actor's batch line, `(SGLangEngine pid=41820) [2026-03-22 13:53:37 TP0] Decode
+        batch, ...` without an envelope: the fast path after the decoration, the engine in the
+        rank (RL frameworks log millions of these). Its head is remembered like the others."""
+        actor = prefix.actor(raw)
+        if actor is None:
+            return None
+        engine, at = actor
+        m = _FAST.match(raw, at)
+        if m is None or m.group(7) is None or m.group(1) is not None:
+            return None
+        kind, ts, env_host, rank, millis, date, short, frac, _ = self._head(m)
+        known = (kind, ts, env_host, f"{engine} {rank}" if rank else engine, millis, date, short, frac, 0)
+        if key is not None and m.end() == len(key) and millis is None:
+            if len(self._heads) >= HEAD_CACHE:
+                self._heads.clear()
+            self._heads[key] = known
+        return self._fast(known, m.end(), raw, host)
+
     def _fast_other(self, m: re.Match, raw: str, host: str | None) -> Parsed | None:
         """Any other line with SGLang's prefix (and the same envelopes), free of NUL, CR and
         ESC: an event or ordinary text, read from the fast match instead of matching the
         envelope and prefix again."""
         msg = raw[m.end():]
-        if msg[:1] in "DP":
-            return None  # perhaps a batch head cut short: the general path knows those
+        if msg[:1] in "DP" or "batch" in msg:
+            return None  # a batch head cut short, or after a further prefix: the general path knows those
         short, frac, env_host, stamp, millis, rank, _ = m.groups()
         if msg.endswith("\n"):
             msg = msg[:-1]
@@ -186,9 +319,8 @@ class LineParser:
         ts = sglang.prefix_time(stamp, millis)
         if ts is None:
             ts = env_ts
-        elif stamp[:4] != self._year_text:
-            self._year_text = stamp[:4]
-            self.envelope.year = int(self._year_text)
+        elif stamp[:10] != self._date_text:
+            self.assume_date(stamp[:10])
         line = LogLine(raw[m.start(4) - 1:], env_host if host is None else host, None, env_ts)
         return self._event(line, msg, ts, rank[1:])
 

@@ -3,7 +3,11 @@
 Detected per line, so a file that mixes modes (or a paste) still reads:
 - journald `json` (one object per line; MESSAGE may be a list of byte values, or null when
   journalctl withheld a large field, which happens without `--all`)
-- journald `short`, `short-precise`, `short-iso`, `short-iso-precise`
+- journald `short`, `short-precise`, `short-iso`, `short-iso-precise`; syslog's own lines in the
+  same shapes, also with a priority (`<14>Mar  9 16:03:25 host tag[pid]: `, RFC 3164) or in
+  RFC 5424 (`<14>1 2026-03-09T16:03:25.003Z host app procid msgid - `)
+- container logs: the CRI format of Kubernetes nodes (`2026-03-09T16:03:25.123456789Z stdout F `)
+  and Docker's json-file lines (`{"log": ..., "stream": ..., "time": ...}`)
 - `cat` and raw server output: the line is the message
 CR/LF endings, stray carriage returns from progress bars and ANSI colour codes are removed.
 """
@@ -24,6 +28,11 @@ _SHORT = re.compile(r"(" + SHORT_STAMP + r")(\.\d{1,6})? (\S+) [^\s\[:]+(?:\[\d+
 _SHORT_ISO = re.compile(
     r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?(?:Z|[+-]\d\d:?\d\d)) (\S+) [^\s\[:]+(?:\[\d+\])?: ?"
 )
+
+
+_CRI = re.compile(timeparse.RFC3339 + r" (?:stdout|stderr) [FP] ")  # P: a part of a longer line
+_PRIORITY = re.compile(r"<\d{1,3}>")
+_RFC5424 = re.compile(r"1 (\S+) (\S+) \S+ \S+ \S+ (?:-|(?:\[[^\]]*\])+) ?")  # stamp or `-`, host
 
 
 class EnvelopeError(ValueError):
@@ -63,6 +72,11 @@ def from_json(line: str) -> LogLine:
         raise EnvelopeError(f"bad journald json: {e}") from None
     if not isinstance(obj, dict):
         raise EnvelopeError("journald json line is not an object")
+    if "MESSAGE" not in obj:
+        if isinstance(obj.get("log"), str):
+            return _from_docker(obj)
+        if "__CURSOR" not in obj and "__REALTIME_TIMESTAMP" not in obj:
+            raise EnvelopeError("a json line that is neither journald's nor Docker's")
     msg = _message_of(obj.get("MESSAGE"))
     if msg is None:
         raise EnvelopeError("MESSAGE missing or withheld (journalctl needs --all for large fields)")
@@ -84,6 +98,12 @@ def from_json(line: str) -> LogLine:
         cursor=cursor if isinstance(cursor, str) else None,
         zoned=ts is not None,
     )
+
+
+def _from_docker(obj: dict) -> LogLine:
+    stamp = obj.get("time")
+    ts = timeparse.rfc3339(stamp) if isinstance(stamp, str) else None
+    return LogLine(clean(obj["log"]), None, None, ts, None, ts is not None)
 
 
 class EnvelopeReader:
@@ -142,4 +162,25 @@ class EnvelopeReader:
                 if ts is False:
                     ts = self._iso_time(stamp)
                 return LogLine(text[m.end():], host, None, ts, None, ts is not None)
+            m = _CRI.match(text)
+            if m:
+                ts = timeparse.instant(*m.groups())
+                return LogLine(text[m.end():], None, None, ts, None, ts is not None)
+        elif c == "<":
+            return self._syslog(text)
+        return LogLine(text)
+
+    def _syslog(self, text: str) -> LogLine:
+        """A syslog line with its priority: RFC 3164 (journald's `short` shape after it) or 5424."""
+        p = _PRIORITY.match(text)
+        if p is not None:
+            m = _SHORT.match(text, p.end())
+            if m:
+                stamp, frac, host = m.groups()
+                return LogLine(text[m.end():], host, None, self.short_time(stamp, frac))
+            m = _RFC5424.match(text, p.end())
+            if m:
+                stamp, host = m.groups()
+                ts = timeparse.rfc3339(stamp)
+                return LogLine(text[m.end():], None if host == "-" else host, None, ts, None, ts is not None)
         return LogLine(text)

@@ -94,13 +94,15 @@ _HYBRID_049 = {
 }
 
 
-# The prefix of reference §1.7: time, optional milliseconds, rank tokens (none at TP=1).
-PREFIX = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:\.(\d{3}))?((?: [A-Z_]+-?\d+)*)\] ?")
+# The prefix of reference §1.7: time, optional milliseconds, rank tokens (none at TP=1). Older
+# versions (in reports of 2024) stamped the time of day only: `[04:40:55 TP0] `.
+PREFIX = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d|\d\d:\d\d:\d\d)(?:\.(\d{3}))?((?: [A-Z_]+-?\d+)*)\] ?")
 HEAD = re.compile(r"(Decode|Prefill) batch(?: \[\d+\])?[.,] ?")
 
 
 def split_prefix(text: str) -> tuple[str, str | None, str, str] | None:
-    """`[2026-03-09 16:03:25.123 DP1 TP1] msg` -> (stamp, millis, rank, msg); None without a prefix."""
+    """`[2026-03-09 16:03:25.123 DP1 TP1] msg` -> (stamp, millis, rank, msg); None without a
+    prefix. A time-only stamp is 8 characters long."""
     m = PREFIX.match(text)
     if m is None:
         return None
@@ -228,7 +230,7 @@ class _Template:
                 parts.append(re.escape(key) + ": ([^,\x00\r\x1b]*)")
             else:
                 raise KeyError(key)  # unknown or special keys take the general path
-        self.rx = re.compile(", ".join(parts) + "(?:, )?\n?")
+        self.rx = re.compile(", ".join(parts) + "(?:, ?)?\n?")  # endings `, `, `,` or none
         namespace = {"_GRAPH": {"True": True, "False": False}}
         exec("def read(v):\n    return {" + ", ".join(items) + "}\n", namespace)  # noqa: S102
         # read(values) raises ValueError or KeyError for a value that does not read

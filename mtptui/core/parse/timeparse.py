@@ -8,6 +8,7 @@ Parsing is cached per distinct second, because a busy log repeats the same secon
 from __future__ import annotations
 
 import calendar
+import re
 from datetime import datetime
 
 MONTHS = {m: i for i, m in enumerate(
@@ -58,3 +59,45 @@ def iso_with_zone(s: str) -> float | None:
         except ValueError:
             return None
     return None
+
+
+def seconds_of_day(hms: str) -> int | None:
+    """'16:03:25' -> 57805; None for a time that no clock shows."""
+    try:
+        h, m, s = int(hms[0:2]), int(hms[3:5]), int(hms[6:8])
+    except ValueError:
+        return None
+    if h < 24 and m < 60 and s < 62:
+        return h * 3600 + m * 60 + s
+    return None
+
+
+def zone_offset(zone: str) -> int:
+    """Seconds east of UTC: 'Z', '+0100', '-05:30'."""
+    if zone == "Z":
+        return 0
+    minutes = int(zone[1:3]) * 60 + int(zone[-2:])
+    return minutes * 60 if zone[0] == "+" else -minutes * 60
+
+
+
+# A stamp of container runtimes and RFC 5424 syslog: any fraction up to nanoseconds, `Z` or an
+# offset. Groups: the second, its fraction, the zone.
+RFC3339 = r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:?\d\d)"
+_RFC3339 = re.compile(RFC3339)
+
+
+def rfc3339(s: str) -> float | None:
+    """'2026-03-09T16:03:25.123456789Z' as epoch seconds; None if it is not such a stamp."""
+    m = _RFC3339.fullmatch(s)
+    return None if m is None else instant(*m.groups())
+
+
+def instant(second: str, frac: str | None, zone: str | None) -> float | None:
+    """'2026-03-09 16:03:25' (or with a 'T'), a fraction's digits and a zone, as epoch seconds."""
+    ts = ymd_hms(second)
+    if ts is None:
+        return None
+    if frac:
+        ts += int(frac) / 10 ** len(frac)
+    return ts - zone_offset(zone) if zone else ts

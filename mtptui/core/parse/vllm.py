@@ -17,9 +17,10 @@ from mtptui.core.parse.numbers import bounded_int, real_float
 from mtptui.core.records import DECODE, SPEC, VLLM, BatchStats
 
 # `(APIServer pid=66) INFO 09-02 08:46:23 [v1/metrics/loggers.py:271] msg`; the file part is
-# `[file:line]` in new versions and `file:line]` in old ones.
+# `[file:line]` in new versions and `file:line]` in old ones; some builds pad the level
+# (`INFO  09-09 05:27:57`).
 _PREFIX = re.compile(
-    r"(?:\([\w.-]+ pid=\d+\) )?(?:.*? )??(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d\d)-(\d\d) (\d\d:\d\d:\d\d)(?:\.\d+)? "
+    r"(?:\([\w.-]+ pid=\d+\) )?(?:.*? )??(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) +(\d\d)-(\d\d) (\d\d:\d\d:\d\d)(?:\.\d+)? "
     r"\[?[^\]\s]*:\d+\] "
 )  # `(?:.*? )??` is VLLM_LOGGING_PREFIX: any text the operator put before the level
 _ENGINE = re.compile(r"(?:Engine (\d+)|(\d+) Engines Aggregated): ")

@@ -63,6 +63,23 @@ def start_writer(h: nspawn.TestHost, unit: str, rate: float, count: int) -> None
            "--count", str(count)])
 
 
+def two_writer_hosts(cluster, tmp_path, prefix: str, *, rate: float, count: int):
+    """Starts a line writer unit on the first two hosts; returns the path of a config that names
+    them gpu-a and gpu-b (SSH as root, the cluster's keys, that unit, 1000 lines of history)."""
+    h1, h2 = cluster.hosts[:2]
+    unit = unique_unit(prefix)
+    keys = cluster.keys
+    conf = tmp_path / "config.toml"
+    conf.write_text(
+        f'[defaults]\nunit = "{unit}"\nuser = "root"\nidentity = "{keys.identity}"\n'
+        f'known_hosts = "{keys.known_hosts}"\nssh_config = "/dev/null"\nlines = 1000\n\n'
+        f'[[hosts]]\nname = "gpu-a"\naddress = "{h1.address}"\n\n'
+        f'[[hosts]]\nname = "gpu-b"\naddress = "{h2.address}"\n')
+    for h in (h1, h2):
+        start_writer(h, unit, rate=rate, count=count)
+    return conf
+
+
 def journal_of(h: nspawn.TestHost, unit: str) -> list[dict]:
     """journald's own answer: `journalctl -u UNIT -o json --all`, read with the plain ssh client."""
 

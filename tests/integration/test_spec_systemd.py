@@ -58,6 +58,14 @@ def spec(config: str, *args: str, audit, timeout: float = 180) -> subprocess.Com
                           capture_output=True, text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL)
 
 
+def spec_started(config: str, *args: str, audit) -> subprocess.Popen:
+    """`mtptui spec` running in the background, its progress readable line by line on stderr."""
+    env = dict(os.environ, MTPTUI_AUDIT_LOG=str(audit))
+    return subprocess.Popen([sys.executable, "-m", "mtptui", "spec", "--config", config, *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            stdin=subprocess.DEVNULL)
+
+
 def server_args_after(h, unit: str, since: float) -> list[str]:
     out = h.ssh(["journalctl", f"--unit={unit}", "--output=cat", "--no-pager", f"--since=@{int(since) - 1}"]).stdout
     return [x for x in out.splitlines() if x.startswith("[") and "server_args=" in x]
@@ -204,10 +212,7 @@ def test_second_console_is_refused_by_the_lock(cluster, tmp_path, audit):
     unit = unique_unit("ctl")
     install_unit(h, unit)
     cfg = write_config(tmp_path, h, unit)
-    env = dict(os.environ, MTPTUI_AUDIT_LOG=str(audit))
-    first = subprocess.Popen([sys.executable, "-m", "mtptui", "spec", "--config", cfg, f"gpu{h.index}", "mtp2", "--yes"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                             stdin=subprocess.DEVNULL)
+    first = spec_started(cfg, f"gpu{h.index}", "mtp2", "--yes", audit=audit)
     try:
         deadline = time.time() + 30
         lock = f"/run/lock/mtptui-{unit}.service"
@@ -239,10 +244,7 @@ def test_link_cut_mid_restart_is_finished_on_reconnect(cluster, tmp_path, audit)
     unit = unique_unit("ctl")
     install_unit(h, unit)
     cfg = write_config(tmp_path, h, unit)
-    env = dict(os.environ, MTPTUI_AUDIT_LOG=str(audit))
-    proc = subprocess.Popen([sys.executable, "-m", "mtptui", "spec", "--config", cfg, f"gpu{h.index}", "mtp3", "--yes"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            stdin=subprocess.DEVNULL)
+    proc = spec_started(cfg, f"gpu{h.index}", "mtp3", "--yes", audit=audit)
     try:
         seen = []
         for line in proc.stderr:

@@ -1,0 +1,213 @@
+"""`mtptui export` as an operator runs it: a process following a server's growing log file,
+scraped over HTTP and read with prometheus_client's parser. The expected figures come from the
+lines themselves (the last batch line of each rank, the counts), so the test knows the answers
+without asking the exporter's code.
+
+The exporter is waited for (it reads the file every 0.2 s), never timed."""
+
+from __future__ import annotations
+
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+import pytest
+from hosts.helpers import two_writer_hosts
+from hosts.linewriter import line
+from prometheus_client.parser import text_string_to_metric_families
+
+from mtptui.core.parse import BATCH, DROPPED, OTHER, LineParser
+from mtptui.core.records import DECODE
+from mtptui.sim import scenario
+from simproc import ROOT
+
+HALF_CENT = 0.005 + 1e-9  # a `:.2f` field is within half a cent of the value, a float's hair aside
+ARGV = ["--model-path", "Qwen/Qwen3-8B", "--tp", "2", "--enable-metrics-for-all-schedulers", "--sim-version",
+        "0.5.8", "--sim-startup-seconds", "5"] + scenario.nextn(3)
+
+
+class Exporter:
+    def __init__(self, args: list[str], tmp_path) -> None:
+        conf = tmp_path / "empty.toml"
+        conf.write_text("")
+        self.proc = subprocess.Popen([sys.executable, "-m", "mtptui", "export", "--config", str(conf), *args],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=str(ROOT))
+        self.err: list[str] = []
+        self.url = None
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.proc.stderr:
+            self.err.append(line.rstrip("\n"))
+
+    def wait_serving(self, timeout: float = 20.0) -> str:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            for line in self.err:
+                m = re.search(r"serving (http://\S+/metrics)", line)
+                if m:
+                    self.url = m.group(1)
+                    return line
+            assert self.proc.poll() is None, self.err
+            time.sleep(0.02)
+        raise AssertionError(f"not serving: {self.err}")
+
+    def scrape(self) -> dict[tuple, float]:
+        with urllib.request.urlopen(self.url, timeout=5) as r:
+            text = r.read().decode()
+        return {(s.name, tuple(sorted(s.labels.items()))): s.value
+                for f in text_string_to_metric_families(text) for s in f.samples}
+
+    def scrape_when(self, cond, what: str, timeout: float = 30.0) -> dict:
+        end = time.monotonic() + timeout
+        while True:
+            m = self.scrape()
+            if cond(m):
+                return m
+            assert time.monotonic() < end, f"timed out waiting for {what}"
+            time.sleep(0.05)
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(10)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+            self._reader.join(5)
+
+
+@pytest.fixture
+def exporter(children):
+    return lambda args: children(Exporter, args)
+
+
+def expected(lines: list[str]) -> dict:
+    """What the lines say: per rank its last figures and its counts; the host's line counts."""
+    parser = LineParser()
+    ranks: dict[str, dict] = {}
+    counts = {"read": 0, "unparsed": 0, "dropped": 0}
+    for line in lines:
+        p = parser.parse(line)
+        counts["read"] += 1
+        counts["unparsed"] += p.outcome == OTHER
+        counts["dropped"] += p.outcome == DROPPED
+        if p.outcome != BATCH:
+            continue
+        r = ranks.setdefault(p.record.rank, {"decode": 0, "graph_off": 0})
+        f = p.record.fields
+        r.update(running=f["running_req"], queue=f["queue_req"], usage=f["token_usage"])
+        if p.record.kind == DECODE:
+            r["decode"] += 1
+            r["graph_off"] += f["graph"] is False
+            r.update(accept_len=f["accept_len"], accept_rate=f["accept_rate"], gen=f["gen_throughput"])
+    return {"ranks": ranks, "counts": counts}
+
+
+def check(m: dict, want: dict, host: str) -> None:
+    for rank, r in want["ranks"].items():
+        key = (("host", host), ("rank", rank))
+        assert m[("mtptui_running_requests", key)] == r["running"]
+        assert m[("mtptui_queued_requests", key)] == r["queue"]
+        assert m[("mtptui_token_usage_ratio", key)] == pytest.approx(r["usage"], abs=HALF_CENT)
+        assert m[("mtptui_spec_accept_length", key)] == pytest.approx(r["accept_len"], abs=HALF_CENT)
+        assert m[("mtptui_spec_accept_ratio", key)] == pytest.approx(r["accept_rate"], abs=HALF_CENT)
+        assert m[("mtptui_gen_throughput_tokens_per_second", key)] == pytest.approx(r["gen"], abs=HALF_CENT)
+        assert m[("mtptui_decode_batches_total", key)] == r["decode"]
+        assert m[("mtptui_decode_batches_without_cuda_graph_total", key)] == r["graph_off"]
+    h = (("host", host),)
+    for name, n in want["counts"].items():
+        assert m[(f"mtptui_lines_{name}_total", h)] == n
+
+
+def append(path, lines: list[str]) -> None:
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("".join(x + "\n" for x in lines))
+
+
+def test_export_follows_a_growing_log_file(exporter, tmp_path):
+    log = tmp_path / "sglang.log"
+    log.write_text("")
+    lines = [x.text for x in scenario.render_argv(ARGV, duration=40, envelope="cat", systemd=False)]
+    assert sum("Decode batch" in x for x in lines) > 20
+    e = exporter(["--file", str(log), "--host", "box1", "--listen", "127.0.0.1:0", "--stale-after", "5"])
+    e.wait_serving()
+    host = (("host", "box1"),)
+    e.scrape_when(lambda m: m.get(("mtptui_source_connected", host)) == 1, "the file to be open")
+
+    half = len(lines) // 2
+    for new, sofar in ((lines[:half], lines[:half]), (lines[half:], lines)):
+        append(log, new)
+        m = e.scrape_when(lambda m, n=len(sofar): m.get(("mtptui_lines_read_total", host)) == n, "the lines")
+        check(m, expected(sofar), "box1")
+    assert set(expected(lines)["ranks"]) == {"TP0", "TP1"}
+    info = [k for k in m if k[0] == "mtptui_spec_info"]
+    assert info == [("mtptui_spec_info", (("algorithm", "EAGLE"), ("draft_tokens", "4"), ("host", "box1"),
+                                          ("settings", "EAGLE steps=3 topk=1 draft=4"), ("steps", "3"),
+                                          ("topk", "1")))]
+    assert m[("mtptui_events_total", (("host", "box1"), ("kind", "ready")))] == 1
+
+    # Silent ranks go stale: their gauges leave, their counters stay.
+    tp0 = (("host", "box1"), ("rank", "TP0"))
+    m = e.scrape_when(lambda m: ("mtptui_spec_accept_length", tp0) not in m, "TP0 to go stale")
+    assert not [k for k in m if k[0] == "mtptui_running_requests"]
+    assert m[("mtptui_decode_batches_total", tp0)] == expected(lines)["ranks"]["TP0"]["decode"]
+    # A rank that logs again is served again.
+    last_tp0 = [x for x in lines if "TP0] Decode batch" in x][-1]
+    append(log, [last_tp0])
+    m = e.scrape_when(lambda m: ("mtptui_spec_accept_length", tp0) in m, "TP0 to be fresh again")
+    assert ("mtptui_spec_accept_length", (("host", "box1"), ("rank", "TP1"))) not in m
+    assert e.stop() == 0
+
+
+def test_port_in_use_is_one_line_and_exit_1(exporter, tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        e = exporter(["--file", str(tmp_path / "x.log"), "--listen", f"127.0.0.1:{port}"])
+        assert e.proc.wait(20) == 1
+    e._reader.join(5)
+    assert e.err == [f"mtptui export: cannot listen on 127.0.0.1:{port}: Address already in use"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--listen", "9464"], "mtptui export: --listen '9464': give ADDR:PORT, e.g. 127.0.0.1:9464 or [::1]:9464"),
+    (["--listen", "127.0.0.1:99999"], "mtptui export: --listen '127.0.0.1:99999': give ADDR:PORT, e.g. "
+                                      "127.0.0.1:9464 or [::1]:9464"),
+    (["--stale-after", "0"], "mtptui export: --stale-after must be a positive number of seconds"),
+    (["--host", "x"], "mtptui export: --host names the machine of --local or --file: give one of them"),
+])
+def test_bad_arguments_are_one_line_and_exit_2(exporter, tmp_path, args, message):
+    e = exporter(["--file", str(tmp_path / "x.log"), *args] if "--host" not in args else args)
+    assert e.proc.wait(20) == 2
+    e._reader.join(5)
+    assert e.err == [message]
+
+
+@pytest.mark.systemd
+def test_export_two_container_hosts_over_ssh(cluster, exporter, tmp_path):
+    """Real systemd + journald hosts over SSH, as the service example runs it."""
+    conf = two_writer_hosts(cluster, tmp_path, "exp", rate=50, count=100)
+    e = exporter(["--config", str(conf), "--listen", "127.0.0.1:0"])  # the later --config wins
+    e.wait_serving()
+    last = LineParser().parse(line(99, time.time(), "TP0")).record.fields
+    for host in ("gpu-a", "gpu-b"):
+        key = (("host", host), ("rank", "TP0"))
+        m = e.scrape_when(lambda m, k=key: m.get(("mtptui_decode_batches_total", k)) == 100, f"{host}'s lines",
+                          timeout=60)
+        assert m[("mtptui_source_connected", (("host", host),))] == 1
+        assert m[("mtptui_running_requests", key)] == last["running_req"]
+        assert m[("mtptui_spec_accept_length", key)] == last["accept_len"]
+        assert m[("mtptui_spec_accept_ratio", key)] == last["accept_rate"]
+        assert m[("mtptui_gen_throughput_tokens_per_second", key)] == last["gen_throughput"]
+        assert m[("mtptui_events_total", (("host", host), ("kind", "restart")))] == 1  # systemd's Started
+    assert any("gpu-a: streaming" in x for x in e.err)

@@ -23,12 +23,15 @@ _DP = re.compile(r"(?:^| )(DP-?\d+)(?: |$)")
 
 
 def dp_group(rank: str) -> str:
-    """The DP group a rank label logs for: `DP3 TP3 EP3` -> `DP3`; a vLLM `Engine 001` is its own
-    engine; `TP0`, `TP3`, `PP1 TP0` and `` (TP=1) -> `` (the one group of a server without DP)."""
+    """The DP group a rank label logs for: `DP3 TP3 EP3` -> `DP3`; `TP0`, `TP3`, `PP1 TP0` and
+    `` (TP=1) -> `` (the one group of a server without DP). An engine of its own is a group of
+    its own: vLLM's `Engine 001`, a Ray actor's `pid=41820 TP0` -> `pid=41820` (with its DP rank,
+    if any: `pid=41820 DP1 TP1` -> `pid=41820 DP1`)."""
+    if rank.startswith("Engine"):
+        return rank
+    engine = rank.split(" ", 1)[0] if rank.startswith("pid=") else ""
     m = _DP.search(rank)
-    if m:
-        return m.group(1)
-    return rank if rank.startswith("Engine") else ""
+    return " ".join(p for p in (engine, m.group(1) if m else "") if p)
 
 
 @dataclass(frozen=True)

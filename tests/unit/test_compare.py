@@ -66,7 +66,9 @@ def test_rows_total_the_host_and_compare_with_the_previous_and_the_spec_off_run(
 
 @pytest.mark.parametrize("rank, group", [
     ("DP3 TP3 EP3", "DP3"), ("DP1 TP0", "DP1"), ("DP0 PP1 TP0", "DP0"), ("TP0", ""), ("TP3", ""),
-    ("PP1 TP0", ""), ("", ""), ("Engine 001", "Engine 001"), ("DP-1 TP0", "DP-1")])
+    ("PP1 TP0", ""), ("", ""), ("Engine 001", "Engine 001"), ("DP-1 TP0", "DP-1"),
+    ("pid=41820 TP0", "pid=41820"), ("pid=41820 TP3", "pid=41820"), ("pid=111711@10.15.36.1 TP0", "pid=111711@10.15.36.1"),
+    ("pid=41820 DP1 TP1", "pid=41820 DP1"), ("pid=41820", "pid=41820")])
 def test_dp_group_of_rank_labels(rank, group):
     assert dp_group(rank) == group
 

@@ -15,6 +15,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "local": ("mtptui.commands.local", "stream this machine's journald into the dashboard"),
     "record": ("mtptui.commands.record", "record hosts' journald to a file, headless"),
     "export": ("mtptui.commands.export", "serve hosts' speculation figures to Prometheus, headless"),
+    "fleet": ("mtptui.commands.fleet", "every host Prometheus knows: speculation figures and outliers"),
     "summary": ("mtptui.commands.summary", "statistics of saved logs per host and rank (--json)"),
     "spec": ("mtptui.commands.spec", "show or change a unit's speculation settings (restart, verify, roll back)"),
     "audit": ("mtptui.commands.audit", "what mtptui did to hosts (the audit log)"),

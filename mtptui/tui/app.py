@@ -14,7 +14,7 @@ from mtptui.tui.gcpace import GcPacer
 from mtptui.tui.palette import DashboardCommands
 from mtptui.tui.running import STICKY_S
 from mtptui.tui.screens.main import MainScreen
-from mtptui.tui.themes import DEFAULT_THEME, load_themes
+from mtptui.tui.themes import install_themes
 
 KEY_HOLD_S = 0.12
 THEME_VARIABLE_DEFAULTS = {"frame": "#3E4855", "log-decode": "#7FB7E6", "log-prefill": "#9C8FE0", "log-event": "#E5B94E",
@@ -37,15 +37,7 @@ class MtpApp(App):
         self.gc_pacer = GcPacer()
         self.tick_hz = tick_hz
         self.start_sources = start_sources
-        themes, self.theme_problems = load_themes()
-        self.mtp_themes = [t.name for t in themes]
-        for t in themes:
-            self.register_theme(t)
-        wanted = theme or dash.config.theme
-        if wanted and wanted not in self.available_themes:
-            self.theme_problems.append(f"theme {wanted!r} not found; using {DEFAULT_THEME}")
-            wanted = None
-        self.theme = wanted or (DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark")
+        self.mtp_themes, self.theme_problems = install_themes(self, theme or dash.config.theme)
         self.keymap_used, problems = keymap_from(dash.config.keys)
         self.theme_problems += problems
         if self.keymap_used:

@@ -402,7 +402,7 @@ def chart_series(store: Store, host: str | None, metric: str, t0: float | None, 
 
 def bucket_by_time(ts: list[float], vs: list[float], points: int) -> tuple[list[float], list[float]]:
     """At most `points` points: the samples cut into equal spans of time, each span's mean time
-    and mean value (empty spans left out). For drawing, from running sums, as downsample()."""
+    and mean value (empty spans left out). For drawing, from running sums, as spark_cells()."""
     n = len(ts)
     if n <= points or points <= 0:
         return ts, vs

@@ -25,6 +25,25 @@ def rank_key(rank: str) -> tuple:
     return tuple((int(p) if p.isdigit() else p) for p in re.split(r"(\d+)", rank))
 
 
+def rank_label(rank: str) -> str:
+    """A rank as shown: its label, or `rank (TP=1)` for a server that logs without one."""
+    return rank if rank else "rank (TP=1)"
+
+
+def short_rank_labels(ranks: list[str]) -> dict[str, str]:
+    """Shortest unambiguous names: `DP3 TP3 EP3` -> `DP3` when the DP token alone tells every
+    rank apart (DP attention), else the full label."""
+    if len(ranks) < 2:
+        return {r: rank_label(r) for r in ranks}
+    parts = [r.split() for r in ranks]
+    n = min(len(p) for p in parts)
+    for i in range(n):
+        tokens = [p[i] for p in parts]
+        if len(set(tokens)) == len(tokens):
+            return dict(zip(ranks, tokens))
+    return {r: rank_label(r) for r in ranks}
+
+
 def algorithm_name(spec: dict) -> str:
     """SGLang rewrites NEXTN to EAGLE in server_args; a draft that is the target model itself is
     the checkpoint's own MTP head, which is what an operator calls MTP."""

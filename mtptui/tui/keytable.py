@@ -23,6 +23,7 @@ KEYS: list[tuple[str, str, str, str, bool]] = [
     ("filter", "slash", "filter", "filter", True),
     ("events", "e", "events", "events", True),
     ("log", "l", "log", "log", True),
+    ("ranks", "r", "ranks", "ranks", False),
     ("theme", "t", "theme", "theme", False),
     ("help", "question_mark", "help", "help", True),
     # After help: on a narrow footer these are the ones cut off (help lists them all).
@@ -67,6 +68,7 @@ HELP: dict[str, str] = {
     "filter": "filter the log pane (substring, case-insensitive; empty clears)",
     "events": "enlarge/restore the event timeline",
     "log": "enlarge/restore the log pane",
+    "ranks": "enlarge/restore the ranks (every rank, as panels when they fit)",
     "theme": "cycle the colour theme (themes/*.toml)",
     "spec_toggle": "speculation off <-> the last profile on (mtp3 first): preview, confirm, restart, verify",
     "spec_step_down": "one draft step less (mtp3 -> mtp2), through the same preview and confirm",

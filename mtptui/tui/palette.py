@@ -29,6 +29,7 @@ class DashboardCommands(Provider):
             ("Filter the log", "show only lines with a word", screen.action_filter),
             ("Enlarge events", "the event timeline on the whole screen", screen.action_events),
             ("Enlarge log", "the log pane on the whole screen", screen.action_log),
+            ("Enlarge ranks", "every rank on the whole screen (r)", screen.action_ranks),
             ("Next theme", "cycle the colour theme", screen.action_theme),
             ("Compare epochs", "this host's runs between restarts side by side (c)", screen.action_compare),
             ("Audit log", "every action mtptui took, its phases and the ExecStart (a)", screen.action_audit),

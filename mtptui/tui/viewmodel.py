@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from itertools import accumulate, repeat
 from operator import sub
 
-from mtptui.core.alerts import Thresholds, epoch_at
+from mtptui.core.alerts import Thresholds
 from mtptui.core.compare import EpochRow, epoch_rows
 from mtptui.core.epochs import Epoch, spec_settings
 from mtptui.core.series import present
@@ -71,24 +71,6 @@ def clock_text(ts: float | None, with_date: bool = False) -> str:
 
 def host_label(host: str | None) -> str:
     return host if host else "server log"
-
-
-def rank_label(rank: str) -> str:
-    return rank if rank else "rank (TP=1)"
-
-
-def short_rank_labels(ranks: list[str]) -> dict[str, str]:
-    """Shortest unambiguous names: `DP3 TP3 EP3` -> `DP3` when the DP token alone tells every
-    rank apart (DP attention), else the full label."""
-    if len(ranks) < 2:
-        return {r: rank_label(r) for r in ranks}
-    parts = [r.split() for r in ranks]
-    n = min(len(p) for p in parts)
-    for i in range(n):
-        tokens = [p[i] for p in parts]
-        if len(set(tokens)) == len(tokens):
-            return dict(zip(ranks, tokens))
-    return {r: rank_label(r) for r in ranks}
 
 
 def duration_text(seconds: float | None) -> str:
@@ -221,15 +203,20 @@ def after(t: float) -> float:
     return math.nextafter(t, math.inf)
 
 
-def run_state(store: Store, host: str | None, t1: float | None) -> RunState:
-    epochs = store.epochs.get(host) or []
+def shown_epoch(store: Store, host: str | None, t1: float | None) -> Epoch | None:
+    """The epoch at the playhead, from just after its start (see after()): at the very second of
+    a restart, the run before is still the one that logged. The first one before any."""
     cur = None
-    for e in epochs:
-        # From just after its start (see after()): at the very second of a restart, the run
-        # before is still the one that logged.
+    for e in store.epochs.get(host) or []:
         if cur is not None and t1 is not None and e.start >= t1:
             break
         cur = e
+    return cur
+
+
+def run_state(store: Store, host: str | None, t1: float | None) -> RunState:
+    epochs = store.epochs.get(host) or []
+    cur = shown_epoch(store, host, t1)
     if cur is None:
         return RunState(None, 0, len(epochs), False, None, None)
     ready = down = down_at = None
@@ -350,7 +337,7 @@ def _last_time_at_or_before(s: RankSeries, t1: float | None) -> float | None:
 def spec_for(store: Store, host: str | None, t: float | None) -> dict:
     """The speculation settings in force at log time t (the epoch's), else the latest."""
     if t is not None:
-        e = epoch_at(store, host, t)
+        e = shown_epoch(store, host, t)
         if e is not None and e.spec:
             return e.spec
     return store.spec.get(host) or {}

@@ -213,7 +213,8 @@ def test_cli_bad_config_is_one_line_and_exit_2(tmp_path):
         assert r.stderr == (f"mtptui {args[0]}: {bad}:6: thresholds.accept_rate_mn: unknown key; known: "
                             "accept_len_one_hold_s, accept_len_one_max, accept_rate_hold_s, accept_rate_min, "
                             "baseline_min_s, coverage, fallback_hold_s, fallback_min_batches, graph_off_hold_s, "
-                            "queue_growth_min, queue_hold_s, rank_diverge_hold_s, rank_diverge_pct, stale_s, "
+                            "queue_growth_min, queue_hold_s, rank_diverge_hold_s, rank_diverge_min_accept_len, "
+                            "rank_diverge_min_req_tok_s, rank_diverge_parts, rank_diverge_pct, stale_s, "
                             "throughput_drop_pct, throughput_hold_s\n"), args
         assert r.stdout == ""
 

@@ -15,7 +15,8 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from mtptui.core.compare import EpochRow, delta_text
-from mtptui.tui.viewmodel import clock_text, duration_text, host_epoch_rows, host_label, short_rank_labels
+from mtptui.core.epochs import short_rank_labels
+from mtptui.tui.viewmodel import clock_text, duration_text, host_epoch_rows, host_label
 
 # What tells whether a retune helped comes first: a narrow screen cuts the columns on the right.
 COLUMNS = ("#", "settings", "acc len", "acc rate", "host tok/s", "vs prev", "vs spec off", "gen tok/s/rank",

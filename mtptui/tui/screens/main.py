@@ -12,11 +12,12 @@ import time
 from textual import on
 from textual.app import ComposeResult
 from textual.css.query import NoMatches
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
+from textual.geometry import Size
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Tab, Tabs
 
-from mtptui.core.alerts import ERROR
+from mtptui.core.alerts import ERROR, by_rank
 from mtptui.tui.bindings import screen_bindings
 from mtptui.tui.keytable import ACTING_ACTIONS
 from mtptui.tui.controller import Dashboard
@@ -32,7 +33,7 @@ from mtptui.tui.widgets.epoch_strip import EpochStrip
 from mtptui.tui.widgets.events import EventTimeline, TimelineEntry
 from mtptui.tui.widgets.host_bar import HostBar
 from mtptui.tui.widgets.log_view import LogView
-from mtptui.tui.widgets.rank_grid import RankGrid
+from mtptui.tui.widgets.rank_grid import RankGrid, RankScroll
 from mtptui.tui.widgets.status_bar import StatusBar, StatusData
 
 MAX_TIMELINE = 300
@@ -46,8 +47,10 @@ EPOCH_ROWS_S = 1.0  # an epoch's figures cover every line since it began: recoun
 class MainScreen(Screen):
     BINDINGS = screen_bindings()
     # Short terminals: a smaller chart and log (app.tcss).
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (40, "-tall")]
+    VERTICAL_BREAKPOINTS = [(0, "-tiny"), (30, "-short"), (40, "-tall")]
     AUTO_FOCUS = "LogView"
+    # An enlarged pane (e, l, r) keeps the status bar and the keys under it.
+    ALLOW_IN_MAXIMIZED_VIEW = "#bars, #filter"
 
     def __init__(self, dash: Dashboard, *, tick_hz: float = 10.0) -> None:
         super().__init__()
@@ -72,7 +75,7 @@ class MainScreen(Screen):
         yield EpochStrip(id="epochs")
         yield ActionBar(id="acting")
         yield AlertsBar(id="alerts")
-        with VerticalScroll(id="grid-scroll"):
+        with RankScroll(id="grid-scroll"):
             yield RankGrid(id="grid")
         yield MetricChart(id="chart")
         with Horizontal(id="bottom"):
@@ -107,7 +110,7 @@ class MainScreen(Screen):
         host = d.host
         stamp = (d.store.version, None if t1 is None else round(t1, 1), d.timeline.window_index,
                  d.metric_index, host, d.focus_rank, d.epoch_scope, self.app.theme, self.size,
-                 tuple(a.key for a in d.active_alerts.get(host, ())))
+                 tuple((a.key, a.ranks) for a in d.active_alerts.get(host, ())))
         now = time.monotonic()
         # Data alone moves the panels at most DATA_HZ times a second (a flood changes every
         # number on every tick); keys and the status bar are not held back.
@@ -165,7 +168,12 @@ class MainScreen(Screen):
                 v.scales, v.scope = scales, scope
             self._views = (views_key, views)
         self._draw_strip(host, t1, run, views, force_chart)
-        self.query_one(RankGrid).show(views, d.focused_rank)
+        self._draw_host(host, t1, spec)
+        alerts = d.active_alerts.get(host, [])
+        since = {k: clock_text(f.at) for k, f in d.alerts.active.items()}
+        self.query_one(AlertsBar).show(alerts, since)
+        self.query_one(RankGrid).show(views, d.focused_rank, by_rank(alerts), room=self._grid_room(alerts),
+                                      enlarged=self.maximized is self.query_one("#grid-scroll"))
         # The plot is the costliest widget (plotext builds it in Python): while data streams it is
         # redrawn at most CHART_HZ times a second; a key redraws it at once.
         now = time.monotonic()
@@ -189,11 +197,30 @@ class MainScreen(Screen):
                                  accept_len_cap(store, host, t0, t1)))
         else:
             self._stamp = None  # come back next tick for the chart
-        self._draw_host(host, t1, spec)
-        alerts = d.active_alerts.get(host, [])
-        since = {k: clock_text(f.at) for k, f in d.alerts.active.items()}
-        self.query_one(AlertsBar).show(alerts, since)
         self._draw_events(host, t1)
+
+    def _grid_room(self, alerts: list) -> int:
+        """Rows the rank grid may take: its box's max-height (app.tcss) as Textual resolves it,
+        against the screen less its docked bars, and no more than the chart and the log leave at
+        their min heights below the lines above it (a short screen with alerts); or all of that
+        while the box is enlarged (r)."""
+        box = self.query_one("#grid-scroll")
+        shown = [box, *self.query_children(self.ALLOW_IN_MAXIMIZED_VIEW)] if self.maximized is box else self.children
+        docked = sum(w.outer_size.height for w in shown if w.display and w.styles.dock in ("top", "bottom"))
+        avail = Size(self.size.width, max(0, self.size.height - docked))
+        if self.maximized is box:
+            return avail.height
+        mh = box.styles.max_height
+        room = avail.height if mh is None else int(mh.resolve(avail, self.size))
+        # The lines above it: the alerts bar as it is about to be (its layout comes after this frame).
+        bar = self.query_one(AlertsBar)
+        above = sum(w.outer_size.height for w in self.children
+                    if w.display and w.styles.dock not in ("top", "bottom") and w is not bar
+                    and w.id not in ("grid-scroll", "chart", "bottom"))
+        above += min(len(alerts), bar.lines())
+        below = sum(int(w.styles.min_height.resolve(avail, self.size)) if w.styles.min_height is not None else 0
+                    for w in (self.query_one("#chart"), self.query_one("#bottom")))
+        return max(0, min(room, avail.height - above - below))
 
     def _draw_host(self, host, t1, spec) -> None:
         d = self.dash
@@ -237,12 +264,14 @@ class MainScreen(Screen):
         for f in d.alerts.history:
             if f.alert.host == host and (t1 is None or f.at <= t1):
                 kind = "alert_error" if f.alert.severity == ERROR else "alert"
-                entries.append(TimelineEntry(f.at, kind, f.alert.title))
+                entries.append(TimelineEntry(f.at, kind, f.alert.title, fold=f.alert.kind))
                 if f.cleared is not None and (t1 is None or f.cleared <= t1):
-                    entries.append(TimelineEntry(f.cleared, "cleared", f"cleared: {f.alert.title}"))
+                    entries.append(TimelineEntry(f.cleared, "cleared", f"cleared: {(f.last or f.alert).title}",
+                                                 fold=f.alert.kind))
         entries.sort(key=lambda e: e.ts)
         title = f"events · {host_label(host)}" if len(d.hosts()) > 1 else "events"
-        self.query_one(EventTimeline).show(entries, f"{title} (e enlarges)")
+        pane = self.query_one(EventTimeline)
+        pane.show(entries, f"{title} · e or Esc shrinks" if pane.is_maximized else f"{title} (e enlarges)")
 
     def _draw_status(self, host, t1) -> None:
         d = self.dash
@@ -407,13 +436,22 @@ class MainScreen(Screen):
     def action_log(self) -> None:
         self._toggle_max(self.query_one(LogView))
 
-    def _toggle_max(self, widget) -> None:
+    def action_ranks(self) -> None:
+        self._toggle_max(self.query_one("#grid-scroll"), focus=False)
+
+    def _toggle_max(self, widget, focus: bool = True) -> None:
         if self.maximized is widget:
             self.minimize()
         else:
             self.minimize()
             self.maximize(widget, container=False)
-            widget.focus()
+            if focus:
+                widget.focus()
+
+    def watch_maximized(self) -> None:
+        # However a pane was enlarged or restored (e, l, r, Esc, Textual's own minimize): titles
+        # say how to shrink again, and the rank grid has other room. Once laid out, redraw.
+        self.call_after_refresh(self.redraw_now)
 
     def action_escape(self) -> None:
         box = self.query_one("#filter", Input)

@@ -17,7 +17,9 @@ from textual_plotext.plot import Plot
 
 from mtptui.core.epochs import rank_key
 
-from mtptui.tui.viewmodel import BOUNDS, METRICS, clock_text, gap_limit, metric_range, rank_label, short_rank_labels
+from mtptui.core.epochs import rank_label, short_rank_labels
+from mtptui.tui.viewmodel import BOUNDS, METRICS, clock_text, gap_limit, metric_range
+from mtptui.tui.widgets.fit import Part, fit
 
 # Event kinds drawn on the time axis, and their marker colours
 EVENT_MARKS = {
@@ -50,7 +52,7 @@ class ChartData:
 
 class MetricChart(PlotextPlot):
     DEFAULT_CSS = """
-    MetricChart { height: 1fr; min-height: 8; }
+    MetricChart { height: 1fr; min-height: 8; border-title-color: $text; }
     """
 
     def __init__(self, **kw) -> None:
@@ -72,7 +74,20 @@ class MetricChart(PlotextPlot):
         if data.epochs:
             parts += [("┃ ", EPOCH_HEX), "restart  "]
         self.border_subtitle = Content.assemble(*parts) if len(parts) > 1 else ""
+        self.border_title = self.title_for(data, (self.size.width or self.app.size.width) - 6)
         self.refresh()
+
+    @staticmethod
+    def title_for(d: ChartData, width: int) -> Content:
+        """The chart's title in its border, so that it shows at any height: the metric always
+        (shortened to its label on a narrow screen), then the focused rank, window, time base."""
+        info = METRICS[d.metric]
+        empty = not any(vs for r, (_, vs) in d.series.items() if d.focus is None or r == d.focus)
+        parts = [Part.of(0, [(info.title, "bold")], [(info.label, "bold")]),
+                 Part.of(1, f" · rank {rank_label(d.focus)}" if d.focus is not None else ""),
+                 Part.of(0, (": no values in this window", "$warning") if empty else ""),
+                 Part.of(2, f" · window {d.window_label}"), Part.of(3, " · log time")]
+        return fit(parts, width)
 
     def _theme_colors(self) -> tuple[str, ...]:
         try:
@@ -100,7 +115,6 @@ class MetricChart(PlotextPlot):
         if d is None or d.t1 is None:
             plt.title("waiting for the first batch line ...")
             return super().render()
-        info = METRICS[d.metric]
         t1 = d.t1
         t0 = d.t0 if d.t0 is not None else min(
             (ts[0] for ts, _ in d.series.values() if ts), default=t1 - 60)
@@ -144,10 +158,6 @@ class MetricChart(PlotextPlot):
             free_from = col + len(text) + 1
         ticks = _ticks(t0 - t1, 0, self.size.width)
         plt.xticks(ticks, [clock_text(t1 + x) for x in ticks])
-        focus = f" · rank {rank_label(d.focus)}" if d.focus is not None else ""
-        plt.title(f"{info.title}{focus} · window {d.window_label} · log time")
-        if not shown:
-            plt.title(f"{info.title}: no values in this window")
         return super().render()
 
 
@@ -179,7 +189,7 @@ def y_range(metric: str, items, accept_cap: int | None) -> tuple[float, float]:
     return lo, hi
 
 
-PLOT_FRAME_ROWS = 5  # the widget's rows that are not the plot's: border, title, x axis and labels
+PLOT_FRAME_ROWS = 3  # the content rows that are not the plot's: its frame and the x labels (the title is in the border)
 
 
 def _yticks(lo: float, hi: float, rows: int) -> list[float]:

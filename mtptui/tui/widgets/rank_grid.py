@@ -10,16 +10,17 @@ from __future__ import annotations
 from rich.segment import Segment
 from rich.style import Style
 from textual.app import ComposeResult
-from textual.containers import Container, Vertical
+from textual.containers import Container, Vertical, VerticalScroll
 from textual.content import Content
 from textual.strip import Strip
 from textual.visual import Visual
 from textual.widget import Widget
 
+from mtptui.core.alerts import BADGE, ERROR, Alert
+from mtptui.core.epochs import rank_label
 from mtptui.tui.viewmodel import (LOADING, MAIN_METRICS, METRICS, NOT_DECODING, SMALL_METRICS, SPEC_OFF, SPEC_ON,
-                                  WAITING, PanelView, fmt_value, rank_label)
-
-from mtptui.tui.widgets.rank_table import RankTable, state_style, state_text  # noqa: E402
+                                  WAITING, PanelView, fmt_value)
+from mtptui.tui.widgets.rank_table import HEAD_ROWS, RankTable, alert_style, state_style, state_text
 
 PANEL_MIN_WIDTH = 38  # 11 label + 4 numbers x 6 + border and padding
 
@@ -28,14 +29,17 @@ def _num(metric: str, stats: dict | None, key: str) -> str:
     return fmt_value(metric, None if stats is None else stats[key])
 
 
-def badges(v: PanelView) -> Content:
+def badges(v: PanelView, alerts: list[Alert] = ()) -> Content:
+    """State badges; while an alert holds on the rank its state badge takes the alert's colour
+    (never a green SPEC ON over a collapse), with a ⚠ after it (the bottom border names them)."""
     parts: list[tuple[str, str] | str] = []
+    warn = alert_style(alerts)
     if v.spec in NOT_DECODING:
         parts.append((f" {state_text(v)} ", state_style(v)))
     elif v.spec == SPEC_ON:
-        parts.append((" SPEC ON ", "bold $text on $success"))
+        parts.append((" SPEC ON ", warn or "bold $text on $success"))
     elif v.spec == SPEC_OFF:
-        style = "bold $text on $error" if v.spec_configured else "bold $text on $panel-lighten-2"
+        style = "bold $text on $error" if v.spec_configured else (warn or "bold $text on $panel-lighten-2")
         parts.append((" SPEC OFF ", style))
     else:
         parts.append((" no decode yet ", "$text-muted"))
@@ -45,7 +49,18 @@ def badges(v: PanelView) -> Content:
         parts += [" ", (f"graph off {v.graph_off}x", "$warning")]
     if v.stale_s is not None:
         parts += [" ", (f" STALE {v.stale_s:.0f}s ", "bold $text on $error")]
+    if alerts:
+        parts += [" ", ("⚠", f"bold {alert_colour(alerts)}")]
     return Content.assemble(*parts)
+
+
+def alert_colour(alerts: list[Alert]) -> str:
+    return "$error" if alerts[0].severity == ERROR else "$warning"
+
+
+def alert_words(alerts: list[Alert]) -> str:
+    """`accept len 1, accept rate low`: what holds on the rank, a word or two each."""
+    return ", ".join(dict.fromkeys(BADGE.get(a.kind, a.kind) for a in alerts))
 
 
 class RankPanel(Widget):
@@ -68,19 +83,21 @@ class RankPanel(Widget):
         self.rank = rank
         self.index = index
         self.view: PanelView | None = None
+        self._alerts: list[Alert] = []
         self._title: Content | None = None
-        self._note: str | None = None
+        self._note: Content | None = None
         self._strips: list[Strip] | None = None
         self._strips_key: tuple | None = None  # (width, theme, visual style) they were built for
         self._styles_for: tuple | None = None  # ((theme, visual style), the styles resolved for them)
 
-    def show(self, v: PanelView, focused: bool) -> None:
+    def show(self, v: PanelView, focused: bool, alerts: list[Alert] = ()) -> None:
         self.set_class(focused, "-focused")
-        if v is self.view:
+        if v is self.view and alerts == self._alerts:
             return  # the same numbers (a key's frame): nothing to render again
         self.view = v
+        self._alerts = alerts
         title = Content.assemble((f"{self.index}", "$text-muted"), " ", (rank_label(v.rank), "bold $text"), " ",
-                                 badges(v))
+                                 badges(v, alerts))
         if title != self._title:
             self._title = title
             self.border_title = title
@@ -95,11 +112,14 @@ class RankPanel(Widget):
             notes.append("no decode line in this run yet")
         if v.truncated:
             notes.append("buffer shorter than window")
-        note = " · ".join(notes)
+        note = Content(" · ".join(notes))
+        if alerts:  # first: the title has room for the badge's ⚠ only
+            words = Content.styled("⚠ " + alert_words(alerts), f"bold {alert_colour(alerts)}")
+            note = Content(" · ").join([words, note]) if notes else words
         if note != self._note:
             self._note = note
             # In the bottom border: a row saved per panel, so two rows of panels fit on 48 lines.
-            self.border_subtitle = Content(note)
+            self.border_subtitle = note
         self.refresh_strips()
 
     # -- drawing: the Line API, with strips built straight from segments. Under a flood every
@@ -229,15 +249,27 @@ def spark_segments(cells: list[float | None], width: int, styles: list[Style],
     return out
 
 
+class RankScroll(VerticalScroll):
+    """The box the grid sits in: its max-height (app.tcss) is the grid's room, and r enlarges it.
+    Enlarged with panels in it, it gets a frame whose title says how to shrink it again (the
+    table says so in its own title)."""
+
+    ALLOW_MAXIMIZE = True
+    DEFAULT_CSS = """
+    RankScroll.-framed { border: round $accent; }
+    """
+
+
 class RankGrid(Vertical):
     """Panels in a grid whose column count follows the width; when the panels would take more
-    than half the screen's height, a table with one row per rank instead."""
+    rows than the grid has (its box's max-height), a table with one row per rank instead."""
 
     DEFAULT_CSS = """
     RankGrid { height: auto; }
     RankGrid #panels { layout: grid; grid-size: 4; grid-gutter: 0 1; height: auto; }
     """
     PANEL_HEIGHT = 11
+    TABLE_FRAME = 2 + HEAD_ROWS  # the table's border and heads
 
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
@@ -252,10 +284,20 @@ class RankGrid(Vertical):
         yield self._grid
         yield self._table
 
-    def show(self, views: list[PanelView], focused: str | None) -> None:
-        self._choose_mode(len(views))
+    def show(self, views: list[PanelView], focused: str | None, alerts: dict[str, list[Alert]] | None = None,
+             room: int | None = None, enlarged: bool = False) -> None:
+        """alerts: rank -> the alerts holding on it (mtptui.core.alerts.by_rank); room: the
+        rows the grid may take (None: half the screen); enlarged: it has the screen (r)."""
+        alerts = alerts or {}
+        room = room if room is not None else self.app.size.height // 2
+        self._choose_mode(len(views), room - 2 if enlarged else room)  # enlarged panels get a frame
+        box = self.parent
+        if isinstance(box, RankScroll):
+            box.set_class(enlarged and not self.table_mode, "-framed")
+            box.border_title = Content.styled("ranks · r or Esc shrinks", "bold $accent") if enlarged else ""
         if self.table_mode:
-            self._table.show(views, focused)
+            self._table.show(views, focused, alerts, width=self.app.size.width - 2,
+                             max_rows=max(1, room - self.TABLE_FRAME), enlarged=enlarged)
             return
         ranks = [v.rank for v in views]
         if ranks != self._ranks:
@@ -264,16 +306,16 @@ class RankGrid(Vertical):
             self._panels = [RankPanel(r, i + 1) for i, r in enumerate(ranks)]
             self._grid.mount_all(self._panels)
         for panel, v in zip(self._panels, views):
-            panel.show(v, focused is not None and v.rank == focused)
+            panel.show(v, focused is not None and v.rank == focused, alerts.get(v.rank, []))
 
     def _columns(self, n: int) -> int:
         width = self.app.size.width
         return max(1, min(max(1, n), width // PANEL_MIN_WIDTH))
 
-    def _choose_mode(self, n: int) -> None:
+    def _choose_mode(self, n: int, room: int) -> None:
         cols = self._columns(n)
         rows = -(-max(1, n) // cols)
-        table = rows * self.PANEL_HEIGHT > self.app.size.height // 2
+        table = rows * self.PANEL_HEIGHT > room
         self._grid.styles.grid_size_columns = cols
         if table != self.table_mode:
             self.table_mode = table

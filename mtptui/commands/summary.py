@@ -8,7 +8,7 @@ import sys
 import time
 from datetime import datetime, timezone
 
-from mtptui.core.compare import epoch_rows, percent
+from mtptui.core.compare import DELTA_MIN_BATCHES, delta_text, epoch_rows
 from mtptui.core.timespec import when
 from mtptui.sources.chunked import summarise
 from mtptui.sources.file import InputError
@@ -105,17 +105,20 @@ def render_table(doc: dict) -> str:
 
 
 def _epoch_lines(epochs: list[dict]) -> list[str]:
-    """Epochs (runs between restarts) with their settings, and what changed from the one before."""
+    """Epochs (runs between restarts) with their settings, the host's throughput (summed over DP
+    groups), and its change against the run before and against the last run without speculation."""
     if not any(len([e for e in epochs if e["host"] == h]) > 1 for h in {e["host"] for e in epochs}):
         return []
-    out = ["", "epochs (runs between restarts):",
+    out = ["", "epochs (runs between restarts; host tok/s: summed over DP groups; "
+               f"changes need {DELTA_MIN_BATCHES} decode lines a DP group):",
            f"  {'host':<12} {'#':>2} {'from':<19} {'settings':<28} {'decode':>7} {'acc len':>7} "
-           f"{'gen tok/s per rank':>18} {'vs before':>9}"]
+           f"{'host tok/s':>10} {'vs prev':>7} {'vs spec off':>11}"]
     for r in epoch_rows(epochs):
-        al, gen = r.accept_len, r.gen_mean
-        out.append(f"  {(r.host or '-'):<12.12} {r.index:>2} {fmt_time(r.start):<19} {r.label:<28.28} "
+        al, gen = r.accept_len, r.gen_total
+        out.append(f"  {(r.host or '-'):<12.12} {r.index + 1:>2} {fmt_time(r.start):<19} {r.label:<28.28} "
                    f"{r.decode_batches:>7} {'-' if al is None else f'{al:.2f}':>7} "
-                   f"{'-' if gen is None else f'{gen:.1f}':>18} {percent(r.vs_before):>9}")
+                   f"{'-' if gen is None else f'{gen:.1f}':>10} {delta_text(r, r.vs_previous):>7} "
+                   f"{delta_text(r, r.vs_baseline, baseline=True):>11}")
     return out
 
 

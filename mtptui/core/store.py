@@ -56,7 +56,8 @@ class Store:
         self.clock = clock
         self.series: dict[tuple[str | None, str], RankSeries] = {}
         self.events: deque[Event] = deque(maxlen=max_events)
-        self._epochs = EpochTracker()
+        # Exact sums kept as values come: the epoch strip reads every epoch's means each second.
+        self._epochs = EpochTracker(tally=True)
         self.epochs: dict[str | None, list[Epoch]] = self._epochs.epochs
         self.spec: dict[str | None, dict] = self._epochs.spec  # host -> latest server_args settings
         self.last_ts: float | None = None  # newest log time seen anywhere

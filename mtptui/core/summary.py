@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from mtptui.core.compare import with_comparison
 from mtptui.core.epochs import EPOCH_EVENTS, Epoch, EpochTracker, rank_key
 from mtptui.core.records import DECODE, PREFILL, SPEC, BatchStats, Event
 from mtptui.core.valueset import Rows
@@ -218,6 +219,6 @@ class Summary:
         return {
             "series": [s.to_json() for s in self.ordered()],
             "events": [e.to_json() for e in self.events],
-            "epochs": [e.to_json() for e in self.epochs.all()],
+            "epochs": with_comparison([e.to_json() for e in self.epochs.all()]),
             "lines": lines,
         }

@@ -41,7 +41,7 @@ def formatted(app, rank_index: int) -> set[str]:
 
 def assert_bars(text: str) -> None:
     """The status bar (source, state, time shown) and the keys are on screen."""
-    assert "replay dp-attention-8.log │ REPLAY ended at 16:02:57" in text
+    assert "replay dp-attention-8.log │ REPLAY ended; ← to seek at 16:02:57" in text
     assert "q quit" in text
 
 
@@ -52,7 +52,11 @@ async def test_main_screen_keeps_host_source_metric_and_whole_numbers(size):
         await settle(pilot, app)
         lines = screen_text(app)
         text = "\n".join(lines)
-        assert "host gpu-h2  spec EAGLE (MTP) steps=3 topk=1 draft=4  epoch 1/1 since 16:00:00" in text
+        # The host line keeps the host; the epoch strip under it the epoch and its figures (its
+        # settings too where it has room: the status bar always names them).
+        assert "host gpu-h2  TP 8 · DP 8" in text
+        assert re.search(r"\n epoch 1/1 .*│ acc(ept len)? \d\.\d\d", text), text
+        assert "spec EAGLE (MTP) steps=3 topk=1 draft=4" in text
         assert_bars(text)
         assert re.search(r"╭─ accept len \(tokens per step", text), "the chart's title names its metric"
         rows = rank_rows(lines)

@@ -78,6 +78,28 @@ def test_preview_modal(snap_compare):
     assert snap_compare(make_app(TOGGLE, window="all"), terminal_size=(160, 48), run_before=run_before)
 
 
+async def _at_end_of_mtp_epoch(pilot):
+    """The toggle sample at the last line of its first MTP run, which followed a spec-off run."""
+    from test_epoch_strip import last_decode_line
+    from test_screen_truth import seek_to
+
+    await settle(pilot, pilot.app)
+    await seek_to(pilot, pilot.app, last_decode_line(pilot.app, "gpu-h1", 1))
+
+
+@pytest.mark.parametrize("size", [(160, 48), (120, 36), (80, 24)], ids=["160x48", "120x36", "80x24"])
+def test_epoch_strip_after_restart_from_spec_off(snap_compare, size):
+    assert snap_compare(make_app(TOGGLE, window="5m"), terminal_size=size, run_before=_at_end_of_mtp_epoch)
+
+
+@pytest.mark.parametrize("size", [(160, 48), (80, 24)], ids=["160x48", "80x24"])
+def test_loading_after_restart(snap_compare, tmp_path, size):
+    from test_loading import restart_log
+
+    assert snap_compare(make_app(restart_log(tmp_path, "loading"), window="5m"), terminal_size=size,
+                        run_before=_settled)
+
+
 def test_compare_screen(snap_compare):
     async def run_before(pilot):
         await settle(pilot, pilot.app)

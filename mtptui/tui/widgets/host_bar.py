@@ -1,7 +1,7 @@
-"""The host line: which host (in its accent colour), its tags, its epoch and settings.
+"""The host line: which host (in its accent colour), its tags, and its layout (TP, DP, model).
+The run's settings and figures are on the epoch strip under it (epoch_strip.py).
 
-On a narrow screen the host and its settings stay whole: the layout (TP, DP, model) goes first,
-then the epoch's reason, then the epoch."""
+On a narrow screen the host stays whole: the layout loses its model names first, then its tags go."""
 
 from __future__ import annotations
 
@@ -26,10 +26,9 @@ class HostBar(Static):
         mh = self.styles.max_height
         return max(1, int(mh.value)) if mh is not None and mh.is_cells else 2
 
-    def show(self, host: str, accent: str | None, tags: list[str], epoch_text: str, spec: str,
-             layout: str) -> None:
+    def show(self, host: str, accent: str | None, tags: list[str], layout: str) -> None:
         width = self.content_size.width or max(10, self.app.size.width - 2)
-        key = (host, accent, tuple(tags), epoch_text, spec, layout, width, self.lines())
+        key = (host, accent, tuple(tags), layout, width, self.lines())
         if key == self._last:
             return
         self._last = key
@@ -39,12 +38,11 @@ class HostBar(Static):
             self.styles.border_left = border  # a change of width: Textual lays out again
         host_style = f"bold {accent}" if accent else "bold $primary"
         tag_style = f"bold $text on {accent}" if accent else "reverse"
-        epoch_short = epoch_text.split(", ")[0]
+        pieces = layout.split(" · ")  # TP, DP, then the model names: the longest, shortened first
+        layouts = [["  ", (" · ".join(pieces[:n]), "$text-muted")] for n in range(len(pieces), 0, -1)]
         parts = [Part.of(0, [("host ", "$text-muted"), (host, host_style)]),
-                 *(Part.of(3, [" ", (f" {t} ", tag_style)]) for t in tags),
-                 Part.of(1, ["  ", (spec, "bold")]),
-                 Part.of(2, ["  ", (epoch_text, "$accent")], ["  ", (epoch_short, "$accent")]),
-                 Part.of(4, ["  ", (layout, "$text-muted")])]
+                 *(Part.of(2, [" ", (f" {t} ", tag_style)]) for t in tags),
+                 Part.of(1, *layouts) if layout else Part.of(1, "")]
         # Two lines where the stylesheet allows them: the text wraps between its parts.
         content = fit(parts, width if self.lines() == 1 else 2 * width - 8)
         # A layout pass (tens of ms on a full screen, in the frame of the key that switched

@@ -18,8 +18,9 @@ from textual.widget import Widget
 
 from mtptui.core.alerts import BADGE, ERROR, Alert
 from mtptui.core.epochs import rank_label
-from mtptui.tui.viewmodel import MAIN_METRICS, METRICS, SMALL_METRICS, SPEC_OFF, SPEC_ON, PanelView, fmt_value
-from mtptui.tui.widgets.rank_table import HEAD_ROWS, RankTable, alert_style
+from mtptui.tui.viewmodel import (LOADING, MAIN_METRICS, METRICS, NOT_DECODING, SMALL_METRICS, SPEC_OFF, SPEC_ON,
+                                  WAITING, PanelView, fmt_value)
+from mtptui.tui.widgets.rank_table import HEAD_ROWS, RankTable, alert_style, state_style, state_text
 
 PANEL_MIN_WIDTH = 38  # 11 label + 4 numbers x 6 + border and padding
 
@@ -33,7 +34,9 @@ def badges(v: PanelView, alerts: list[Alert] = ()) -> Content:
     (never a green SPEC ON over a collapse), with a ⚠ after it (the bottom border names them)."""
     parts: list[tuple[str, str] | str] = []
     warn = alert_style(alerts)
-    if v.spec == SPEC_ON:
+    if v.spec in NOT_DECODING:
+        parts.append((f" {state_text(v)} ", state_style(v)))
+    elif v.spec == SPEC_ON:
         parts.append((" SPEC ON ", warn or "bold $text on $success"))
     elif v.spec == SPEC_OFF:
         style = "bold $text on $error" if v.spec_configured else (warn or "bold $text on $panel-lighten-2")
@@ -105,6 +108,8 @@ class RankPanel(Widget):
             notes.append(f"no graphs {v.graph_off}/{v.decode_batches} batches")
         if v.spec == SPEC_OFF and v.spec_configured:
             notes.append("configured, yet no accept len")
+        if v.spec in (LOADING, WAITING):
+            notes.append("no decode line in this run yet")
         if v.truncated:
             notes.append("buffer shorter than window")
         note = Content(" · ".join(notes))
@@ -153,12 +158,12 @@ class RankPanel(Widget):
         plain_style, muted, sparks = styles
         if v is None:
             return []
-        rows: list[list[Segment]] = [[Segment(f"{'':<11}{'now':>6}{'min':>6}{'mean':>6}{'max':>6}", muted)]]
+        rows: list[list[Segment]] = [[Segment(f"{v.scope:<11.11}{'now':>6}{'min':>6}{'mean':>6}{'max':>6}", muted)]]
         for m in MAIN_METRICS:
             st = v.metrics[m].stats
             rows.append([Segment(f"{METRICS[m].label:<11}{fmt_value(m, v.now.get(m)):>6}{_num(m, st, 'min'):>6}"
                                  f"{_num(m, st, 'mean'):>6}{_num(m, st, 'max'):>6}", plain_style)])
-            rows.append(spark_segments(v.metrics[m].spark, width - 1, sparks))
+            rows.append(spark_segments(v.metrics[m].spark, width - 1, sparks, v.scales.get(m)))
         col = width // len(SMALL_METRICS)
         heads: list[Segment] = []
         small: list[Segment] = []
@@ -166,7 +171,7 @@ class RankPanel(Widget):
             label, value = METRICS[m].label + " ", fmt_value(m, v.now.get(m))
             heads += [Segment(label, muted), Segment(value, plain_style),
                       Segment(" " * max(0, col - len(label) - len(value)), plain_style)]
-            small += spark_segments(v.metrics[m].spark, col - 1, sparks) + [Segment(" ", plain_style)]
+            small += spark_segments(v.metrics[m].spark, col - 1, sparks, v.scales.get(m)) + [Segment(" ", plain_style)]
         rows += [heads, small]
         return [Strip(row).crop_extend(0, width, plain_style) for row in rows]
 
@@ -196,38 +201,51 @@ def spark_styles(widget: Widget) -> list[str]:
     return styles
 
 
-def spark_levels(values: list[float], width: int) -> list[int]:
-    """One height 0-7 per cell of a `width`-cell sparkline: the bucket mean of the values there,
-    scaled between their min and max (flat values give a baseline; no values, all zero)."""
+def spark_levels(cells: list[float | None], width: int, scale: tuple[float, float] | None = None) -> list[int | None]:
+    """One height 0-7 per cell of a `width`-cell sparkline, or None where there is no data (drawn
+    empty). Each cell is the mean of the time cells under it; heights are on `scale` (lo, hi),
+    the same for every panel of a host (else the cells' own min and max)."""
     width = max(1, width)
-    if not values:
-        return [0] * width
-    n = len(values)
+    n = len(cells)
+    if not n:
+        return [None] * width
     if n != width:
-        cells = []
+        out: list[float | None] = []
         for c in range(width):
             a = c * n // width
             b = max(a + 1, (c + 1) * n // width)
-            chunk = values[a:b]
-            cells.append(sum(chunk) / len(chunk))
-        values = cells
-    lo, hi = min(values), max(values)
+            chunk = [x for x in cells[a:b] if x is not None]
+            out.append(sum(chunk) / len(chunk) if chunk else None)
+        cells = out
+    if scale is None:
+        seen = [x for x in cells if x is not None]
+        scale = (min(seen), max(seen)) if seen else (0.0, 1.0)
+    lo, hi = scale
     extent = hi - lo
-    return [0 if extent == 0 else int((x - lo) / extent * 7.999) for x in values]
+    return [None if x is None else 0 if extent <= 0 else max(0, min(7, int((x - lo) / extent * 7.999)))
+            for x in cells]
 
 
-def spark_segments(values: list[float], width: int, styles: list[Style]) -> list[Segment]:
+def spark_text(cells: list[float | None], width: int, scale: tuple[float, float] | None = None) -> str:
+    """The sparkline as text: a bar per cell, a space where there is no data."""
+    return "".join(" " if level is None else BARS[level] for level in spark_levels(cells, width, scale))
+
+
+def spark_segments(cells: list[float | None], width: int, styles: list[Style],
+                   scale: tuple[float, float] | None = None) -> list[Segment]:
     """A sparkline as segments: runs of one height share a segment (fewer, cheaper to draw)."""
-    levels = spark_levels(values, width)
+    levels = spark_levels(cells, width, scale)
     out: list[Segment] = []
     run_level, run_len = levels[0], 0
-    for level in levels:
+    for level in levels + [-1]:  # -1: a sentinel that ends the last run
         if level == run_level:
             run_len += 1
+            continue
+        if run_level is None:
+            out.append(Segment(" " * run_len, styles[0]))  # no data: nothing drawn, not a low bar
         else:
             out.append(Segment(BARS[run_level] * run_len, styles[run_level]))
-            run_level, run_len = level, 1
-    out.append(Segment(BARS[run_level] * run_len, styles[run_level]))
+        run_level, run_len = level, 1
     return out
 
 

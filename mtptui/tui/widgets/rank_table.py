@@ -15,8 +15,24 @@ from textual.widgets import Static
 
 from mtptui.core.alerts import ERROR, Alert
 from mtptui.core.epochs import rank_label, short_rank_labels
-from mtptui.tui.viewmodel import SPEC_OFF, SPEC_ON, PanelView, fmt_value
+from mtptui.tui.viewmodel import (DOWN, LOADING, NOT_DECODING, SPEC_OFF, SPEC_ON, WAITING, PanelView,
+                                  duration_text, fmt_value)
 from mtptui.tui.widgets.fit import Part, fit
+
+
+def state_text(v: PanelView) -> str:
+    """LOADING 0m 27s, WAITING FOR FIRST BATCH, STOPPED, FAILED: a rank not decoding in its run."""
+    if v.spec == LOADING:
+        return f"LOADING {duration_text(v.state_s)}"
+    if v.spec == WAITING:
+        return "WAITING FOR FIRST BATCH"
+    return (v.down or "down").upper()
+
+
+def state_style(v: PanelView) -> str:
+    if v.spec == LOADING:
+        return "bold $text on $primary"
+    return "bold $text on $error" if v.spec == DOWN and v.down == "failed" else "bold $text on $panel-lighten-2"
 
 
 def alert_style(alerts: list[Alert]) -> str | None:
@@ -29,6 +45,8 @@ def alert_style(alerts: list[Alert]) -> str | None:
 def state_badge(v: PanelView, alerts: list[Alert] = ()) -> tuple[str, str]:
     """The one state that matters most, as (text, style); an alert on the rank marks it (⚠)
     in the alert's colour."""
+    if v.spec in NOT_DECODING:
+        return state_text(v).split()[0], state_style(v)
     if v.stale_s is not None:
         return f"STALE {v.stale_s:.0f}s", "bold $text on $error"
     if v.spec == SPEC_OFF and v.spec_configured:
@@ -129,9 +147,11 @@ class RankTable(Static):
                       (f"{text:<{w_state}}", style), (nums, row_style)]
         if not views:
             parts += ["\n", ("no batch lines yet", "$text-muted")]
+        scope = f" · min/mean/max over {views[0].scope if views and views[0].scope else 'the window'}"
         self.border_title = fit([Part.of(0, ("ranks", "bold $text")),
                                  Part.of(1, (f" · {RANKS_KEY} or Esc shrinks", "bold $accent") if enlarged else ""),
-                                 Part.of(3, " · now = newest decode line"), Part.of(2, " · min/mean/max over the window")],
+                                 Part.of(3, " · now = newest decode line"),
+                                 Part.of(2, f"{scope} (W: epoch or window)", scope)],
                                 width - 4)
         if hidden:
             short = short_rank_labels(ranks)

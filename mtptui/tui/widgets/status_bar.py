@@ -61,7 +61,9 @@ class StatusBar(Static):
         line1 = [Part.of(0, [(d.source, "bold")], [(d.source.split(" (")[0], "bold")]),
                  Part.of(0, [" │ ", (d.state, "bold $accent"), " at ", (d.playhead, "bold")]),
                  Part.of(0 if d.lag else 9, [" · ", d.lag] if d.lag else ""),
-                 Part.of(2, [f" │ {_n(d.read)} lines: ", *lost, f", {_n(d.parsed)} parsed, {_n(d.unparsed)} unparsed"],
+                 # lines lost are never left out (none lost may be, on a narrow screen)
+                 Part.of(0 if d.dropped or d.malformed else 2,
+                         [f" │ {_n(d.read)} lines: ", *lost, f", {_n(d.parsed)} parsed, {_n(d.unparsed)} unparsed"],
                          [f" │ {_n(d.read)} lines, ", *lost]),
                  Part.of(4, f" │ {rate}")]
         if d.backlog:
@@ -71,7 +73,8 @@ class StatusBar(Static):
             line2 += [(" READ-ONLY ", "bold $text on $warning-darken-2"), " "]
         if d.flash:
             line2 += [(f" {d.flash} ", "bold $text on $accent-darken-1"), " "]
-        line2.append((d.settings, "$text"))
+        # A host that does not answer matters more than settings read before (and is cut last).
         if d.problems:
-            line2 += [" │ ", (d.problems, "bold $error")]
+            line2 += [(d.problems, "bold $error"), " │ "]
+        line2.append((d.settings, "$text"))
         self.update(Content.assemble(fit(line1, width), "\n", *line2), layout=False)

@@ -10,7 +10,7 @@ group, each the same stream), so the ranks of one group count once (their pooled
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # An epoch's host total is compared with another epoch's only when both rest on at least this
 # many decode lines with gen throughput in every DP group. Each line averages
@@ -18,6 +18,8 @@ from dataclasses import dataclass
 # group, tens of seconds of decoding: enough that the first lines after a restart (warm-up, a
 # few requests, throughput far below the steady state) and a burst of load do not decide the sign.
 DELTA_MIN_BATCHES = 10
+# The same minimum holds for a load bucket (loadmatch.py): a bucket's gen throughput is compared
+# with another epoch's in that bucket only when each has DELTA_MIN_BATCHES decode lines in it.
 
 _DP = re.compile(r"(?:^| )(DP-?\d+)(?: |$)")
 
@@ -47,6 +49,33 @@ class Delta:
                 "change": self.change}
 
 
+@dataclass(frozen=True)
+class LoadRow:
+    """An epoch's decode lines in one bucket of #running-req, and its mean gen throughput there
+    against the latest earlier epoch (vs_previous) and the latest earlier epoch without
+    speculation (vs_baseline) with enough lines in the same bucket (0.39: +39 %; None: none)."""
+    running: str  # the bucket: `5-16`
+    decode: int
+    gen_throughput: float | None
+    accept_len: float | None
+    vs_previous: float | None = None
+    vs_baseline: float | None = None
+
+    @property
+    def comparable(self) -> bool:
+        return bool(self.gen_throughput) and self.decode >= DELTA_MIN_BATCHES
+
+    def to_json(self) -> dict:
+        return {"running": self.running, "decode": self.decode, "gen_throughput": self.gen_throughput,
+                "accept_len": self.accept_len, "vs_previous": self.vs_previous, "vs_baseline": self.vs_baseline}
+
+
+def _load_change(row: dict, other: LoadRow | None) -> float | None:
+    if other is None or row["decode"] < DELTA_MIN_BATCHES or row["gen_throughput"] is None:
+        return None
+    return row["gen_throughput"] / other.gen_throughput - 1
+
+
 @dataclass
 class EpochRow:
     host: str | None
@@ -68,6 +97,7 @@ class EpochRow:
     vs_baseline: Delta | None  # against the latest earlier comparable epoch without speculation
     # The epoch just before, when it decoded too little to compare with: (index, min_batches)
     short_before: tuple[int, int] | None = None
+    by_load: list[LoadRow] = field(default_factory=list)  # the buckets it decoded in, fewest running first
 
     @property
     def comparable(self) -> bool:
@@ -113,6 +143,9 @@ def epoch_rows(epochs: list[dict]) -> list[EpochRow]:
     previous: dict = {}  # host -> its latest comparable row
     baseline: dict = {}  # host -> its latest comparable row without speculation
     decoded: dict = {}  # host -> its latest row with a host total
+    # (host, bucket) -> the latest comparable LoadRow of any epoch / of one without speculation
+    previous_load: dict = {}
+    baseline_load: dict = {}
     for e in epochs:
         ranks = e["ranks"]
         per_rank = {rank: r["gen_throughput"]["mean"] for rank, r in ranks.items() if r.get("gen_throughput")}
@@ -137,6 +170,15 @@ def epoch_rows(epochs: list[dict]) -> list[EpochRow]:
             row.short_before = (last.index, last.min_batches)
         if row.gen_total is not None:
             decoded[host] = row
+        for b in e.get("by_load", ()):
+            key = (host, b["running"])
+            load = LoadRow(b["running"], b["decode"], b["gen_throughput"], b["accept_len"],
+                           _load_change(b, previous_load.get(key)), _load_change(b, baseline_load.get(key)))
+            row.by_load.append(load)
+            if load.comparable:
+                previous_load[key] = load
+                if spec_off:
+                    baseline_load[key] = load
         rows.append(row)
         if row.comparable:
             previous[host] = row
@@ -147,12 +189,14 @@ def epoch_rows(epochs: list[dict]) -> list[EpochRow]:
 
 def with_comparison(epochs: list[dict]) -> list[dict]:
     """The epochs of `summary --json`, each with its `host_totals`, `vs_previous` and
-    `vs_baseline` (null: nothing comparable before it, or too few lines)."""
+    `vs_baseline` (null: nothing comparable before it, or too few lines), and its `by_load`
+    buckets each with their own `vs_previous` and `vs_baseline` (a change, as LoadRow's)."""
     out = []
     for e, r in zip(epochs, epoch_rows(epochs)):
         out.append({**e, "host_totals": r.totals_json(),
                     "vs_previous": r.vs_previous.to_json() if r.vs_previous else None,
-                    "vs_baseline": r.vs_baseline.to_json() if r.vs_baseline else None})
+                    "vs_baseline": r.vs_baseline.to_json() if r.vs_baseline else None,
+                    "by_load": [b.to_json() for b in r.by_load]})
     return out
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from mtptui.core.compare import with_comparison
 from mtptui.core.epochs import EPOCH_EVENTS, Epoch, EpochTracker, rank_key
+from mtptui.core.loadmatch import LOAD_FIELDS
 from mtptui.core.records import DECODE, PREFILL, SPEC, BatchStats, Event
 from mtptui.core.valueset import Rows
 
@@ -85,6 +86,10 @@ class SeriesSummary:
         if epoch is None:
             self.decode.fold()
             return
+        buf = self.decode.buf
+        if buf:  # the epoch's load buckets take the rows whole (they pair running with throughput)
+            k = len(DECODE_METRICS)
+            epoch.load.add_columns(*(buf[DECODE_METRICS.index(name)::k] for name in LOAD_FIELDS))
         records, batches = self.records, self.decode_batches
         epoch.records += records - self._records_folded
         epoch.batches += batches - self._batches_folded

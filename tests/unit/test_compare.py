@@ -123,5 +123,9 @@ def test_summary_json_of_every_sample_only_gains_keys():
         doc = s.to_json(counts.to_json())
         assert len(doc["epochs"]) == len(plain)
         for before, after in zip(plain, doc["epochs"]):
-            assert {k: after[k] for k in before} == before, path.name
+            assert {k: after[k] for k in before if k != "by_load"} == {k: v for k, v in before.items() if k != "by_load"}
             assert set(after) - set(before) == {"host_totals", "vs_previous", "vs_baseline"}
+            # each load bucket gains its changes
+            assert [{k: b[k] for k in a} for a, b in zip(before["by_load"], after["by_load"])] == before["by_load"]
+            assert all(set(b) - set(a) == {"vs_previous", "vs_baseline"}
+                       for a, b in zip(before["by_load"], after["by_load"]))

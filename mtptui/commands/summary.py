@@ -8,7 +8,7 @@ import sys
 import time
 from datetime import datetime, timezone
 
-from mtptui.core.compare import DELTA_MIN_BATCHES, delta_text, epoch_rows
+from mtptui.core.compare import DELTA_MIN_BATCHES, delta_text, epoch_rows, load_cells
 from mtptui.core.timespec import when
 from mtptui.sources.chunked import summarise
 from mtptui.sources.file import InputError
@@ -113,12 +113,22 @@ def _epoch_lines(epochs: list[dict]) -> list[str]:
                f"changes need {DELTA_MIN_BATCHES} decode lines a DP group):",
            f"  {'host':<12} {'#':>2} {'from':<19} {'settings':<28} {'decode':>7} {'acc len':>7} "
            f"{'host tok/s':>10} {'vs prev':>7} {'vs spec off':>11}"]
-    for r in epoch_rows(epochs):
+    rows = epoch_rows(epochs)
+    for r in rows:
         al, gen = r.accept_len, r.gen_total
         out.append(f"  {(r.host or '-'):<12.12} {r.index + 1:>2} {fmt_time(r.start):<19} {r.label:<28.28} "
                    f"{r.decode_batches:>7} {'-' if al is None else f'{al:.2f}':>7} "
                    f"{'-' if gen is None else f'{gen:.1f}':>10} {delta_text(r, r.vs_previous):>7} "
                    f"{delta_text(r, r.vs_baseline, baseline=True):>11}")
+    out += ["", "epochs at the same load (decode lines by #running-req; tok/s: gen throughput of a line; "
+                f"changes need {DELTA_MIN_BATCHES} lines in the bucket in both epochs):",
+            f"  {'host':<12} {'#':>2} {'running':>7} {'decode':>7} {'acc len':>7} {'tok/s':>10} {'vs prev':>7} "
+            f"{'vs spec off':>11}"]
+    for r in rows:
+        for b in r.by_load:
+            running, decode, al, gen, prev, base = load_cells(b)
+            out.append(f"  {(r.host or '-'):<12.12} {r.index + 1:>2} {running:>7} {decode:>7} {al:>7} {gen:>10} "
+                       f"{prev:>7} {base:>11}")
     return out
 
 

@@ -213,3 +213,12 @@ def delta_text(row: EpochRow, which: Delta | None, *, baseline: bool = False) ->
     if row.gen_total is not None and not row.comparable:
         return f"n<{DELTA_MIN_BATCHES}"
     return "base" if baseline and row.spec_off and row.comparable else "-"
+
+
+def load_cells(b: LoadRow) -> tuple[str, str, str, str, str, str]:
+    """A load bucket as shown: running, decode lines, accept len, gen tok/s, and its changes
+    (`n<10` while the bucket has too few lines to be compared; `-` with nothing to compare to)."""
+    def change(c: float | None) -> str:
+        return percent(c) if c is not None or b.comparable else f"n<{DELTA_MIN_BATCHES}"
+    return (b.running, str(b.decode), "-" if b.accept_len is None else f"{b.accept_len:.2f}",
+            "-" if b.gen_throughput is None else f"{b.gen_throughput:.1f}", change(b.vs_previous), change(b.vs_baseline))

@@ -1,7 +1,8 @@
 """The compare screen (c): every epoch of the shown host side by side: its settings, when it began
 and how long it ran, decode batches, accept len and rate, the host's gen throughput (summed over
 DP groups) and its change against the run before and the last run without speculation, and the
-mean per rank. The numbers are `mtptui summary`'s epochs (core/compare.py), as on the epoch
+mean per rank, and for the epoch picked, its decode lines by #running-req with their changes at the
+same load. The numbers are `mtptui summary`'s epochs (core/compare.py), as on the epoch
 strip, kept up to date while the dashboard runs."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from mtptui.core.compare import EpochRow, delta_text
+from mtptui.core.compare import DELTA_MIN_BATCHES, EpochRow, delta_text, load_cells
 from mtptui.core.epochs import short_rank_labels
 from mtptui.tui.viewmodel import clock_text, duration_text, host_epoch_rows, host_label
 
@@ -35,6 +36,19 @@ def row_cells(r: EpochRow, newest: float | None) -> tuple[str, ...]:
     return (str(r.index + 1), r.label, _num(r.accept_len, 2), _num(r.accept_rate, 2), _num(r.gen_total, 1),
             delta_text(r, r.vs_previous), delta_text(r, r.vs_baseline, baseline=True), _num(r.gen_mean, 1),
             str(r.decode_batches), clock_text(r.start), ran)
+
+
+def load_parts(r: EpochRow) -> list:
+    """The epoch's load buckets: a line each, its changes against the runs before at that load."""
+    parts: list = [(f"\nat the same load (#running-req; changes need {DELTA_MIN_BATCHES} lines in the bucket "
+                     "in both epochs):", "bold")]
+    if not r.by_load:
+        parts.append(" no decode line with #running-req")
+    for b in r.by_load:
+        running, decode, al, gen, prev, base = load_cells(b)
+        parts += [(f"\n  {running:>5} ", "bold"), f"{gen:>8} tok/s  acc len {al:>4}  ",
+                  (f"{decode} lines", "$text-muted"), f"  vs prev {prev}  vs spec off {base}"]
+    return parts
 
 
 class CompareScreen(ModalScreen):
@@ -100,4 +114,5 @@ class CompareScreen(ModalScreen):
         names = short_rank_labels(list(r.gen_per_rank))
         for rank, v in r.gen_per_rank.items():
             parts += [(f"  {names[rank]} ", "$text-muted"), f"{v:.1f}"]
+        parts += load_parts(r)
         self.query_one("#ranks", Static).update(Content.assemble(*parts))

@@ -43,5 +43,11 @@ async def test_c_shows_summarys_epochs_and_escape_closes():
         ranks = str(screen.query_one("#ranks", Static).render())
         assert "epoch 2: EAGLE steps=3" in ranks
         assert all(f"{v:.1f}" in ranks for v in want[1].gen_per_rank.values())
+        # Under it, the epoch at each load against the spec-off run at that load (summary's numbers).
+        lines = ranks.splitlines()
+        at = lines.index(next(ln for ln in lines if ln.startswith("at the same load")))
+        assert [ln.split() for ln in lines[at + 1:]] == [
+            [b.running, f"{b.gen_throughput:.1f}", "tok/s", "acc", "len", f"{b.accept_len:.2f}", str(b.decode), "lines",
+             "vs", "prev", "+40%", "vs", "spec", "off", "+40%"] for b in want[1].by_load]
         await pilot.press("escape")
         assert not isinstance(app.screen, CompareScreen)

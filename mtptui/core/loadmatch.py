@@ -11,8 +11,8 @@ through one routine (add_columns), so both give the same buckets to the bit.
 
 from __future__ import annotations
 
+import math
 from array import array
-from collections import Counter
 
 # (label, the smallest #running-req of the bucket); each runs up to the next one's.
 LOAD_BUCKETS = (("1", 1), ("2-4", 2), ("5-16", 5), ("17-64", 17), ("65+", 65))
@@ -21,46 +21,48 @@ _NAN3 = (float("nan"),) * 3
 _FOLD = 3 * 4096  # the dashboard's buffered rows are summed at least this often
 
 
+# bucket index by int(#running-req) below the last bucket's start (None: idle); the last at and past it
+_BY_RUNNING = [None] + [max(i for i, (_, lo) in enumerate(LOAD_BUCKETS) if lo <= r) for r in range(1, LOAD_BUCKETS[-1][1])]
+_LAST = len(LOAD_BUCKETS) - 1
+
+
 def bucket_of(running: float) -> int | None:
     """The bucket's index for a line's `#running-req`; None for none (NaN) or an idle 0."""
     if not running >= 1:
         return None
-    for i in range(len(LOAD_BUCKETS) - 1, -1, -1):
-        if running >= LOAD_BUCKETS[i][1]:
-            return i
-    return None
+    return _BY_RUNNING[int(running)] if running < LOAD_BUCKETS[-1][1] else _LAST
 
 
 class _ExactSum:
-    """n values and their exact sum, num / den (den a power of two: every finite double is an
-    integer over one), so a mean does not depend on the order or the parts values came in."""
+    """n values and their sum, kept exactly as a few floats that do not overlap (each the rounded
+    rest of the others' sum), so a mean does not depend on the order or the parts values came in:
+    fsum(parts) is the correctly rounded sum, the one a ValueSet's mean divides by n."""
 
-    __slots__ = ("n", "num", "den")
+    __slots__ = ("n", "parts")
 
     def __init__(self) -> None:
-        self.n, self.num, self.den = 0, 0, 1
+        self.n = 0
+        self.parts: list[float] = []
 
-    def add(self, values: list[float]) -> None:
-        num, den = self.num, self.den
-        for v, c in Counter(values).items():
-            p, q = v.as_integer_ratio()
-            if q > den:
-                num *= q // den
-                den = q
-            num += p * c * (den // q)
-        self.n += len(values)
-        self.num, self.den = num, den
+    def add(self, values: list[float], n: int | None = None) -> None:
+        rest = self.parts + values
+        parts = []
+        while True:
+            # fsum rounds the exact sum correctly, so s is 0 only when what is left is exactly 0
+            s = math.fsum(rest)
+            if s == 0 or not math.isfinite(s):
+                break
+            parts.append(s)
+            rest.append(-s)
+        self.parts = parts if s == 0 else [s]
+        self.n += len(values) if n is None else n
 
     def merge(self, other: _ExactSum) -> None:
-        if other.den > self.den:
-            self.num *= other.den // self.den
-            self.den = other.den
-        self.num += other.num * (self.den // other.den)
-        self.n += other.n
+        self.add(other.parts, other.n)
 
     def mean(self) -> float | None:
-        # int / int is correctly rounded; 9 places drop float noise, as ValueSet's means do
-        return round(self.num / (self.den * self.n), 9) if self.n else None
+        # 9 places drop float noise, as ValueSet's means do
+        return round(math.fsum(self.parts) / self.n, 9) if self.n else None
 
 
 class LoadBuckets:
@@ -95,10 +97,14 @@ class LoadBuckets:
         gens: list[list[float]] = [[] for _ in range(k)]
         accepts: list[list[float]] = [[] for _ in range(k)]
         decode = self.decode
-        for r, g, a in zip(running, gen, accept):
-            i = bucket_of(r)
-            if i is None:
-                continue
+        table, top = _BY_RUNNING, LOAD_BUCKETS[-1][1]
+        for r, g, a in zip(running, gen, accept):  # bucket_of(), inlined: this runs for every line
+            if r >= top:
+                i = _LAST
+            elif r >= 1:
+                i = table[int(r)]
+            else:
+                continue  # NaN or idle
             decode[i] += 1
             if g == g:
                 gens[i].append(g)

@@ -5,6 +5,8 @@ buckets must find both signs, with the exact means, where the mean over the epoc
 from __future__ import annotations
 
 import json
+import math
+import random
 import subprocess
 import sys
 
@@ -13,7 +15,7 @@ from logsynth import sglang_line, utc
 from test_compare import store_epochs, store_of
 
 from mtptui.core.compare import DELTA_MIN_BATCHES, epoch_rows, load_cells
-from mtptui.core.loadmatch import bucket_of
+from mtptui.core.loadmatch import LoadBuckets, bucket_of
 from mtptui.sources import chunked
 
 T0 = utc(2026, 3, 9, 16)
@@ -113,3 +115,19 @@ def test_the_table_shows_the_buckets(log):
                                              (16, 2), (17, 3), (64, 3), (65, 4), (1000, 4)])
 def test_bucket_edges(running, bucket):
     assert bucket_of(running) == bucket
+
+
+def test_a_buckets_mean_is_exact_whatever_the_parts():
+    """Values whose float sum depends on the order: the mean is the correctly rounded sum over n,
+    however the values were cut into folds and parts."""
+    rnd = random.Random(7)
+    values = [rnd.choice([1e16, -1e16, 0.1, 2.675, 1234.57]) for _ in range(400)]
+    want = round(math.fsum(values) / len(values), 9)
+    for cut in (1, 37, 400):
+        whole = LoadBuckets()
+        parts = [values[i:i + cut] for i in range(0, len(values), cut)]
+        for part in parts:
+            later = LoadBuckets()
+            later.add_columns([3.0] * len(part), part, [float("nan")] * len(part))
+            whole.merge(later)
+        assert whole.to_json() == [{"running": "2-4", "decode": 400, "gen_throughput": want, "accept_len": None}]

@@ -6,7 +6,8 @@ CUDA graphs off and an NCCL timeout (a restart, a settings change and trouble to
 
 Every panel query and annotation query is run as Grafana would run it, with each value of the
 `source` variable: the chosen source's query must return series, the other's none. Waits are for
-data to appear, never timed."""
+data to appear, never timed. Last, `mtptui export` following two container hosts' journals (real
+systemd and journald, over SSH) into Prometheus."""
 
 from __future__ import annotations
 
@@ -17,9 +18,12 @@ from dataclasses import dataclass
 
 import pytest
 from exportproc import Exporter, expected
+from hosts.helpers import two_writer_hosts
+from hosts.linewriter import line
 from promproc import PrometheusServer, available
 from simproc import ROOT, Sim
 
+from mtptui.core.parse import LineParser
 from mtptui.sim import scenario
 
 DASHBOARD = json.loads((ROOT / "grafana" / "mtptui-speculation.json").read_text())
@@ -222,3 +226,35 @@ def test_prometheus_answers_every_exported_metric_with_the_exporters_values(rig)
     assert answered[("mtptui_events_total", box2 + (("kind", "restart"),))] == 2
     assert answered[("mtptui_epoch_start_time_seconds", box2)] == scenario.T0 + 300
     assert answered[("mtptui_source_connected", box2)] == 1
+
+
+@pytest.mark.systemd
+def test_prometheus_reads_container_hosts_journals_through_export(cluster, tmp_path, need):
+    """Real systemd + journald hosts over SSH, `mtptui export` following them, Prometheus scraping it."""
+    need(available(), "prometheus is missing")
+    conf = two_writer_hosts(cluster, tmp_path, "prom", rate=50, count=100)
+    exporter = Exporter(["--config", str(conf), "--listen", "127.0.0.1:0"], tmp_path)
+    prom = None
+    try:
+        exporter.wait_serving()
+        prom = PrometheusServer({"mtptui": [exporter.url.split("/")[2]]}, tmp_path / "prometheus")
+        prom.wait_ready()
+        q = 'mtptui_decode_batches_total{job="mtptui", rank="TP0"} == 100'
+
+        def both() -> list[dict] | None:
+            got = prom.api("/api/v1/query", query=q)["result"]
+            return got if len(got) == 2 else None
+
+        got = wait_for("both hosts' 100 lines in Prometheus", both)
+        assert sorted(s["metric"]["host"] for s in got) == ["gpu-a", "gpu-b"]
+        last = LineParser().parse(line(99, time.time(), "TP0")).record.fields
+        for name, value in (("mtptui_spec_accept_length", last["accept_len"]),
+                            ("mtptui_running_requests", last["running_req"])):
+            answer = prom.api("/api/v1/query", query=f'{name}{{rank="TP0"}}')["result"]
+            assert {s["metric"]["host"]: float(s["value"][1]) for s in answer} == {"gpu-a": value, "gpu-b": value}
+        answer = prom.api("/api/v1/query", query='mtptui_events_total{kind="restart"}')["result"]
+        assert {s["metric"]["host"]: float(s["value"][1]) for s in answer} == {"gpu-a": 1, "gpu-b": 1}  # Started
+    finally:
+        if prom is not None:
+            prom.stop()
+        exporter.stop()

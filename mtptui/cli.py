@@ -20,6 +20,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "fleet": ("mtptui.commands.fleet", "every host Prometheus knows: speculation figures and outliers"),
     "summary": ("mtptui.commands.summary", "statistics of saved logs per host and rank (--json)"),
     "spec": ("mtptui.commands.spec", "show or change a unit's speculation settings (restart, verify, roll back)"),
+    "smoke": ("mtptui.commands.smoke", "ask each server a fixed question and check the answer"),
+    "bench": ("mtptui.commands.bench", "A/B benchmark of speculation profiles; the host is restored after"),
     "audit": ("mtptui.commands.audit", "what mtptui did to hosts (the audit log)"),
     "sim": ("mtptui.sim.cli", "run the SGLang simulator (a stand-in server, not SGLang)"),
 }

@@ -34,6 +34,8 @@ class Dashboard:
         self.read_only = read_only
         # host -> its HostControl (mtptui.control.session): what the acting keys drive
         self.controls: dict = {} if read_only else dict(controls or {})
+        # ... and how the smoke test (x) reaches the host's server, read-only too: it changes nothing
+        self.reach: dict = dict(controls or {})
         self.running: dict[str | None, Running] = {}  # host -> the action under way there
         self.title = title
         self.wall = wall

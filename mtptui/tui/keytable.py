@@ -34,6 +34,8 @@ KEYS: list[tuple[str, str, str, str, bool]] = [
     ("restart", "R", "restart", "restart", False),
     ("compare", "c", "compare", "compare", True),
     ("audit", "a", "audit", "audit", False),
+    ("smoke", "x", "smoke", "smoke", False),
+    ("bench", "b", "bench", "bench", False),
     ("escape", "escape", "escape", "back", False),
 ]
 KEYS += [(f"focus_rank_{n}", str(n), f"focus_rank({n})", f"rank {n}", False) for n in range(1, 10)]
@@ -43,7 +45,7 @@ PANE_IDS = ["log_up", "log_down", "log_page_up", "log_page_down", "log_home", "l
             "events_up", "events_down", "events_page_up", "events_page_down", "events_end", "help_close"]
 BINDING_IDS = [k[0] for k in KEYS] + ["palette"] + PANE_IDS
 # The keys that change a server: with --read-only (or in a replay) they do not exist at all.
-ACTING_IDS = frozenset({"spec_toggle", "spec_step_down", "spec_step_up", "profiles", "restart"})
+ACTING_IDS = frozenset({"spec_toggle", "spec_step_down", "spec_step_up", "profiles", "restart", "bench"})
 ACTING_ACTIONS = frozenset(action.split("(")[0] for bid, _, action, _, _ in KEYS if bid in ACTING_IDS)
 
 
@@ -77,6 +79,8 @@ HELP: dict[str, str] = {
     "restart": "restart the service as it is (preview and confirm first)",
     "compare": "this host's epochs side by side: settings, accept len, host gen tok/s and its change, per rank",
     "audit": "the audit log: every action taken, its phases, the ExecStart before and after",
+    "smoke": "smoke test: ask this host's server the config's smoke_prompt and check the answer (changes nothing)",
+    "bench": "A/B benchmark of off, mtp1, mtp3 at concurrency 1 and 8, then the host restored as found (b again stops it)",
     "help": "this help",
     "escape": "close the filter or the enlarged pane",
     "palette": "command palette: every action by name",

@@ -504,3 +504,14 @@ class MainScreen(Screen):
         from mtptui.tui import act
 
         act.start(self, act.restart)
+
+    # The keys that prove a change (prove.py): x asks the server, b benchmarks profiles.
+    def action_smoke(self) -> None:
+        from mtptui.tui import prove
+
+        prove.smoke(self)
+
+    def action_bench(self) -> None:
+        from mtptui.tui import prove
+
+        prove.bench(self)

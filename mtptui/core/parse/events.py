@@ -30,7 +30,9 @@ _RULES: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
     ("stopping", re.compile(r"^Stopping |^SIGTERM received\. "), ("Stopping ", "SIGTERM received")),
     ("stopped", re.compile(r"^Stopped |^Gracefully exiting\.\.\. "), ("Stopped ", "Gracefully exiting")),
 ]
-_WORDS = re.compile("|".join(re.escape(w) for w in sorted({w for r in _RULES for w in r[2]}, key=len, reverse=True)))
+# A line without any of these words is no event: classify() returns None for it.
+WORDS = tuple(sorted({w for r in _RULES for w in r[2]}, key=len, reverse=True))
+_WORDS = re.compile("|".join(re.escape(w) for w in WORDS))
 
 _SPEC_KEYS = {
     "speculative_algorithm": "algorithm",

@@ -1,0 +1,40 @@
+"""The compiled hot path of `summary` (`_compiled.pyx`), when it was built.
+
+Built at install when a C compiler is there (hatch_build.py); without it, or when it cannot be
+loaded, the Python code does the same work with the same results (tests/unit/test_compiled.py holds
+the two to it), more slowly. It holds:
+- the lane: the common lines of SGLang's logs read in C straight into a summary's rows, no record
+  made per line; it stops at any other line, which the caller parses in Python;
+- tally() and sort_values(): a metric's values counted and put in order in C (valueset.py).
+
+Why compiled, by measurement on the benchmark log (README, Performance): compiling the Python
+modules as they are (Cython) saved 4% of the CPU time; one regex over a block of lines costs 1.6 µs
+a line before a value is read; the lane reads a batch line in about 0.3 µs.
+"""
+
+from __future__ import annotations
+
+import os
+
+try:
+    from mtptui.core import _compiled
+except ImportError:  # not built: no compiler at install, or built for another Python
+    _compiled = None
+
+# MTPTUI_PURE=1 leaves it unused (to compare the two paths, or to rule it out)
+ENABLED = _compiled is not None and not os.environ.get("MTPTUI_PURE")
+
+tally = _compiled.tally if ENABLED else None
+sort_values = _compiled.sort_values if ENABLED else None
+
+
+def lane_for(parser, sinks: list):
+    """A lane for a parser feeding these sinks, or None: there must be exactly one sink, one that
+    takes the lane (a Summary), reading every time (no --since/--until)."""
+    if not ENABLED or len(sinks) != 1:
+        return None
+    sink = sinks[0]
+    columns = getattr(sink, "LANE_COLUMNS", None)
+    if columns is None or getattr(sink, "_ranged", True):
+        return None
+    return _compiled.Lane(parser, sink, *columns)

@@ -17,6 +17,7 @@ digits (exact) over a power of ten (exact), one correctly rounded division: the 
 gives.
 """
 
+cimport cython
 from cpython cimport array
 from libc.string cimport memchr, memcmp, memcpy
 
@@ -362,6 +363,7 @@ cdef class Acc:
     cdef bint dirty
 
 
+@cython.auto_pickle(False)
 cdef class Lane:
     """scan() reads the lines it can and returns where it stopped; flush() hands the waiting
     counts to the series (before anything else reaches the sink, and at the end)."""

@@ -21,8 +21,9 @@ try:
 except ImportError:  # not built: no compiler at install, or built for another Python
     _compiled = None
 
+BUILT = _compiled is not None
 # MTPTUI_PURE=1 leaves it unused (to compare the two paths, or to rule it out)
-ENABLED = _compiled is not None and not os.environ.get("MTPTUI_PURE")
+ENABLED = BUILT and not os.environ.get("MTPTUI_PURE")
 
 tally = _compiled.tally if ENABLED else None
 sort_values = _compiled.sort_values if ENABLED else None

@@ -197,6 +197,11 @@ class Summary:
         s = self.series.get((host, rank, SGLANG))
         return s if s is not None else self._new_series(host, rank, SGLANG, ts)
 
+    def __getstate__(self) -> dict:
+        # sent from a parallel reader: with all that the lane read, not the lane itself
+        self.flush()
+        return {**self.__dict__, "lane": None}
+
     def lane_time(self, ts: float) -> None:
         """The time of the last line the lane read (the time of later records without one)."""
         self._last_ts = ts

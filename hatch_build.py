@@ -1,4 +1,4 @@
-"""Builds the compiled lane (mtptui/core/_compiled.pyx) when a wheel or an editable install is made.
+"""Builds the compiled hot path (mtptui/core/_compiled.pyx) when a wheel or an editable install is made.
 
 Without a C compiler (or Python's headers) the build goes on without it, saying so in one line:
 mtptui then reads every line in Python, with the same results, more slowly.
@@ -60,7 +60,7 @@ class LaneBuildHook(BuildHookInterface):
             path = build_in_place()
         except Exception as e:  # noqa: BLE001 - any failure of the toolchain means: no lane
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            self.app.display_warning(f"mtptui: compiled lane not built ({first}); lines are read in Python")
+            self.app.display_warning(f"mtptui: compiled hot path not built ({first}); summary reads in Python")
             return
         build_data["pure_python"] = False
         build_data["infer_tag"] = True

@@ -188,6 +188,9 @@ def main() -> int:
         return f"{label:<18}{dt:6.2f} s  {n / dt:>11,.0f} lines/s  CPU {cpu[name]:5.2f} s"
 
     print(f"lines:            {n}")
+    built = subprocess.run([sys.executable, "-c", "from mtptui.core import compiled; print(compiled.ENABLED)"],
+                           capture_output=True, text=True).stdout.strip() == "True"
+    print(f"hot path:         {'compiled (mtptui/core/_compiled.pyx)' if built else 'Python (the compiled one is not built)'}")
     print(f"machine:          {before} before, {loop_ms():.0f} ms after (reference loop, lower is faster)")
     print(row("mtptui summary:", "summary") + f"  (best of {args.runs}; CPU: least of the runs)")
     s_rss = max(x[2] for x in runs["summary"])

@@ -254,12 +254,12 @@ _last: dict[str, _Template] = {}  # per batch kind, the layout that matched last
 def layout_of(kind: str, text: str, pos: int) -> tuple[str, ...] | None:
     """The keys, in order, of the body text[pos:] of a batch of this kind when the fast path
     reads it, else None: where the compiled lane (core/_lane.pyx) learns a layout."""
-    if _fast_body(kind, text, pos) is None:
+    if fast_body(kind, text, pos) is None:
         return None
-    return _last[kind].keys  # _fast_body leaves the layout it read there
+    return _last[kind].keys  # fast_body leaves the layout it read there
 
 
-def _fast_body(kind: str, text: str, pos: int = 0) -> dict | None:
+def fast_body(kind: str, text: str, pos: int = 0) -> dict | None:
     """The fields of a well-formed body, text[pos:] (a final newline allowed), of a known
     layout; else None (take the general path)."""
     tmpl = _last.get(kind)
@@ -305,7 +305,7 @@ def parse_batch(msg: str, ts: float | None, host: str | None, rank: str) -> Batc
     if m is not None:
         kind = DECODE if m.group(1) == "Decode" else PREFILL
         body = msg[m.end():]
-        fields = _fast_body(kind, body)
+        fields = fast_body(kind, body)
         if fields is not None:
             return BatchStats(kind, ts, host, rank, SGLANG, fields, {}, False)
     else:

@@ -132,14 +132,14 @@ def agreement(summary_out: bytes, lnav_out: bytes) -> str:
     return f"lnav's batches and means per rank are summary's ({len(ours)} ranks)"
 
 
-def timed(cmd: list[str]) -> tuple[float, float, int, bytes]:
+def timed(cmd: list[str], env: dict | None = None) -> tuple[float, float, int, bytes]:
     """Wall seconds, CPU seconds (the command and the children it waited for), the peak memory
     (KiB) of its whole process tree, sampled every 50 ms (reading smaps costs kernel time, taken
     from the run being measured), and its output. Output goes to a pipe: GNU grep stops at the
     first match when its output is /dev/null, which would make the comparison meaningless."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     peak = 0
     out: list[bytes] = []
     reader = threading.Thread(target=lambda: out.append(proc.stdout.read()), daemon=True)
@@ -160,6 +160,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--runs", type=int, default=5, help="turns of each command, the best of each is shown (a shared VM varies run to run)")
+    ap.add_argument("--python", action="store_true", help="summary on the Python path, as where no C compiler built the compiled one")
     args = ap.parse_args()
     out = HERE / "out"
     out.mkdir(exist_ok=True)
@@ -176,9 +177,10 @@ def main() -> int:
     commands["grep"] = ["grep", "-c", "Decode batch", str(log)]
     before = f"{loop_ms():.0f} ms"
     runs: dict[str, list] = {name: [] for name in commands}
+    env = {**os.environ, "MTPTUI_PURE": "1"} if args.python else None
     for _ in range(args.runs):  # in turns, so that each sees the same minutes of the machine
         for name, cmd in commands.items():
-            runs[name].append(timed(cmd))
+            runs[name].append(timed(cmd, env if name == "summary" else None))
     best = {name: min(r, key=lambda x: x[0]) for name, r in runs.items()}
     cpu = {name: min(x[1] for x in r) for name, r in runs.items()}
     n = args.lines
@@ -189,8 +191,9 @@ def main() -> int:
 
     print(f"lines:            {n}")
     built = subprocess.run([sys.executable, "-c", "from mtptui.core import compiled; print(compiled.ENABLED)"],
-                           capture_output=True, text=True).stdout.strip() == "True"
-    print(f"hot path:         {'compiled (mtptui/core/_compiled.pyx)' if built else 'Python (the compiled one is not built)'}")
+                           capture_output=True, text=True, env=env).stdout.strip() == "True"
+    path = "Python (--python)" if args.python else "Python (the compiled one is not built)"
+    print(f"hot path:         {'compiled (mtptui/core/_compiled.pyx)' if built else path}")
     print(f"machine:          {before} before, {loop_ms():.0f} ms after (reference loop, lower is faster)")
     print(row("mtptui summary:", "summary") + f"  (best of {args.runs}; CPU: least of the runs)")
     s_rss = max(x[2] for x in runs["summary"])

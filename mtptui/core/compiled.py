@@ -7,9 +7,9 @@ the two to it), more slowly. It holds:
   made per line; it stops at any other line, which the caller parses in Python;
 - tally() and sort_values(): a metric's values counted and put in order in C (valueset.py).
 
-Why compiled, by measurement on the benchmark log (README, Performance): compiling the Python
-modules as they are (Cython) saved 4% of the CPU time; one regex over a block of lines costs 1.6 µs
-a line before a value is read; the lane reads a batch line in about 0.3 µs.
+Why compiled, by measurement (README, Performance): compiling the Python modules as they are
+(Cython) saves 8% of the instructions per line; one regex over a block of text costs more than the
+whole compiled lane; the lane needs 5.7x fewer instructions per line than the Python path.
 """
 
 from __future__ import annotations

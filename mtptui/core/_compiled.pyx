@@ -1,9 +1,9 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""The compiled lane of `summary` (see lane.py): the common lines of SGLang's logs read in C, the
-values of batch lines written straight into the rows of the summary's series, no object made per
-line.
+"""The compiled hot path of `summary` (see compiled.py): the common lines of SGLang's logs read in
+C, the values of batch lines written straight into the rows of the summary's series, no object
+made per line; and a metric's values counted and ordered in C.
 
-What it reads, exactly as LineParser.parse reads it (tests/unit/test_lane.py holds the two to it):
+What it reads, exactly as LineParser.parse reads it (tests/unit/test_compiled.py holds the two to it):
 - a batch line, raw or in journald's `short` envelope, or behind a Ray actor's decoration, with
   SGLang's prefix (parse/__init__.py's _FAST: the same shapes, written out below), and a body of a
   layout that the Python fast path reads (sglang.layout_of), in plain numbers (`12`, `-3`, `0.75`);
@@ -421,7 +421,7 @@ cdef class Lane:
         cdef const char* s
         if host is not None:
             return i
-        self.date = self.parser._date_text
+        self.date = self.parser.date
         while i < n:
             line = lines[i]
             if type(line) is not str or not PyUnicode_IS_ASCII(line):
@@ -441,7 +441,7 @@ cdef class Lane:
         cdef const char* s = <const char*>data
         cdef Py_ssize_t n = len(data)
         cdef const char* end
-        self.date = self.parser._date_text
+        self.date = self.parser.date
         while pos < n:
             end = <const char*>memchr(s + pos, c'\n', n - pos)
             if not self._read(s + pos, (end - s if end != NULL else n) - pos):
@@ -513,7 +513,7 @@ cdef class Lane:
         # the date of the last full stamp, for year-less and time-only stamps, as parse() keeps it
         if len(<str>self.date) != 10 or memcmp(<const char*>PyUnicode_DATA(self.date), s + ln.stamp, 10) != 0:
             self.parser.assume_date(PyUnicode_DecodeASCII(s + ln.stamp, 10, NULL))
-            self.date = self.parser._date_text
+            self.date = self.parser.date
         if ln.kind >= 0 and filled + ncols >= acc.limit:
             self.flush()  # a fold hands the counts over to the epoch
             acc.fold()

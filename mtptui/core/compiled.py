@@ -31,11 +31,9 @@ sort_values = _compiled.sort_values if ENABLED else None
 
 def lane_for(parser, sinks: list):
     """A lane for a parser feeding these sinks, or None: there must be exactly one sink, one that
-    takes the lane (a Summary), reading every time (no --since/--until)."""
+    takes the lane (a Summary without a time range)."""
     if not ENABLED or len(sinks) != 1:
         return None
     sink = sinks[0]
-    columns = getattr(sink, "LANE_COLUMNS", None)
-    if columns is None or getattr(sink, "_ranged", True):
-        return None
-    return _compiled.Lane(parser, sink, *columns)
+    columns = sink.lane_columns() if hasattr(sink, "lane_columns") else None
+    return None if columns is None else _compiled.Lane(parser, sink, *columns)

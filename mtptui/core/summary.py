@@ -187,9 +187,12 @@ class Summary:
         self._host_series.setdefault(host, []).append(s)
         return s
 
-    # The compiled lane's way in (core/lane.py): it writes SGLang batch lines' values into the
-    # rows of the series itself, and hands over the counts and the last time in bulk.
-    LANE_COLUMNS = (DECODE_METRICS, PREFILL_METRICS)
+    # The compiled lane's way in (core/compiled.py): it writes SGLang batch lines' values into
+    # the rows of the series itself, and hands over the counts and the last time in bulk.
+    def lane_columns(self) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+        """The fields of a decode row and of a prefill row, or None when the summary keeps a
+        time range (the lane does not filter)."""
+        return None if self._ranged else (DECODE_METRICS, PREFILL_METRICS)
 
     def lane_series(self, ts: float, host: str | None, rank: str) -> SeriesSummary:
         """The series of SGLang's batch lines of this host and rank, made (at a line of time ts)

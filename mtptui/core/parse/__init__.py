@@ -158,6 +158,11 @@ class LineParser:
                 return Parsed(BATCH, line, rec)
         return self._event(line, text, line.ts, "")
 
+    @property
+    def date(self) -> str:
+        """The date of the last full stamp (`2026-03-09`), or "" before one."""
+        return self._date_text
+
     def assume_date(self, date: str) -> None:
         """Reads on as if the last full stamp had been of this date (`2026-03-09`); also for a
         reader that starts in the middle of a log. (Hot paths compare before they call.)"""

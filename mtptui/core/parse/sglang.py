@@ -253,7 +253,7 @@ _last: dict[str, _Template] = {}  # per batch kind, the layout that matched last
 
 def layout_of(kind: str, text: str, pos: int) -> tuple[str, ...] | None:
     """The keys, in order, of the body text[pos:] of a batch of this kind when the fast path
-    reads it, else None: where the compiled lane (core/_lane.pyx) learns a layout."""
+    reads it, else None: where the compiled lane (core/_compiled.pyx) learns a layout."""
     if fast_body(kind, text, pos) is None:
         return None
     return _last[kind].keys  # fast_body leaves the layout it read there

@@ -653,7 +653,7 @@ cdef inline uint64_t bits(double v) nogil:
     return u
 
 
-def tally(array.array values, counts):
+def count_values(array.array values, counts):
     """counts[v] += times seen, for NaN-free doubles: what Counter.update(values) does, with one
     dict update per distinct value instead of one per value. New values go in in the order they
     were first seen, an equal one (0.0 and -0.0) under the one first seen, as Counter.update's."""
@@ -748,3 +748,47 @@ def sort_values(array.array values):
         free(key)
         free(tmp)
         free(signs)
+
+
+cdef array.array _doubles(values):
+    return values if type(values) is array.array and values.typecode == "d" else array.array("d", values)
+
+
+def split_by_load(running_, gen_, accept_, list table, double top, Py_ssize_t buckets):
+    """loadmatch.LoadBuckets.add_columns' loop: per bucket, the lines in it and their gen
+    throughputs and accept lens (those they carried), in order. A row's bucket: the last one at
+    and past `top` running requests, table[int(running)] from 1 up to it, none below 1 or NaN.
+    The columns: arrays of doubles (or sequences of numbers)."""
+    cdef array.array running = _doubles(running_), gen = _doubles(gen_), accept = _doubles(accept_)
+    cdef Py_ssize_t n = min(len(running), len(gen), len(accept)), i, b
+    cdef Py_ssize_t last = buckets - 1
+    cdef double r, g, a
+    cdef int[256] index
+    if not 1 <= top <= 256 or len(table) < top:
+        raise ValueError("buckets past 256 running requests")
+    for b in range(1, <Py_ssize_t>top):
+        index[b] = table[b]
+        if not 0 <= index[b] < buckets:
+            raise ValueError("a bucket out of range")
+    counts = [0] * (last + 1)
+    gens = [[] for _ in range(last + 1)]
+    accepts = [[] for _ in range(last + 1)]
+    cdef double* rs = running.data.as_doubles
+    cdef double* gs = gen.data.as_doubles
+    cdef double* acs = accept.data.as_doubles
+    for i in range(n):
+        r = rs[i]
+        if r >= top:
+            b = last
+        elif r >= 1:
+            b = index[<int>r]
+        else:
+            continue
+        counts[b] += 1
+        g = gs[i]
+        if g == g:
+            (<list>gens[b]).append(g)
+        a = acs[i]
+        if a == a:
+            (<list>accepts[b]).append(a)
+    return counts, gens, accepts

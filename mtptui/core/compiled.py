@@ -5,7 +5,8 @@ loaded, the Python code does the same work with the same results (tests/unit/tes
 the two to it), more slowly. It holds:
 - the lane: the common lines of SGLang's logs read in C straight into a summary's rows, no record
   made per line; it stops at any other line, which the caller parses in Python;
-- tally() and sort_values(): a metric's values counted and put in order in C (valueset.py).
+- count_values() and sort_values(): a metric's values counted and put in order in C (valueset.py);
+- split_by_load(): decode lines sorted into load buckets in C (loadmatch.py).
 
 Why compiled, by measurement (README, Performance): compiling the Python modules as they are
 (Cython) saves 8% of the instructions per line; one regex over a block of text costs more than the
@@ -25,8 +26,9 @@ BUILT = _compiled is not None
 # MTPTUI_PURE=1 leaves it unused (to compare the two paths, or to rule it out)
 ENABLED = BUILT and not os.environ.get("MTPTUI_PURE")
 
-tally = _compiled.tally if ENABLED else None
+count_values = _compiled.count_values if ENABLED else None
 sort_values = _compiled.sort_values if ENABLED else None
+split_by_load = _compiled.split_by_load if ENABLED else None
 
 
 def lane_for(parser, sinks: list):

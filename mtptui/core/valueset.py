@@ -26,9 +26,9 @@ class ValueSet:
     """Append with ``buf.append`` (a C call, for the hot path) and call ``fold()`` at least every
     FOLD appends; or with ``append``, which folds by itself."""
 
-    __slots__ = ("buf", "counts", "spill", "last", "n", "_sorted", "_cut", "_described")
+    __slots__ = ("buf", "counts", "spill", "last", "n", "_sorted", "_cut", "_described", "tally")
 
-    def __init__(self) -> None:
+    def __init__(self, tally: bool = False) -> None:
         self.buf = array("d")
         self.counts: Counter = Counter()
         self.spill: array | None = None  # all values, once there are too many distinct ones
@@ -41,6 +41,9 @@ class ValueSet:
         # (n, describe()) of the last description: values are only ever added, so it holds
         # while n is the same
         self._described: tuple[int, dict | None] | None = None
+        # [num, den]: the exact sum of every value so far, kept as they come, for a view that
+        # reads the mean often (brief()); None: summed when asked (summary's sets, read once)
+        self.tally: list[int] | None = [0, 1] if tally else None
 
     def __getstate__(self) -> tuple:
         # Sent from a parallel worker: sorted there, on the worker's core, the parent's final
@@ -50,6 +53,7 @@ class ValueSet:
 
     def __setstate__(self, state: tuple) -> None:
         self.counts, self.spill, self.last, self.n = state
+        self.tally = None
         self.buf = array("d")
         self._sorted = True
         self._cut = None
@@ -88,13 +92,15 @@ class ValueSet:
                 return
         self.last = values[-1]
         self.n += len(values)
+        if self.tally is not None:
+            _add_exact(self.tally, Counter(values))
         if self.spill is not None:
             self.spill.extend(values)
             self._sorted = False
             self._cut = None
         else:
-            if compiled.tally is not None:
-                compiled.tally(values, self.counts)  # the same, one dict update per distinct value
+            if compiled.count_values is not None:
+                compiled.count_values(values, self.counts)  # the same, one dict update per distinct value
             else:
                 self.counts.update(values)  # counted in C
             if len(self.counts) > MAX_DISTINCT:
@@ -112,6 +118,11 @@ class ValueSet:
         later.fold()
         if later.n == 0:
             return
+        if self.tally is not None:
+            if later.tally is None:
+                self.tally = None  # its sum is not known: brief() sums when asked
+            else:
+                _add_ratio(self.tally, *later.tally)
         self.n += later.n
         self.last = later.last
         if self.spill is None and later.spill is None:
@@ -146,6 +157,21 @@ class ValueSet:
             self._described = (n, self._describe(n) if n else None)
         result = self._described[1]
         return dict(result) if result is not None else None
+
+    def brief(self) -> dict | None:
+        """{n, mean} as describe() gives them, without the sort its percentiles need: for views
+        that redraw often (the dashboard's epoch strip)."""
+        self.fold()
+        n = self.n
+        if not n:
+            return None
+        if self._described is not None and self._described[0] == n:
+            return {"n": n, "mean": self._described[1]["mean"]}
+        if self.tally is not None:
+            total = self.tally[0] / self.tally[1]  # int / int is correctly rounded, as fsum
+        else:
+            total = math.fsum(self.spill) if self.spill is not None else _exact_sum(self.counts)
+        return {"n": n, "mean": _tidy(total / n)}
 
     def same_values(self, other: ValueSet) -> bool:
         """Whether both hold the same values, added in the same order: a cheap check (no sort)
@@ -213,14 +239,29 @@ def _exact_sum(counts: Counter) -> float:
     """The sum of value x count over the distinct values, correctly rounded (as math.fsum over
     every repeat would give, walking only the distinct ones). A finite double is an integer over
     a power of two, so the sum is kept exactly as one integer over the largest such power."""
-    num, den = 0, 1
+    tally = [0, 1]
+    _add_exact(tally, counts)
+    return tally[0] / tally[1]  # int / int is correctly rounded
+
+
+def _add_exact(tally: list[int], counts: Counter) -> None:
+    """Adds value x count of each distinct value to the exact sum [num, den] (den a power of 2)."""
+    num, den = tally
     for v, c in counts.items():
         p, q = v.as_integer_ratio()
         if q > den:
             num *= q // den
             den = q
         num += p * c * (den // q)
-    return num / den  # int / int is correctly rounded
+    tally[0], tally[1] = num, den
+
+
+def _add_ratio(tally: list[int], num: int, den: int) -> None:
+    """Adds the exact sum num / den (den a power of 2) to `tally`."""
+    if den > tally[1]:
+        tally[0] *= den // tally[1]
+        tally[1] = den
+    tally[0] += num * (tally[1] // den)
 
 
 def _quantile(kth, n: int, q: float) -> float:
@@ -246,9 +287,9 @@ class Rows:
 
     __slots__ = ("names", "sets", "buf", "nans", "limit")
 
-    def __init__(self, names: tuple[str, ...]) -> None:
+    def __init__(self, names: tuple[str, ...], tally: bool = False) -> None:
         self.names = names
-        self.sets = {n: ValueSet() for n in names}
+        self.sets = {n: ValueSet(tally) for n in names}
         self.buf = array("d")
         self.nans = (NAN,) * len(names)
         self.limit = FOLD * len(names)
@@ -281,6 +322,10 @@ class Rows:
     def describe(self) -> dict[str, dict | None]:
         self.fold()
         return {name: values.describe() for name, values in self.sets.items()}
+
+    def brief(self) -> dict[str, dict | None]:
+        self.fold()
+        return {name: values.brief() for name, values in self.sets.items()}
 
     def _pairs(self, other: Rows):
         """(this set, other's set) for each metric both rows have, both folded."""

@@ -16,6 +16,7 @@ import itertools
 import multiprocessing
 import os
 import re
+import signal
 from dataclasses import dataclass
 
 from mtptui.core.ingest import Ingest, LineCounts
@@ -159,6 +160,33 @@ def _without_cycle_collector():
             gc.enable()
 
 
+def _leave_ctrl_c_to_the_parent() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+@contextlib.contextmanager
+def _worker_pool(n: int):
+    """A pool of forked workers that a Ctrl-C stops without a word from them.
+
+    The terminal sends SIGINT to the whole process group: each worker would print its own
+    KeyboardInterrupt traceback. Workers ignore it; the parent alone raises, and leaving this block
+    terminates them. SIGINT is held (blocked, not lost) while the workers fork, so that none can
+    be hit before it ignores the signal, and the parent takes a held one once the pool is in hand.
+    """
+    ctx = multiprocessing.get_context("fork")
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        pool = ctx.Pool(n, initializer=_leave_ctrl_c_to_the_parent)
+        try:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            yield pool
+        finally:
+            pool.terminate()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
 def summarise(paths: list[str], since=None, until=None, jobs: int | None = None) -> tuple[Summary, LineCounts]:
     """Raises InputError (one line) for an input that cannot be read."""
     with _without_cycle_collector():
@@ -186,8 +214,7 @@ def _summarise(paths: list[str], since, until, jobs: int | None) -> tuple[Summar
         if len(parts) == 1:
             _merge(total, counts, vllm_rank, _work((parts[0], since, until)))
             continue
-        ctx = multiprocessing.get_context("fork")
-        with ctx.Pool(len(parts) - 1) as pool:
+        with _worker_pool(len(parts) - 1) as pool:
             later = pool.imap(_work, [(p, since, until) for p in parts[1:]])
             # this process reads the first part itself meanwhile: one fork and one transfer fewer
             _merge(total, counts, vllm_rank, _work((parts[0], since, until)))

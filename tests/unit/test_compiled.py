@@ -1,6 +1,6 @@
 """The compiled hot path (core/_compiled.pyx) gives what the Python path gives, to the byte.
 
-`summary` reads with the compiled lane, tally() and sort_values() when they were built, and in
+`summary` reads with the compiled lane, count_values() and sort_values() when they were built, and in
 Python otherwise; both paths run here on the same input and their summaries (JSON, line counts,
 the parser's date) must be equal. Skipped where the build had no C compiler: there only the Python
 path exists.
@@ -30,10 +30,11 @@ SAMPLES = sorted((Path(__file__).resolve().parents[2] / "sample_logs").glob("*.*
 
 
 def _python_path(m: pytest.MonkeyPatch) -> None:
-    """The Python path: the lane, tally and sort_values left unused."""
+    """The Python path: the lane and the other compiled helpers left unused."""
     m.setattr(compiled, "ENABLED", False)
-    m.setattr(compiled, "tally", None)
+    m.setattr(compiled, "count_values", None)
     m.setattr(compiled, "sort_values", None)
+    m.setattr(compiled, "split_by_load", None)
 
 
 @pytest.fixture
@@ -234,7 +235,7 @@ def test_parts_read_in_parallel_join_as_the_python_path_reads_the_whole(monkeypa
     assert fast == json.dumps(summary.to_json(counts.to_json()))
 
 
-# ---- tally and sort_values: Counter.update and sorted, exactly ----------------------------------
+# ---- count_values and sort_values: Counter.update and sorted, exactly ----------------------------------
 
 _doubles = st.lists(st.one_of(st.floats(allow_nan=False), st.sampled_from([0.0, -0.0, 1.5, -1.5])), max_size=300)
 
@@ -245,10 +246,10 @@ def _bits(values) -> list[bytes]:
 
 @settings(max_examples=300, deadline=None)
 @given(_doubles, _doubles)
-def test_tally_counts_as_counter_update_does(first, then):
+def test_count_values_counts_as_counter_update_does(first, then):
     mine, theirs = Counter(), Counter()
     for values in (first, then):
-        compiled._compiled.tally(array("d", values), mine)
+        compiled._compiled.count_values(array("d", values), mine)
         theirs.update(array("d", values))
     assert mine == theirs
     # the same keys in the same order, 0.0 and -0.0 as whichever came first

@@ -7,7 +7,9 @@ HEADLESS = [
     "mtptui.core.ingest", "mtptui.core.store", "mtptui.core.summary", "mtptui.core.parse",
     "mtptui.sources.file", "mtptui.sources.chunked", "mtptui.sources.base", "mtptui.commands.summary",
     "mtptui.cli", "mtptui.tui.keytable", "mtptui.export.state", "mtptui.export.collector",
-    "mtptui.commands.export", "mtptui.sources.follow",
+    "mtptui.commands.export", "mtptui.sources.follow", "mtptui.fleet.prom", "mtptui.fleet.query",
+    "mtptui.fleet.outliers", "mtptui.fleet.table", "mtptui.fleet.target", "mtptui.commands.fleet",
+    "mtptui.prove.bench", "mtptui.prove.results", "mtptui.commands.smoke", "mtptui.commands.bench",
 ]
 OPTIONAL = ["mtptui.core.alerts", "mtptui.sources.journal", "mtptui.sources.ssh", "mtptui.sources.local",
             "mtptui.sources.replay", "mtptui.sources.process", "mtptui.transport.ssh", "mtptui.transport.local",

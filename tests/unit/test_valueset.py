@@ -78,3 +78,29 @@ def test_many_distinct_values_spill_and_still_agree():
     assert a._cut == half  # joined as two ordered runs, described without a sort
     assert a.describe() == one.describe()
     assert close(one.describe(), expected(values))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_values, st.data(), st.sampled_from([4, 50, MAX_DISTINCT]))
+def test_brief_gives_describes_n_and_mean_to_the_bit(values, data, limit):
+    """brief() (the epoch strip's n and mean, from sums kept as values come, or summed when asked)
+    equals describe()'s, however the values came in and were joined."""
+    cut = data.draw(st.integers(0, len(values)))
+    saved = valueset.MAX_DISTINCT
+    valueset.MAX_DISTINCT = limit
+    try:
+        for tally in (True, False):
+            first, later = ValueSet(tally), ValueSet(tally)
+            for v in values[:cut]:
+                first.append(v)
+            for v in values[cut:]:
+                later.append(v)
+            first.merge(later)
+            brief = first.brief()
+            assert brief["n"] == len(values)
+            described = ValueSet()
+            described.extend(array("d", values))
+            assert brief == {k: described.describe()[k] for k in ("n", "mean")}
+    finally:
+        valueset.MAX_DISTINCT = saved
+    assert ValueSet(True).brief() is None

@@ -7,8 +7,9 @@ What it reads, exactly as LineParser.parse reads it (tests/unit/test_compiled.py
 - a batch line, raw or in journald's `short` envelope, or behind a Ray actor's decoration, with
   SGLang's prefix (parse/__init__.py's _FAST: the same shapes, written out below), and a body of a
   layout that the Python fast path reads (sglang.layout_of), in plain numbers (`12`, `-3`, `0.75`);
-- any other line with SGLang's prefix whose message has no word of an event (events.WORDS)
-  and is no batch line cut short: counted as ordinary text, its date noted as parse() notes it.
+- any other line with SGLang's prefix that is no batch line cut short: ordinary text (counted),
+  or, when it has a word of an event (events.WORDS), what events.classify makes of it, handed to
+  the sink; its date noted as parse() notes it.
 It stops at anything else (and at any line with a control character or a non-ASCII one); the
 caller parses that line in Python and scans on after it.
 
@@ -22,7 +23,7 @@ from cpython cimport array
 from libc.string cimport memchr, memcmp, memcpy
 
 from mtptui.core.parse import MAX_LINE, events, sglang
-from mtptui.core.records import DECODE, PREFILL
+from mtptui.core.records import DECODE, PREFILL, Event
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object o)
@@ -385,6 +386,8 @@ cdef class Lane:
     cdef object date  # the parser's date of the last full stamp, as this scan began
     cdef public Py_ssize_t batches
     cdef public Py_ssize_t unparsed
+    cdef public Py_ssize_t events
+    cdef int batch_word
 
     def __init__(self, parser, sink, tuple decode_columns, tuple prefill_columns):
         if len(decode_columns) > MAX_COLUMNS or len(prefill_columns) > MAX_COLUMNS:
@@ -401,6 +404,7 @@ cdef class Lane:
         if len(words) > 64:
             raise ValueError("too many words")
         self.words = b"".join(words)
+        self.batch_word = words.index(b"batch")
         at = 0
         for c in range(256):
             self.first[c] = self.last[c] = 0
@@ -413,6 +417,7 @@ cdef class Lane:
         self.pending = False
         self.batches = 0
         self.unparsed = 0
+        self.events = 0
 
     def scan(self, list lines, Py_ssize_t i, host=None):
         """Reads lines[i:] up to the first one it cannot read; returns its index (or the end).
@@ -520,22 +525,38 @@ cdef class Lane:
         return True
 
     cdef bint _other(self, const char* s, Line* ln):
-        """Whether a line with SGLang's prefix and no batch head is ordinary text (counted here),
-        as parse() finds it: no batch line cut short, no word that an event has."""
+        """A line with SGLang's prefix and no batch head, as parse() reads it (_fast_other): ordinary
+        text (counted here) or, with a word of one, an event (handed to the sink); False for a
+        batch line cut short or after a further prefix, a Ray actor's event (its repeat note is
+        cut first), a control or non-ASCII character."""
         cdef Py_ssize_t q = ln.msg, n = ln.size
         cdef const char* words = <const char*>self.words
         cdef int w
         cdef unsigned char c
+        cdef bint word = False
         if q >= n or s[q] == c'D' or s[q] == c'P':
             return False
-        while q < n:  # ASCII, no control character (clean() removes some), no batch head, no event's word
+        while q < n:
             c = <unsigned char>s[q]
             if c < 32 or c > 126:
                 return False
             for w in range(self.first[c], self.last[c]):
                 if n - q >= self.word_len[w] and memcmp(s + q, words + self.word_at[w], self.word_len[w]) == 0:
-                    return False
+                    if w == self.batch_word:
+                        return False
+                    word = True
             q += 1
+        if word:
+            if ln.eng0 >= 0:
+                return False
+            msg = PyUnicode_DecodeASCII(s + ln.msg, n - ln.msg, NULL)
+            hit = events.classify(msg)
+            if hit is not None:
+                host = PyUnicode_DecodeASCII(s + ln.host0, ln.host1 - ln.host0, NULL) if ln.host0 >= 0 else None
+                rank = PyUnicode_DecodeASCII(s + ln.rank0, ln.rank1 - ln.rank0, NULL)
+                self.events += 1
+                self.sink.add_event(Event(hit[0], ln.ts, host, msg, rank, hit[1]))
+                return True
         self.unparsed += 1
         return True
 

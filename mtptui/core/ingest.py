@@ -122,7 +122,7 @@ class Ingest:
         parse = self.parser.parse
         c = self.counts
         pos = 0
-        batches, unparsed = lane.batches, lane.unparsed
+        batches, unparsed, events = lane.batches, lane.unparsed, lane.events
         try:
             while True:
                 pos = scan(data, pos)
@@ -142,10 +142,11 @@ class Ingest:
                     self._count_other(p)
         finally:
             lane.flush()
-            batches, unparsed = lane.batches - batches, lane.unparsed - unparsed
-            c.read += batches + unparsed
+            batches, unparsed, events = lane.batches - batches, lane.unparsed - unparsed, lane.events - events
+            c.read += batches + unparsed + events
             c.batch += batches
             c.unparsed += unparsed
+            c.event += events
 
     def _count_other(self, p: Parsed) -> None:
         """Counts a line that is not a batch, and hands an event to the sinks."""

@@ -190,8 +190,8 @@ def test_lines_with_their_newline_read_as_without(logs):
 
 
 def test_the_lane_reads_the_benchmark_lines_itself():
-    """The common lines are the lane's: every batch line and every ordinary one of the
-    benchmark's shape is read in C, only the event lines in Python."""
+    """The common lines are the lane's: every line of the benchmark's shapes (batch lines,
+    ordinary text, events) is read in C."""
     lines = []
     for i in range(400):
         t = f"16:{i // 60:02d}:{i % 60:02d}"
@@ -208,8 +208,9 @@ def test_the_lane_reads_the_benchmark_lines_itself():
     ingest = Ingest(summary)
     ingest.feed_block(("\n".join(lines) + "\n").encode())
     lane = summary.lane
-    assert (lane.batches, lane.unparsed) == (800, 400)
+    assert (lane.batches, lane.unparsed, lane.events) == (800, 400, 400)
     assert ingest.counts.event == 400 and ingest.counts.read == 1600
+    assert [e.kind for e in summary.events] == ["retract"] * 400
 
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)

@@ -388,6 +388,7 @@ cdef class Lane:
     cdef public Py_ssize_t unparsed
     cdef public Py_ssize_t events
     cdef int batch_word
+    cdef tuple word_names
 
     def __init__(self, parser, sink, tuple decode_columns, tuple prefill_columns):
         if len(decode_columns) > MAX_COLUMNS or len(prefill_columns) > MAX_COLUMNS:
@@ -405,6 +406,7 @@ cdef class Lane:
             raise ValueError("too many words")
         self.words = b"".join(words)
         self.batch_word = words.index(b"batch")
+        self.word_names = tuple(w.decode() for w in words)
         at = 0
         for c in range(256):
             self.first[c] = self.last[c] = 0
@@ -533,7 +535,7 @@ cdef class Lane:
         cdef const char* words = <const char*>self.words
         cdef int w
         cdef unsigned char c
-        cdef bint word = False
+        cdef unsigned long long found = 0  # the words seen, a bit each
         if q >= n or s[q] == c'D' or s[q] == c'P':
             return False
         while q < n:
@@ -544,13 +546,13 @@ cdef class Lane:
                 if n - q >= self.word_len[w] and memcmp(s + q, words + self.word_at[w], self.word_len[w]) == 0:
                     if w == self.batch_word:
                         return False
-                    word = True
+                    found |= 1ULL << w
             q += 1
-        if word:
+        if found:
             if ln.eng0 >= 0:
                 return False
             msg = PyUnicode_DecodeASCII(s + ln.msg, n - ln.msg, NULL)
-            hit = events.classify(msg)
+            hit = events.classify(msg, {self.word_names[w] for w in range(len(self.word_names)) if found >> w & 1})
             if hit is not None:
                 host = PyUnicode_DecodeASCII(s + ln.host0, ln.host1 - ln.host0, NULL) if ln.host0 >= 0 else None
                 rank = PyUnicode_DecodeASCII(s + ln.rank0, ln.rank1 - ln.rank0, NULL)

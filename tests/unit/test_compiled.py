@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from mtptui.core import compiled, valueset
 from mtptui.core.ingest import Ingest
+from mtptui.core.parse import events
 from mtptui.core.summary import Summary
 from mtptui.sources import chunked
 
@@ -234,6 +235,17 @@ def test_parts_read_in_parallel_join_as_the_python_path_reads_the_whole(monkeypa
     python_path()
     summary, counts = chunked.summarise([str(log)], jobs=1)
     assert fast == json.dumps(summary.to_json(counts.to_json()))
+
+
+def test_no_word_of_an_event_overlaps_another():
+    """The lane finds every word a line holds; classify() takes them as findall's (which finds no
+    overlapping ones): the same while no word's end is another's start, and none holds another.
+    (A line with `batch` anywhere is left to the Python path.)"""
+    for a in events.WORDS:
+        for b in events.WORDS:
+            if a != b:
+                assert a not in b
+                assert not any(a.endswith(b[:k]) for k in range(1, min(len(a), len(b)))), (a, b)
 
 
 # ---- count_values and sort_values: Counter.update and sorted, exactly ----------------------------------

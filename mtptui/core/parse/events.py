@@ -70,11 +70,14 @@ def server_args(msg: str) -> dict:
     return out
 
 
-def classify(msg: str) -> tuple[str, dict] | None:
-    """(kind, data) for an event line, else None."""
-    if not _WORDS.search(msg):
-        return None
-    words = set(_WORDS.findall(msg))
+def classify(msg: str, words: set[str] | None = None) -> tuple[str, dict] | None:
+    """(kind, data) for an event line, else None. words: the WORDS that msg holds, when the
+    caller has found them (the compiled lane does): no two of them overlap, so these are the
+    words findall finds."""
+    if words is None:
+        if not _WORDS.search(msg):
+            return None
+        words = set(_WORDS.findall(msg))
     for kind, rx, needs in _RULES:
         if not words.isdisjoint(needs) and rx.search(msg):
             return kind, (server_args(msg) if kind == "spec_config" else {})

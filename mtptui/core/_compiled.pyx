@@ -815,3 +815,40 @@ def split_by_load(running_, gen_, accept_, list table, double top, Py_ssize_t bu
         if a == a:
             (<list>accepts[b]).append(a)
     return counts, gens, accepts
+
+
+from libc.math cimport fabs, isfinite
+
+DEF MAX_PARTIALS = 128
+
+
+def exact_parts(list parts, list values):
+    """Floats that do not overlap and whose sum is exactly that of parts and values (Shewchuk's
+    partials, as math.fsum keeps them), without zeros: loadmatch's exact sums in one pass.
+    None when a value is not finite or a sum overflows (the caller's own way handles those)."""
+    cdef double[MAX_PARTIALS] p
+    cdef int count = 0, i, j
+    cdef double x, y, hi, lo, t
+    for source in (parts, values):
+        for v in <list>source:
+            x = v
+            if not isfinite(x):
+                return None
+            j = 0
+            for i in range(count):
+                y = p[i]
+                if fabs(x) < fabs(y):
+                    t = x
+                    x = y
+                    y = t
+                hi = x + y
+                lo = y - (hi - x)
+                if lo != 0.0:
+                    p[j] = lo
+                    j += 1
+                x = hi
+            if not isfinite(x) or j >= MAX_PARTIALS:
+                return None
+            p[j] = x
+            count = j + 1
+    return [p[i] for i in range(count) if p[i] != 0.0]

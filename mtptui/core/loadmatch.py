@@ -47,16 +47,20 @@ class _ExactSum:
         self.parts: list[float] = []
 
     def add(self, values: list[float], n: int | None = None) -> None:
-        rest = self.parts + values
-        parts = []
-        while True:
-            # fsum rounds the exact sum correctly, so s is 0 only when what is left is exactly 0
-            s = math.fsum(rest)
-            if s == 0 or not math.isfinite(s):
-                break
-            parts.append(s)
-            rest.append(-s)
-        self.parts = parts if s == 0 else [s]
+        parts = None if compiled.exact_parts is None else compiled.exact_parts(self.parts, values)
+        if parts is None:
+            rest = self.parts + values
+            parts = []
+            while True:
+                # fsum rounds the exact sum correctly, so s is 0 only when what is left is exactly 0
+                s = math.fsum(rest)
+                if s == 0 or not math.isfinite(s):
+                    break
+                parts.append(s)
+                rest.append(-s)
+            if s != 0:
+                parts = [s]
+        self.parts = parts  # other parts of the same sum (in C: one pass) give the same mean
         self.n += len(values) if n is None else n
 
     def merge(self, other: _ExactSum) -> None:

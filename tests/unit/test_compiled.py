@@ -36,6 +36,7 @@ def _python_path(m: pytest.MonkeyPatch) -> None:
     m.setattr(compiled, "count_values", None)
     m.setattr(compiled, "sort_values", None)
     m.setattr(compiled, "split_by_load", None)
+    m.setattr(compiled, "exact_parts", None)
 
 
 @pytest.fixture
@@ -282,3 +283,22 @@ def test_sort_values_takes_a_long_array_of_every_sign_and_size():
     mine = array("d", values)
     compiled._compiled.sort_values(mine)
     assert _bits(mine) == _bits(sorted(values))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.one_of(st.floats(min_value=-1e300, max_value=1e300),
+                                   st.sampled_from([0.0, -0.0, 1e16, -1e16, 0.1, 5e-324])), max_size=60), max_size=6))
+def test_exact_parts_sum_as_the_python_way_does(batches):
+    """loadmatch's exact sums: parts made in C give the mean the Python way's give."""
+    from mtptui.core.loadmatch import _ExactSum
+
+    def mean(use_c: bool):
+        with pytest.MonkeyPatch.context() as m:
+            if not use_c:
+                _python_path(m)
+            total = _ExactSum()
+            for values in batches:
+                total.add(list(values))
+            return total.n, _bits([total.mean() or 0.0]), total.mean() is None
+
+    assert mean(True) == mean(False)

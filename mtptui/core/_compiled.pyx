@@ -94,7 +94,7 @@ cdef Py_ssize_t envelope(const char* s, Py_ssize_t n, Line* ln) nogil:
     if n < 20 or s[3] != c' ':
         return 0
     for i in range(12):
-        if memcmp(s, MONTHS + 3 * i, 3) == 0:
+        if s[0] == MONTHS[3 * i] and s[1] == MONTHS[3 * i + 1] and s[2] == MONTHS[3 * i + 2]:
             break
     else:
         return 0
@@ -259,7 +259,9 @@ cdef bint prefix(const char* s, Py_ssize_t p, Line* ln) nogil:
 cdef class Layout:
     """One body layout (its keys in order) as read for one kind of batch: where each value goes."""
     cdef int n
-    cdef list keys  # bytes, `key: `
+    cdef bytes keys  # every `key: `, one after another
+    cdef int[MAX_FIELDS] key_at
+    cdef int[MAX_FIELDS] key_len
     cdef int[MAX_FIELDS] types
     cdef int[MAX_FIELDS] cols  # the column of the row, or -1 (a field the sink does not take)
 
@@ -268,7 +270,8 @@ cdef class Layout:
         if len(keys) > MAX_FIELDS:
             raise ValueError("too many fields")
         self.n = len(keys)
-        self.keys = []
+        packed = []
+        at = 0
         for i, key in enumerate(keys):
             field = sglang.fast_field(key)
             if field is None:
@@ -276,20 +279,23 @@ cdef class Layout:
             name, typ = field
             self.types[i] = T_GRAPH if typ == "graph" else T_INT if typ == "int" else T_FLOAT
             self.cols[i] = columns.index(name) if name in columns else -1
-            self.keys.append((key + ": ").encode("ascii"))
+            text = (key + ": ").encode("ascii")
+            self.key_at[i], self.key_len[i] = at, len(text)
+            at += len(text)
+            packed.append(text)
+        self.keys = b"".join(packed)
 
     cdef bint read(self, const char* s, Py_ssize_t p, Py_ssize_t end, double* row, int* graph):
         """Reads the body s[p:end] into row (and graph: 1, 0, or -1 when absent); False when it
         is not this layout in the plain forms."""
         cdef int i, digits, frac, neg, typ
-        cdef bytes key
+        cdef const char* keys = <const char*>self.keys
         cdef Py_ssize_t klen
         cdef double v
         cdef long long m
         for i in range(self.n):
-            key = <bytes>self.keys[i]
-            klen = len(key)
-            if end - p < klen or memcmp(s + p, <const char*>key, klen) != 0:
+            klen = self.key_len[i]
+            if end - p < klen or s[p] != keys[self.key_at[i]] or memcmp(s + p, keys + self.key_at[i], klen) != 0:
                 return False
             p += klen
             typ = self.types[i]
@@ -676,41 +682,64 @@ cdef inline uint64_t bits(double v) nogil:
     return u
 
 
+cdef struct Tally:
+    double* keys
+    Py_ssize_t* seen  # times seen; 0: a free slot
+    Py_ssize_t size  # a power of two
+
+
+cdef inline Py_ssize_t _slot(Tally* t, double v) nogil:
+    cdef uint64_t h = bits(v + 0.0) * 0x9E3779B97F4A7C15ULL  # + 0.0: -0.0 hashes as 0.0
+    cdef Py_ssize_t slot = <Py_ssize_t>(h >> 32) & (t.size - 1)
+    while t.seen[slot] and t.keys[slot] != v:
+        slot = (slot + 1) & (t.size - 1)
+    return slot
+
+
 def count_values(array.array values, counts):
     """counts[v] += times seen, for NaN-free doubles: what Counter.update(values) does, with one
     dict update per distinct value instead of one per value. New values go in in the order they
     were first seen, an equal one (0.0 and -0.0) under the one first seen, as Counter.update's."""
-    cdef Py_ssize_t n = len(values), size = 16, i, slot
+    cdef Py_ssize_t n = len(values), i, k, slot, distinct = 0
     cdef double* v = values.data.as_doubles
-    while size < 2 * n:
-        size *= 2
-    cdef double* keys = <double*>malloc(size * sizeof(double))
-    cdef Py_ssize_t* seen = <Py_ssize_t*>calloc(size, sizeof(Py_ssize_t))
-    cdef Py_ssize_t* order = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
-    cdef Py_ssize_t distinct = 0
-    cdef uint64_t h
-    if keys == NULL or seen == NULL or order == NULL:
-        free(keys); free(seen); free(order)
-        raise MemoryError()
+    cdef Tally t, old
+    cdef double* first = <double*>malloc((n + 1) * sizeof(double))  # the distinct values, as first seen
+    t.size = 1024  # grown as distinct values come: most metrics have a few hundred
+    t.keys = <double*>malloc(t.size * sizeof(double))
+    t.seen = <Py_ssize_t*>calloc(t.size, sizeof(Py_ssize_t))
     try:
+        if first == NULL or t.keys == NULL or t.seen == NULL:
+            raise MemoryError()
         for i in range(n):
-            h = bits(v[i] + 0.0) * 0x9E3779B97F4A7C15ULL  # + 0.0: -0.0 hashes as 0.0
-            slot = <Py_ssize_t>(h >> 32) & (size - 1)
-            while seen[slot] and keys[slot] != v[i]:
-                slot = (slot + 1) & (size - 1)
-            if seen[slot] == 0:
-                keys[slot] = v[i]
-                order[distinct] = slot
+            slot = _slot(&t, v[i])
+            if t.seen[slot] == 0:
+                if 2 * (distinct + 1) > t.size:
+                    old = t
+                    t.size *= 4
+                    t.keys = <double*>malloc(t.size * sizeof(double))
+                    t.seen = <Py_ssize_t*>calloc(t.size, sizeof(Py_ssize_t))
+                    if t.keys == NULL or t.seen == NULL:
+                        free(old.keys)
+                        free(old.seen)
+                        raise MemoryError()
+                    for k in range(old.size):
+                        if old.seen[k]:
+                            slot = _slot(&t, old.keys[k])
+                            t.keys[slot], t.seen[slot] = old.keys[k], old.seen[k]
+                    free(old.keys)
+                    free(old.seen)
+                    slot = _slot(&t, v[i])
+                t.keys[slot] = v[i]
+                first[distinct] = v[i]
                 distinct += 1
-            seen[slot] += 1
+            t.seen[slot] += 1
         for i in range(distinct):
-            slot = order[i]
-            key = keys[slot]
-            counts[key] = counts.get(key, 0) + seen[slot]
+            key = first[i]
+            counts[key] = counts.get(key, 0) + t.seen[_slot(&t, first[i])]
     finally:
-        free(keys)
-        free(seen)
-        free(order)
+        free(t.keys)
+        free(t.seen)
+        free(first)
 
 
 def sort_values(array.array values):

@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 from array import array
 
+from mtptui.core import compiled
+
 # (label, the smallest #running-req of the bucket); each runs up to the next one's.
 LOAD_BUCKETS = (("1", 1), ("2-4", 2), ("5-16", 5), ("17-64", 17), ("65+", 65))
 LOAD_FIELDS = ("running_req", "gen_throughput", "accept_len")
@@ -45,16 +47,20 @@ class _ExactSum:
         self.parts: list[float] = []
 
     def add(self, values: list[float], n: int | None = None) -> None:
-        rest = self.parts + values
-        parts = []
-        while True:
-            # fsum rounds the exact sum correctly, so s is 0 only when what is left is exactly 0
-            s = math.fsum(rest)
-            if s == 0 or not math.isfinite(s):
-                break
-            parts.append(s)
-            rest.append(-s)
-        self.parts = parts if s == 0 else [s]
+        parts = None if compiled.exact_parts is None else compiled.exact_parts(self.parts, values)
+        if parts is None:
+            rest = self.parts + values
+            parts = []
+            while True:
+                # fsum rounds the exact sum correctly, so s is 0 only when what is left is exactly 0
+                s = math.fsum(rest)
+                if s == 0 or not math.isfinite(s):
+                    break
+                parts.append(s)
+                rest.append(-s)
+            if s != 0:
+                parts = [s]
+        self.parts = parts  # other parts of the same sum (in C: one pass) give the same mean
         self.n += len(values) if n is None else n
 
     def merge(self, other: _ExactSum) -> None:
@@ -94,22 +100,27 @@ class LoadBuckets:
         """Lines in columns (NaN: the line did not carry the field): the one routine that sorts
         lines into buckets."""
         k = len(LOAD_BUCKETS)
-        gens: list[list[float]] = [[] for _ in range(k)]
-        accepts: list[list[float]] = [[] for _ in range(k)]
         decode = self.decode
         table, top = _BY_RUNNING, LOAD_BUCKETS[-1][1]
-        for r, g, a in zip(running, gen, accept):  # bucket_of(), inlined: this runs for every line
-            if r >= top:
-                i = _LAST
-            elif r >= 1:
-                i = table[int(r)]
-            else:
-                continue  # NaN or idle
-            decode[i] += 1
-            if g == g:
-                gens[i].append(g)
-            if a == a:
-                accepts[i].append(a)
+        if compiled.split_by_load is not None:  # the same loop in C (summary's hot path)
+            counts, gens, accepts = compiled.split_by_load(running, gen, accept, table, top, k)
+            for i in range(k):
+                decode[i] += counts[i]
+        else:
+            gens = [[] for _ in range(k)]
+            accepts = [[] for _ in range(k)]
+            for r, g, a in zip(running, gen, accept):  # bucket_of(), inlined: this runs for every line
+                if r >= top:
+                    i = _LAST
+                elif r >= 1:
+                    i = table[int(r)]
+                else:
+                    continue  # NaN or idle
+                decode[i] += 1
+                if g == g:
+                    gens[i].append(g)
+                if a == a:
+                    accepts[i].append(a)
         for i in range(k):
             if gens[i]:
                 self.gen[i].add(gens[i])

@@ -16,6 +16,8 @@ from array import array
 from bisect import bisect_right
 from collections import Counter
 
+from mtptui.core import compiled
+
 MAX_DISTINCT = 20_000
 FOLD = 1 << 14  # fold() at least this often: the buffer holds what was appended since
 
@@ -61,7 +63,10 @@ class ValueSet:
         """Folds, and puts the spilled values in order (describe() needs them so)."""
         self.fold()
         if not self._sorted:
-            self.spill = array("d", sorted(self.spill))
+            if compiled.sort_values is not None:
+                compiled.sort_values(self.spill)
+            else:
+                self.spill = array("d", sorted(self.spill))
             self._sorted = True
             self._cut = None
 
@@ -94,15 +99,15 @@ class ValueSet:
             self._sorted = False
             self._cut = None
         else:
-            self.counts.update(values)  # counted in C
+            if compiled.count_values is not None:
+                compiled.count_values(values, self.counts)  # the same, one dict update per distinct value
+            else:
+                self.counts.update(values)  # counted in C
             if len(self.counts) > MAX_DISTINCT:
                 self._to_spill()
 
     def _to_spill(self) -> None:
-        spill = array("d")
-        for v, c in self.counts.items():
-            spill.extend(itertools.repeat(v, c))
-        self.spill = spill
+        self.spill = array("d", self.counts.elements())  # each value its count of times, in the counts' order
         self._sorted = False
         self._cut = None
         self.counts = Counter()

@@ -68,8 +68,8 @@ def _date_before(path: str, start: int) -> str | None:
 
 
 def _blocks(path: str, start: int, end: int, block: int = 1 << 20):
-    """The lines of bytes [start, end) in lists, decoded and split a block at a time (cheaper
-    per line than a text stream); a line longer than a block is carried over until its end."""
+    """The bytes [start, end) in blocks of whole lines (cheaper per line than a text stream); a
+    line longer than a block is carried over until its end."""
     with open(path, "rb") as f:
         f.seek(start)
         left = end - start
@@ -86,12 +86,9 @@ def _blocks(path: str, start: int, end: int, block: int = 1 << 20):
             else:
                 tail = b""
             if data:
-                lines = data.decode("utf-8", "replace").split("\n")
-                if lines[-1] == "":
-                    lines.pop()
-                yield lines
+                yield data
         if tail:
-            yield [tail.decode("utf-8", "replace")]
+            yield tail
 
 
 def _work(args):
@@ -102,8 +99,8 @@ def _work(args):
     date = _date_before(part.path, part.start)
     if date is not None:
         ingest.parser.assume_date(date)
-    for lines in _blocks(part.path, part.start, part.end):
-        ingest.feed_many(lines)
+    for data in _blocks(part.path, part.start, part.end):
+        ingest.feed_block(data)
     summary.seal()
     return summary, ingest.counts, ingest.parser.vllm_rank
 

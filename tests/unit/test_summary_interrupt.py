@@ -23,13 +23,14 @@ from mtptui.sources.chunked import PARALLEL_MIN_BYTES
 
 @pytest.fixture(scope="module")
 def big_log(tmp_path_factory) -> Path:
-    """Twice the size from which summary splits a file across worker processes."""
+    """Six times the size from which summary splits a file across worker processes: with the
+    compiled lane a smaller file is read before the latest interrupt comes."""
     server = SGLangServer(None, "raw", ["TP0", "TP1"], [("0.5.4", 3000)])
     block = "".join(ln.text + "\n" for _, group in server.lines(random.Random(1), utc(2026, 3, 9, 12))
                     for ln in group).encode()
     path = tmp_path_factory.mktemp("big") / "big.log"
     with open(path, "wb") as f:
-        for _ in range(2 * PARALLEL_MIN_BYTES // len(block) + 1):
+        for _ in range(6 * PARALLEL_MIN_BYTES // len(block) + 1):
             f.write(block)
     return path
 

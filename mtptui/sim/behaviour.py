@@ -20,12 +20,19 @@ Step time (milliseconds, per scheduler, i.e. per DP group)
     target = T0 + a x bs x n_verify        T0 from the model preset and TP (the bs=1 floor),
                                            a = 0.05 ms per token (0.12 under DP attention),
                                            n_verify = 1 without speculation, else num_draft_tokens
-    draft  = steps x (0.18 T0 + 0.15 a x bs x topk)
+    draft  = steps x (c T0 + 0.15 a x bs x topk)
+                                           c = the preset's draft_cost: 0.18, 0.06 for
+                                           Qwen3.5-397B-A17B (a head next to a large MoE)
     step   = target + draft + 0.8 (+1.0 for tree drafting when topk > 1), x1.7 on T0 without
              CUDA graphs, x(1 +- 3%) jitter.
     So throughput (bs x accept len / step) rises with acceptance, and the gain from speculation
     shrinks as the batch grows: verifying num_draft_tokens per request costs compute that small
-    batches have spare and large ones do not.
+    batches have spare and large ones do not. `implied_tok_s` is what one request gets: with
+    Qwen3.5-397B-A17B on TP 8 at batch 1, off 71, NEXTN mtp1 119 and mtp3 156 tokens/s (+67%,
+    then +31%); with Qwen3-8B, off 66, mtp1 95 and mtp3 102 (the third step hardly pays).
+    HTTP replies stream each token at the simulated end of the step that made it (the model's
+    clock, not a sleep per token), so a client measures these speeds whatever the machine's load,
+    less its own per-request overhead.
 
 Prefill
     3 ms + new tokens x 0.04 ms x (active params / 10B) / TP. Prefill batches run between decode
@@ -139,23 +146,36 @@ class Timing:
         self.graph_max_bs = args["cuda_graph_max_bs"]
         self.graphs = not (args["disable_cuda_graph"] or graphs_broken)
         self.prefill_per_token = 0.04 * max(0.3, preset.active_b / 10) / max(1, tp)
+        self.draft_cost = preset.draft_cost
 
     def graph_on(self, bs: int) -> bool:
         return self.graphs and bs <= self.graph_max_bs
 
-    def decode_ms(self, bs: int, rng: random.Random) -> float:
+    def step_ms(self, bs: int) -> float:
+        """The mean decode step at batch size bs."""
         t0 = self.t0 if self.graph_on(bs) else self.t0 * 1.7
         ms = t0 + self.a * bs * self.verify
         if self.spec:
             if self.ngram:
                 ms += 0.6  # the n-gram lookup runs on the CPU; no draft model
             else:
-                ms += self.steps * (0.18 * t0 + 0.15 * self.a * bs * self.topk)
+                ms += self.steps * (self.draft_cost * t0 + 0.15 * self.a * bs * self.topk)
             ms += 0.8 + (1.0 if self.topk > 1 else 0.0)
-        return ms * (1 + rng.uniform(-0.03, 0.03))
+        return ms
+
+    def decode_ms(self, bs: int, rng: random.Random) -> float:
+        return self.step_ms(bs) * (1 + rng.uniform(-0.03, 0.03))
 
     def prefill_ms(self, tokens: int) -> float:
         return 3.0 + tokens * self.prefill_per_token
+
+
+def implied_tok_s(args: dict, preset: models.Preset, requested: str | None, bs: int = 1) -> float:
+    """The decode speed one request gets at batch size bs, in tokens per second: the mean tokens
+    per request-step (acceptance at its mean, no fault) over the mean step time. A benchmark's
+    ranking of profiles at low concurrency follows this order."""
+    accept, _ = chain_stats(acceptance_chain(args, preset, requested))
+    return 1000.0 * accept / Timing(args, preset, graphs_broken=False).step_ms(bs)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,10 +9,11 @@ import time
 
 import pytest
 
-from mtptui.sim import answers, scenario
+from mtptui.sim import answers, behaviour, scenario
 
 QWEN = ["--model-path", "Qwen/Qwen3.5-122B-A10B", "--tp", "4"]
 LLAMA = ["--model-path", "meta-llama/Llama-3.1-8B-Instruct"]
+BIG = ["--model-path", "Qwen/Qwen3.5-397B-A17B", "--tp", "8"]
 
 
 def render(argv, duration=90, load="steady", envelope="cat"):
@@ -58,6 +59,27 @@ def test_speculation_gains_less_at_large_batches():
 
     small, large = gain("light"), gain("steady")
     assert small > large > 1.1
+
+
+def implied(argv, bs=1):
+    cfg = scenario.config_from_argv(argv)
+    return behaviour.implied_tok_s(cfg.args, cfg.preset, cfg.requested_algorithm, bs)
+
+
+def test_a_cheap_draft_makes_each_draft_step_pay_at_batch_one():
+    off, one, three = (implied(BIG + extra) for extra in ([], scenario.nextn(1), scenario.nextn(3)))
+    assert one > 1.25 * off and three > 1.25 * one
+    # a draft a fifth of the step (the 8B's): the third step gains little
+    small = [implied(["--model-path", "Qwen/Qwen3-8B"] + extra) for extra in ([], scenario.nextn(1), scenario.nextn(3))]
+    assert small[0] < small[1] < small[2] < 1.1 * small[1]
+
+
+def test_the_engine_runs_at_the_implied_speed():
+    for extra in ([], scenario.nextn(1), scenario.nextn(3)):
+        fields = decode(render(BIG + extra, duration=60, load="light"))
+        per_request = sum(f["gen_throughput"] for f in fields) / sum(f["running_req"] for f in fields)
+        bs = round(statistics.mean(f["running_req"] for f in fields))
+        assert per_request == pytest.approx(implied(BIG + extra, bs), rel=0.06)
 
 
 def test_load_moves_batch_usage_and_queue():

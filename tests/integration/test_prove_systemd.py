@@ -18,12 +18,22 @@ import pytest
 from hosts.helpers import unique_unit
 from test_spec_systemd import SIM, audit_entries, exec_start, install_unit, spec, write_config
 
+from mtptui.control.launch import apply_profile
+from mtptui.control.profiles import BUILTINS
+from mtptui.sim import behaviour
+from mtptui.sim.scenario import config_from_argv
+
 pytestmark = pytest.mark.systemd
 
 # The smoke test's server has no background load; the benchmark's a light one (4 clients), so that
 # `spec` verifies the host's starting state without waiting out an idle minute.
 QUIET = [a if a != "steady" else "none" for a in SIM]
 LIGHT = [a if a != "steady" else "light" for a in SIM]
+# The ranking test's server: a model whose MTP draft is cheap next to the target, so that each
+# draft step pays at batch 1 by a margin (behaviour.implied_tok_s) that the machine's noise
+# cannot reverse; the Qwen3-8B of SIM gains a few per cent from the third step.
+RANKED = ["/usr/bin/python3", "-m", "mtptui.sim", "--model-path", "Qwen/Qwen3.5-397B-A17B", "--tp", "8",
+          "--sim-load", "light", "--sim-startup-seconds", "1", "--decode-log-interval", "10"]
 COLUMNS = {"profile", "concurrency", "requests", "output_tok_s", "req_s", "ttft_p50_ms", "ttft_p99_ms",
            "itl_p50_ms", "itl_p99_ms", "errors", "accept_len", "accept_rate"}
 
@@ -49,6 +59,14 @@ def dropin_of(h, unit: str) -> bytes | None:
     r = subprocess.run(h.ssh_argv(shlex.join(["cat", f"/etc/systemd/system/{unit}.service.d/50-mtptui-spec.conf"])),
                        capture_output=True)
     return r.stdout if r.returncode == 0 else None
+
+
+def unit_files(h, unit: str) -> str:
+    """The unit file and every drop-in, with their digests, and what systemd loaded of them."""
+    path = f"/etc/systemd/system/{unit}.service"
+    files = h.ssh(["sh", "-c", 'find "$1" "$1.d" -type f -print0 | sort -z | xargs -0 sha256sum', "sh", path]).stdout
+    loaded = h.ssh(["systemctl", "show", "--property=DropInPaths", "--value", unit]).stdout
+    return files + loaded
 
 
 @pytest.fixture
@@ -120,6 +138,49 @@ def test_bench_measures_two_profiles_and_restores_the_drop_in(cluster, tmp_path,
         ("apply", "mtp3", "applied"), ("restore", None, "applied")]
     assert entries[1]["restored"] is True and entries[1]["exit_code"] == 0
     assert entries[-1]["dropin_after"].encode() == before
+
+
+def test_bench_ranks_the_profiles_as_the_model_implies_and_leaves_the_unit_as_found(cluster, tmp_path, audit):
+    h = cluster.hosts[0]
+    assert h.index == 1
+    unit = unique_unit("rank")
+    port = install_unit(h, unit, sim=RANKED)
+    # the operator's own drop-in, which the benchmark must leave alone
+    subprocess.run(h.ssh_argv(shlex.join(["sh", "-c", 'mkdir -p "$1" && cat > "$1/10-operator.conf"', "sh",
+                                          f"/etc/systemd/system/{unit}.service.d"])),
+                   input="[Service]\nEnvironment=OPERATOR_NOTE=kept\n", text=True, check=True, capture_output=True)
+    h.ssh(["systemctl", "daemon-reload"])
+    h.ssh(["systemctl", "restart", unit])
+    ready(h, unit)
+    cfg = write_config(tmp_path, h, unit)
+    files, loaded = unit_files(h, unit), exec_start(h, unit)
+    assert "10-operator.conf" in files and "50-mtptui" not in files
+
+    # the order the simulator's model implies at concurrency 1 (one request besides the light
+    # load's clients), from the argv each profile gives the unit
+    argv = RANKED + ["--port", str(port)]
+    batch = 1 + behaviour.clients_target("light", 0.0, 0.0)
+    implied = {}
+    for name in ("off", "mtp1", "mtp3"):
+        c = config_from_argv(apply_profile(argv, BUILTINS[name])[3:])
+        implied[name] = behaviour.implied_tok_s(c.args, c.preset, c.requested_algorithm, batch)
+    assert sorted(implied, key=implied.get) == ["off", "mtp1", "mtp3"]
+
+    out = tmp_path / "r.json"
+    t0 = time.monotonic()
+    r = mtptui("bench", "--config", cfg, "gpu1", "--profiles", "off,mtp1,mtp3", "--concurrency", "1,8", "--requests",
+               "8", "--max-tokens", "64", "--yes", "--json", str(out), audit=audit, data=tmp_path / "data")
+    took = time.monotonic() - t0
+    assert r.returncode == 0, r.stdout + r.stderr
+    report = json.loads(out.read_text())
+    assert report["restored"] is True
+    rows = report["results"]
+    assert all(x["errors"] == 0 and x["requests"] == 8 for x in rows)
+    measured = {x["profile"]: x["output_tok_s"] for x in rows if x["concurrency"] == 1}
+    print(f"bench {took:.0f} s; tok/s at c=1 measured {measured}, implied {implied}")
+    assert sorted(measured, key=measured.get) == sorted(implied, key=implied.get)
+    assert unit_files(h, unit) == files and exec_start(h, unit) == loaded
+    assert h.ssh(["systemctl", "is-active", unit], check=False).stdout.strip() == "active"
 
 
 def test_bench_interrupted_restores_the_host(cluster, tmp_path, audit):

@@ -16,6 +16,7 @@ from operator import sub
 from mtptui.core.alerts import Thresholds, epoch_at
 from mtptui.core.epochs import spec_settings
 from mtptui.core.series import present
+from mtptui.core.stats import describe
 from mtptui.core.store import RankSeries, Store
 
 
@@ -92,20 +93,10 @@ def downsample(values: list[float], n: int) -> list[float]:
     return [(sums[b] - sums[a]) / (b - a) for a, b in zip(bounds, bounds[1:])]
 
 
-def quick_stats(values: list[float]) -> dict | None:
-    """n, mean, min, max, last: what a panel shows, in O(n) (describe() also sorts for
-    percentiles). The mean is computed as describe() does, so it equals summary's."""
-    n = len(values)
-    if not n:
-        return None
-    return {"n": n, "mean": round(math.fsum(values) / n, 9), "min": min(values), "max": max(values),
-            "last": values[-1]}
-
-
 @dataclass
 class MetricView:
     metric: str
-    stats: dict | None  # describe(): n, mean, p50, p90, min, max, last
+    stats: dict | None  # describe() without percentiles: n, mean, min, max, last
     spark: list[float] = field(default_factory=list)
 
     @property
@@ -136,7 +127,8 @@ def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: 
     times, columns = series.decode.raw_windows(PANEL_COLUMNS, t0, t1)
     for m in MAIN_METRICS + SMALL_METRICS:
         ts, vs = present(times, columns[m])
-        metrics[m] = MetricView(m, quick_stats(vs), downsample(vs, spark_points))
+        # no percentiles: a panel does not show them, and they need a sort, every frame
+        metrics[m] = MetricView(m, describe(vs, percentiles=False), downsample(vs, spark_points))
         if ts:
             last_t[m] = ts[-1]
     g_ts, g_vs = present(times, columns["graph"])

@@ -8,7 +8,7 @@ import sys
 from datetime import datetime, timezone
 
 from mtptui.core.compare import epoch_rows, percent
-from mtptui.sources.chunked import summarise
+from mtptui.core.parallel import summarise
 from mtptui.sources.file import InputError
 
 EPILOG = """\

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from test_summary_epochs import _toggle_log
 
+from mtptui.core import parallel
 from mtptui.core.compare import epoch_rows, percent
 from mtptui.core.ingest import Ingest
 from mtptui.core.store import Store
-from mtptui.sources import chunked
 from mtptui.sources.file import open_lines
 
 TOGGLE = str(Path(__file__).resolve().parents[2] / "sample_logs" / "mtp-toggle-restarts.log")
@@ -24,7 +24,7 @@ def store_of(path: str, capacity: int = 4096) -> Store:
 
 
 def summary_epochs(path: str) -> list[dict]:
-    s, counts = chunked.summarise([path], jobs=1)
+    s, counts = parallel.summarise([path], jobs=1)
     return s.to_json(counts.to_json())["epochs"]
 
 

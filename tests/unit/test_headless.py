@@ -5,7 +5,7 @@ import sys
 
 HEADLESS = [
     "mtptui.core.ingest", "mtptui.core.store", "mtptui.core.summary", "mtptui.core.parse",
-    "mtptui.sources.file", "mtptui.sources.chunked", "mtptui.sources.base", "mtptui.commands.summary",
+    "mtptui.sources.file", "mtptui.core.parallel", "mtptui.sources.base", "mtptui.commands.summary",
     "mtptui.cli", "mtptui.tui.keytable", "mtptui.export.state", "mtptui.export.collector",
     "mtptui.commands.export", "mtptui.sources.follow",
 ]

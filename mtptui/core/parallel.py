@@ -17,10 +17,10 @@ import gc
 import itertools
 import multiprocessing
 import os
+import pickle
 import re
 import tempfile
 from dataclasses import dataclass
-from typing import BinaryIO
 
 from mtptui.core.eventlog import EventLog
 from mtptui.core.ingest import Ingest, LineCounts
@@ -40,7 +40,6 @@ class Part:
     start: int = 0
     end: int | None = None
     first: bool = True  # no input before it
-    spool: int | None = None  # in a worker: which of the files its parent made takes its events
 
 
 def plan(path: str, jobs: int, first: bool = True) -> list[Part]:
@@ -77,18 +76,8 @@ def _batched(lines, n: int = 4096):
         yield chunk
 
 
-_spools: list[BinaryIO] = []  # in a worker: the files its parent made for the parts' events
-
-
-def _init_worker(spools: list[BinaryIO]) -> None:
-    global _spools
-    _spools = spools
-
-
-def _read(args: tuple) -> tuple[Summary, LineCounts, dict]:
+def _read(part: Part, since, until, events: EventLog | None = None) -> tuple[Summary, LineCounts, dict]:
     """One input's summary, its line counts, and the vLLM rank each host ended on."""
-    part, since, until = args
-    events = EventLog(_spools[part.spool]) if part.spool is not None else None
     summary = Summary(since, until, events=events)
     ingest = Ingest(summary, parser=LineParser(unresolved_rank="" if part.first else UNRESOLVED))
     if part.end is None:
@@ -104,6 +93,43 @@ def _read(args: tuple) -> tuple[Summary, LineCounts, dict]:
     return summary, ingest.counts, ingest.parser.vllm_rank
 
 
+class _Worker:
+    """A forked process that reads one part of a file. Its results cross back in two files made
+    before the fork, one for its events and one for the rest, pickled: written and read a piece at
+    a time, where a pipe would hold all of it at once on each side. The process ends when its part
+    is read, and its memory with it."""
+
+    def __init__(self, part: Part, since, until) -> None:
+        self.part = part
+        self.events, self.result = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+        self.process = multiprocessing.get_context("fork").Process(target=self._run, args=(since, until),
+                                                                   daemon=True)
+        self.process.start()
+
+    def _run(self, since, until) -> None:  # in the child
+        try:
+            out = ("read", _read(self.part, since, until, EventLog(self.events)))
+        except BaseException as e:  # raised again in the parent (an InputError, say)
+            out = ("failed", e)
+        pickle.dump(out, self.result, pickle.HIGHEST_PROTOCOL)
+        self.result.flush()
+
+    def join(self) -> tuple[Summary, LineCounts, dict]:
+        self.process.join()
+        with self.result as f:
+            f.seek(0)
+            try:
+                status, value = pickle.load(f)
+            except EOFError:
+                p = self.part
+                raise InputError(f"{p.path}: the reader of bytes {p.start} to {p.end} stopped "
+                                 f"(exit code {self.process.exitcode})") from None
+        if status == "failed":
+            raise value
+        value[0].events.adopt(self.events)
+        return value
+
+
 class _Total:
     """The inputs' results merged in order."""
 
@@ -112,10 +138,8 @@ class _Total:
         self.counts = LineCounts()
         self.ranks: dict = {}  # host -> the vLLM rank the inputs so far ended on
 
-    def add(self, result: tuple[Summary, LineCounts, dict], spool: BinaryIO | None = None) -> None:
+    def add(self, result: tuple[Summary, LineCounts, dict]) -> None:
         summary, counts, ranks = result
-        if spool is not None:
-            summary.events.adopt(spool)
         self.summary.merge(summary, self.ranks)
         self.counts.merge(counts)
         self.ranks.update(ranks)
@@ -146,24 +170,18 @@ def _summarise(paths: list[str], since, until, jobs: int | None) -> tuple[Summar
     for i, path in enumerate(paths):
         parallel = jobs > 1 and splittable(path) and os.path.getsize(path) >= PARALLEL_MIN_BYTES
         if not parallel:
-            total.add(_read((Part(path, first=not i), since, until)))
+            total.add(_read(Part(path, first=not i), since, until))
             continue
         next(iter(open_lines(path)), None)  # the same head checks as a sequential read
         parts = plan(path, jobs, first=not i)
         if len(parts) == 1:
-            total.add(_read((parts[0], since, until)))
+            total.add(_read(parts[0], since, until))
             continue
-        # the workers' events go to files made here, read back after: not through the pipe
-        spools = [tempfile.TemporaryFile() for _ in parts[1:]]
-        for k, part in enumerate(parts[1:]):
-            part.spool = k
-        ctx = multiprocessing.get_context("fork")
-        with ctx.Pool(len(parts) - 1, initializer=_init_worker, initargs=(spools,)) as pool:
-            later = pool.imap(_read, [(p, since, until) for p in parts[1:]])
-            # this process reads the first part itself meanwhile: one fork and one transfer fewer
-            total.add(_read((parts[0], since, until)))
-            for spool, result in zip(spools, later):
-                total.add(result, spool)
+        workers = [_Worker(p, since, until) for p in parts[1:]]
+        # this process reads the first part itself meanwhile: one fork and one transfer fewer
+        total.add(_read(parts[0], since, until))
+        for w in workers:
+            total.add(w.join())
     return total.summary, total.counts
 
 

@@ -22,7 +22,8 @@ from __future__ import annotations
 import math
 from array import array
 from bisect import bisect_right
-from collections import Counter, deque
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate, chain, compress, repeat
 from operator import add, and_, mul, rshift, sub, truediv
 
@@ -32,6 +33,7 @@ MAX_DISTINCT = 4096  # counted while there are at most this many distinct values
 MAX_DECIMALS = 6
 DENSE_FREE = 1 << 16  # a dense range of up to this many counts is always small enough
 FOLD = 1 << 14  # fold() at least this often: the buffer holds what was appended since
+CHUNK = 1 << 16  # counts or values walked at a time: a big set is never copied whole
 COUNTED, DENSE, SPILLED = "counted", "dense", "spilled"
 _WIDTHS = tuple((code, (1 << 8 * array(code).itemsize) - 1) for code in "BHIQ")  # counts' types
 _LIMIT = dict(_WIDTHS)
@@ -130,46 +132,49 @@ class ValueSet:
             if len(self.counts) > MAX_DISTINCT:
                 self._outgrow_counts()
         elif self.form == DENSE:
-            counts = Counter(values)
-            self._add_dense(list(counts), list(counts.values()))
+            self._add_dense(values)
         else:
             self._add_spilled(values)
 
     # -- changes of form -----------------------------------------------------------------------
     def _outgrow_counts(self) -> None:
-        counts = self.counts
-        vals, cnts = list(counts), list(counts.values())
-        if not self._try_dense(vals, cnts):
-            self.spill = array("d", _repeated(vals, cnts))
+        if not self._try_dense():
+            self.spill = array("d", self.counts.elements())
             self._sorted = False
             self.form, self.counts = SPILLED, None
 
-    def _try_dense(self, vals: list[float], cnts: list[int]) -> bool:
-        """Turns to the dense form holding these values and counts (all the set has) when they
-        are decimals and their range is small enough; else says when to try again."""
+    def _try_dense(self) -> bool:
+        """Turns from counted or spilled to dense when every value is a decimal of at most
+        MAX_DECIMALS places and their range is small enough; else says when to try again."""
         self._next_try = 0
-        found = _keys(vals, 0)
-        if found is None:
-            return False  # not decimals of a few places: spilled for good
-        decimals, keys = found
-        lo = min(keys)
-        bins = max(keys) - lo + 1
+        decimals = 0
+        for vals, _ in self._groups():
+            found = _keys(vals, decimals)
+            if found is None:
+                return False  # not decimals of a few places: spilled for good
+            decimals = found[0]
+        scale = 10**decimals
+        held = self.counts if self.form == COUNTED else self.spill
+        lo, hi = round(min(held) * scale), round(max(held) * scale)
+        bins = hi - lo + 1
         if not _dense_fits(bins, self.n):
             self._next_try = max(2 * self.n, bins // 8)
             return False
-        self.form, self.decimals, self.lo = DENSE, decimals, lo
-        self.dense = array("B", bytes(bins))
+        groups = self._groups()
+        self.form, self.decimals, self.lo, self.dense = DENSE, decimals, lo, array("B", bytes(bins))
+        for vals, cnts in groups:
+            self._scatter(_at_scale(vals, scale), cnts)
         self.counts = self.spill = None
         self._sorted = True
-        self._scatter(keys, cnts)
         return True
 
     def _to_spill(self) -> None:
         """From dense to spilled: for a value that is no decimal, or a range grown too wide (tried
         again when the values have doubled)."""
-        self.spill = array("d", _repeated(*self._items()))
-        self._sorted = True
-        self._next_try = 2 * self.n
+        spill = array("d")
+        for vals, cnts in self._groups():
+            spill.extend(_repeated(vals, cnts))
+        self.spill, self._sorted, self._next_try = spill, True, 2 * self.n
         self.form, self.dense = SPILLED, None
 
     # -- adding counted values to each form ----------------------------------------------------
@@ -189,21 +194,21 @@ class ValueSet:
         spill.extend(values)
         self._sorted = False
         if self._next_try and len(spill) >= self._next_try:
-            counts = Counter(spill)
-            self._try_dense(list(counts), list(counts.values()))
+            self._try_dense()
 
-    def _add_dense(self, vals: list[float], cnts: list[int]) -> None:
-        keys = _at_scale(vals, 10 ** self.decimals)
+    def _add_dense(self, vals, cnts: list[int] | None = None) -> None:
+        """Counts values (each once, or `cnts` times) in the dense form, or turns to the spilled
+        form for values it cannot count."""
+        keys = _at_scale(vals, 10**self.decimals)
         if keys is None:  # more decimals than so far, or none of a few
             found = _keys(vals, self.decimals + 1)
             if found is None or not self._rescale(found[0]):
-                self._to_spill()
-                self._add_spilled(array("d", _repeated(vals, cnts)))
-                return
-            keys = found[1]
-        if not self._cover(min(keys), max(keys)):
+                keys = None
+            else:
+                keys = found[1]
+        if keys is None or not self._cover(min(keys), max(keys)):
             self._to_spill()
-            self._add_spilled(array("d", _repeated(vals, cnts)))
+            self._add_spilled(array("d", vals if cnts is None else _repeated(vals, cnts)))
             return
         self._scatter(keys, cnts)
 
@@ -236,14 +241,23 @@ class ValueSet:
             dense.frombytes(bytes(above * size))
         return True
 
-    def _scatter(self, keys: list[int], cnts: list[int]) -> None:
-        """dense[key - lo] += count for distinct keys, in C loops (map), widening the counts'
-        type when one would overflow it."""
-        dense = self.dense
-        idx = list(map(sub, keys, repeat(self.lo))) if self.lo else keys
-        new = list(map(add, map(dense.__getitem__, idx), cnts))
-        dense = self.dense = _wide_enough(dense, max(new))
-        deque(map(dense.__setitem__, idx, new), 0)
+    def _scatter(self, keys: list[int], cnts: list[int] | None = None) -> None:
+        """dense[key - lo] += count (1 without counts), widening the counts' type when one would
+        overflow it. A plain loop: it costs less per value than any chain of C calls (map)."""
+        dense, lo, c = self.dense, self.lo, 1
+        ones, pairs = iter(keys), zip(keys, cnts) if cnts is not None else None
+        while True:
+            try:
+                if pairs is None:
+                    for k in ones:
+                        dense[k - lo] += 1
+                else:
+                    for k, c in pairs:
+                        dense[k - lo] += c
+                return
+            except OverflowError:  # k (c times) is not counted yet
+                dense = self.dense = _wide_enough(dense, dense[k - lo] + c)
+                dense[k - lo] += c
 
     # -- merging -------------------------------------------------------------------------------
     def merge(self, later: ValueSet) -> None:
@@ -257,14 +271,17 @@ class ValueSet:
             return
         n, last = self.n + later.n, later.last
         if self.form == COUNTED and later.form != COUNTED:
-            mine = self._items()  # few: add them to a copy of the larger form
+            mine = next(self._groups())  # few: added to a copy of the larger form
             self._copy_from(later)
             self.n = n
             self._add(*mine)
         else:
             self.n = n
-            if not (self.form == DENSE and later.form == DENSE and self._add_dense_counts(later)):
-                self._add(*later._items())
+            if self.form == SPILLED and later.form == SPILLED:
+                self._add_spilled(later.spill)
+            elif not (self.form == DENSE and later.form == DENSE and self._add_dense_counts(later)):
+                for vals, cnts in later._groups():
+                    self._add(vals, cnts)
         self.last = last
 
     def _add_dense_counts(self, other: ValueSet) -> bool:
@@ -273,26 +290,40 @@ class ValueSet:
         theirs = other.dense
         if other.decimals != self.decimals or not self._cover(other.lo, other.lo + len(theirs) - 1):
             return False
-        a = other.lo - self.lo
-        b = a + len(theirs)
-        summed = list(map(add, self.dense[a:b], theirs))
-        dense = self.dense = _wide_enough(self.dense, max(summed))
-        dense[a:b] = array(dense.typecode, summed)
+        at = other.lo - self.lo
+        for i in range(0, len(theirs), CHUNK):
+            j = at + i
+            summed = list(map(add, self.dense[j:j + CHUNK], theirs[i:i + CHUNK]))
+            dense = self.dense = _wide_enough(self.dense, max(summed))
+            dense[j:j + len(summed)] = array(dense.typecode, summed)
         return True
 
     # -- reading -------------------------------------------------------------------------------
-    def _items(self) -> tuple[list[float], list[int]]:
-        """The distinct values in order, and how often each came (not for the spilled form:
-        there, each value once, in the spill's order)."""
+    def _groups(self) -> Iterator[tuple[list[float], list[int]]]:
+        """Every value, as (distinct values, how often each came), a chunk at a time, so that
+        walking a big set copies no more than a chunk of it; in order, but for the spilled form."""
         if self.form == COUNTED:
             vals = sorted(self.counts)
-            return vals, list(map(self.counts.__getitem__, vals))
+            return iter([(vals, list(map(self.counts.__getitem__, vals)))])
         if self.form == DENSE:
-            dense = self.dense
-            keys = compress(range(self.lo, self.lo + len(dense)), dense)
-            return list(map(truediv, keys, repeat(10 ** self.decimals))), list(filter(None, dense))
-        counts = Counter(self.spill)
-        return list(counts), list(counts.values())
+            dense, lo, scale = self.dense, self.lo, 10**self.decimals
+            return (_nonzero(dense[i:i + CHUNK], lo + i, scale) for i in range(0, len(dense), CHUNK))
+        spill = self.spill
+        return (_counted(spill[i:i + CHUNK]) for i in range(0, len(spill), CHUNK))
+
+    def _kth_of_dense(self) -> Callable[[int], float]:
+        """The k-th smallest value (from 0) of a dense set, by running sums of its counts: first
+        of whole chunks, then within the chunk."""
+        dense, scale = self.dense, 10**self.decimals
+        ends = list(accumulate(sum(dense[i:i + CHUNK]) for i in range(0, len(dense), CHUNK)))
+
+        def kth(k: int) -> float:
+            c = bisect_right(ends, k)
+            block = dense[c * CHUNK:(c + 1) * CHUNK]
+            before = ends[c - 1] if c else 0
+            return (self.lo + c * CHUNK + bisect_right(list(accumulate(block)), k - before)) / scale
+
+        return kth
 
     def __len__(self) -> int:
         return self.n + len(self.buf)
@@ -307,14 +338,20 @@ class ValueSet:
         return dict(result) if result is not None else None
 
     def _describe(self) -> dict:
+        n = self.n
         if self.form == SPILLED:
             self.seal()
             s = self.spill
-            return assemble(self.n, math.fsum(s), s[0], s[-1], self.last, s.__getitem__)
-        vals, cnts = self._items()
-        cum = list(accumulate(cnts))
-        return assemble(self.n, _weighted_sum(vals, cnts), vals[0], vals[-1], self.last,
-                        lambda k: vals[bisect_right(cum, k)])
+            return assemble(n, math.fsum(s), s[0], s[-1], self.last, s.__getitem__)
+        if self.form == COUNTED:
+            vals, cnts = next(self._groups())
+            cum = list(accumulate(cnts))
+            return assemble(n, _weighted_sum(vals, cnts), vals[0], vals[-1], self.last,
+                            lambda k: vals[bisect_right(cum, k)])
+        # dense values are decimals well inside the range where _exact_terms holds
+        total = math.fsum(chain.from_iterable(_exact_terms(v, c) for v, c in self._groups()))
+        kth = self._kth_of_dense()
+        return assemble(n, total, kth(0), kth(n - 1), self.last, kth)
 
     def same_values(self, other: ValueSet) -> bool:
         """Whether both hold the same values, added in the same order: a cheap check (no sort)
@@ -336,19 +373,31 @@ def _wide_enough(counts: array, top: int) -> array:
     return array(next(code for code, limit in _WIDTHS if top <= limit), counts)
 
 
+def _nonzero(counts: array, key: int, scale: int) -> tuple[list[float], list[int]]:
+    """The values that have a count in `counts` (whose first is of `key`), and those counts."""
+    keys = compress(range(key, key + len(counts)), counts)
+    return list(map(truediv, keys, repeat(scale))), list(filter(None, counts))
+
+
+def _counted(values) -> tuple[list[float], list[int]]:
+    counts = Counter(values)
+    return list(counts), list(counts.values())
+
+
 def _repeated(vals, cnts):
     return chain.from_iterable(map(repeat, vals, cnts))
 
 
-def _at_scale(vals: list[float], scale: int) -> list[int] | None:
-    """Each value times scale, when every value is a whole number of 1/scale exactly (the float
-    the log's text gave is the one its key gives back), else None."""
+def _at_scale(vals, scale: int) -> list[int] | None:
+    """Each value (a list or an array of doubles) times scale, when every value is a whole number
+    of 1/scale exactly (the float the log's text gave is the one its key gives back), else None."""
     if not vals:
         return []
     if max(map(abs, vals)) * scale >= 2.0**52:
         return None
-    keys = list(map(round, map(mul, vals, repeat(scale))))
-    if list(map(truediv, keys, repeat(scale))) != vals:
+    keys = list(map(float.__round__, map(mul, vals, repeat(float(scale)))))
+    back = array("d", map(truediv, keys, repeat(scale)))
+    if back != (vals if isinstance(vals, array) else array("d", vals)):
         return None
     return keys
 
@@ -364,13 +413,21 @@ def _keys(vals: list[float], decimals: int) -> tuple[int, list[int]] | None:
 
 def _weighted_sum(vals: list[float], cnts: list[int]) -> float:
     """The sum of each value times its count, exact, then correctly rounded (what math.fsum over
-    every repeat gives), in C loops over the distinct values only. Each value is split into two
-    halves of 26 bits (Veltkamp), and each count into digits of 26 bits, so that every product
-    of a half, a digit and the digit's power of two is an exact double; fsum adds them exactly."""
+    every repeat gives), in C loops over the distinct values only."""
     if not vals:
         return 0.0
     if max(map(abs, vals)) > 2.0**900 or min(filter(None, map(abs, vals)), default=1.0) < 2.0**-900:
         return _exact_sum(vals, cnts)  # far beyond what a log prints: no double product is safe
+    return math.fsum(_exact_terms(vals, cnts))
+
+
+def _exact_terms(vals: list[float], cnts: list[int]) -> Iterable[float]:
+    """Doubles whose exact sum is that of each value times its count (values between 2**-900 and
+    2**900 in size). Each value is split into two halves of 26 bits (Veltkamp), and each count
+    into digits of 26 bits, so that every product of a half, a digit and the digit's power of two
+    is an exact double; fsum adds exact doubles exactly."""
+    if not vals:
+        return ()
     t = list(map(mul, vals, repeat(_SPLIT)))
     hi = list(map(sub, t, map(sub, t, vals)))
     lo = list(map(sub, vals, hi))
@@ -380,7 +437,7 @@ def _weighted_sum(vals: list[float], cnts: list[int]) -> float:
         digits = list(map(and_, cnts, repeat(_DIGIT - 1))) if max(cnts) >= _DIGIT else cnts
         terms += [map(mul, map(mul, hi, digits), repeat(level)), map(mul, map(mul, lo, digits), repeat(level))]
         if digits is cnts:
-            return math.fsum(chain.from_iterable(terms))
+            return chain.from_iterable(terms)
         cnts = list(map(rshift, cnts, repeat(26)))
         level *= _DIGIT
 

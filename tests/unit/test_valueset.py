@@ -39,13 +39,14 @@ def close(got: dict, want: dict) -> bool:
 
 @contextmanager
 def limits():
-    """Forms change after a few values, so that short examples go through every form."""
-    saved = valueset.MAX_DISTINCT, valueset.DENSE_FREE
-    valueset.MAX_DISTINCT, valueset.DENSE_FREE = 4, 64
+    """Forms change after a few values, and sets are walked a few values at a time, so that
+    short examples go through every form and every chunk boundary."""
+    saved = valueset.MAX_DISTINCT, valueset.DENSE_FREE, valueset.CHUNK
+    valueset.MAX_DISTINCT, valueset.DENSE_FREE, valueset.CHUNK = 4, 64, 5
     try:
         yield
     finally:
-        valueset.MAX_DISTINCT, valueset.DENSE_FREE = saved
+        valueset.MAX_DISTINCT, valueset.DENSE_FREE, valueset.CHUNK = saved
 
 
 @pytest.fixture

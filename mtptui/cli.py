@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
+import signal
 import sys
 
 # name -> (module, one-line help). Modules are imported only when used, so `summary` never pays
@@ -15,8 +17,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "local": ("mtptui.commands.local", "stream this machine's journald into the dashboard"),
     "record": ("mtptui.commands.record", "record hosts' journald to a file, headless"),
     "export": ("mtptui.commands.export", "serve hosts' speculation figures to Prometheus, headless"),
+    "fleet": ("mtptui.commands.fleet", "every host Prometheus knows: speculation figures and outliers"),
     "summary": ("mtptui.commands.summary", "statistics of saved logs per host and rank (--json)"),
     "spec": ("mtptui.commands.spec", "show or change a unit's speculation settings (restart, verify, roll back)"),
+    "smoke": ("mtptui.commands.smoke", "ask each server a fixed question and check the answer"),
+    "bench": ("mtptui.commands.bench", "A/B benchmark of speculation profiles; the host is restored after"),
     "audit": ("mtptui.commands.audit", "what mtptui did to hosts (the audit log)"),
     "sim": ("mtptui.sim.cli", "run the SGLang simulator (a stand-in server, not SGLang)"),
 }
@@ -24,6 +29,40 @@ COMMANDS: dict[str, tuple[str, str]] = {
 USAGE = "usage: mtptui COMMAND [ARGS...]\n\ncommands:\n" + "\n".join(
     f"  {name:<8} {help_}" for name, (_, help_) in COMMANDS.items()
 ) + "\n\n`mtptui COMMAND --help` tells more. Exit codes: 0 ok, 1 runtime or input error, 2 usage error."
+
+
+@contextlib.contextmanager
+def _lost_interrupts():
+    """Notes a Ctrl-C that Python could not raise (it came inside a weakref callback or a
+    __del__, where an exception is only printed as "Exception ignored in ..."): the command then
+    ends with 130, as if it had been raised, and nothing is printed."""
+    lost: list[BaseException] = []
+    before = sys.unraisablehook
+
+    def hook(u) -> None:
+        if isinstance(u.exc_value, KeyboardInterrupt):
+            lost.append(u.exc_value)
+        else:
+            before(u)
+
+    sys.unraisablehook = hook
+    try:
+        yield lost
+    finally:
+        sys.unraisablehook = before
+
+
+def _interrupted() -> int:
+    """Exit 130 after a Ctrl-C, and nothing else: no traceback, no death by signal.
+
+    CPython flags a KeyboardInterrupt that left a string exec (our parser builds functions with
+    exec) as unhandled even when it was caught; under `python -m` the interpreter then ends
+    itself with SIGINT instead of exit 130. Each string exec clears the flag as it starts, and
+    with SIGINT held from here on, neither that nor a second Ctrl-C during the shutdown can
+    turn the exit status into a signal."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    exec("pass", {})  # noqa: S102 - a constant: see above
+    return 130
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,11 +79,12 @@ def main(argv: list[str] | None = None) -> int:
     if entry is None:
         print(f"mtptui: unknown command {args[0]!r} (try mtptui --help)", file=sys.stderr)
         return 2
-    module = importlib.import_module(entry[0])
     try:
-        return int(module.main(args[1:]) or 0)
+        with _lost_interrupts() as lost:
+            code = int(importlib.import_module(entry[0]).main(args[1:]) or 0)
+        return _interrupted() if lost else code
     except KeyboardInterrupt:
-        return 130
+        return _interrupted()
     except BrokenPipeError:
         # the reader went away (`mtptui summary ... | head`): stop quietly, as a pipe would
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -99,6 +99,8 @@ class ControlConfig:
     verify_batches: int = 3  # decode batches of the new run read before speculation counts as verified
     lock_stale_after: float = 1800.0  # seconds after which another console's lock may be broken
     prod_tags: tuple[str, ...] = ("prod",)  # a host with one of these tags: type its name to confirm
+    smoke_prompt: str = "What is 15*23? Answer with the number only."  # `x` / `mtptui smoke` asks this
+    smoke_expect: str = "345"  # ... and passes when the answer holds this
 
     def is_prod(self, host: HostConfig) -> bool:
         return bool({t.lower() for t in host.tags} & {t.lower() for t in self.prod_tags})
@@ -301,6 +303,8 @@ CONTROL_CHECKS: dict[str, Check] = {
     "verify_batches": _int_range(1, 100),
     "lock_stale_after": _seconds(10, 7 * 86400),
     "prod_tags": _str_list,
+    "smoke_prompt": _nonempty,
+    "smoke_expect": _nonempty,
 }
 assert set(CONTROL_CHECKS) == {f.name for f in fields(ControlConfig)}
 

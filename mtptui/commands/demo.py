@@ -24,7 +24,8 @@ The simulated server: DeepSeek-V3 on TP 8 with DP attention and EP 8 (8 schedule
 its own batch lines), MTP via --speculative-algorithm NEXTN, 3 steps, topk 1, 4 draft tokens.
 Try --fault accept-collapse@40 or --fault no-cuda-graph to see alerts fire, --no-spec to compare.
 
-keys: m metric · w window · space pause · ← → scrub · / filter · ? all keys · q quit
+keys: m metric · w window · space pause · ← → scrub · / filter · s spec on/off · x smoke test ·
+b benchmark profiles · ? all keys · q quit
 
 exit codes: 0 quit, 1 runtime error, 2 bad arguments or config
 """

@@ -17,7 +17,10 @@ works as host) with --unit. Without HOST: every host in the config.
 The config is ~/.config/mtptui/config.toml unless --config; its fields are in the README.
 Host keys are checked against known_hosts: an unknown or changed key is refused.
 
-exit codes: 0 ok, 1 runtime error, 2 bad arguments or config
+With --give-up-after S, a host without a stream for S seconds is given up on; once every host
+is, the dashboard closes. Either way the exit code is 1, with one line per host on stderr.
+
+exit codes: 0 ok, 1 runtime error or a host given up on, 2 bad arguments or config
 """
 
 
@@ -33,11 +36,24 @@ def add_stream_args(p: argparse.ArgumentParser) -> None:
                    help="run journalctl as `sudo -n journalctl` (never asks for a password)")
 
 
+def _seconds(s: str) -> float:
+    try:
+        v = float(s)
+    except ValueError:
+        v = 0.0
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {s!r}")
+    return v
+
+
 def add_host_args(p: argparse.ArgumentParser) -> None:
     """The hosts to stream from, and how: shared by live and record."""
     p.add_argument("hosts", nargs="*", metavar="HOST")
     add_stream_args(p)
     p.add_argument("--identity", metavar="KEY", help="private key for ad hoc hosts")
+    p.add_argument("--give-up-after", type=_seconds, metavar="S",
+                   help="stop trying a host that has had no stream for S seconds (cannot be resolved, "
+                        "refuses, lost) and exit 1 (default: retry for ever)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -94,8 +110,22 @@ def build_sources(args: argparse.Namespace, config: Config) -> list[Source]:
     hosts = resolve_hosts(list(getattr(args, "hosts", None) or []), config,
                           unit=getattr(args, "unit", None), sudo=getattr(args, "sudo", None),
                           identity=getattr(args, "identity", None))
-    return [SshJournalSource(h, since=getattr(args, "since", None), lines=getattr(args, "lines", None))
-            for h in hosts]
+    sources: list[Source] = [SshJournalSource(h, since=getattr(args, "since", None),
+                                              lines=getattr(args, "lines", None)) for h in hosts]
+    after = getattr(args, "give_up_after", None)
+    if after:
+        from mtptui.sources.giveup import GiveUpSource
+
+        sources = [GiveUpSource(s, after) for s in sources]
+    return sources
+
+
+def report_given_up(prog: str, sources: list[Source]) -> bool:
+    """One line per host given up on (--give-up-after); True if there was one."""
+    gave_up = [s for s in sources if getattr(s, "gave_up", None)]
+    for s in gave_up:
+        print(f"{prog}: {s.host}: {s.gave_up}", file=sys.stderr)
+    return bool(gave_up)
 
 
 def quiet_asyncssh() -> None:
@@ -145,4 +175,5 @@ def main(argv: list[str]) -> int:
         return 2
     quiet_asyncssh()
     names = ", ".join(s.host for s in sources)
-    return record_and_launch("mtptui live", args, sources, config, f"live: {names}")
+    code = record_and_launch("mtptui live", args, sources, config, f"live: {names}")
+    return 1 if report_given_up("mtptui live", sources) else code

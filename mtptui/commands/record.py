@@ -18,8 +18,8 @@ HOST as for `mtptui live`. The record is JSON lines, one journald entry each, wi
 to the host's name; `mtptui summary FILE` and `mtptui replay FILE` read it. Host state changes
 are printed on stderr, one line each. Ends after --duration, or on Ctrl-C / SIGTERM.
 
-exit codes: 0 ok, 1 a host failed (bad key, auth, no rights) or FILE cannot be written, 2 bad
-arguments or config
+exit codes: 0 ok, 1 a host failed (bad key, auth, no rights; with --give-up-after S, no stream for
+S seconds) or FILE cannot be written, 2 bad arguments or config
 """
 
 
@@ -50,8 +50,7 @@ class StatusPrinter:
     def status(self, st: SourceStatus) -> None:
         self.state[st.host] = st
         stamp = time.strftime("%H:%M:%S", time.localtime(st.ts))
-        print(f"{stamp} {st.host}: {st.state}" + (f": {st.detail}" if st.detail else ""),
-              file=self.out, flush=True)
+        print(f"{stamp} {st.describe(st.ts, f'{st.host}: {st.state}')}", file=self.out, flush=True)
 
     def dropped(self, n: int, reason: str, host: str | None) -> None:
         self.drops[host] = self.drops.get(host, 0) + n

@@ -44,27 +44,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def check_paths(paths: list[str]) -> str | None:
-    """A one-line problem with the inputs, found before the screen opens; else None."""
-    if paths.count("-") > 1:
-        return "standard input (-) can be replayed only once"
-    for p in paths:
-        if p == "-":
-            continue
-        if os.path.isdir(p):
-            return f"{p}: is a directory"
-        if not os.path.exists(p):
-            return f"{p}: no such file"
-        if not os.access(p, os.R_OK):
-            return f"{p}: permission denied"
-    # The same reader as the replay, on the first bytes: binary journals and junk are refused now.
+def check_paths(paths: list[str], shown: list[str] | None = None) -> str | None:
+    """A one-line problem with the inputs, found before the screen opens; else None.
+    `shown`: the names for messages (`stdin` for a spooled standard input)."""
     from mtptui.sources.file import InputError, open_lines
 
-    for p in paths:
+    # The same reader as the replay, on the first bytes: missing files, binary journals and junk
+    # are refused now, in the words the replay would use.
+    for p, name in zip(paths, shown or paths):
         if p == "-":
-            continue
+            continue  # a terminal as standard input: nothing to check before it is typed
         try:
-            it = open_lines(p)
+            it = open_lines(p, name)
             next(it, None)
             it.close()
         except InputError as e:
@@ -72,26 +63,29 @@ def check_paths(paths: list[str]) -> str | None:
     return None
 
 
-def spool_stdin(paths: list[str]) -> tuple[list[str], str | None, str | None]:
-    """`-` is read into a temporary file first and the terminal reattached as standard input,
-    since the dashboard reads its keys from there (Toolong #4: `tl <(journalctl)`).
-    Returns (paths, temp file to delete, problem)."""
+def spool_stdin(paths: list[str]) -> tuple[list[str], str | None]:
+    """`-` is read into a temporary file first (the dashboard reads its keys from standard input).
+    Returns (paths, the temporary file to delete)."""
     if "-" not in paths or sys.stdin.isatty():
-        return paths, None, None
+        return paths, None
     import shutil
     import tempfile
 
     tmp = tempfile.NamedTemporaryFile(prefix="mtptui-stdin-", suffix=".log", delete=False)
     with tmp:
         shutil.copyfileobj(sys.stdin.buffer, tmp)
+    return [tmp.name if p == "-" else p for p in paths], tmp.name
+
+
+def attach_terminal() -> str | None:
+    """The terminal as standard input again, for the keys (Toolong #4: `tl <(journalctl)`)."""
     try:
         tty = os.open("/dev/tty", os.O_RDONLY)
     except OSError:
-        os.unlink(tmp.name)
-        return paths, None, "no terminal to read keys from (stdin is the log); run it from a terminal"
+        return "no terminal to read keys from (stdin is the log); run it from a terminal"
     os.dup2(tty, 0)
     os.close(tty)
-    return [tmp.name if p == "-" else p for p in paths], tmp.name, None
+    return None
 
 
 def main(argv: list[str]) -> int:
@@ -101,15 +95,16 @@ def main(argv: list[str]) -> int:
     except ConfigError as e:
         print(f"mtptui replay: {e}", file=sys.stderr)
         return 2
-    problem = check_paths(args.paths)
-    if problem:
-        print(f"mtptui replay: {problem}", file=sys.stderr)
+    if args.paths.count("-") > 1:
+        print("mtptui replay: standard input (-) can be replayed only once", file=sys.stderr)
         return 1
-    paths, spooled, problem = spool_stdin(args.paths)
-    if problem:
-        print(f"mtptui replay: {problem}", file=sys.stderr)
-        return 1
+    paths, spooled = spool_stdin(args.paths)
     try:
+        shown = ["stdin" if p == "-" else p for p in args.paths]
+        problem = check_paths(paths, shown) or (attach_terminal() if spooled else None)
+        if problem:
+            print(f"mtptui replay: {problem}", file=sys.stderr)
+            return 1
         return _run(args, paths, config)
     finally:
         if spooled:

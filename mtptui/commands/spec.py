@@ -65,7 +65,7 @@ def main(argv: list[str]) -> int:
         print("mtptui spec: --revert and --restart exclude each other", file=sys.stderr)
         return 2
     try:
-        controls = build_controls(args, names, config)
+        controls = build_controls(args, names, config, args.timeout)
     except ConfigError as e:
         print(f"mtptui spec: {e}", file=sys.stderr)
         return 2
@@ -73,13 +73,15 @@ def main(argv: list[str]) -> int:
     return asyncio.run(run(args, controls, profile))
 
 
-def build_controls(args, names: list[str], config: Config):
-    from mtptui.control.session import HostControl, settings_from
+def build_controls(args, names: list[str], config: Config, wait_timeout: float | None = None):
+    """One HostControl per host named (config names or user@host[:port]), or this machine's unit
+    with --local; args has the options of add_host_args and --local. Raises ConfigError."""
+    from mtptui.control.session import HostControl, settings_from, ssh_control
     from mtptui.control.target import SystemdTarget
 
     settings = settings_from(config)
-    if args.timeout:
-        settings.wait_timeout = args.timeout
+    if wait_timeout:
+        settings.wait_timeout = wait_timeout
     if args.local:
         from mtptui.transport.local import LocalRunner
 
@@ -89,13 +91,8 @@ def build_controls(args, names: list[str], config: Config):
             raise ConfigError("--local needs --unit")
         target = _target(lambda: SystemdTarget(LocalRunner(), args.unit, sudo=bool(args.sudo), host="local"))
         return [HostControl(target, host="local", settings=settings)]
-    from mtptui.transport.ssh import SshTransport
-
     hosts = resolve_hosts(names, config, unit=args.unit, sudo=args.sudo, identity=args.identity)
-    return [HostControl(_target(lambda h=h: SystemdTarget(SshTransport(h), h.unit, sudo=h.sudo, host=h.name)),
-                        host=h.name, prod=config.control.is_prod(h), settings=settings,
-                        where=h.describe())
-            for h in hosts]
+    return [_target(lambda h=h: ssh_control(h, config, settings)) for h in hosts]
 
 
 def _target(make):

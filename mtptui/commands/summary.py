@@ -5,17 +5,23 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import TextIO
 
-from mtptui.core.compare import epoch_rows, percent
+from mtptui.core.compare import DELTA_MIN_BATCHES, delta_text, epoch_rows, load_cells
 from mtptui.core.parallel import summarise
+from mtptui.core.timespec import when
 from mtptui.sources.file import InputError
 
 EPILOG = """\
 PATH is a saved log: a journalctl export in any short mode or json (-o json), a raw server log,
 a .gz of either, or - for standard input. Times without a zone are read as UTC.
+
+WHEN is a span back from now (10min, 2h, 1h 30min: the spans `live --since` takes), now, today,
+yesterday, a time (2026-03-09 16:00, 16:00, ISO 8601; UTC unless it gives its zone), @EPOCH or
+epoch seconds.
 
 exit codes:
   0  summary printed (also for an empty input)
@@ -25,18 +31,12 @@ exit codes:
 
 
 def parse_time(s: str) -> float:
-    """ISO 8601 (zone optional, UTC assumed) or epoch seconds."""
+    """`--since`/`--until`: the words `live --since` takes, read as mtptui.core.timespec says."""
     try:
-        return float(s)
+        return when(s, time.time())
     except ValueError:
-        pass
-    try:
-        dt = datetime.fromisoformat(s.replace("Z", "+00:00"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a time: {s!r} (use ISO 8601 or epoch seconds)") from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.timestamp()
+        raise argparse.ArgumentTypeError(f"not a time: {s!r} (10min, 2h, today, 2026-03-09 16:00 ...: "
+                                         "see --help)") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,8 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    p.add_argument("--since", type=parse_time, metavar="T", help="only records at or after T")
-    p.add_argument("--until", type=parse_time, metavar="T", help="only records at or before T")
+    p.add_argument("--since", type=parse_time, metavar="WHEN", help="only records at or after WHEN")
+    p.add_argument("--until", type=parse_time, metavar="WHEN", help="only records at or before WHEN")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="worker processes for big plain files (default: one per core)")
     return p
@@ -123,17 +123,30 @@ def write_json(doc: dict, out: TextIO) -> None:
 
 
 def _epoch_lines(epochs: list[dict]) -> list[str]:
-    """Epochs (runs between restarts) with their settings, and what changed from the one before."""
+    """Epochs (runs between restarts) with their settings, the host's throughput (summed over DP
+    groups), and its change against the run before and against the last run without speculation."""
     if not any(len([e for e in epochs if e["host"] == h]) > 1 for h in {e["host"] for e in epochs}):
         return []
-    out = ["", "epochs (runs between restarts):",
+    out = ["", "epochs (runs between restarts; host tok/s: summed over DP groups; "
+               f"changes need {DELTA_MIN_BATCHES} decode lines a DP group):",
            f"  {'host':<12} {'#':>2} {'from':<19} {'settings':<28} {'decode':>7} {'acc len':>7} "
-           f"{'gen tok/s per rank':>18} {'vs before':>9}"]
-    for r in epoch_rows(epochs):
-        al, gen = r.accept_len, r.gen_mean
-        out.append(f"  {(r.host or '-'):<12.12} {r.index:>2} {fmt_time(r.start):<19} {r.label:<28.28} "
+           f"{'host tok/s':>10} {'vs prev':>7} {'vs spec off':>11}"]
+    rows = epoch_rows(epochs)
+    for r in rows:
+        al, gen = r.accept_len, r.gen_total
+        out.append(f"  {(r.host or '-'):<12.12} {r.index + 1:>2} {fmt_time(r.start):<19} {r.label:<28.28} "
                    f"{r.decode_batches:>7} {'-' if al is None else f'{al:.2f}':>7} "
-                   f"{'-' if gen is None else f'{gen:.1f}':>18} {percent(r.vs_before):>9}")
+                   f"{'-' if gen is None else f'{gen:.1f}':>10} {delta_text(r, r.vs_previous):>7} "
+                   f"{delta_text(r, r.vs_baseline, baseline=True):>11}")
+    out += ["", "epochs at the same load (decode lines by #running-req; tok/s: gen throughput of a line; "
+                f"changes need {DELTA_MIN_BATCHES} lines in the bucket in both epochs):",
+            f"  {'host':<12} {'#':>2} {'running':>7} {'decode':>7} {'acc len':>7} {'tok/s':>10} {'vs prev':>7} "
+            f"{'vs spec off':>11}"]
+    for r in rows:
+        for b in r.by_load:
+            running, decode, al, gen, prev, base = load_cells(b)
+            out.append(f"  {(r.host or '-'):<12.12} {r.index + 1:>2} {running:>7} {decode:>7} {al:>7} {gen:>10} "
+                       f"{prev:>7} {base:>11}")
     return out
 
 

@@ -13,6 +13,7 @@ import os
 from mtptui.control import systemd
 from mtptui.control.target import UnitState
 from mtptui.sources.process import ProcessSource
+from mtptui.transport.tunnel import Forward, direct
 
 
 class ChildTarget:
@@ -34,6 +35,10 @@ class ChildTarget:
 
     async def close(self) -> None:
         """Nothing to close."""
+
+    async def forward(self, host: str, port: int) -> Forward:
+        """The child listens on this machine."""
+        return direct(host, port)
 
     def commands_for(self, new_dropin: str | None, *, write: bool = True) -> list[list[str]]:
         argv, _ = self._argv_env(new_dropin) if write else (self.source.argv, None)

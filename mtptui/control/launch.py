@@ -392,6 +392,22 @@ def context_of(argv: list[str]) -> Context:
     )
 
 
+# Where each engine listens when the command line does not say (SGLang 30000, vLLM 8000).
+DEFAULT_PORTS = {"sglang": 30000, "vllm": 8000}
+_ANY_ADDRESS = ("", "0.0.0.0", "::", "[::]")
+
+
+def listen_address(argv: list[str]) -> tuple[str, int]:
+    """(address to connect to, port) of the server's HTTP side, from its `--host` and `--port`
+    (the engine's defaults otherwise); a server on every address is reached on the loopback."""
+    launch = find_launch(argv)
+    values = {o.name: o.value for o in _options(argv, launch.index)}
+    port = values.get("--port")
+    host = values.get("--host") or "127.0.0.1"
+    return ("127.0.0.1" if host in _ANY_ADDRESS else host.strip("[]"),
+            _int("--port", port) if port is not None else DEFAULT_PORTS[launch.engine])
+
+
 # --- applying a profile ----------------------------------------------------------------------
 
 def _is_spec(name: str, engine: str) -> bool:

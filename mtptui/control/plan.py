@@ -9,14 +9,14 @@ from dataclasses import dataclass, field
 
 from mtptui.control.profiles import Profile
 
-APPLY, REVERT, RESTART = "apply", "revert", "restart"
+APPLY, REVERT, RESTART, RESTORE = "apply", "revert", "restart", "restore"
 
 
 @dataclass
 class Plan:
     host: str
     unit: str
-    action: str  # APPLY a profile, REVERT (remove our drop-in), RESTART as is
+    action: str  # APPLY a profile, REVERT (remove our drop-in), RESTART as is, RESTORE a state read before
     profile: Profile | None  # the profile asked for (APPLY only)
     engine: str  # "sglang" or "vllm"
     old_argv: list[str]
@@ -36,7 +36,7 @@ class Plan:
 
     def title(self) -> str:
         what = {APPLY: f"→ {self.profile.name}" if self.profile else "", REVERT: "revert to the unit's own ExecStart",
-                RESTART: "restart as is"}[self.action]
+                RESTART: "restart as is", RESTORE: "restore the unit as it was"}[self.action]
         return f"{self.host} · {self.unit}: {what}"
 
     def diff_lines(self) -> list[tuple[str, str]]:

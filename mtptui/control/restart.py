@@ -206,7 +206,9 @@ class Action:
             try:
                 while not watch.done:
                     now = time.monotonic()
-                    if now > deadline:
+                    # wait_timeout bounds the wait for ready; after it, idle_after_ready bounds the
+                    # verification (an idle server ready just before the limit is still judged)
+                    if ready_at is None and now > deadline:
                         raise StepFailed(f"not ready after {self.s.wait_timeout:.0f} s ({watch.step})")
                     if ready_at is not None and now - ready_at > self.s.idle_after_ready:
                         watch.idle_verdict()

@@ -9,20 +9,20 @@ from typing import TYPE_CHECKING
 
 from mtptui.control import audit, launch, systemd
 from mtptui.control.errors import BadProfile, ControlError
-from mtptui.control.plan import APPLY, RESTART, REVERT, Plan
+from mtptui.control.plan import APPLY, RESTART, RESTORE, REVERT, Plan
 from mtptui.control.profiles import BUILTINS, Profile, ProfileError, check_profile
 from mtptui.control.restart import Action, Outcome, PhaseEvent, Settings
 from mtptui.control.verify import SPEC_KEYS
 
 if TYPE_CHECKING:
-    from mtptui.config import Config
+    from mtptui.config import Config, HostConfig
 
 __all__ = ["ControlError", "HostControl", "host_controls"]
 
 
 class HostControl:
     def __init__(self, target, *, host: str, prod: bool = False, settings: Settings | None = None,
-                 where: str = "") -> None:
+                 where: str = "", http_port: int | None = None) -> None:
         self.target = target
         self.host = host
         self.unit = target.unit
@@ -31,7 +31,9 @@ class HostControl:
         self.where = where or getattr(target, "where", "")
         self.last_on: Profile = BUILTINS["mtp3"]
         self.running = False  # an action is under way (a second one is refused)
+        self.http_port = http_port  # the config's; None: the server's --port (or its default)
         self._connected = False
+        self._forward = None  # the tunnel to the server's HTTP port, while its connection lives
 
     async def _ensure(self) -> None:
         if not self._connected:
@@ -42,9 +44,44 @@ class HostControl:
             self._connected = True
 
     async def close(self) -> None:
+        if self._forward is not None:
+            await self._forward.close()
+            self._forward = None
         if self._connected:
             await self.target.runner.close()
             self._connected = False
+
+    async def reconnect(self) -> None:
+        """After a lost link: a fresh connection (the tunnel follows it on next use)."""
+        await self.close()
+        await self._ensure()
+
+    async def endpoint(self):
+        """The server's HTTP side, reachable from here (transport.tunnel.Forward): over SSH a
+        local port forwarded to the config's http_port, else to the unit's --port and --host."""
+        if self._forward is not None and self._forward.alive():
+            return self._forward
+        if self.http_port:
+            await self._ensure()
+            host, port = "127.0.0.1", self.http_port
+        else:
+            try:
+                host, port = launch.listen_address((await self.state()).argv)
+            except launch.LaunchError as e:
+                raise ControlError(f"{self.host}: {self.unit}: {e} (set http_port for this host)") from None
+        try:
+            self._forward = await self.target.runner.forward(host, port)
+        except Exception as e:  # noqa: BLE001 - a TransportError, said in one line
+            raise ControlError(f"{self.host}: cannot forward a port to the server: {e}") from None
+        return self._forward
+
+    async def follow_log(self):
+        """The unit's log from now on (`.lines(timeout)`, `.close()`)."""
+        await self._ensure()
+        try:
+            return await self.target.follow(await self.target.mark())
+        except Exception as e:  # noqa: BLE001 - a TransportError, said in one line
+            raise ControlError(f"{self.host}: cannot follow the log: {e}") from None
 
     async def state(self):
         await self._ensure()
@@ -66,7 +103,9 @@ class HostControl:
         st = await self.state()
         return launch.spec_flags(st.argv)
 
-    async def plan(self, action: str, profile: Profile | None = None) -> Plan:
+    async def plan(self, action: str, profile: Profile | None = None, *, before=None) -> Plan:
+        """What `action` would do now. RESTORE writes back the drop-in of `before` (a UnitState
+        read earlier by `state()`), byte for byte, or removes ours when there was none."""
         st = await self.state()
         try:
             found = launch.find_launch(st.argv)
@@ -92,6 +131,10 @@ class HostControl:
             new_argv, new_dropin = list(base), None
         elif action == RESTART:
             new_argv, new_dropin = list(st.argv), st.dropin
+        elif action == RESTORE:
+            if before is None:
+                raise ControlError("restore to what?")
+            new_argv, new_dropin = list(before.argv), before.dropin
         else:
             raise ControlError(f"unknown action {action!r}")
         write = action != RESTART
@@ -172,10 +215,9 @@ def profile_of(settings: dict, fallback: Profile) -> Profile:
                    draft_model_path=settings.get("draft_model_path"))
 
 
-def host_controls(sources, config: Config, read_only: bool) -> dict:
-    """One HostControl per source that can act, keyed by the store's host name; {} read-only."""
-    if read_only:
-        return {}
+def host_controls(sources, config: Config) -> dict:
+    """One HostControl per source that can act, keyed by the store's host name (a read-only
+    dashboard keeps them only for the smoke test, which changes nothing)."""
     from mtptui.sources.local import LocalJournalSource
     from mtptui.sources.process import ProcessSource
     from mtptui.sources.ssh import SshJournalSource
@@ -185,13 +227,7 @@ def host_controls(sources, config: Config, read_only: bool) -> dict:
     for src in sources:
         inner = getattr(src, "inner", src)
         if isinstance(inner, SshJournalSource):
-            from mtptui.control.target import SystemdTarget
-            from mtptui.transport.ssh import SshTransport
-
-            h = inner.config
-            target = SystemdTarget(SshTransport(h), h.unit, sudo=h.sudo, host=h.name)
-            out[h.name] = HostControl(target, host=h.name, prod=config.control.is_prod(h),
-                                      settings=settings, where=h.describe())
+            out[inner.config.name] = ssh_control(inner.config, config, settings)
         elif isinstance(inner, LocalJournalSource):
             from mtptui.control.target import SystemdTarget
             from mtptui.transport.local import LocalRunner
@@ -204,6 +240,17 @@ def host_controls(sources, config: Config, read_only: bool) -> dict:
             target = ChildTarget(inner)
             out[inner.host] = HostControl(target, host=target.host, settings=settings)
     return out
+
+
+def ssh_control(h: HostConfig, config: Config, settings: Settings | None = None) -> HostControl:
+    """The control of a configured host, reached over SSH. Raises ControlError for a unit name
+    systemd would refuse."""
+    from mtptui.control.target import SystemdTarget
+    from mtptui.transport.ssh import SshTransport
+
+    target = SystemdTarget(SshTransport(h), h.unit, sudo=h.sudo, host=h.name)
+    return HostControl(target, host=h.name, prod=config.control.is_prod(h),
+                       settings=settings or settings_from(config), where=h.describe(), http_port=h.http_port)
 
 
 def settings_from(config: Config) -> Settings:

@@ -319,6 +319,8 @@ def last_start_seconds(json_lines: list[str]) -> float | None:
         if msg.startswith("Started "):
             started = ts
         elif started is not None and ("fired up and ready" in msg or "Application startup complete" in msg):
-            best = ts - started
+            # systemd's Started and the server's own line are stamped by different writers: a
+            # server up within a second can come out stamped before it; that start took ~0 s
+            best = max(0.0, ts - started)
             started = None
     return best

@@ -1,10 +1,79 @@
-"""Epochs side by side: did the retune help? One routine for `summary`'s epoch table and the
-dashboard's compare screen (c), both reading epochs as `Epoch.to_json()` gives them, so the two
-can never disagree."""
+"""Epochs side by side: did the retune help? One routine for `summary`'s epochs (table and JSON),
+the dashboard's epoch strip and its compare screen (c), all reading epochs as `Epoch.to_json()`
+gives them (the strip its brief form: only n and mean per rank), so they can never disagree.
+
+The host's throughput is the sum over its DP groups: each DP group is one stream of requests,
+logged by one scheduler (or, with `--enable-metrics-for-all-schedulers`, by every TP rank of the
+group, each the same stream), so the ranks of one group count once (their pooled mean).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
+
+# An epoch's host total is compared with another epoch's only when both rest on at least this
+# many decode lines with gen throughput in every DP group. Each line averages
+# --decode-log-interval decode steps (40 by default), so 10 lines are some 400 steps of each
+# group, tens of seconds of decoding: enough that the first lines after a restart (warm-up, a
+# few requests, throughput far below the steady state) and a burst of load do not decide the sign.
+DELTA_MIN_BATCHES = 10
+# The same minimum holds for a load bucket (loadmatch.py): a bucket's gen throughput is compared
+# with another epoch's in that bucket only when each has DELTA_MIN_BATCHES decode lines in it.
+
+_DP = re.compile(r"(?:^| )(DP-?\d+)(?: |$)")
+
+
+def dp_group(rank: str) -> str:
+    """The DP group a rank label logs for: `DP3 TP3 EP3` -> `DP3`; `TP0`, `TP3`, `PP1 TP0` and
+    `` (TP=1) -> `` (the one group of a server without DP). An engine of its own is a group of
+    its own: vLLM's `Engine 001`, a Ray actor's `pid=41820 TP0` -> `pid=41820` (with its DP rank,
+    if any: `pid=41820 DP1 TP1` -> `pid=41820 DP1`)."""
+    if rank.startswith("Engine"):
+        return rank
+    engine = rank.split(" ", 1)[0] if rank.startswith("pid=") else ""
+    m = _DP.search(rank)
+    return " ".join(p for p in (engine, m.group(1) if m else "") if p)
+
+
+@dataclass(frozen=True)
+class Delta:
+    """The host total against an earlier epoch's."""
+    index: int  # the earlier epoch's index
+    label: str  # its settings
+    gen_total: float  # its host total
+    change: float  # 0.39: +39 %
+
+    def to_json(self) -> dict:
+        return {"epoch": self.index, "label": self.label, "gen_throughput": self.gen_total,
+                "change": self.change}
+
+
+@dataclass(frozen=True)
+class LoadRow:
+    """An epoch's decode lines in one bucket of #running-req, and its mean gen throughput there
+    against the latest earlier epoch (vs_previous) and the latest earlier epoch without
+    speculation (vs_baseline) with enough lines in the same bucket (0.39: +39 %; None: none)."""
+    running: str  # the bucket: `5-16`
+    decode: int
+    gen_throughput: float | None
+    accept_len: float | None
+    vs_previous: float | None = None
+    vs_baseline: float | None = None
+
+    @property
+    def comparable(self) -> bool:
+        return bool(self.gen_throughput) and self.decode >= DELTA_MIN_BATCHES
+
+    def to_json(self) -> dict:
+        return {"running": self.running, "decode": self.decode, "gen_throughput": self.gen_throughput,
+                "accept_len": self.accept_len, "vs_previous": self.vs_previous, "vs_baseline": self.vs_baseline}
+
+
+def _load_change(row: dict, other: LoadRow | None) -> float | None:
+    if other is None or row["decode"] < DELTA_MIN_BATCHES or row["gen_throughput"] is None:
+        return None
+    return row["gen_throughput"] / other.gen_throughput - 1
 
 
 @dataclass
@@ -16,45 +85,140 @@ class EpochRow:
     label: str  # the speculation settings
     reason: str  # why it began
     decode_batches: int
+    spec_off: bool  # known to run without speculation: a baseline for the epochs after it
     accept_len: float | None  # mean over every decode batch of every rank
     accept_rate: float | None
     gen_per_rank: dict[str, float]  # rank -> mean gen throughput
     gen_mean: float | None  # the mean over ranks of gen_per_rank
-    gen_sum: float | None  # the host's throughput: gen_per_rank summed
-    vs_before: float | None  # gen_mean against the host's previous epoch with throughput (0.39: +39 %)
-    vs_first: float | None  # gen_sum against the host's first epoch with throughput
+    gen_per_dp: dict[str, float]  # DP group -> its pooled mean gen throughput
+    gen_total: float | None  # the host's throughput: gen_per_dp summed
+    min_batches: int  # the fewest gen throughput lines of any DP group (0: none)
+    vs_previous: Delta | None  # against the latest earlier epoch with a comparable total
+    vs_baseline: Delta | None  # against the latest earlier comparable epoch without speculation
+    # The epoch just before, when it decoded too little to compare with: (index, min_batches)
+    short_before: tuple[int, int] | None = None
+    by_load: list[LoadRow] = field(default_factory=list)  # the buckets it decoded in, fewest running first
+
+    @property
+    def comparable(self) -> bool:
+        """Whether the host total rests on enough lines to be compared (DELTA_MIN_BATCHES)."""
+        return self.gen_total is not None and self.min_batches >= DELTA_MIN_BATCHES
+
+    def totals_json(self) -> dict:
+        """The `host_totals` of an epoch in `summary --json`."""
+        return {"accept_len": self.accept_len, "accept_rate": self.accept_rate, "gen_throughput": self.gen_total,
+                "gen_throughput_per_dp": self.gen_per_dp, "dp_groups": len(self.gen_per_dp),
+                "min_batches": self.min_batches, "comparable": self.comparable}
 
 
 def pooled_mean(ranks: dict, metric: str) -> float | None:
     """The mean over every value of every rank, from each rank's mean and count."""
     stats = [r[metric] for r in ranks.values() if r.get(metric)]
+    if len(stats) == 1:
+        return stats[0]["mean"]  # as it is, without the rounding of mean * n / n
     n = sum(s["n"] for s in stats)
     return sum(s["mean"] * s["n"] for s in stats) / n if n else None
+
+
+def _dp_totals(ranks: dict) -> tuple[dict[str, float], int]:
+    """DP group -> pooled mean gen throughput of its ranks, and the fewest lines of a group."""
+    groups: dict[str, dict] = {}
+    for rank, r in ranks.items():
+        if r.get("gen_throughput"):
+            groups.setdefault(dp_group(rank), {})[rank] = r
+    per_dp = {g: pooled_mean(members, "gen_throughput") for g, members in groups.items()}
+    counts = [sum(r["gen_throughput"]["n"] for r in members.values()) for members in groups.values()]
+    return per_dp, min(counts, default=0)
+
+
+def _delta(row: EpochRow, other: EpochRow | None) -> Delta | None:
+    if other is None or not row.comparable or not other.gen_total:
+        return None
+    return Delta(other.index, other.label, other.gen_total, row.gen_total / other.gen_total - 1)
 
 
 def epoch_rows(epochs: list[dict]) -> list[EpochRow]:
     """One row per epoch, in the order given (each host's epochs oldest first)."""
     rows: list[EpochRow] = []
-    before: dict = {}  # host -> gen_mean of its latest epoch with throughput
-    first: dict = {}  # host -> gen_sum of its first epoch with throughput
+    previous: dict = {}  # host -> its latest comparable row
+    baseline: dict = {}  # host -> its latest comparable row without speculation
+    decoded: dict = {}  # host -> its latest row with a host total
+    # (host, bucket) -> the latest comparable LoadRow of any epoch / of one without speculation
+    previous_load: dict = {}
+    baseline_load: dict = {}
     for e in epochs:
-        per_rank = {rank: r["gen_throughput"]["mean"] for rank, r in e["ranks"].items() if r.get("gen_throughput")}
-        gen_sum = sum(per_rank.values()) if per_rank else None
-        gen_mean = gen_sum / len(per_rank) if per_rank else None
+        ranks = e["ranks"]
+        per_rank = {rank: r["gen_throughput"]["mean"] for rank, r in ranks.items() if r.get("gen_throughput")}
+        per_dp, min_batches = _dp_totals(ranks)
+        accept_len = pooled_mean(ranks, "accept_len")
         host = e["host"]
-        prev, base = before.get(host), first.get(host)
-        rows.append(EpochRow(
+        # Without speculation: server_args said so, or (no server_args seen) it decoded and no
+        # line carried accept len.
+        spec_off = e["label"] == "spec off" or (e["label"] == "settings unknown" and e["decode_batches"] > 0
+                                                 and accept_len is None and pooled_mean(ranks, "accept_rate") is None)
+        row = EpochRow(
             host=host, index=e["index"], start=e["start"], end=e["end"], label=e["label"], reason=e["reason"],
-            decode_batches=e["decode_batches"], accept_len=pooled_mean(e["ranks"], "accept_len"),
-            accept_rate=pooled_mean(e["ranks"], "accept_rate"), gen_per_rank=per_rank, gen_mean=gen_mean,
-            gen_sum=gen_sum, vs_before=gen_mean / prev - 1 if gen_mean is not None and prev else None,
-            vs_first=gen_sum / base - 1 if gen_sum is not None and base else None))
-        if gen_mean is not None:
-            before[host] = gen_mean
-            first.setdefault(host, gen_sum)
+            decode_batches=e["decode_batches"], spec_off=spec_off, accept_len=accept_len,
+            accept_rate=pooled_mean(ranks, "accept_rate"), gen_per_rank=per_rank,
+            gen_mean=sum(per_rank.values()) / len(per_rank) if per_rank else None, gen_per_dp=per_dp,
+            gen_total=sum(per_dp.values()) if per_dp else None, min_batches=min_batches,
+            vs_previous=None, vs_baseline=None)
+        row.vs_previous = _delta(row, previous.get(host))
+        row.vs_baseline = _delta(row, baseline.get(host))
+        last = decoded.get(host)
+        if last is not None and not last.comparable:
+            row.short_before = (last.index, last.min_batches)
+        if row.gen_total is not None:
+            decoded[host] = row
+        for b in e.get("by_load", ()):
+            key = (host, b["running"])
+            load = LoadRow(b["running"], b["decode"], b["gen_throughput"], b["accept_len"],
+                           _load_change(b, previous_load.get(key)), _load_change(b, baseline_load.get(key)))
+            row.by_load.append(load)
+            if load.comparable:
+                previous_load[key] = load
+                if spec_off:
+                    baseline_load[key] = load
+        rows.append(row)
+        if row.comparable:
+            previous[host] = row
+            if spec_off:
+                baseline[host] = row
     return rows
+
+
+def with_comparison(epochs: list[dict]) -> list[dict]:
+    """The epochs of `summary --json`, each with its `host_totals`, `vs_previous` and
+    `vs_baseline` (null: nothing comparable before it, or too few lines), and its `by_load`
+    buckets each with their own `vs_previous` and `vs_baseline` (a change, as LoadRow's)."""
+    out = []
+    for e, r in zip(epochs, epoch_rows(epochs)):
+        out.append({**e, "host_totals": r.totals_json(),
+                    "vs_previous": r.vs_previous.to_json() if r.vs_previous else None,
+                    "vs_baseline": r.vs_baseline.to_json() if r.vs_baseline else None,
+                    "by_load": [b.to_json() for b in r.by_load]})
+    return out
 
 
 def percent(change: float | None) -> str:
     """0.39 -> `+39%`; None -> `-`."""
     return "-" if change is None else f"{change * 100:+.0f}%"
+
+
+def delta_text(row: EpochRow, which: Delta | None, *, baseline: bool = False) -> str:
+    """A delta for a table cell: `+39%`; `n<10` while this epoch has too few lines; for the
+    baseline column (`baseline`), `base` on a first epoch without speculation; else `-`."""
+    if which is not None:
+        return percent(which.change)
+    if row.gen_total is not None and not row.comparable:
+        return f"n<{DELTA_MIN_BATCHES}"
+    return "base" if baseline and row.spec_off and row.comparable else "-"
+
+
+def load_cells(b: LoadRow) -> tuple[str, str, str, str, str, str]:
+    """A load bucket as shown: running, decode lines, accept len, gen tok/s, and its changes
+    (`n<10` while the bucket has too few lines to be compared; `-` with nothing to compare to)."""
+    def change(c: float | None) -> str:
+        return percent(c) if c is not None or b.comparable else f"n<{DELTA_MIN_BATCHES}"
+    return (b.running, str(b.decode), "-" if b.accept_len is None else f"{b.accept_len:.2f}",
+            "-" if b.gen_throughput is None else f"{b.gen_throughput:.1f}", change(b.vs_previous), change(b.vs_baseline))

@@ -11,16 +11,38 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from mtptui.core.loadmatch import LoadBuckets
 from mtptui.core.records import DECODE, SPEC, BatchStats, Event
 from mtptui.core.valueset import Rows
 
 EPOCH_METRICS = ("accept_len", "accept_rate", "gen_throughput")
 EPOCH_EVENTS = ("started", "spec_config")  # the events that may begin an epoch
+# The events that tell where a run is: loading (none yet), serving (ready), or gone down.
+LIFECYCLE_EVENTS = ("ready", "stopping", "stopped", "failed")
 
 
 def rank_key(rank: str) -> tuple:
     """Natural order: TP2 before TP10, DP1 TP1 before DP10 TP10."""
     return tuple((int(p) if p.isdigit() else p) for p in re.split(r"(\d+)", rank))
+
+
+def rank_label(rank: str) -> str:
+    """A rank as shown: its label, or `rank (TP=1)` for a server that logs without one."""
+    return rank if rank else "rank (TP=1)"
+
+
+def short_rank_labels(ranks: list[str]) -> dict[str, str]:
+    """Shortest unambiguous names: `DP3 TP3 EP3` -> `DP3` when the DP token alone tells every
+    rank apart (DP attention), else the full label."""
+    if len(ranks) < 2:
+        return {r: rank_label(r) for r in ranks}
+    parts = [r.split() for r in ranks]
+    n = min(len(p) for p in parts)
+    for i in range(n):
+        tokens = [p[i] for p in parts]
+        if len(set(tokens)) == len(tokens):
+            return dict(zip(ranks, tokens))
+    return {r: rank_label(r) for r in ranks}
 
 
 def algorithm_name(spec: dict) -> str:
@@ -63,6 +85,11 @@ class Epoch:
     records: int = 0  # every batch record (decode, prefill, vLLM spec)
     # rank -> every value of EPOCH_METRICS it logged in this epoch
     per_rank: dict[str, Rows] = field(default_factory=dict)
+    # its decode lines by #running-req, for a comparison at the same load (loadmatch.py)
+    load: LoadBuckets = field(default_factory=LoadBuckets)
+    # (time, kind) of its LIFECYCLE_EVENTS, in log order (the dashboard's store feeds them)
+    lifecycle: list[tuple[float, str]] = field(default_factory=list)
+    tally: bool = False  # its value sets keep exact sums as values come (ValueSet.tally): the dashboard
 
     @property
     def empty(self) -> bool:
@@ -72,6 +99,8 @@ class Epoch:
         """Adds another epoch's statistics to this one (the same epoch, read in two parts)."""
         self.batches += other.batches
         self.records += other.records
+        self.lifecycle += other.lifecycle
+        self.load.merge(other.load)
         for rank, rows in other.per_rank.items():
             mine = self.per_rank.get(rank)
             if mine is None:
@@ -87,7 +116,7 @@ class Epoch:
             if rank == old or rank == new:
                 target = merged.get(new)
                 if target is None:
-                    merged[new] = target = Rows(EPOCH_METRICS)
+                    merged[new] = target = Rows(EPOCH_METRICS, self.tally)
                 target.merge(rows)
             else:
                 merged[rank] = rows
@@ -100,24 +129,27 @@ class Epoch:
     def rows(self, rank: str) -> Rows:
         rows = self.per_rank.get(rank)
         if rows is None:
-            rows = self.per_rank[rank] = Rows(EPOCH_METRICS)
+            rows = self.per_rank[rank] = Rows(EPOCH_METRICS, self.tally)
         return rows
 
     def stats(self, metric: str, rank: str) -> dict | None:
         rows = self.per_rank.get(rank)
         return rows.describe()[metric] if rows is not None else None
 
-    def to_json(self) -> dict:
-        ranks = {rank: self.per_rank[rank].describe() for rank in sorted(self.per_rank, key=rank_key)}
+    def to_json(self, brief: bool = False) -> dict:
+        """As in `summary --json`; brief: each rank's statistics only n and mean (no sort)."""
+        ranks = {rank: (self.per_rank[rank].brief() if brief else self.per_rank[rank].describe())
+                 for rank in sorted(self.per_rank, key=rank_key)}
         return {"host": self.host, "index": self.index, "start": self.start, "end": self.end,
                 "reason": self.reason, "label": self.label, "spec": self.spec,
-                "decode_batches": self.batches, "ranks": ranks}
+                "decode_batches": self.batches, "ranks": ranks, "by_load": self.load.to_json()}
 
 
 class EpochTracker:
     """A sink-like helper: feed it every batch and event (with their effective times)."""
 
-    def __init__(self) -> None:
+    def __init__(self, tally: bool = False) -> None:
+        self.tally = tally  # the epochs' value sets keep exact sums as they come (Epoch.tally)
         self.epochs: dict[str | None, list[Epoch]] = {}
         self.spec: dict[str | None, dict] = {}  # host -> latest server_args speculation settings
 
@@ -133,6 +165,7 @@ class EpochTracker:
             if kind == DECODE:
                 epoch.batches += 1
             epoch.rows(rec.rank).add(rec.fields)
+            epoch.load.add(rec.fields)
 
     def current(self, host: str | None) -> Epoch | None:
         epochs = self.epochs.get(host)
@@ -154,6 +187,10 @@ class EpochTracker:
                 cur = self._new_epoch(ev.host, ts, "new server process")
             cur.spec = dict(ev.data)
             self.spec[ev.host] = dict(ev.data)
+        elif ev.kind in LIFECYCLE_EVENTS:
+            cur = self.current(ev.host)
+            if cur is not None:
+                cur.lifecycle.append((ts, ev.kind))
 
     def _new_epoch(self, host: str | None, ts: float, reason: str) -> Epoch:
         epochs = self.epochs.setdefault(host, [])
@@ -161,10 +198,12 @@ class EpochTracker:
             cur = epochs[-1]
             if cur.empty:
                 # Nothing happened in it (e.g. `Started` right after the first line): reuse it.
+                # What the process before did (its stop) is not this run's.
                 cur.start, cur.reason = min(cur.start, ts), reason
+                cur.lifecycle.clear()
                 return cur
             cur.end = ts
-        e = Epoch(index=len(epochs), host=host, start=ts, reason=reason)
+        e = Epoch(index=len(epochs), host=host, start=ts, reason=reason, tally=self.tally)
         epochs.append(e)
         return e
 

@@ -19,6 +19,7 @@ import multiprocessing
 import os
 import pickle
 import re
+import signal
 import tempfile
 from dataclasses import dataclass
 
@@ -107,6 +108,8 @@ class _Worker:
         self.process.start()
 
     def _run(self, since, until) -> None:  # in the child
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the parent's to report
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
         try:
             out = ("read", _read(self.part, since, until, EventLog(self.events)))
         except BaseException as e:  # raised again in the parent (an InputError, say)
@@ -128,6 +131,34 @@ class _Worker:
             raise value
         value[0].events.adopt(self.events)
         return value
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.terminate()
+        self.process.join()
+
+
+@contextlib.contextmanager
+def _workers(parts: list[Part], since, until):
+    """Forked readers of the parts, that a Ctrl-C stops without a word from them.
+
+    The terminal sends SIGINT to the whole process group: each worker would print its own
+    KeyboardInterrupt traceback. Workers ignore it; the parent alone raises, and leaving this block
+    ends them. SIGINT is held (blocked, not lost) while the workers fork, so that none can be hit
+    before it ignores the signal, and the parent takes a held one once they are all started.
+    """
+    workers: list[_Worker] = []
+    try:
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            for p in parts:
+                workers.append(_Worker(p, since, until))
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        yield workers
+    finally:
+        for w in workers:
+            w.stop()
 
 
 class _Total:
@@ -177,11 +208,11 @@ def _summarise(paths: list[str], since, until, jobs: int | None) -> tuple[Summar
         if len(parts) == 1:
             total.add(_read(parts[0], since, until))
             continue
-        workers = [_Worker(p, since, until) for p in parts[1:]]
-        # this process reads the first part itself meanwhile: one fork and one transfer fewer
-        total.add(_read(parts[0], since, until))
-        for w in workers:
-            total.add(w.join())
+        with _workers(parts[1:], since, until) as workers:
+            # this process reads the first part itself meanwhile: one fork and one transfer fewer
+            total.add(_read(parts[0], since, until))
+            for w in workers:
+                total.add(w.join())
     return total.summary, total.counts
 
 

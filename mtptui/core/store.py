@@ -56,10 +56,12 @@ class Store:
         self.clock = clock
         self.series: dict[tuple[str | None, str], RankSeries] = {}
         self.events: deque[Event] = deque(maxlen=max_events)
-        self._epochs = EpochTracker()
+        # Exact sums kept as values come: the epoch strip reads every epoch's means each second.
+        self._epochs = EpochTracker(tally=True)
         self.epochs: dict[str | None, list[Epoch]] = self._epochs.epochs
         self.spec: dict[str | None, dict] = self._epochs.spec  # host -> latest server_args settings
         self.last_ts: float | None = None  # newest log time seen anywhere
+        self._named: dict[str, None] = {}  # hosts a source named before any of their lines came
         self.version = 0  # bumped on every change; views redraw only when it moved
 
     # -- sink interface ------------------------------------------------------------------------
@@ -115,8 +117,14 @@ class Store:
         self.version += 1
 
     # -- queries for the views -----------------------------------------------------------------
+    def name_host(self, host: str) -> None:
+        """A host the session streams from, shown (by name, with no data yet) before its first line."""
+        if host not in self._named:
+            self._named[host] = None
+            self.version += 1
+
     def hosts(self) -> list[str | None]:
-        seen: dict[str | None, None] = {}
+        seen: dict[str | None, None] = dict(self._named)
         for h, _ in self.series:
             seen.setdefault(h, None)
         for h in self.epochs:

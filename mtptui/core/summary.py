@@ -9,8 +9,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from mtptui.core.compare import with_comparison
 from mtptui.core.epochs import EPOCH_EVENTS, Epoch, EpochTracker, rank_key
 from mtptui.core.eventlog import EventLog
+from mtptui.core.loadmatch import LOAD_FIELDS
 from mtptui.core.records import DECODE, PREFILL, SPEC, BatchStats, Event
 from mtptui.core.valueset import Rows
 
@@ -89,6 +91,10 @@ class SeriesSummary:
         if epoch is None:
             self.decode.fold()
             return
+        buf = self.decode.buf
+        if buf:  # the epoch's load buckets take the rows whole (they pair running with throughput)
+            k = len(DECODE_METRICS)
+            epoch.load.add_columns(*(buf[DECODE_METRICS.index(name)::k] for name in LOAD_FIELDS))
         records, batches = self.records, self.decode_batches
         epoch.records += records - self._records_folded
         epoch.batches += batches - self._batches_folded
@@ -257,7 +263,7 @@ class Summary:
         return {
             "series": [s.to_json() for s in self.ordered()],
             "events": self.events,
-            "epochs": [e.to_json() for e in self.epochs.all()],
+            "epochs": with_comparison([e.to_json() for e in self.epochs.all()]),
             "lines": lines,
         }
 

@@ -25,9 +25,9 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate, chain, compress, repeat
-from operator import add, and_, mul, rshift, sub, truediv
+from operator import add, mul, truediv
 
-from mtptui.core.stats import assemble
+from mtptui.core.stats import ExactSum, assemble, exact_terms, tidy, weighted_sum
 
 MAX_DISTINCT = 4096  # counted while there are at most this many distinct values
 MAX_DECIMALS = 6
@@ -37,8 +37,6 @@ CHUNK = 1 << 16  # counts or values walked at a time: a big set is never copied 
 COUNTED, DENSE, SPILLED = "counted", "dense", "spilled"
 _WIDTHS = tuple((code, (1 << 8 * array(code).itemsize) - 1) for code in "BHIQ")  # counts' types
 _LIMIT = dict(_WIDTHS)
-_SPLIT = float((1 << 27) + 1)  # Veltkamp's constant: splits a double into two halves of 26 bits
-_DIGIT = 1 << 26  # a half times a count below this is exact
 
 
 def _dense_fits(bins: int, n: int) -> bool:
@@ -52,9 +50,9 @@ class ValueSet:
     FOLD appends; or with ``append``, which folds by itself."""
 
     __slots__ = ("buf", "form", "counts", "dense", "lo", "decimals", "spill", "_sorted", "_next_try",
-                 "last", "n", "_described")
+                 "last", "n", "_described", "tally")
 
-    def __init__(self) -> None:
+    def __init__(self, tally: bool = False) -> None:
         self.buf = array("d")
         self.form = COUNTED
         self.counts: Counter | None = Counter()
@@ -70,6 +68,9 @@ class ValueSet:
         # (n, describe()) of the last description: values are only ever added, so it holds
         # while n is the same
         self._described: tuple[int, dict | None] | None = None
+        # the exact sum of every value so far, kept as they come, for a view that reads the mean
+        # often (brief()); None: summed when asked (summary's sets, read once)
+        self.tally: ExactSum | None = ExactSum() if tally else None
 
     def _state(self) -> tuple:
         return (self.form, self.counts, self.dense, self.lo, self.decimals, self.spill, self._next_try,
@@ -82,14 +83,18 @@ class ValueSet:
         return self._state()
 
     def __setstate__(self, state: tuple) -> None:
-        (self.form, self.counts, self.dense, self.lo, self.decimals, self.spill, self._next_try,
-         self.last, self.n) = state
+        self._load(state)
         self.buf = array("d")
         self._sorted = True
         self._described = None
+        self.tally = None
+
+    def _load(self, state: tuple) -> None:
+        (self.form, self.counts, self.dense, self.lo, self.decimals, self.spill, self._next_try,
+         self.last, self.n) = state
 
     def _copy_from(self, other: ValueSet) -> None:
-        self.__setstate__(other._state())
+        self._load(other._state())
         self._sorted = other._sorted
         if self.counts is not None:
             self.counts = Counter(self.counts)
@@ -127,6 +132,8 @@ class ValueSet:
                 return
         self.last = values[-1]
         self.n += len(values)
+        if self.tally is not None:
+            self.tally.add(values)
         if self.form == COUNTED:
             self.counts.update(values)  # counted in C
             if len(self.counts) > MAX_DISTINCT:
@@ -266,6 +273,11 @@ class ValueSet:
         later.fold()
         if later.n == 0:
             return
+        if self.tally is not None:
+            if later.tally is None:
+                self.tally = None  # its sum is not known: brief() sums when asked
+            else:
+                self.tally.merge(later.tally)
         if self.n == 0:
             self._copy_from(later)
             return
@@ -337,21 +349,40 @@ class ValueSet:
         result = self._described[1]
         return dict(result) if result is not None else None
 
+    def brief(self) -> dict | None:
+        """{n, mean} as describe() gives them, without the sort its percentiles need: for views
+        that redraw often (the dashboard's epoch strip)."""
+        self.fold()
+        n = self.n
+        if not n:
+            return None
+        if self._described is not None and self._described[0] == n:
+            return {"n": n, "mean": self._described[1]["mean"]}
+        return {"n": n, "mean": tidy(self._total() / n)}
+
+    def _total(self) -> float:
+        """The sum of every value, exact, then correctly rounded."""
+        if self.tally is not None:
+            return self.tally.total()
+        if self.form == SPILLED:
+            return math.fsum(self.spill)
+        if self.form == COUNTED:
+            return weighted_sum(*next(self._groups()))
+        # dense values are decimals well inside the range where exact_terms holds
+        return math.fsum(chain.from_iterable(exact_terms(v, c) for v, c in self._groups()))
+
     def _describe(self) -> dict:
         n = self.n
         if self.form == SPILLED:
             self.seal()
             s = self.spill
-            return assemble(n, math.fsum(s), s[0], s[-1], self.last, s.__getitem__)
+            return assemble(n, self._total(), s[0], s[-1], self.last, s.__getitem__)
         if self.form == COUNTED:
             vals, cnts = next(self._groups())
             cum = list(accumulate(cnts))
-            return assemble(n, _weighted_sum(vals, cnts), vals[0], vals[-1], self.last,
-                            lambda k: vals[bisect_right(cum, k)])
-        # dense values are decimals well inside the range where _exact_terms holds
-        total = math.fsum(chain.from_iterable(_exact_terms(v, c) for v, c in self._groups()))
+            return assemble(n, self._total(), vals[0], vals[-1], self.last, lambda k: vals[bisect_right(cum, k)])
         kth = self._kth_of_dense()
-        return assemble(n, total, kth(0), kth(n - 1), self.last, kth)
+        return assemble(n, self._total(), kth(0), kth(n - 1), self.last, kth)
 
     def same_values(self, other: ValueSet) -> bool:
         """Whether both hold the same values, added in the same order: a cheap check (no sort)
@@ -411,50 +442,6 @@ def _keys(vals: list[float], decimals: int) -> tuple[int, list[int]] | None:
     return None
 
 
-def _weighted_sum(vals: list[float], cnts: list[int]) -> float:
-    """The sum of each value times its count, exact, then correctly rounded (what math.fsum over
-    every repeat gives), in C loops over the distinct values only."""
-    if not vals:
-        return 0.0
-    if max(map(abs, vals)) > 2.0**900 or min(filter(None, map(abs, vals)), default=1.0) < 2.0**-900:
-        return _exact_sum(vals, cnts)  # far beyond what a log prints: no double product is safe
-    return math.fsum(_exact_terms(vals, cnts))
-
-
-def _exact_terms(vals: list[float], cnts: list[int]) -> Iterable[float]:
-    """Doubles whose exact sum is that of each value times its count (values between 2**-900 and
-    2**900 in size). Each value is split into two halves of 26 bits (Veltkamp), and each count
-    into digits of 26 bits, so that every product of a half, a digit and the digit's power of two
-    is an exact double; fsum adds exact doubles exactly."""
-    if not vals:
-        return ()
-    t = list(map(mul, vals, repeat(_SPLIT)))
-    hi = list(map(sub, t, map(sub, t, vals)))
-    lo = list(map(sub, vals, hi))
-    terms = []
-    level = 1.0
-    while True:
-        digits = list(map(and_, cnts, repeat(_DIGIT - 1))) if max(cnts) >= _DIGIT else cnts
-        terms += [map(mul, map(mul, hi, digits), repeat(level)), map(mul, map(mul, lo, digits), repeat(level))]
-        if digits is cnts:
-            return chain.from_iterable(terms)
-        cnts = list(map(rshift, cnts, repeat(26)))
-        level *= _DIGIT
-
-
-def _exact_sum(vals: list[float], cnts: list[int]) -> float:
-    """_weighted_sum() in integers: a finite double is an integer over a power of two, so the sum
-    is kept exactly as one integer over the largest such power."""
-    num, den = 0, 1
-    for v, c in zip(vals, cnts):
-        p, q = v.as_integer_ratio()
-        if q > den:
-            num *= q // den
-            den = q
-        num += p * c * (den // q)
-    return num / den  # int / int is correctly rounded
-
-
 NAN = math.nan
 
 
@@ -464,9 +451,9 @@ class Rows:
 
     __slots__ = ("names", "sets", "buf", "nans", "limit")
 
-    def __init__(self, names: tuple[str, ...]) -> None:
+    def __init__(self, names: tuple[str, ...], tally: bool = False) -> None:
         self.names = names
-        self.sets = {n: ValueSet() for n in names}
+        self.sets = {n: ValueSet(tally) for n in names}
         self.buf = array("d")
         self.nans = (NAN,) * len(names)
         self.limit = FOLD * len(names)
@@ -499,6 +486,10 @@ class Rows:
     def describe(self) -> dict[str, dict | None]:
         self.fold()
         return {name: values.describe() for name, values in self.sets.items()}
+
+    def brief(self) -> dict[str, dict | None]:
+        self.fold()
+        return {name: values.brief() for name, values in self.sets.items()}
 
     def _pairs(self, other: Rows):
         """(this set, other's set) for each metric both rows have, both folded."""

@@ -1,5 +1,6 @@
 """What the simulated model says: the right answer to simple arithmetic (so a smoke test can pass
-or fail for real), and an honest placeholder otherwise. Tokens are words with their spaces,
+or fail for real: "What is 15*23? Answer with the number only." gets "345"), and an honest
+placeholder otherwise. Tokens are words with their spaces,
 about what a tokenizer would give for English.
 """
 
@@ -15,6 +16,9 @@ _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
 _WORDS = [(re.compile(r"\b(times|multiplied by)\b", re.IGNORECASE), "*"), (re.compile(r"\bplus\b", re.IGNORECASE), "+"),
           (re.compile(r"\bminus\b", re.IGNORECASE), "-"), (re.compile(r"\bdivided by\b", re.IGNORECASE), "/"),
           (re.compile(r"(?<=\d)\s*[x×]\s*(?=\d)"), "*"), (re.compile(r"÷"), "/")]
+# "Answer with the number only": a model that follows it says the value and nothing else.
+_VALUE_ONLY = re.compile(r"\b(?:numbers? only|only the (?:number|value|result|answer)|just the (?:number|value|result))\b",
+                         re.IGNORECASE)
 # The longest run of numbers, operators, brackets and spaces that holds an operator.
 _EXPR = re.compile(r"[\d(][\d\s.+\-*/%^()]*[\d)]")
 
@@ -69,7 +73,12 @@ def tokens_of(text: str) -> list[str]:
 def reply(prompt: str, max_tokens: int | None) -> tuple[list[str], str]:
     """(tokens, finish_reason) for a prompt."""
     answer = arithmetic(prompt)
-    text = f"{answer}." if answer is not None else PLACEHOLDER.strip()
+    if answer is None:
+        text = PLACEHOLDER.strip()
+    elif _VALUE_ONLY.search(prompt):
+        text = answer.rsplit(" = ", 1)[1]
+    else:
+        text = f"{answer}."
     toks = tokens_of(text)
     if max_tokens is None:
         return toks, "stop"

@@ -35,6 +35,9 @@ STALL_TIMEOUT = 600.0  # a hung scheduler keeps a client waiting this long at mo
 class SimHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # uvicorn's backlog: with socketserver's 5, a burst of connections (a benchmark at concurrency
+    # 8 or more) loses SYNs, and the client's retry a second later shows up as time to first token
+    request_queue_size = 2048
 
     def __init__(self, addr, live: LiveServer) -> None:
         self.live = live

@@ -9,6 +9,7 @@ must lose lines reports it with ``Feed.dropped`` rather than losing them silentl
 from __future__ import annotations
 
 import abc
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -25,8 +26,20 @@ ENDED = "ended"  # a finite source (a file, a process) reached its end
 class SourceStatus:
     host: str | None
     state: str
-    detail: str = ""
+    detail: str = ""  # what happened, without the host's name (every view puts that in front)
     ts: float = field(default_factory=time.time)
+    retry_at: float | None = None  # RECONNECTING: the wall time of the next attempt
+
+    def describe(self, now: float, name: str) -> str:
+        """`name (retry in 4s): connection refused (no sshd listening?)`, `name (not retrying):
+        ...`: what failed and what comes next, the next step first (a narrow status line cuts
+        the end). `name` is how the view calls the host."""
+        if self.state == RECONNECTING and self.retry_at is not None:
+            wait = math.ceil(self.retry_at - now)
+            name += f" (retry in {wait}s)" if wait > 0 else " (retrying)"
+        elif self.state == FAILED:
+            name += " (not retrying)"
+        return f"{name}: {self.detail}" if self.detail else name
 
 
 class Feed(Protocol):

@@ -24,8 +24,9 @@ def _text(binary: io.BufferedIOBase) -> io.TextIOWrapper:
 
 def _check_head(path: str, head: bytes) -> None:
     if head.startswith(JOURNAL_MAGIC):
+        file = "FILE" if path == "stdin" else path
         raise InputError(f"{path}: a binary journal file; export it first: "
-                         f"journalctl --file {path} -o json > log.json")
+                         f"journalctl --file {file} -o json > log.json")
     if _looks_binary(head):
         raise InputError(f"{path}: binary data, not a text log")
 
@@ -42,38 +43,46 @@ def _looks_binary(head: bytes) -> bool:
     return head.count(0) > len(head) // 100 or control > len(head) // 10
 
 
-def open_lines(path: str) -> Iterator[str]:
+def open_lines(path: str, name: str | None = None) -> Iterator[str]:
     """Yields the lines of PATH (or stdin for '-'), each with its line ending.
 
     Raises InputError with a one-line message for a missing, unreadable, binary or corrupt input,
-    also part way through (a truncated gzip is only found out at its end).
+    also part way through (a truncated gzip is only found out at its end). Messages name the input
+    `name` (default: the path, or `stdin` for '-').
     """
+    shown = name or ("stdin" if path == "-" else path)
     if path == "-":
-        yield from _lines(path, _text(sys.stdin.buffer), None)
+        yield from _decoded(shown, sys.stdin.buffer)
         return
     if os.path.isdir(path):
-        raise InputError(f"{path}: is a directory")
+        raise InputError(f"{shown}: is a directory")
     try:
         f = open(path, "rb")
     except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
+        raise InputError(f"{shown}: no such file") from None
     except PermissionError:
-        raise InputError(f"{path}: permission denied") from None
+        raise InputError(f"{shown}: permission denied") from None
     except OSError as e:
-        raise InputError(f"{path}: {e.strerror or e}") from None
+        raise InputError(f"{shown}: {e.strerror or e}") from None
     with f:
-        head = f.peek(4096)[:4096] if hasattr(f, "peek") else b""
-        if head.startswith(GZIP_MAGIC):
-            gz = gzip.GzipFile(fileobj=f)
-            try:
-                head = gz.peek(4096)[:4096]
-            except (OSError, EOFError, zlib.error) as e:
-                raise InputError(f"{path}: corrupt gzip ({e})") from None
-            _check_head(path, head)
-            yield from _lines(path, _text(gz), "gzip")
-        else:
-            _check_head(path, head)
-            yield from _lines(path, _text(f), None)
+        yield from _decoded(shown, f)
+
+
+def _decoded(name: str, f) -> Iterator[str]:
+    """The same checks for a file and a pipe: a binary journal or junk is refused at its head, a
+    gzip is unpacked."""
+    head = f.peek(4096)[:4096] if hasattr(f, "peek") else b""
+    if head.startswith(GZIP_MAGIC):
+        gz = gzip.GzipFile(fileobj=f)
+        try:
+            head = gz.peek(4096)[:4096]
+        except (OSError, EOFError, zlib.error) as e:
+            raise InputError(f"{name}: corrupt gzip ({e})") from None
+        _check_head(name, head)
+        yield from _lines(name, _text(gz), "gzip")
+    else:
+        _check_head(name, head)
+        yield from _lines(name, _text(f), None)
 
 
 def _lines(path: str, text: io.TextIOWrapper, kind: str | None) -> Iterator[str]:

@@ -13,9 +13,9 @@ from __future__ import annotations
 import abc
 import asyncio
 import json
-import re
 import time
 
+from mtptui.core.timespec import span_seconds
 from mtptui.sources.backoff import Backoff
 from mtptui.sources.base import (CONNECTING, FAILED, RECONNECTING, STREAMING, Feed, Source,
                                  SourceStatus)
@@ -25,15 +25,13 @@ from mtptui.transport.process import StreamedProcess
 # A line longer than this is not buffered further: it is counted as dropped. journald's own limit
 # for a field is far above anything a server logs; this only keeps memory bounded.
 MAX_LINE = 64 << 20
-_RELATIVE = re.compile(r"\d+\s*(us|ms|s|sec|second|seconds|m|min|minute|minutes|h|hr|hour|hours|"
-                       r"d|day|days|w|week|weeks)")
 
 
 def since_arg(spec: str) -> str:
-    """`10min` (a span back from now) -> `-10min`, journalctl's relative form; anything else
-    (`2026-03-09 16:00`, `today`, `-1h`) is journalctl's to read."""
+    """`10min`, `1h 30min` (a span back from now) -> `-10min`, journalctl's relative form; anything
+    else (`2026-03-09 16:00`, `today`, `-1h`) is journalctl's to read."""
     s = spec.strip()
-    return f"-{s}" if _RELATIVE.fullmatch(s) else s
+    return f"-{s}" if span_seconds(s) is not None else s
 
 
 def journalctl_argv(unit: str, *, cursor: str | None = None, since: str | None = None,
@@ -189,6 +187,11 @@ class JournalSource(Source):
         """`user@host:port` or `this machine`, for messages."""
 
     @property
+    def via(self) -> str:
+        """How the host is reached when its name does not say it (`root@10.0.0.5:2222`), else ""."""
+        return ""
+
+    @property
     @abc.abstractmethod
     def who(self) -> str:
         """The user journalctl runs as (before sudo), for messages."""
@@ -202,23 +205,31 @@ class JournalSource(Source):
 
     async def run(self, feed: Feed) -> None:
         host = self.host
-        feed.status(SourceStatus(host, CONNECTING, self.where))
+        feed.status(SourceStatus(host, CONNECTING, self.via))
         try:
             while True:
                 try:
                     reason = await self._follow_once(feed)
                 except TransportError as e:
                     if e.permanent:
-                        feed.status(SourceStatus(host, FAILED, e.message))
+                        feed.status(SourceStatus(host, FAILED, self._unnamed(e.message)))
                         return
                     reason = e.message
                 await self.drop_connection()
                 delay = self.backoff.next()
-                feed.status(SourceStatus(host, RECONNECTING,
-                                         f"{reason}; retrying in {delay:.1f}s"))
+                feed.status(SourceStatus(host, RECONNECTING, self._unnamed(reason),
+                                         retry_at=time.time() + delay))
                 await asyncio.sleep(delay)
         finally:
             await self.drop_connection()
+
+    def _unnamed(self, message: str) -> str:
+        """The message without a leading `host:` (a status line names the host itself); an
+        address that differs from the name (`10.0.0.5: unreachable`) stays, it tells more."""
+        for prefix in (f"{self.where}: ", f"{self.host}: "):
+            if message.startswith(prefix):
+                return message[len(prefix):]
+        return message
 
     async def _run_to_end(self, argv: list[str], push=None) -> list[str]:
         """Runs a non-following journalctl. Returns its lines, or hands them to push(lines) as
@@ -296,8 +307,8 @@ class JournalSource(Source):
             self._started_at = time.time()
         self.connects += 1
         resumed = f" after {self.cursor[:40]}…" if self.cursor and self.connects > 1 else ""
-        feed.status(SourceStatus(self.host, STREAMING, f"{self.where}: journalctl -u {self.unit}"
-                                 f"{' (resumed' + resumed + ')' if resumed else ''}"))
+        feed.status(SourceStatus(self.host, STREAMING, f"{self.via + ': ' if self.via else ''}"
+                                 f"journalctl -u {self.unit}{' (resumed' + resumed + ')' if resumed else ''}"))
         splitter = LineSplitter()
         host = self.host
         got_data = False

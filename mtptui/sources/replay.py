@@ -6,9 +6,12 @@ every ``ReplaySource`` of a session (one per file), so several hosts' logs repla
 gap in the logs stays a gap, scaled by the speed.
 
 A source releases a line once the clock has reached its time. At full speed (``speed`` is
-``math.inf``) nothing waits and lines are not even timed; the dashboard then follows the newest
-line. Seeking only moves the clock: lines already released stay in the store (the view clips at
-the clock), and a forward seek makes the sources release up to the new position at once.
+``math.inf``) nothing waits and lines are not even timed (only the last of each chunk, so the
+clock knows how far the data goes); the dashboard then follows the newest line. Seeking only
+moves the clock: lines already released stay in the store (the view clips at the clock), and a
+forward seek makes the sources release up to the new position at once. Once every source has
+ended the clock stops at the newest line: a seek back starts from the end, not from wherever
+wall time would have carried it.
 """
 
 from __future__ import annotations
@@ -78,14 +81,20 @@ class ReplayClock:
         return self.speed == MAX_SPEED and not self.paused
 
     def position(self) -> float | None:
-        """The log time reached; inf while playing at full speed; None before the first line."""
+        """The log time reached; inf while playing at full speed; None before the first line.
+        After the end: never past the newest line."""
         if self._anchor_log is None:
             return None
         if self.paused:
-            return self._anchor_log
-        if self.speed == MAX_SPEED:
+            pos = self._anchor_log
+        elif self.speed == MAX_SPEED:
             return math.inf
-        return self._anchor_log + (self._clock() - self._anchor_wall) * self.speed
+        else:
+            pos = self._anchor_log + (self._clock() - self._anchor_wall) * self.speed
+        end = self.released
+        if end is not None and pos > end and self.ended:
+            return end
+        return pos
 
     # -- control ------------------------------------------------------------------------------
     def _reanchor(self, log_ts: float | None) -> None:
@@ -233,11 +242,21 @@ class ReplaySource(Source):
             else:
                 await asyncio.sleep(0)
 
+        def note_newest() -> None:
+            # Full speed times no line; the last stamped one of a chunk tells the clock how far
+            # the data goes (one parse per chunk), so the clock can stop there at the end.
+            for raw in reversed(batch):
+                ts = timer(raw)
+                if ts is not None:
+                    clock.note_released(ts)
+                    return
+
         try:
             for raw in open_lines(self.path):
                 if clock.unlimited:
                     batch.append(raw)
                     if len(batch) >= CHUNK:
+                        note_newest()
                         await flush()
                     continue
                 ts = timer(raw)
@@ -253,6 +272,7 @@ class ReplaySource(Source):
                 batch.append(raw)
                 if len(batch) >= CHUNK:
                     await flush()
+            note_newest()
             await flush()
         except InputError as e:
             feed.status(SourceStatus(self.host, FAILED, str(e)))

@@ -23,8 +23,13 @@ class SshJournalSource(JournalSource):
         self.transport = SshTransport(host)
 
     @property
+    def via(self) -> str:
+        d = self.config.describe()
+        return "" if d == self.config.name else d
+
+    @property
     def where(self) -> str:
-        return f"{self.config.name} ({self.config.describe()})"
+        return f"{self.config.name} ({self.via})" if self.via else self.config.name
 
     @property
     def who(self) -> str:

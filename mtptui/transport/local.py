@@ -9,6 +9,7 @@ import signal
 
 from mtptui.transport.errors import TransportError
 from mtptui.transport.process import CompletedCommand, StreamedProcess, die_with_parent
+from mtptui.transport.tunnel import Forward, direct
 
 # Stream buffer of the pipe reader: a 10 MB journal line is read in pieces of this size.
 READ_LIMIT = 1 << 20
@@ -100,3 +101,7 @@ class LocalRunner:
 
     async def stream(self, argv: list[str]) -> LocalProcess:
         return await start(argv)
+
+    async def forward(self, host: str, port: int) -> Forward:
+        """The server is on this machine: its port as it is."""
+        return direct(host, port)

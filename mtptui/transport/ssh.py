@@ -24,6 +24,7 @@ import asyncssh
 from mtptui.config import HostConfig
 from mtptui.transport.errors import TransportError
 from mtptui.transport.process import CompletedCommand, StreamedProcess
+from mtptui.transport.tunnel import LOOPBACK, Forward
 
 # "$@" is the real command. It runs in its own session (setsid) so that a `sudo` in front relays
 # our TERM (sudo ignores signals sent from its own process group); its stdin is /dev/null. The
@@ -232,6 +233,27 @@ class SshTransport:
         except (asyncssh.Error, OSError) as e:
             raise translate(e, self.where) or TransportError(str(e), permanent=False) from None
         return CompletedCommand(r.exit_status, str(r.stdout or ""), str(r.stderr or ""))
+
+
+    async def forward(self, host: str, port: int) -> Forward:
+        """A local port (127.0.0.1, picked by the system) forwarded over this connection to
+        host:port as the remote host sees it. It lives as long as this connection."""
+        conn = self.conn
+        assert conn is not None, "connect() first"
+        try:
+            listener = await conn.forward_local_port(LOOPBACK, 0, host, port)
+        except (asyncssh.Error, OSError) as e:
+            raise translate(e, self.where) or TransportError(str(e), permanent=False) from None
+
+        async def close() -> None:
+            listener.close()
+            try:
+                await asyncio.wait_for(listener.wait_closed(), 3.0)
+            except (asyncio.TimeoutError, asyncssh.Error, OSError):
+                pass
+
+        return Forward(port=listener.get_port(), where=f"{host}:{port} on {self.host.name}, through SSH",
+                       close=close, alive=lambda: self.conn is conn and not conn.is_closed())
 
 
 def translate(e: BaseException, where: str) -> TransportError | None:

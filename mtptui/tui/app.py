@@ -5,16 +5,18 @@ from __future__ import annotations
 
 from textual import events
 from textual.app import App
+from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
 from mtptui.sources.base import FAILED, SourceStatus
 from mtptui.tui.bindings import PALETTE_BINDING, keymap_from
 from mtptui.tui.controller import Dashboard
 from mtptui.tui.gcpace import GcPacer
+from mtptui.tui.keytable import KEYS
 from mtptui.tui.palette import DashboardCommands
 from mtptui.tui.running import STICKY_S
 from mtptui.tui.screens.main import MainScreen
-from mtptui.tui.themes import DEFAULT_THEME, load_themes
+from mtptui.tui.themes import install_themes
 
 KEY_HOLD_S = 0.12
 THEME_VARIABLE_DEFAULTS = {"frame": "#3E4855", "log-decode": "#7FB7E6", "log-prefill": "#9C8FE0", "log-event": "#E5B94E",
@@ -37,19 +39,14 @@ class MtpApp(App):
         self.gc_pacer = GcPacer()
         self.tick_hz = tick_hz
         self.start_sources = start_sources
-        themes, self.theme_problems = load_themes()
-        self.mtp_themes = [t.name for t in themes]
-        for t in themes:
-            self.register_theme(t)
-        wanted = theme or dash.config.theme
-        if wanted and wanted not in self.available_themes:
-            self.theme_problems.append(f"theme {wanted!r} not found; using {DEFAULT_THEME}")
-            wanted = None
-        self.theme = wanted or (DEFAULT_THEME if DEFAULT_THEME in self.available_themes else "textual-dark")
+        self.mtp_themes, self.theme_problems = install_themes(self, theme or dash.config.theme)
         self.keymap_used, problems = keymap_from(dash.config.keys)
         self.theme_problems += problems
         if self.keymap_used:
             self.set_keymap(self.keymap_used)
+        # The status bar's "ended; ← to seek" names the key this user has for it.
+        back = self.keymap_used.get("seek_back") or next(k[1] for k in KEYS if k[0] == "seek_back")
+        dash.timeline.back_key = self.get_key_display(Binding(back.split(",")[0], ""))
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(THEME_VARIABLE_DEFAULTS)
@@ -82,6 +79,11 @@ class MtpApp(App):
             self.notify(f"{w.name} stopped by an error in mtptui: {type(w.error).__name__}: {w.error}",
                         severity="error", timeout=STICKY_S, markup=False)
             return
+        if w.group == "sources" and event.state == WorkerState.SUCCESS:
+            # --give-up-after: with every host given up on there is nothing left to watch, and
+            # the command's exit code tells a script so.
+            if self.dash.sources and all(getattr(s, "gave_up", None) for s in self.dash.sources):
+                self.exit(return_code=1)
         if w.group == "sources" and event.state == WorkerState.ERROR:
             # A source must report trouble as a status; one that raised is a bug, shown not hidden.
             err = w.error

@@ -34,6 +34,8 @@ class Dashboard:
         self.read_only = read_only
         # host -> its HostControl (mtptui.control.session): what the acting keys drive
         self.controls: dict = {} if read_only else dict(controls or {})
+        # ... and how the smoke test (x) reaches the host's server, read-only too: it changes nothing
+        self.reach: dict = dict(controls or {})
         self.running: dict[str | None, Running] = {}  # host -> the action under way there
         self.title = title
         self.wall = wall
@@ -44,12 +46,16 @@ class Dashboard:
         clocks = {id(s.clock): s.clock for s in self.sources if isinstance(s, ReplaySource)}
         self.replay: ReplayClock | None = next(iter(clocks.values()), None)
         self.timeline = Timeline(self.store, replay=self.replay, wall=wall,
-                                 last_arrival=lambda: self.feed.last_arrival)
+                                 last_arrival=lambda: self.feed.last_arrival,
+                                 link=lambda: self.feed.state_of(self.host))
         self.alerts = AlertTracker()
         self.active_alerts: dict[str | None, list[Alert]] = {}
         self.host_index = 0
         self.metric_index = 0
         self.focus_rank: int | None = None  # index into the current host's ranks
+        # The rank panels' numbers and sparklines: the epoch at the playhead (its part of the
+        # window), so runs before and after a restart never mix; False: the whole window.
+        self.epoch_scope = True
         self._alert_rr = 0  # hosts are judged round-robin, one per tick, to bound the tick's work
         self._rate_marks: list[tuple[float, int]] = []
         self.lines_per_s: float | None = None
@@ -103,6 +109,10 @@ class Dashboard:
 
     def set_metric(self, metric: str) -> None:
         self.metric_index = CHART_METRICS.index(metric)
+
+    def toggle_scope(self) -> bool:
+        self.epoch_scope = not self.epoch_scope
+        return self.epoch_scope
 
     def toggle_focus(self, n: int) -> str | None:
         """Focus rank n (1-based) of the current host; again to unfocus. Returns the rank or None."""

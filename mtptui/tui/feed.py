@@ -39,6 +39,7 @@ class DashboardFeed:
         self.statuses: dict[str | None, SourceStatus] = {}
         self.status_log: list[SourceStatus] = []
         self.last_arrival: float | None = None  # wall time of the newest line pushed
+        self._streamed: set[str | None] = set()  # hosts that pushed lines
         self._wake: asyncio.Event | None = None
         self._room: asyncio.Event | None = None
         self._hold_until = 0.0
@@ -48,6 +49,7 @@ class DashboardFeed:
         if not raw:
             return
         self._pending.append((host, raw))
+        self._streamed.add(host)
         self.pending += len(raw)
         self.last_arrival = self.wall()
         while self.pending > self.max_pending and len(self._pending) > 1:
@@ -64,8 +66,12 @@ class DashboardFeed:
         self.statuses[st.host] = st
         self.status_log.append(st)
         del self.status_log[:-200]
-        # One gap per outage: a source reports RECONNECTING again on every retry.
-        if st.state == RECONNECTING and (prev is None or prev.state != RECONNECTING):
+        if st.host is not None:
+            self.store.name_host(st.host)  # the screen names a host that never answered, too
+        # One gap per outage (a source reports RECONNECTING again on every retry), and only
+        # where data stopped: a host that never sent a line has no gap, it has no data.
+        if (st.state == RECONNECTING and (prev is None or prev.state != RECONNECTING)
+                and st.host in self._streamed):
             # Marked where the data stopped, so the gap shows on the time axis.
             self.store.add_event(Event(kind="gap", ts=self.store.last_ts, host=st.host,
                                        text=f"stream lost, reconnecting: {st.detail}".rstrip(": ")))
@@ -147,6 +153,11 @@ class DashboardFeed:
             self._room = asyncio.Event()
         self._room.clear()
         await self._room.wait()
+
+    def state_of(self, host: str | None) -> str | None:
+        """The stream state of a host (STREAMING, RECONNECTING ...); None before its source spoke."""
+        st = self.statuses.get(host)
+        return None if st is None else st.state
 
     @property
     def counts(self):

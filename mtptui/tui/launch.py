@@ -29,7 +29,7 @@ def run_dashboard(sources: list[Source], *, config: Config, read_only: bool = Fa
     if controls is None:
         from mtptui.control.session import host_controls
 
-        controls = host_controls(sources, config, read_only)
+        controls = host_controls(sources, config)
     app = build_app(sources, config=config, read_only=read_only, title=title, window=window, theme=theme,
                     controls=controls)
     result = app.run()

@@ -29,9 +29,11 @@ class DashboardCommands(Provider):
             ("Filter the log", "show only lines with a word", screen.action_filter),
             ("Enlarge events", "the event timeline on the whole screen", screen.action_events),
             ("Enlarge log", "the log pane on the whole screen", screen.action_log),
+            ("Enlarge ranks", "every rank on the whole screen (r)", screen.action_ranks),
             ("Next theme", "cycle the colour theme", screen.action_theme),
             ("Compare epochs", "this host's runs between restarts side by side (c)", screen.action_compare),
             ("Audit log", "every action mtptui took, its phases and the ExecStart (a)", screen.action_audit),
+            ("Smoke test", "ask this host's server a fixed question and check the answer (x)", screen.action_smoke),
             ("Help", "keys and what each panel shows", screen.action_help),
         ]
         if dash.can_act:
@@ -41,6 +43,7 @@ class DashboardCommands(Provider):
                 ("One draft step more", "restart with one speculative step more (])", partial(screen.action_spec_step, 1)),
                 ("Apply a profile", "pick a speculation profile for this host (p)", screen.action_profiles),
                 ("Restart the service", "restart this host's service as it is (R)", screen.action_restart),
+                ("Benchmark profiles", "A/B of off, mtp1, mtp3, then the host restored as found (b)", screen.action_bench),
             ]
 
         def set_metric(m: str) -> None:

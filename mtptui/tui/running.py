@@ -4,6 +4,7 @@ its outcome is told. No Textual: the screen reads these on its tick."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mtptui.control.restart import OK, ROLLBACK_FAILED, ROLLED_BACK, Outcome, PhaseEvent
@@ -23,6 +24,7 @@ class Running:
     detail: str = ""
     failed: bool = False  # some phase failed: what follows is the rollback
     started: float = field(default_factory=time.monotonic)
+    cancel: Callable[[], None] | None = None  # stops it, when it can be stopped (a benchmark)
 
     @property
     def under_way(self) -> bool:

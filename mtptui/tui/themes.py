@@ -81,6 +81,19 @@ def load_themes(dirs: list[Path] | None = None) -> tuple[list[Theme], list[str]]
     return [found[n] for n in order], problems
 
 
+def install_themes(app, wanted: str | None) -> tuple[list[str], list[str]]:
+    """Registers the themes on a Textual app and sets `wanted` (the default when it is None or
+    unknown). Returns (mtptui's theme names, problems to show)."""
+    themes, problems = load_themes()
+    for t in themes:
+        app.register_theme(t)
+    if wanted and wanted not in app.available_themes:
+        problems.append(f"theme {wanted!r} not found; using {DEFAULT_THEME}")
+        wanted = None
+    app.theme = wanted or (DEFAULT_THEME if DEFAULT_THEME in app.available_themes else "textual-dark")
+    return [t.name for t in themes], problems
+
+
 def host_accent(config: Config, host: str | None) -> str | None:
     """The accent colour for a host: its own `accent`, or red for a host that [control] prod_tags
     guard (the same hosts whose name must be typed to confirm an action)."""

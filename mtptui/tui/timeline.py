@@ -5,7 +5,8 @@ Time is log time (the stamps in the lines), never arrival time. Two modes:
   left/right seek it); at full speed it is the newest line read.
 - live: the playhead follows the newest line, extrapolated by the wall time since it arrived
   (so silence shows as time passing). Space freezes it; left/right scrub back through the ring
-  buffers while lines keep arriving; moving right past the newest line follows again.
+  buffers while lines keep arriving; moving right past the newest line follows again. The state
+  says LIVE only while the shown host's stream is up.
 No Textual here: the screen asks ``playhead()`` once per tick.
 """
 
@@ -16,6 +17,7 @@ import time
 from collections.abc import Callable
 
 from mtptui.core.store import Store
+from mtptui.sources.base import STREAMING
 from mtptui.sources.replay import MAX_SPEED, ReplayClock, speed_label
 from mtptui.tui.windows import WINDOWS
 
@@ -25,14 +27,16 @@ SEEK_FRACTION = 0.1  # a seek or scrub step is a tenth of the window
 class Timeline:
     def __init__(self, store: Store, *, replay: ReplayClock | None = None,
                  wall: Callable[[], float] = time.time, last_arrival: Callable[[], float | None] = lambda: None,
-                 window_index: int = 1) -> None:
+                 link: Callable[[], str | None] = lambda: None, window_index: int = 1) -> None:
         self.store = store
         self.replay = replay
         self.wall = wall
         self.last_arrival = last_arrival
+        self.link = link  # live: the shown host's stream state (sources.base), None if unknown
         self.window_index = window_index
         self.pinned: float | None = None  # live: a frozen/scrubbed playhead; None follows
         self.live_paused = False
+        self.back_key = "←"  # the seek-back key as shown (the app sets it from [keys])
 
     # -- reading ------------------------------------------------------------------------------
     @property
@@ -97,11 +101,15 @@ class Timeline:
         if self.replay is not None:
             r = self.replay
             if r.ended and (r.unlimited or (self.playhead() or 0) >= (self.store.last_ts or 0)):
-                return "REPLAY ended"
+                return f"REPLAY ended; {self.back_key} to seek"
             return f"REPLAY {'paused' if r.paused else 'playing'} {speed_label(r.speed)}"
+        # LIVE only while the stream is up: a host that does not answer is CONNECTING or
+        # RECONNECTING, whatever its old lines on the screen say.
+        link = self.link()
+        word = "LIVE" if link in (None, STREAMING) else link.upper()
         if self.pinned is None:
-            return "LIVE"
-        return "LIVE paused" if self.live_paused else "LIVE scrubbing"
+            return word
+        return f"{word} paused" if self.live_paused else f"{word} scrubbing"
 
     # -- control ------------------------------------------------------------------------------
     def step(self) -> float:

@@ -13,8 +13,9 @@ from datetime import datetime, timezone
 from itertools import accumulate, repeat
 from operator import sub
 
-from mtptui.core.alerts import Thresholds, epoch_at
-from mtptui.core.epochs import spec_settings
+from mtptui.core.alerts import Thresholds
+from mtptui.core.compare import EpochRow, epoch_rows
+from mtptui.core.epochs import Epoch, spec_settings
 from mtptui.core.series import present
 from mtptui.core.stats import describe
 from mtptui.core.store import RankSeries, Store
@@ -42,6 +43,17 @@ CHART_METRICS = tuple(METRICS)
 PANEL_COLUMNS = MAIN_METRICS + SMALL_METRICS + ("graph",)  # all in the decode ring
 
 SPEC_ON, SPEC_OFF, SPEC_UNKNOWN = "on", "off", "unknown"
+# A rank after its server (re)started, before its first decode line of the new run: loading (no
+# ready line yet), waiting (ready, no request decoded yet), or down (stopped or failed since).
+LOADING, WAITING, DOWN = "loading", "waiting", "down"
+NOT_DECODING = (LOADING, WAITING, DOWN)
+SPARK_POINTS = 240  # time cells a sparkline is computed in; a panel draws them at its own width
+# What a metric can be: (lowest, highest or None). Accept len is 1.00 when nothing is accepted
+# and at most num_steps + 1 (the cap comes from server_args); fractions end at 1.
+BOUNDS: dict[str, tuple[float, float | None]] = {
+    "accept_len": (1.0, None), "accept_rate": (0.0, 1.0), "token_usage": (0.0, 1.0),
+    "gen_throughput": (0.0, None), "running_req": (0.0, None), "queue_req": (0.0, None),
+}
 
 
 def fmt_value(metric: str, v: float | None) -> str:
@@ -62,53 +74,159 @@ def host_label(host: str | None) -> str:
     return host if host else "server log"
 
 
-def rank_label(rank: str) -> str:
-    return rank if rank else "rank (TP=1)"
+def duration_text(seconds: float | None) -> str:
+    """`2m 04s`, `1h 05m`; `-` for None."""
+    if seconds is None:
+        return "-"
+    s = int(round(seconds))
+    if s < 3600:
+        return f"{s // 60}m {s % 60:02d}s"
+    return f"{s // 3600}h {s % 3600 // 60:02d}m"
 
 
-def short_rank_labels(ranks: list[str]) -> dict[str, str]:
-    """Shortest unambiguous names: `DP3 TP3 EP3` -> `DP3` when the DP token alone tells every
-    rank apart (DP attention), else the full label."""
-    if len(ranks) < 2:
-        return {r: rank_label(r) for r in ranks}
-    parts = [r.split() for r in ranks]
-    n = min(len(p) for p in parts)
-    for i in range(n):
-        tokens = [p[i] for p in parts]
-        if len(set(tokens)) == len(tokens):
-            return dict(zip(ranks, tokens))
-    return {r: rank_label(r) for r in ranks}
+def gap_limit(ts) -> float:
+    """The longest silence between two samples still drawn as one stretch: 5x the usual interval
+    (the median of the last 512) and at least 10 s. Longer is a gap: drawn empty, never joined."""
+    tail = ts[-513:]
+    if len(tail) < 2:
+        return 10.0
+    gaps = sorted(b - a for a, b in zip(tail, tail[1:]))
+    return max(10.0, 5 * gaps[len(gaps) // 2])
 
 
-def downsample(values: list[float], n: int) -> list[float]:
-    """At most n points, each the mean of a run of neighbours (sample order, not time). For
-    drawing: means come from running sums (C loops over thousands of samples, per frame)."""
+def spark_cells(ts, vs, t0: float, t1: float, n: int, limit: float, cuts: list[int] | None = None
+                ) -> list[float | None]:
+    """`n` cells of equal time over [t0, t1]: each the mean of its samples. A cell without one
+    holds the sample before it (lines come every few seconds, cells are shorter), unless the next
+    sample is more than `limit` after that one, or there is none yet and the cell is more than
+    `limit` after it: a restart, a silence, an idle server. Before the first sample nothing is
+    known. Such cells are None, drawn empty. Sums are running sums (C loops, every frame).
+    `cuts`: cell_cuts(ts, t0, t1, n), when several metrics share the times."""
     if n <= 0:
         return []
-    m = len(values)
-    if m <= n:
-        return list(values)
-    sums = [0.0, *accumulate(values)]
-    bounds = [i * m // n for i in range(n + 1)]
-    return [(sums[b] - sums[a]) / (b - a) for a, b in zip(bounds, bounds[1:])]
+    count = len(ts)
+    if not count or t1 <= t0:
+        return [None] * n
+    if cuts is None:
+        cuts = cell_cuts(ts, t0, t1, n)
+    sums = [0.0, *accumulate(vs)]
+    start, width = t0, (t1 - t0) / n
+    out: list[float | None] = []
+    for k in range(n):
+        a, b = cuts[k], cuts[k + 1]
+        if b > a:
+            out.append((sums[b] - sums[a]) / (b - a))
+        elif a and (ts[a] - ts[a - 1] <= limit if a < count else start + k * width - ts[a - 1] <= limit):
+            out.append(vs[a - 1])  # ts[a - 1]: the sample before the cell; ts[a]: the next one
+        else:
+            out.append(None)
+    return out
+
+
+def cell_cuts(ts, t0: float, t1: float, n: int) -> list[int]:
+    """The index of the first sample of each of n equal cells over [t0, t1], then len(ts)."""
+    width = (t1 - t0) / n
+    return [bisect_left(ts, t0 + k * width) for k in range(n)] + [len(ts)]
+
+
+def metric_range(metric: str, seen_max: float | None, accept_cap: int | None = None) -> tuple[float, float]:
+    """The value range a metric is drawn on: from what it can be at least (accept len 1, else 0)
+    to what it can be at most (accept len: num_steps + 1; fractions: 1) or, for counts and
+    throughput, the most seen. A change that means something (spec on or off, a step more) moves
+    a bar; noise of a few percent does not."""
+    lo, hi = BOUNDS.get(metric, (0.0, None))
+    if metric == "accept_len":
+        hi = float(max(accept_cap or 0, 2))
+    if hi is None:
+        hi = seen_max if seen_max is not None and seen_max > lo else lo + 1.0
+    elif seen_max is not None and seen_max > hi:
+        hi = seen_max  # beyond what the settings allow (they changed in the window): never cut
+    return lo, hi
+
+
+def host_scales(views: list[PanelView], accept_cap: int | None) -> dict[str, tuple[float, float]]:
+    """metric -> (lo, hi) for every panel of a host alike, so panels compare at a glance."""
+    out = {}
+    for m in MAIN_METRICS + SMALL_METRICS:
+        seen = [v.metrics[m].stats["max"] for v in views if v.metrics[m].stats]
+        out[m] = metric_range(m, max(seen) if seen else None, accept_cap)
+    return out
+
+
+def accept_len_cap(store: Store, host: str | None, t0: float | None, t1: float | None) -> int | None:
+    """The highest accept len possible in [t0, t1]: num_steps + 1 of the epochs there."""
+    caps = []
+    for e in store.epochs.get(host) or []:
+        if (t1 is None or e.start <= t1) and (t0 is None or e.end is None or e.end > t0):
+            steps = e.spec.get("num_steps")
+            if isinstance(steps, int):
+                caps.append(steps + 1)
+    return max(caps) if caps else None
 
 
 @dataclass
 class MetricView:
     metric: str
     stats: dict | None  # describe() without percentiles: n, mean, min, max, last
-    spark: list[float] = field(default_factory=list)
+    spark: list[float | None] = field(default_factory=list)  # SPARK_POINTS time cells; None: no data
 
     @property
     def now(self) -> float | None:
         return None if self.stats is None else self.stats["last"]
 
 
+@dataclass(frozen=True)
+class RunState:
+    """The epoch at the playhead, as far as the panels and the epoch strip need it."""
+    epoch: Epoch | None
+    number: int  # 1-based
+    count: int  # the host's epochs
+    fresh: bool  # it began with the server's (re)start (not where the log happened to begin)
+    ready_at: float | None  # its ready line, at or before the playhead
+    down: str | None  # "stopped" or "failed": how the run ended, at or before the playhead
+    down_at: float | None = None
+
+
+def after(t: float) -> float:
+    """The first time after t: an epoch's window starts here. Stamps have whole seconds, and the
+    run before logs up to its stop, in the second the new run starts; the new process logs its
+    first batch seconds later, after loading."""
+    return math.nextafter(t, math.inf)
+
+
+def shown_epoch(store: Store, host: str | None, t1: float | None) -> Epoch | None:
+    """The epoch at the playhead, from just after its start (see after()): at the very second of
+    a restart, the run before is still the one that logged. The first one before any."""
+    cur = None
+    for e in store.epochs.get(host) or []:
+        if cur is not None and t1 is not None and e.start >= t1:
+            break
+        cur = e
+    return cur
+
+
+def run_state(store: Store, host: str | None, t1: float | None) -> RunState:
+    epochs = store.epochs.get(host) or []
+    cur = shown_epoch(store, host, t1)
+    if cur is None:
+        return RunState(None, 0, len(epochs), False, None, None)
+    ready = down = down_at = None
+    for ts, kind in cur.lifecycle:
+        if t1 is not None and ts > t1:
+            break
+        if kind == "ready":
+            ready = ready if ready is not None else ts
+        elif down is None or kind == "failed":
+            down, down_at = ("failed" if kind == "failed" else "stopped"), ts
+    return RunState(cur, cur.index + 1, len(epochs), cur.reason != "first seen" or bool(cur.spec), ready,
+                    down, down_at)
+
+
 @dataclass
 class PanelView:
     host: str | None
     rank: str
-    spec: str  # SPEC_ON / SPEC_OFF / SPEC_UNKNOWN, from the newest decode line
+    spec: str  # SPEC_ON / SPEC_OFF / SPEC_UNKNOWN from the newest decode line; or LOADING, WAITING, DOWN
     spec_configured: bool
     graph_off_now: bool  # the newest decode line ran without graphs
     graph_off: int  # decode batches in the window without graphs
@@ -118,17 +236,31 @@ class PanelView:
     metrics: dict[str, MetricView]
     truncated: bool  # the window reaches past the ring buffer's oldest sample
     now: dict[str, float | None] = field(default_factory=dict)  # the newest decode line's values
+    state_s: float | None = None  # LOADING, WAITING, DOWN: seconds since the run began or went down
+    down: str | None = None  # DOWN: "stopped" or "failed"
+    # metric -> (lo, hi) its sparkline is drawn on: the same for every panel of a host (host_scales)
+    scales: dict[str, tuple[float, float]] = field(default_factory=dict)
+    scope: str = ""  # what min/mean/max cover: `epoch 3` or `window 5m`
 
 
 def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: dict | None,
-               th: Thresholds, spark_points: int = 200) -> PanelView:
+               th: Thresholds, run: RunState | None = None, spark_from: float | None = None,
+               spark_points: int = SPARK_POINTS) -> PanelView:
+    """One rank over [t0, t1]. `run`: the epoch at t1, for the state before its first decode
+    line; `spark_from`: where the sparklines begin when t0 is None (the window "all")."""
     metrics: dict[str, MetricView] = {}
     last_t: dict[str, float] = {}
     times, columns = series.decode.raw_windows(PANEL_COLUMNS, t0, t1)
+    a = t0 if t0 is not None else (spark_from if spark_from is not None else (times[0] if times else None))
+    b = t1 if t1 is not None else (times[-1] if times else None)
+    limit = gap_limit(times)
+    shared = cell_cuts(times, a, b, spark_points) if a is not None and b is not None and b > a else None
     for m in MAIN_METRICS + SMALL_METRICS:
         ts, vs = present(times, columns[m])
+        spark = (spark_cells(ts, vs, a, b, spark_points, limit, shared if ts is times else None)
+                 if shared is not None else [None] * spark_points)
         # no percentiles: a panel does not show them, and they need a sort, every frame
-        metrics[m] = MetricView(m, describe(vs, percentiles=False), downsample(vs, spark_points))
+        metrics[m] = MetricView(m, describe(vs, percentiles=False), spark)
         if ts:
             last_t[m] = ts[-1]
     g_ts, g_vs = present(times, columns["graph"])
@@ -158,8 +290,21 @@ def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: 
     first = series.decode.first_time()
     truncated = bool(len(series.decode) >= series.decode.capacity and first is not None
                      and (t0 is None or t0 < first))
-    return PanelView(series.host, series.rank, state, configured, graph_off_now, graph_off, n_decode,
+    view = PanelView(series.host, series.rank, state, configured, graph_off_now, graph_off, n_decode,
                      stale_s, steps + 1 if isinstance(steps, int) else None, metrics, truncated, now)
+    if run is not None and run.epoch is not None and run.fresh:
+        began = run.epoch.start
+        if run.down is not None or newest is None or newest <= began:
+            # Not decoding in this run (yet, or any more): no figure is "now", whatever the
+            # window holds from the run before, and silence is the state, not staleness.
+            view.spec = DOWN if run.down is not None else (WAITING if run.ready_at is not None else LOADING)
+            view.down = run.down
+            since = run.down_at if run.down is not None else began
+            view.state_s = None if t1 is None or since is None else max(0.0, t1 - since)
+            view.now = dict.fromkeys(now)
+            view.graph_off_now = False
+            view.stale_s = None
+    return view
 
 
 def _last_time_at_or_before(s: RankSeries, t1: float | None) -> float | None:
@@ -184,7 +329,7 @@ def _last_time_at_or_before(s: RankSeries, t1: float | None) -> float | None:
 def spec_for(store: Store, host: str | None, t: float | None) -> dict:
     """The speculation settings in force at log time t (the epoch's), else the latest."""
     if t is not None:
-        e = epoch_at(store, host, t)
+        e = shown_epoch(store, host, t)
         if e is not None and e.spec:
             return e.spec
     return store.spec.get(host) or {}
@@ -236,7 +381,7 @@ def chart_series(store: Store, host: str | None, metric: str, t0: float | None, 
 
 def bucket_by_time(ts: list[float], vs: list[float], points: int) -> tuple[list[float], list[float]]:
     """At most `points` points: the samples cut into equal spans of time, each span's mean time
-    and mean value (empty spans left out). For drawing, from running sums, as downsample()."""
+    and mean value (empty spans left out). For drawing, from running sums, as spark_cells()."""
     n = len(ts)
     if n <= points or points <= 0:
         return ts, vs
@@ -251,3 +396,36 @@ def bucket_by_time(ts: list[float], vs: list[float], points: int) -> tuple[list[
             out_t.append(lo + (t_sums[b] - t_sums[a]) / (b - a))
             out_v.append((v_sums[b] - v_sums[a]) / (b - a))
     return out_t, out_v
+
+
+def host_epoch_rows(store: Store, host: str | None) -> list[EpochRow]:
+    """The host's epochs as `summary` gives them (core/compare.py), from n and mean only."""
+    return epoch_rows([e.to_json(brief=True) for e in store.epochs.get(host) or []])
+
+
+@dataclass
+class StripView:
+    """The epoch strip: the run at the playhead, its figures and its change against the others."""
+    run: RunState
+    row: EpochRow | None  # the epoch's numbers, as summary's epochs give them
+    state: str | None  # LOADING, WAITING or DOWN while no rank decodes in this run
+    state_s: float | None  # seconds in that state
+    age: float | None  # how long the epoch has run at the playhead (its length, once ended)
+    ended: bool  # the playhead is past its end
+
+
+def strip_view(run: RunState, rows: list[EpochRow], views: list[PanelView], t1: float | None) -> StripView:
+    e = run.epoch
+    if e is None:
+        return StripView(run, None, None, None, None, False)
+    row = next((r for r in rows if r.index == e.index), None)
+    ended = e.end is not None and t1 is not None and t1 >= e.end
+    end = e.end if ended else t1
+    state = state_s = None
+    if run.fresh and (not views or all(v.spec in NOT_DECODING for v in views)):
+        state = DOWN if run.down is not None else (WAITING if run.ready_at is not None else LOADING)
+        since = run.down_at if run.down is not None else e.start
+        state_s = None if t1 is None or since is None else max(0.0, t1 - since)
+        if state != DOWN:
+            row = None  # what it logged later (a seek back) is not yet at the playhead
+    return StripView(run, row, state, state_s, None if end is None else max(0.0, end - e.start), ended)

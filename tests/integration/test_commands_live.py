@@ -47,7 +47,9 @@ def test_record_reports_a_failed_host_and_exits_1(cluster, tmp_path):
                     'ssh_config = "/dev/null"\n')
     r = mtptui("record", "--config", str(conf), "--out", str(tmp_path / "r.json"), "--duration", "5")
     assert r.returncode == 1
-    assert "stranger: failed:" in r.stderr and "unknown" in r.stderr and "Traceback" not in r.stderr
+    # the name once, then the address it was reached at, which the name does not tell
+    assert f"stranger: failed (not retrying): {h.address}: host key of {h.address} is unknown" in r.stderr
+    assert "Traceback" not in r.stderr
 
 
 def test_bad_config_is_one_line(tmp_path):

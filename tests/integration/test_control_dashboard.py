@@ -24,7 +24,7 @@ async def test_s_on_a_systemd_host_turns_mtp_on_and_compare_shows_both_epochs(cl
     unit = unique_unit("dash")
     install_unit(h, unit)
     source = SshJournalSource(host_config(h, unit), lines=1000)
-    controls = host_controls([source], Config(), False)
+    controls = host_controls([source], Config())
     app = build_app([source], window="all", controls=controls)
     name = f"gpu{h.index}"
     async with app.run_test(size=(160, 48)) as pilot:

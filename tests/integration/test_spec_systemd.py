@@ -25,26 +25,29 @@ SIM = ["/usr/bin/python3", "-m", "mtptui.sim", "--model-path", "Qwen/Qwen3-8B", 
        "--sim-load", "steady", "--sim-startup-seconds", "1", "--decode-log-interval", "10"]
 
 
-def unit_text(port: int, extra: str = "") -> str:
+def unit_text(port: int, extra: str = "", sim: list[str] = SIM) -> str:
     return ("[Unit]\nDescription=SGLang stand-in (mtptui simulator) for control tests\n[Service]\n"
             "Environment=PYTHONPATH=/opt/mtptui PYTHONUNBUFFERED=1\n"
-            f"ExecStart={' '.join(SIM)} --port {port}\nLogRateLimitIntervalSec=0\n{extra}")
+            f"ExecStart={' '.join(sim)} --port {port}\nLogRateLimitIntervalSec=0\n{extra}")
 
 
-def install_unit(h, unit: str, extra: str = "") -> None:
+def install_unit(h, unit: str, extra: str = "", sim: list[str] = SIM) -> int:
+    """Installs and starts the unit; the port its simulator serves HTTP on."""
     port = 31000 + uuid.uuid4().int % 20000
-    subprocess.run(h.ssh_argv(f"cat > /etc/systemd/system/{unit}.service"), input=unit_text(port, extra),
+    subprocess.run(h.ssh_argv(f"cat > /etc/systemd/system/{unit}.service"), input=unit_text(port, extra, sim),
                    text=True, check=True, capture_output=True)
     h.ssh(f"systemctl daemon-reload && systemctl start {unit}")
+    return port
 
 
 def write_config(tmp_path, h, unit: str, *, user: str = "root", sudo: bool = False, tags=(),
-                 profiles: str = "", control: str = "") -> str:
+                 profiles: str = "", control: str = "", http_port: int | None = None) -> str:
     keys = h.cluster.keys
     text = (f'[[hosts]]\nname = "gpu{h.index}"\naddress = "{h.address}"\nuser = "{user}"\n'
             f'identity = "{keys.identity}"\nknown_hosts = "{keys.known_hosts}"\nssh_config = "/dev/null"\n'
             f'unit = "{unit}"\nsudo = {str(sudo).lower()}\nconnect_timeout = 3\nkeepalive_interval = 0.5\n'
-            f'keepalive_count_max = 2\ntags = {json.dumps(list(tags))}\n')
+            f'keepalive_count_max = 2\ntags = {json.dumps(list(tags))}\n'
+            + (f"http_port = {http_port}\n" if http_port else ""))
     text += profiles
     text += control or "[control]\nwait_timeout = 60\n"
     p = tmp_path / f"config-{uuid.uuid4().hex[:6]}.toml"

@@ -60,7 +60,7 @@ async def acting(spec: list[str], *, config: Config | None = None, prod: bool = 
     if prod:
         controls = {HOST: HostControl(ChildTarget(source), host=HOST, prod=True)}
     else:
-        controls = host_controls([source], config, False)
+        controls = host_controls([source], config)
     app = build_app([source], config=config, title="simulator child", window="all", wall=lambda: FROZEN_WALL,
                     controls=controls)
     try:

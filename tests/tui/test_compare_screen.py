@@ -9,6 +9,7 @@ from textual.widgets import DataTable, Static
 from tui_helpers import make_app, settle
 
 from mtptui.core.compare import epoch_rows
+from mtptui.core.epochs import EPOCH_METRICS
 from mtptui.tui.screens.compare import CompareScreen, row_cells
 
 TOGGLE = str(Path(__file__).resolve().parents[2] / "sample_logs" / "mtp-toggle-restarts.log")
@@ -16,7 +17,11 @@ SIZE = (160, 48)
 
 
 async def test_c_shows_summarys_epochs_and_escape_closes():
-    want = epoch_rows([e for e in summary_json(TOGGLE)["epochs"] if e["host"] == "gpu-h1"])
+    # The screen reads n and mean per rank (the brief form): summary's epochs cut to those.
+    brief = [{**e, "ranks": {r: {m: s[m] and {"n": s[m]["n"], "mean": s[m]["mean"]} for m in EPOCH_METRICS}
+                             for r, s in e["ranks"].items()}}
+             for e in summary_json(TOGGLE)["epochs"] if e["host"] == "gpu-h1"]
+    want = epoch_rows(brief)
     assert len(want) == 3
     app = make_app(TOGGLE)
     async with app.run_test(size=SIZE) as pilot:
@@ -28,13 +33,21 @@ async def test_c_shows_summarys_epochs_and_escape_closes():
         table = screen.query_one(DataTable)
         shown = [tuple(str(c) for c in table.get_row_at(i)) for i in range(table.row_count)]
         assert shown == [row_cells(r, app.dash.store.last_ts) for r in want]
-        # As an operator reads it: settings, accept len, the sum of the ranks against the first epoch.
+        # As an operator reads it: settings, accept len, the host total against the run before and
+        # against the spec-off run.
         assert shown[1][1] == "EAGLE steps=3 topk=1 draft=4" and shown[1][2] == f"{want[1].accept_len:.2f}"
-        assert shown[0][5] == "base" and shown[1][5] == "+39%" and shown[0][2] == "-"
-        assert shown[2][9].endswith("+")  # the last epoch runs to the end of the log
+        assert [row[5:7] for row in shown] == [("-", "base"), ("+39%", "+39%"), ("-7%", "+29%")]
+        assert shown[0][2] == "-"
+        assert shown[2][10].endswith("+")  # the last epoch runs to the end of the log
         await pilot.press("down")
         ranks = str(screen.query_one("#ranks", Static).render())
         assert "epoch 2: EAGLE steps=3" in ranks
         assert all(f"{v:.1f}" in ranks for v in want[1].gen_per_rank.values())
+        # Under it, the epoch at each load against the spec-off run at that load (summary's numbers).
+        lines = ranks.splitlines()
+        at = lines.index(next(ln for ln in lines if ln.startswith("at the same load")))
+        assert [ln.split() for ln in lines[at + 1:]] == [
+            [b.running, f"{b.gen_throughput:.1f}", "tok/s", "acc", "len", f"{b.accept_len:.2f}", str(b.decode), "lines",
+             "vs", "prev", "+40%", "vs", "spec", "off", "+40%"] for b in want[1].by_load]
         await pilot.press("escape")
         assert not isinstance(app.screen, CompareScreen)

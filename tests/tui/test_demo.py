@@ -74,7 +74,7 @@ async def test_s_in_the_demo_restarts_the_simulator_without_speculation(audit):
 
     args = demo.build_parser().parse_args([])
     source, _ = demo.demo_source(args, FAST)
-    controls = host_controls([source], Config(), False)
+    controls = host_controls([source], Config())
     assert list(controls) == ["simulator"]
     app = build_app([source], title="demo", window="all", wall=lambda: 1_800_000_000.0, controls=controls)
     try:
@@ -121,7 +121,7 @@ async def test_a_profile_that_fails_at_start_is_rolled_back_and_told_as_a_warnin
     source, _ = demo.demo_source(demo.build_parser().parse_args([]), FAST)
     before = list(source.argv)
     app = build_app([source], config=config, title="demo", window="all", wall=lambda: 1_800_000_000.0,
-                    controls=host_controls([source], config, False))
+                    controls=host_controls([source], config))
     try:
         async with app.run_test(size=(160, 48)) as pilot:
             await until(pilot, lambda: app.dash.store.ranks("simulator"), "the demo's first batches")

@@ -66,6 +66,25 @@ def test_clock_full_speed_is_unlimited_until_paused_or_seeked():
     assert c.seek(-100, lo=T0) == T0  # not before the oldest data
 
 
+def test_clock_stops_at_the_end_once_every_source_ended():
+    w = FakeWall()
+    c = ReplayClock(1.0, clock=w)
+    c.sources_seen = c.open_sources = 1
+    c.start_at(T0)
+    c.note_released(T0 + 60)
+    w.t += 70
+    assert c.position() == T0 + 70, "a source still reading: the clock runs on to its next line"
+    c.open_sources = 0
+    assert c.ended and c.position() == T0 + 60
+    w.t += 1000  # the operator looks at the end for a while
+    assert c.position() == T0 + 60
+    assert c.seek(-10) == T0 + 50, "a seek back starts from the end at once"
+    w.t += 5
+    assert c.position() == T0 + 55
+    w.t += 100
+    assert c.position() == T0 + 60
+
+
 def test_speed_steps_and_parsing():
     c = ReplayClock(1.0, clock=FakeWall())
     c.start_at(T0)
@@ -117,6 +136,17 @@ async def test_full_speed_reads_everything_in_chunks(tmp_path):
     feed = ListFeed()
     await ReplaySource(str(p), ReplayClock(MAX_SPEED)).run(feed)
     assert len(feed.got) == 5000
+
+
+async def test_full_speed_still_tells_the_clock_where_the_data_ends(tmp_path):
+    p = tmp_path / "x.log"
+    p.write_text("".join(line(T0 + k) for k in range(5000)) + "a last line without a stamp\n")
+    clock = ReplayClock(MAX_SPEED)
+    await ReplaySource(str(p), clock).run(ListFeed())
+    assert clock.ended and clock.released == T0 + 4999
+    clock.set_speed(1.0, at=T0 + 4999)  # slowed down after the end: the clock stays there
+    await asyncio.sleep(0.05)
+    assert clock.position() == T0 + 4999
 
 
 async def test_paused_replay_releases_nothing_until_resumed(tmp_path):
@@ -176,3 +206,36 @@ def test_reconnecting_becomes_a_gap_event():
     feed.status(SourceStatus("gpu1", "streaming"))
     feed.status(SourceStatus("gpu1", RECONNECTING, "lost again"))
     assert len([e for e in store.events if e.kind == "gap"]) == 2
+
+
+def test_a_host_that_never_sent_a_line_is_named_but_has_no_gap_and_no_time():
+    store = Store()
+    feed = DashboardFeed(store)
+    feed.status(SourceStatus("gpu9", "connecting"))
+    feed.status(SourceStatus("gpu9", RECONNECTING, "connection refused"))
+    assert store.hosts() == ["gpu9"], "the screen can name it before its first line"
+    assert [e for e in store.events if e.kind == "gap"] == [] and store.last_ts is None
+    feed.lines([line(T0).rstrip("\n")], "gpu1")
+    feed.drain()
+    assert store.hosts() == ["gpu9", "gpu1"]
+
+
+def test_the_live_state_says_live_only_while_the_stream_is_up():
+    from mtptui.tui.timeline import Timeline
+
+    store = Store()
+    feed = DashboardFeed(store)
+    feed.lines([line(T0).rstrip("\n")], "gpu1")  # lines came before: they are not current
+    feed.drain()
+    link = ["connecting"]
+    tl = Timeline(store, link=lambda: link[0])
+    assert tl.state_label() == "CONNECTING"
+    link[0] = RECONNECTING
+    assert tl.state_label() == "RECONNECTING"
+    tl.toggle_pause()
+    assert tl.state_label() == "RECONNECTING paused"
+    tl.toggle_pause()
+    link[0] = "streaming"
+    assert tl.state_label() == "LIVE"
+    link[0] = FAILED
+    assert tl.state_label() == "FAILED"

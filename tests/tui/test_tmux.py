@@ -7,6 +7,7 @@ pane on its own tmux server (-L), and reads what is drawn.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -67,5 +68,92 @@ def test_replay_in_tmux_reads_right(need):
         while time.monotonic() < deadline and _tmux(sock, "has-session", "-t", "t").returncode == 0:
             time.sleep(0.2)
         assert _tmux(sock, "has-session", "-t", "t").returncode != 0, "q did not quit"
+    finally:
+        _tmux(sock, "kill-server")
+
+
+def test_replay_at_80x24_keeps_what_matters(need):
+    """The smallest common terminal: host, source and the time shown stay; the rank table's
+    numbers are whole and the ranks it has no room for are counted; l enlarges the log above the
+    status bar and keys, its lines folded within the pane."""
+    need(shutil.which("tmux"), "tmux is not installed")
+    sock = f"mtptui-test-{uuid.uuid4().hex[:8]}"
+    cmd = shlex.join([sys.executable, "-m", "mtptui", "replay", "--speed", "max", "--window", "all", str(SAMPLE)])
+    started = _tmux(sock, "new-session", "-d", "-x", "80", "-y", "24", "-s", "t", cmd)
+    assert started.returncode == 0, started.stderr
+    try:
+        screen = _wait_for(sock, "REPLAY ended")
+        lines = screen.splitlines()
+        assert all(len(line) <= 80 for line in lines)
+        assert "host gpu-h2  TP 8 · DP 8" in screen and "\n epoch 1/1 " in screen
+        assert "spec EAGLE (MTP) steps=3 topk=1 draft=4" in screen  # the status bar's settings
+        assert "replay dp-attention-8.log │ REPLAY ended; ← to seek at 16:02:57" in screen
+        assert "╭─ accept len (tokens per step" in screen
+        rows = [line for line in lines if line.startswith("│ ") and " SPEC ON " in line]
+        assert rows
+        for row in rows:  # rank, badge, then ten numbers, none cut
+            assert re.fullmatch(r"│ +\d DP\d +SPEC ON( +\d+(\.\d\d)?){10} *│", row), row
+        assert f"{8 - len(rows)} more ranks (" in screen and "r shows all" in screen
+        _tmux(sock, "send-keys", "-t", "t", "l")
+        screen = _wait_for(sock, "l or Esc shrinks")
+        lines = screen.splitlines()
+        assert "REPLAY ended; ← to seek at 16:02:57" in lines[-3] and "q quit" in lines[-1]
+        pane = lines[1:lines.index(next(line for line in lines if line.startswith("╰")))]
+        assert len(pane) >= 15 and all(line.startswith("│") and line.rstrip().endswith("│") for line in pane)
+        _tmux(sock, "send-keys", "-t", "t", "l", "r")
+        screen = _wait_for(sock, "r or Esc shrinks")
+        assert sum(bool(re.match(r"│ +\d DP\d ", line)) for line in screen.splitlines()) == 8
+    finally:
+        _tmux(sock, "kill-server")
+
+
+SMALL = Path(__file__).resolve().parent / "data" / "small.log"
+
+
+def _run_in_tmux(need, cmd: list[str], size: tuple[int, int] = (80, 24)) -> str:
+    need(shutil.which("tmux"), "tmux is not installed")
+    sock = f"mtptui-test-{uuid.uuid4().hex[:8]}"
+    # the shell reports the exit code on the pane when the command ends
+    line = shlex.join(cmd) + '; echo "exit code $?"; sleep 60'
+    started = _tmux(sock, "new-session", "-d", "-x", str(size[0]), "-y", str(size[1]), "-s", "t", line)
+    assert started.returncode == 0, started.stderr
+    return sock
+
+
+def test_after_a_replay_ends_left_seeks_back_from_the_end(need):
+    cmd = [sys.executable, "-m", "mtptui", "replay", "--speed", "1000", "--window", "1m", str(SMALL)]
+    sock = _run_in_tmux(need, cmd)
+    try:
+        _wait_for(sock, "REPLAY ended; ← to seek at 16:04:05")
+        time.sleep(1.0)  # at 1000x the clock would be 1000 s past the end by now
+        _tmux(sock, "send-keys", "-t", "t", *["-"] * 7)  # down to 1x
+        _wait_for(sock, "speed 1x")
+        _tmux(sock, "send-keys", "-t", "t", "Left")
+        screen = _wait_for(sock, "REPLAY playing 1x at 16:0")
+        shown = screen.split("REPLAY playing 1x at ")[1][:8]
+        assert "16:03:55" <= shown < "16:04:05", f"one step (6 s) back from the end, not {shown}"
+    finally:
+        _tmux(sock, "kill-server")
+
+
+def test_live_host_that_refuses_at_80x24(need):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    name = f"127.0.0.1:{port}"
+    cmd = [sys.executable, "-m", "mtptui", "live", name, "--unit", "sglang", "--give-up-after", "4"]
+    sock = _run_in_tmux(need, cmd)
+    try:
+        screen = _wait_for(sock, "(retry in")
+        rows = screen.splitlines()
+        assert any(r.startswith(f" host {name}") for r in rows), screen
+        status = next(r for r in rows if "(retry in" in r)
+        assert status.startswith(f" {name} (retry in ") and "connection refused" in status, status
+        assert "RECONNECTING" in screen and "│ LIVE" not in screen
+        screen = _wait_for(sock, "exit code 1")
+        assert f"mtptui live: {name}: connection refused (no sshd listening?); gave up after 4s" \
+               in screen.replace("\n", ""), screen
     finally:
         _tmux(sock, "kill-server")

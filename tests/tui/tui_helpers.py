@@ -53,3 +53,9 @@ async def settle(pilot, app, timeout: float = 10.0) -> None:
     await pilot.pause()
     app.screen.redraw_now()
     await pilot.pause()
+
+
+def screen_text(app) -> list[str]:
+    """The screen as a user reads it: one string per row, every widget composed (the compositor's
+    own strips; Textual has no public call for the whole screen's text)."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]

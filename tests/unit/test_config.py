@@ -141,7 +141,7 @@ TABLE_ERRORS = [
     ('[thresholds]\nstale_s = true\n', "config.toml:2: thresholds.stale_s: must be a number >= 0 (got true)"),
     ('thresholds = 3\n', "config.toml:1: thresholds: must be a table (got 3)"),
     # [keys]
-    ('[keys]\npause = "p"\npauze = "x"\n', "config.toml:3: keys.pauze: unknown binding id; known: audit, compare, escape,"),
+    ('[keys]\npause = "p"\npauze = "x"\n', "config.toml:3: keys.pauze: unknown binding id; known: audit, bench, compare, escape,"),
     ('[keys]\npause = 1\n', "config.toml:2: keys.pause: must be a string (got 1)"),
     ('[keys]\ntheme = "mtptui-light"\n', "config.toml:2: keys.theme: must be a key like \"p\""),
     ('[keys]\npause = ""\n', "config.toml:2: keys.pause: must be a key like"),
@@ -171,8 +171,10 @@ TABLE_ERRORS = [
     ('[control]\nwait_timeout = 5\n', "config.toml:2: control.wait_timeout: must be a number of seconds from 10 to 86400 (got 5)"),
     ('[control]\nverify_batches = "3"\n', "config.toml:2: control.verify_batches: must be an integer from 1 to 100 (got '3')"),
     ('[control]\nprod_tags = "prod"\n', "config.toml:2: control.prod_tags: must be a list of strings"),
-    ('[control]\nsmoke_prompt = "hi"\n', "config.toml:2: control.smoke_prompt: unknown key; known: lock_stale_after, "
-     "prod_tags, verify_batches, wait_timeout"),
+    ('[control]\nsmoke_promt = "hi"\n', "config.toml:2: control.smoke_promt: unknown key; known: lock_stale_after, "
+     "prod_tags, smoke_expect, smoke_prompt, verify_batches, wait_timeout"),
+    ('[control]\nsmoke_expect = ""\n', "config.toml:2: control.smoke_expect: must not be empty"),
+    ('[control]\nsmoke_prompt = 42\n', "config.toml:2: control.smoke_prompt: must be a string (got 42)"),
     ('[control]\nwait_timeout = 3000\nlock_stale_after = 600\n', "config.toml:3: control.lock_stale_after: must not be less than wait_timeout"),
 ]
 
@@ -213,7 +215,8 @@ def test_cli_bad_config_is_one_line_and_exit_2(tmp_path):
         assert r.stderr == (f"mtptui {args[0]}: {bad}:6: thresholds.accept_rate_mn: unknown key; known: "
                             "accept_len_one_hold_s, accept_len_one_max, accept_rate_hold_s, accept_rate_min, "
                             "baseline_min_s, coverage, fallback_hold_s, fallback_min_batches, graph_off_hold_s, "
-                            "queue_growth_min, queue_hold_s, rank_diverge_hold_s, rank_diverge_pct, stale_s, "
+                            "queue_growth_min, queue_hold_s, rank_diverge_hold_s, rank_diverge_min_accept_len, "
+                            "rank_diverge_min_req_tok_s, rank_diverge_parts, rank_diverge_pct, stale_s, "
                             "throughput_drop_pct, throughput_hold_s\n"), args
         assert r.stdout == ""
 

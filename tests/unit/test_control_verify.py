@@ -130,6 +130,7 @@ def test_last_start_from_the_journal():
              e(300, "Started a.service - A.")]
     assert last_start_seconds(lines) == 90.5
     assert last_start_seconds([e(1, "Started a.")]) is None
+    assert last_start_seconds([e(10.5, "Started a."), e(10.2, "[x] The server is fired up and ready to roll!")]) == 0.0
 
 
 def test_plan_preview_shows_commands_diff_and_downtime():

@@ -166,6 +166,11 @@ def test_arithmetic_answers(prompt, answer):
     assert answer in "".join(tokens) and finish == "stop"
 
 
+def test_asked_for_the_number_only_it_says_the_number_only():
+    assert answers.reply("What is 15*23? Answer with the number only.", 64) == (["345"], "stop")
+    assert answers.reply("What is 15*23?", 64)[0] == ["15*23", " =", " 345."]
+
+
 def test_non_arithmetic_prompts_get_the_placeholder():
     tokens, finish = answers.reply("Tell me a story", 200)
     text = "".join(tokens)

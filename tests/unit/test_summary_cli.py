@@ -154,6 +154,28 @@ def test_since_until(tmp_path):
     assert r.returncode == 2 and b"not a time" in r.stderr
 
 
+def test_since_and_until_take_the_spans_live_takes(tmp_path):
+    """`--since 10min` counts back from now, as `live --since 10min` does (journalctl's words)."""
+    import time
+
+    def at(minutes_ago: float) -> str:
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(time.time() - minutes_ago * 60))
+        return LINE.replace("2026-03-09 16:03:25", stamp)
+
+    f = tmp_path / "recent.log"
+    f.write_text(at(90) + at(20) + at(20) + at(5))
+    batches = {}
+    for args in (("--since", "10min"), ("--since", "1h 30min"), ("--since=-30min",),
+                 ("--until", "10min"), ("--since", "30 min", "--until", "10 min")):
+        doc = summary_json(*args, str(f))
+        batches[args] = doc["series"][0]["decode"]["batches"] if doc["series"] else 0
+    assert batches[("--since", "10min")] == 1
+    assert batches[("--since", "1h 30min")] >= 3  # the first line may fall a moment before
+    assert batches[("--since=-30min",)] == 3
+    assert batches[("--until", "10min")] == 3
+    assert batches[("--since", "30 min", "--until", "10 min")] == 2
+
+
 def test_table_output_names_what_it_shows(tmp_path):
     f = tmp_path / "t.log"
     f.write_text(LINE.replace(", accept len: 2.50, accept rate: 0.50", "") + LINE)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from mtptui.core import parallel
+from mtptui.core.compare import DELTA_MIN_BATCHES
 
 DATA = Path(__file__).parent / "data" / "toggle-epochs.log"
 
@@ -31,8 +32,21 @@ def test_restart_opens_an_epoch_with_the_new_settings():
     assert on["ranks"]["TP0"]["accept_len"]["mean"] == pytest.approx((2.80 + 2.90) / 2)
     assert on["ranks"]["TP0"]["gen_throughput"]["mean"] == pytest.approx(1950)
     assert off["end"] == on["start"]
+    assert on["host_totals"]["gen_throughput"] == pytest.approx(1950)
+    # Two decode lines a run are load noise, not the settings' effect: no change is claimed.
+    assert on["host_totals"]["min_batches"] == 2 and not on["host_totals"]["comparable"]
+    assert on["vs_previous"] is None and on["vs_baseline"] is None
     table = summary(str(DATA))
-    assert "+86%" in table  # 1950 against 1050 tok/s
+    assert "+86%" not in table and f"n<{DELTA_MIN_BATCHES}" in table  # 1950 against 1050 tok/s, 2 lines each
+
+
+def test_the_table_shows_the_change_against_the_run_before_and_the_spec_off_run():
+    toggle = Path(__file__).resolve().parents[2] / "sample_logs" / "mtp-toggle-restarts.log"
+    table = summary(str(toggle)).splitlines()
+    rows = [ln.split() for ln in table[table.index(next(ln for ln in table if "vs spec off" in ln)) + 1:][:3]]
+    # host # date time settings... decode acc-len host-tok/s vs-prev vs-spec-off
+    assert [r[-5:] for r in rows] == [["157", "-", "1613.4", "-", "base"], ["83", "2.72", "2235.1", "+39%", "+39%"],
+                                      ["116", "1.87", "2086.0", "-7%", "+29%"]]
 
 
 def _toggle_log(path: Path, restarts: int, seed: int) -> None:

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from mtptui.core import valueset
 from mtptui.core.stats import describe
-from mtptui.core.valueset import COUNTED, DENSE, SPILLED, ValueSet, _weighted_sum
+from mtptui.core.stats import weighted_sum
+from mtptui.core.valueset import COUNTED, DENSE, SPILLED, ValueSet
 
 _any = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)
 # what logs print: a fixed number of decimals (0 to 3 here), over ranges narrow and wide
@@ -108,7 +109,7 @@ def test_weighted_sum_is_the_exact_sum_of_every_repeat(pairs):
     # the exact sum, as a fraction, correctly rounded by int / int
     from fractions import Fraction
     exact = sum(Fraction(v) * c for v, c in zip(vals, cnts))
-    assert _weighted_sum(vals, cnts) == exact.numerator / exact.denominator
+    assert weighted_sum(vals, cnts) == exact.numerator / exact.denominator
 
 
 def bench_like(n: int, seed: int = 1) -> array:
@@ -174,3 +175,23 @@ def test_nan_is_no_value():
     s = ValueSet()
     s.extend(array("d", [1.0, math.nan, 2.0, math.nan]))
     assert s.describe() == describe([1.0, 2.0])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_values, _decimals), st.data())
+def test_brief_gives_describes_n_and_mean_to_the_bit(values, data):
+    """brief() (the epoch strip's n and mean, from sums kept as values come, or summed when asked)
+    equals describe()'s, however the values came in and were joined, in whatever form."""
+    cut = data.draw(st.integers(0, len(values)))
+    with limits():
+        for tally in (True, False):
+            first, later = ValueSet(tally), ValueSet(tally)
+            for v in values[:cut]:
+                first.append(v)
+            for v in values[cut:]:
+                later.append(v)
+            first.merge(later)
+            brief = first.brief()
+            assert brief["n"] == len(values)
+            assert brief == {k: describe(values)[k] for k in ("n", "mean")}
+    assert ValueSet(True).brief() is None

@@ -1,8 +1,9 @@
 """The compare screen (c): every epoch of the shown host side by side: its settings, when it began
-and how long it ran, decode batches, accept len and rate, gen throughput per rank and summed, and
-the sum against the first epoch (Σ gen tok/s: the host's throughput; gen tok/s/rank: the mean
-of the ranks' means). The numbers are `mtptui summary`'s epochs (core/compare.py), kept
-up to date while the dashboard runs."""
+and how long it ran, decode batches, accept len and rate, the host's gen throughput (summed over
+DP groups) and its change against the run before and the last run without speculation, and the
+mean per rank, and for the epoch picked, its decode lines by #running-req with their changes at the
+same load. The numbers are `mtptui summary`'s epochs (core/compare.py), as on the epoch
+strip, kept up to date while the dashboard runs."""
 
 from __future__ import annotations
 
@@ -14,21 +15,14 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from mtptui.core.compare import EpochRow, epoch_rows, percent
-from mtptui.tui.viewmodel import clock_text, host_label, short_rank_labels
+from mtptui.core.compare import DELTA_MIN_BATCHES, EpochRow, delta_text, load_cells
+from mtptui.core.epochs import short_rank_labels
+from mtptui.tui.viewmodel import clock_text, duration_text, host_epoch_rows, host_label
 
 # What tells whether a retune helped comes first: a narrow screen cuts the columns on the right.
-COLUMNS = ("#", "settings", "acc len", "acc rate", "Σ gen tok/s", "vs first", "gen tok/s/rank", "decode", "began", "ran")
+COLUMNS = ("#", "settings", "acc len", "acc rate", "host tok/s", "vs prev", "vs spec off", "gen tok/s/rank",
+           "decode", "began", "ran")
 REFRESH_S = 1.0
-
-
-def duration_text(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    s = int(round(seconds))
-    if s < 3600:
-        return f"{s // 60}m {s % 60:02d}s"
-    return f"{s // 3600}h {s % 3600 // 60:02d}m"
 
 
 def _num(v: float | None, prec: int) -> str:
@@ -39,9 +33,22 @@ def row_cells(r: EpochRow, newest: float | None) -> tuple[str, ...]:
     """The table's cells for one epoch; the open one runs to the newest line."""
     end = r.end if r.end is not None else newest
     ran = duration_text(None if end is None else end - r.start) + (" +" if r.end is None else "")
-    return (str(r.index + 1), r.label, _num(r.accept_len, 2), _num(r.accept_rate, 2), _num(r.gen_sum, 1),
-            "base" if r.vs_first is None and r.gen_sum is not None else percent(r.vs_first), _num(r.gen_mean, 1),
+    return (str(r.index + 1), r.label, _num(r.accept_len, 2), _num(r.accept_rate, 2), _num(r.gen_total, 1),
+            delta_text(r, r.vs_previous), delta_text(r, r.vs_baseline, baseline=True), _num(r.gen_mean, 1),
             str(r.decode_batches), clock_text(r.start), ran)
+
+
+def load_parts(r: EpochRow) -> list:
+    """The epoch's load buckets: a line each, its changes against the runs before at that load."""
+    parts: list = [(f"\nat the same load (#running-req; changes need {DELTA_MIN_BATCHES} lines in the bucket "
+                     "in both epochs):", "bold")]
+    if not r.by_load:
+        parts.append(" no decode line with #running-req")
+    for b in r.by_load:
+        running, decode, al, gen, prev, base = load_cells(b)
+        parts += [(f"\n  {running:>5} ", "bold"), f"{gen:>8} tok/s  acc len {al:>4}  ",
+                  (f"{decode} lines", "$text-muted"), f"  vs prev {prev}  vs spec off {base}"]
+    return parts
 
 
 class CompareScreen(ModalScreen):
@@ -69,8 +76,9 @@ class CompareScreen(ModalScreen):
             table.add_columns(*COLUMNS)
             yield table
             yield Static(id="ranks")
-            yield Static("the numbers are `mtptui summary`'s epochs: means over every decode batch of the epoch · "
-                         "'+' the epoch still runs · ↑↓ picks an epoch · Esc closes", id="hint")
+            yield Static("the numbers are `mtptui summary`'s epochs: means over every decode batch of the epoch; "
+                         "host tok/s adds up the DP groups · '+' the epoch still runs · ↑↓ picks an epoch · "
+                         "Esc closes", id="hint")
 
     def on_mount(self) -> None:
         self.refresh_rows()
@@ -81,7 +89,7 @@ class CompareScreen(ModalScreen):
         if store.version == self._version:
             return
         self._version = store.version
-        self.rows = epoch_rows([e.to_json() for e in store.epochs.get(self.host, [])])
+        self.rows = host_epoch_rows(store, self.host)
         table = self.query_one(DataTable)
         keep = table.cursor_row
         table.clear()
@@ -106,4 +114,5 @@ class CompareScreen(ModalScreen):
         names = short_rank_labels(list(r.gen_per_rank))
         for rank, v in r.gen_per_rank.items():
             parts += [(f"  {names[rank]} ", "$text-muted"), f"{v:.1f}"]
+        parts += load_parts(r)
         self.query_one("#ranks", Static).update(Content.assemble(*parts))

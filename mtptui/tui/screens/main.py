@@ -12,25 +12,28 @@ import time
 from textual import on
 from textual.app import ComposeResult
 from textual.css.query import NoMatches
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
+from textual.geometry import Size
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Tab, Tabs
 
-from mtptui.core.alerts import ERROR
+from mtptui.core.alerts import ERROR, by_rank
 from mtptui.tui.bindings import screen_bindings
 from mtptui.tui.keytable import ACTING_ACTIONS
 from mtptui.tui.controller import Dashboard
 from mtptui.tui.running import Running
 from mtptui.tui.themes import host_accent, host_tags
-from mtptui.tui.viewmodel import (METRICS, chart_series, clock_text, host_label, panel_view, spec_for,
-                                  layout_text, spec_short, spec_text)
+from mtptui.tui.viewmodel import (METRICS, accept_len_cap, after, chart_series, clock_text, host_epoch_rows,
+                                  host_label, host_scales, layout_text, panel_view, run_state, spec_for,
+                                  spec_short, spec_text, strip_view)
 from mtptui.tui.widgets.action_bar import ActionBar
 from mtptui.tui.widgets.alerts_bar import AlertsBar
 from mtptui.tui.widgets.chart import EVENT_MARKS, ChartData, MetricChart
+from mtptui.tui.widgets.epoch_strip import EpochStrip
 from mtptui.tui.widgets.events import EventTimeline, TimelineEntry
 from mtptui.tui.widgets.host_bar import HostBar
 from mtptui.tui.widgets.log_view import LogView
-from mtptui.tui.widgets.rank_grid import RankGrid
+from mtptui.tui.widgets.rank_grid import RankGrid, RankScroll
 from mtptui.tui.widgets.status_bar import StatusBar, StatusData
 
 MAX_TIMELINE = 300
@@ -38,13 +41,16 @@ CHART_HZ = 4.0
 FLOOD_LINES_PER_S = 5000
 FLASH_S = 3.0
 DATA_HZ = 5.0
+EPOCH_ROWS_S = 1.0  # an epoch's figures cover every line since it began: recounted at most this often
 
 
 class MainScreen(Screen):
     BINDINGS = screen_bindings()
     # Short terminals: a smaller chart and log (app.tcss).
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (40, "-tall")]
+    VERTICAL_BREAKPOINTS = [(0, "-tiny"), (30, "-short"), (40, "-tall")]
     AUTO_FOCUS = "LogView"
+    # An enlarged pane (e, l, r) keeps the status bar and the keys under it.
+    ALLOW_IN_MAXIMIZED_VIEW = "#bars, #filter"
 
     def __init__(self, dash: Dashboard, *, tick_hz: float = 10.0) -> None:
         super().__init__()
@@ -60,14 +66,16 @@ class MainScreen(Screen):
         self._ticks = 0
         self._views: tuple[tuple, list] | None = None  # (what they were drawn for, panel views)
         self._quit_armed: Running | None = None  # the action under way when q was pressed once
+        self._epoch_rows: tuple | None = None  # (host, store version, monotonic time, rows)
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="◆")
         yield Tabs(id="hosts")
         yield HostBar(id="hostbar")
+        yield EpochStrip(id="epochs")
         yield ActionBar(id="acting")
         yield AlertsBar(id="alerts")
-        with VerticalScroll(id="grid-scroll"):
+        with RankScroll(id="grid-scroll"):
             yield RankGrid(id="grid")
         yield MetricChart(id="chart")
         with Horizontal(id="bottom"):
@@ -101,8 +109,8 @@ class MainScreen(Screen):
         t0, t1 = d.timeline.bounds()
         host = d.host
         stamp = (d.store.version, None if t1 is None else round(t1, 1), d.timeline.window_index,
-                 d.metric_index, host, d.focus_rank, self.app.theme, self.size,
-                 tuple(a.key for a in d.active_alerts.get(host, ())))
+                 d.metric_index, host, d.focus_rank, d.epoch_scope, self.app.theme, self.size,
+                 tuple((a.key, a.ranks) for a in d.active_alerts.get(host, ())))
         now = time.monotonic()
         # Data alone moves the panels at most DATA_HZ times a second (a flood changes every
         # number on every tick); keys and the status bar are not held back.
@@ -136,18 +144,36 @@ class MainScreen(Screen):
         d = self.dash
         store = d.store
         spec = spec_for(store, host, t1)
+        run = run_state(store, host, t1)
+        # The panels cover the epoch at the playhead (its part of the window) unless W widened them.
+        pt0 = t0
+        if d.epoch_scope and run.epoch is not None and (pt0 is None or run.epoch.start >= pt0):
+            pt0 = after(run.epoch.start)
         # A key that changes neither the host nor the window nor the playhead (metric, focus,
         # pause) keeps the panels of the last data redraw, at most 1/DATA_HZ old, so its frame
         # costs less; the next tick brings their numbers up to date.
-        views_key = (host, d.timeline.window_index, None if d.timeline.following() else t1,
+        views_key = (host, d.timeline.window_index, d.epoch_scope, None if d.timeline.following() else t1,
                      len(store.ranks(host)))
         if force_chart and self._views is not None and self._views[0] == views_key:
             views = self._views[1]
             self._stamp = None
         else:
-            views = [panel_view(s, t0, t1, spec=spec, th=d.th) for s in store.ranks(host)]
+            spark_from = pt0 if pt0 is not None else d.timeline.oldest()
+            views = [panel_view(s, pt0, t1, spec=spec, th=d.th, run=run, spark_from=spark_from)
+                     for s in store.ranks(host)]
+            scales = host_scales(views, accept_len_cap(store, host, pt0, t1))
+            scope = (f"epoch {run.number}" if d.epoch_scope and run.epoch is not None
+                     else f"window {d.timeline.window_label}")
+            for v in views:
+                v.scales, v.scope = scales, scope
             self._views = (views_key, views)
-        self.query_one(RankGrid).show(views, d.focused_rank)
+        self._draw_strip(host, t1, run, views, force_chart)
+        self._draw_host(host, t1, spec)
+        alerts = d.active_alerts.get(host, [])
+        since = {k: clock_text(f.at) for k, f in d.alerts.active.items()}
+        self.query_one(AlertsBar).show(alerts, since)
+        self.query_one(RankGrid).show(views, d.focused_rank, by_rank(alerts), room=self._grid_room(alerts),
+                                      enlarged=self.maximized is self.query_one("#grid-scroll"))
         # The plot is the costliest widget (plotext builds it in Python): while data streams it is
         # redrawn at most CHART_HZ times a second; a key redraws it at once.
         now = time.monotonic()
@@ -167,28 +193,53 @@ class MainScreen(Screen):
                 if e.kind in EVENT_MARKS and (t1 is None or e.ts <= t1):
                     events.append((e.ts, e.kind))
             chart.show(ChartData(d.metric, t0, t1, chart_series(store, host, d.metric, t0, t1, points),
-                                 epochs, events, d.focused_rank, d.timeline.window_label))
+                                 epochs, events, d.focused_rank, d.timeline.window_label,
+                                 accept_len_cap(store, host, t0, t1)))
         else:
             self._stamp = None  # come back next tick for the chart
-        self._draw_host(host, t1, spec)
-        alerts = d.active_alerts.get(host, [])
-        since = {k: clock_text(f.at) for k, f in d.alerts.active.items()}
-        self.query_one(AlertsBar).show(alerts, since)
         self._draw_events(host, t1)
+
+    def _grid_room(self, alerts: list) -> int:
+        """Rows the rank grid may take: its box's max-height (app.tcss) as Textual resolves it,
+        against the screen less its docked bars, and no more than the chart and the log leave at
+        their min heights below the lines above it (a short screen with alerts); or all of that
+        while the box is enlarged (r)."""
+        box = self.query_one("#grid-scroll")
+        shown = [box, *self.query_children(self.ALLOW_IN_MAXIMIZED_VIEW)] if self.maximized is box else self.children
+        docked = sum(w.outer_size.height for w in shown if w.display and w.styles.dock in ("top", "bottom"))
+        avail = Size(self.size.width, max(0, self.size.height - docked))
+        if self.maximized is box:
+            return avail.height
+        mh = box.styles.max_height
+        room = avail.height if mh is None else int(mh.resolve(avail, self.size))
+        # The lines above it: the alerts bar as it is about to be (its layout comes after this frame).
+        bar = self.query_one(AlertsBar)
+        above = sum(w.outer_size.height for w in self.children
+                    if w.display and w.styles.dock not in ("top", "bottom") and w is not bar
+                    and w.id not in ("grid-scroll", "chart", "bottom"))
+        above += min(len(alerts), bar.lines())
+        below = sum(int(w.styles.min_height.resolve(avail, self.size)) if w.styles.min_height is not None else 0
+                    for w in (self.query_one("#chart"), self.query_one("#bottom")))
+        return max(0, min(room, avail.height - above - below))
 
     def _draw_host(self, host, t1, spec) -> None:
         d = self.dash
-        epochs = d.store.epochs.get(host, [])
-        cur = None
-        for e in epochs:
-            if t1 is None or e.start <= t1:
-                cur = e
-        if cur is None:
-            epoch_text = "no data yet"
-        else:
-            epoch_text = f"epoch {cur.index + 1}/{len(epochs)} since {clock_text(cur.start)}, {cur.reason}"
         self.query_one(HostBar).show(host_label(host), host_accent(d.config, host), host_tags(d.config, host),
-                                     epoch_text, spec_short(spec), layout_text(spec))
+                                     layout_text(spec))
+
+    def _draw_strip(self, host, t1, run, views, force: bool) -> None:
+        """The epoch strip. Its figures cover every line of the epoch (not a ring buffer's
+        window), so they are recounted when the store changed, at most every EPOCH_ROWS_S
+        while lines stream, at once on a key or a new host."""
+        store = self.dash.store
+        now = time.monotonic()
+        cached = self._epoch_rows
+        if (cached is None or cached[0] != host or len(cached[3]) != len(store.epochs.get(host) or ())
+                or (cached[1] != store.version and (force or now - cached[2] >= EPOCH_ROWS_S))):
+            cached = self._epoch_rows = (host, store.version, now, host_epoch_rows(store, host))
+        elif cached[1] != store.version:
+            self._stamp = None  # come back next tick for the figures
+        self.query_one(EpochStrip).show(strip_view(run, cached[3], views, t1))
 
     def _draw_events(self, host, t1) -> None:
         d = self.dash
@@ -213,18 +264,21 @@ class MainScreen(Screen):
         for f in d.alerts.history:
             if f.alert.host == host and (t1 is None or f.at <= t1):
                 kind = "alert_error" if f.alert.severity == ERROR else "alert"
-                entries.append(TimelineEntry(f.at, kind, f.alert.title))
+                entries.append(TimelineEntry(f.at, kind, f.alert.title, fold=f.alert.kind))
                 if f.cleared is not None and (t1 is None or f.cleared <= t1):
-                    entries.append(TimelineEntry(f.cleared, "cleared", f"cleared: {f.alert.title}"))
+                    entries.append(TimelineEntry(f.cleared, "cleared", f"cleared: {(f.last or f.alert).title}",
+                                                 fold=f.alert.kind))
         entries.sort(key=lambda e: e.ts)
         title = f"events · {host_label(host)}" if len(d.hosts()) > 1 else "events"
-        self.query_one(EventTimeline).show(entries, f"{title} (e enlarges)")
+        pane = self.query_one(EventTimeline)
+        pane.show(entries, f"{title} · e or Esc shrinks" if pane.is_maximized else f"{title} (e enlarges)")
 
     def _draw_status(self, host, t1) -> None:
         d = self.dash
         c = d.feed.counts
         lag = d.lag_s()
-        problems = [f"{host_label(st.host)}: {st.state} {st.detail}".strip() for st in d.feed.statuses.values()
+        problems = [st.describe(d.wall(), host_label(st.host)) for st in
+                    sorted(d.feed.statuses.values(), key=lambda st: st.host != host)  # the shown host first
                     if st.state in ("failed", "reconnecting")]
         flash = ""
         if self._flash is not None:
@@ -237,7 +291,7 @@ class MainScreen(Screen):
             lines_per_s=d.lines_per_s, read=c.read, parsed=c.batch + c.event, unparsed=c.unparsed,
             dropped=c.dropped, malformed=c.malformed, backlog=d.feed.pending,
             lag="" if lag is None else f"last line {lag:.1f}s ago",
-            settings=spec_short(spec_for(d.store, host, t1)), problems="; ".join(problems), flash=flash,
+            settings=spec_short(spec_for(d.store, host, t1)), problems=" │ ".join(problems), flash=flash,
             read_only=d.read_only))
 
     def _sync_tabs(self) -> None:
@@ -350,6 +404,13 @@ class MainScreen(Screen):
         self.flash(f"window {w}")
         self.redraw_now()
 
+    def action_scope(self) -> None:
+        on = self.dash.toggle_scope()
+        w = self.dash.timeline.window_label
+        self.flash(f"rank panels: this epoch's part of the window {w} (W: the whole window)" if on
+                   else f"rank panels: the whole window {w}, across restarts (W: this epoch only)")
+        self.redraw_now()
+
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
         box.display = True
@@ -376,13 +437,22 @@ class MainScreen(Screen):
     def action_log(self) -> None:
         self._toggle_max(self.query_one(LogView))
 
-    def _toggle_max(self, widget) -> None:
+    def action_ranks(self) -> None:
+        self._toggle_max(self.query_one("#grid-scroll"), focus=False)
+
+    def _toggle_max(self, widget, focus: bool = True) -> None:
         if self.maximized is widget:
             self.minimize()
         else:
             self.minimize()
             self.maximize(widget, container=False)
-            widget.focus()
+            if focus:
+                widget.focus()
+
+    def watch_maximized(self) -> None:
+        # However a pane was enlarged or restored (e, l, r, Esc, Textual's own minimize): titles
+        # say how to shrink again, and the rank grid has other room. Once laid out, redraw.
+        self.call_after_refresh(self.redraw_now)
 
     def action_escape(self) -> None:
         box = self.query_one("#filter", Input)
@@ -434,3 +504,14 @@ class MainScreen(Screen):
         from mtptui.tui import act
 
         act.start(self, act.restart)
+
+    # The keys that prove a change (prove.py): x asks the server, b benchmarks profiles.
+    def action_smoke(self) -> None:
+        from mtptui.tui import prove
+
+        prove.smoke(self)
+
+    def action_bench(self) -> None:
+        from mtptui.tui import prove
+
+        prove.bench(self)

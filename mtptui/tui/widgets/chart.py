@@ -8,6 +8,7 @@ set and the figure refreshed each time).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from textual.content import Content
@@ -16,7 +17,9 @@ from textual_plotext.plot import Plot
 
 from mtptui.core.epochs import rank_key
 
-from mtptui.tui.viewmodel import METRICS, clock_text, rank_label, short_rank_labels
+from mtptui.core.epochs import rank_label, short_rank_labels
+from mtptui.tui.viewmodel import BOUNDS, METRICS, clock_text, gap_limit, metric_range
+from mtptui.tui.widgets.fit import Part, fit
 
 # Event kinds drawn on the time axis, and their marker colours
 EVENT_MARKS = {
@@ -44,11 +47,12 @@ class ChartData:
     events: list[tuple[float, str]] = field(default_factory=list)  # (ts, kind)
     focus: str | None = None
     window_label: str = ""
+    accept_cap: int | None = None  # num_steps + 1 of the epochs in the window: accept len's ceiling
 
 
 class MetricChart(PlotextPlot):
     DEFAULT_CSS = """
-    MetricChart { height: 1fr; min-height: 8; }
+    MetricChart { height: 1fr; min-height: 8; border-title-color: $text; }
     """
 
     def __init__(self, **kw) -> None:
@@ -70,7 +74,20 @@ class MetricChart(PlotextPlot):
         if data.epochs:
             parts += [("┃ ", EPOCH_HEX), "restart  "]
         self.border_subtitle = Content.assemble(*parts) if len(parts) > 1 else ""
+        self.border_title = self.title_for(data, (self.size.width or self.app.size.width) - 6)
         self.refresh()
+
+    @staticmethod
+    def title_for(d: ChartData, width: int) -> Content:
+        """The chart's title in its border, so that it shows at any height: the metric always
+        (shortened to its label on a narrow screen), then the focused rank, window, time base."""
+        info = METRICS[d.metric]
+        empty = not any(vs for r, (_, vs) in d.series.items() if d.focus is None or r == d.focus)
+        parts = [Part.of(0, [(info.title, "bold")], [(info.label, "bold")]),
+                 Part.of(1, f" · rank {rank_label(d.focus)}" if d.focus is not None else ""),
+                 Part.of(0, (": no values in this window", "$warning") if empty else ""),
+                 Part.of(2, f" · window {d.window_label}"), Part.of(3, " · log time")]
+        return fit(parts, width)
 
     def _theme_colors(self) -> tuple[str, ...]:
         try:
@@ -98,14 +115,13 @@ class MetricChart(PlotextPlot):
         if d is None or d.t1 is None:
             plt.title("waiting for the first batch line ...")
             return super().render()
-        info = METRICS[d.metric]
         t1 = d.t1
         t0 = d.t0 if d.t0 is not None else min(
             (ts[0] for ts, _ in d.series.values() if ts), default=t1 - 60)
         if t1 - t0 < 1:
             t0 = t1 - 1
         shown = {r: v for r, v in d.series.items() if d.focus is None or r == d.focus}
-        lo, hi = _value_range(shown.values())
+        lo, hi = y_range(d.metric, shown.values(), d.accept_cap)
         for i, (rank, (ts, vs)) in enumerate(sorted(d.series.items(), key=lambda kv: rank_key(kv[0]))):
             if rank not in shown:
                 continue
@@ -127,10 +143,9 @@ class MetricChart(PlotextPlot):
             if t0 <= ts <= t1 and kind in EVENT_MARKS:
                 plt.vline(ts - t1, EVENT_MARKS[kind])
                 marks.append((ts, kind, EVENT_MARKS[kind]))
-        if lo is None:
-            lo, hi = 0.0, 1.0
-        pad = (hi - lo) * 0.1 or max(abs(hi) * 0.1, 0.1)
-        plt.ylim(lo - pad, hi + pad)
+        plt.ylim(lo, hi)
+        yticks = _yticks(lo, hi, self.size.height - PLOT_FRAME_ROWS)
+        plt.yticks(yticks, [_ylabel(y, hi - lo) for y in yticks])
         plt.xlim(t0 - t1, 0)
         # Labels left to right, each only where it does not run into the one before.
         width = max(20, self.size.width - 10)
@@ -139,25 +154,20 @@ class MetricChart(PlotextPlot):
             col = (ts - t0) / (t1 - t0) * width
             if col < free_from:
                 continue
-            plt.text(text, ts - t1, hi + pad * 0.5, color=color, alignment="left")
+            plt.text(text, ts - t1, lo + (hi - lo) * 0.96, color=color, alignment="left")
             free_from = col + len(text) + 1
         ticks = _ticks(t0 - t1, 0, self.size.width)
         plt.xticks(ticks, [clock_text(t1 + x) for x in ticks])
-        focus = f" · rank {rank_label(d.focus)}" if d.focus is not None else ""
-        plt.title(f"{info.title}{focus} · window {d.window_label} · log time")
-        if not shown:
-            plt.title(f"{info.title}: no values in this window")
         return super().render()
 
 
 def _segments(ts: list[float], vs: list[float], cuts: list[float]):
     """Splits a series where an epoch starts or where the gap between samples is far longer
-    than usual (5x the median, and at least 10 s)."""
+    than usual (viewmodel.gap_limit, as the sparklines)."""
     if len(ts) < 2:
         yield ts, vs
         return
-    gaps = sorted(b - a for a, b in zip(ts, ts[1:]))
-    limit = max(10.0, 5 * gaps[len(gaps) // 2])
+    limit = gap_limit(ts)
     cuts = sorted(cuts)
     start = 0
     for k in range(1, len(ts)):
@@ -168,14 +178,41 @@ def _segments(ts: list[float], vs: list[float], cuts: list[float]):
     yield ts[start:], vs[start:]
 
 
-def _value_range(items) -> tuple[float | None, float | None]:
-    lo = hi = None
-    for _, vs in items:
-        if vs:
-            a, b = min(vs), max(vs)
-            lo = a if lo is None else min(lo, a)
-            hi = b if hi is None else max(hi, b)
+def y_range(metric: str, items, accept_cap: int | None) -> tuple[float, float]:
+    """The y-axis: the metric's own range (viewmodel.metric_range: accept len from 1, the rest
+    from 0; never a value the metric cannot take), with headroom over the most seen where the
+    metric has no ceiling of its own (throughput, counts)."""
+    seen = [max(vs) for _, vs in items if vs]
+    lo, hi = metric_range(metric, max(seen) if seen else None, accept_cap)
+    if BOUNDS.get(metric, (0.0, None))[1] is None and metric != "accept_len":
+        hi *= 1.1
     return lo, hi
+
+
+PLOT_FRAME_ROWS = 3  # the content rows that are not the plot's: its frame and the x labels (the title is in the border)
+
+
+def _yticks(lo: float, hi: float, rows: int) -> list[float]:
+    """The y-axis labels, one every other row at most, both ends of the range among them: a grid
+    of round steps (0.25, 0.5, 1, 2, 2.5, 5 ... x 10^k) when one fits from end to end, else
+    round steps from the floor, else even steps. (plotext's own choice on a plot a few rows high
+    put them out of order.)"""
+    if rows < 2 or hi <= lo:
+        return []  # no room for a scale: none rather than two labels on top of each other
+    most = max(2, min(6, rows // 2 + 1))
+    span = hi - lo
+    steps = [m * 10.0 ** k for k in range(-2, 12) for m in (1, 2, 2.5, 5) if span / (m * 10.0 ** k) + 1 <= most]
+    exact = [st for st in steps if round(span / st) >= 1 and abs(span / st - round(span / st)) < 1e-9]
+    if exact:
+        return [lo + i * exact[0] for i in range(round(span / exact[0]) + 1)]
+    between = [lo + i * steps[0] for i in range(1, most) if lo + i * steps[0] < hi - steps[0] / 2]
+    if not between and most > 2:
+        between = [lo + span * i / (most - 1) for i in range(1, most - 1)]
+    return [lo, *between, hi]
+
+
+def _ylabel(y: float, span: float) -> str:
+    return f"{y:.0f}" if span >= 20 else f"{y:.2f}".rstrip("0").rstrip(".") if y != int(y) else f"{y:.0f}"
 
 
 def _ticks(a: float, b: float, width: int) -> list[float]:

@@ -20,7 +20,7 @@ KIND_STYLE = {
     "alert_error": "bold $error", "cleared": "$text-muted",
 }
 KIND_LABEL = {"spec_config": "settings", "auto_restart": "restart", "epoch": "EPOCH",
-              "restart_requested": "restart?", "alert_error": "ALERT", "alert": "ALERT"}
+              "restart_requested": "restart?", "alert_error": "ALERT", "alert": "WARN"}
 
 
 MAX_SHOWN = 150
@@ -33,17 +33,20 @@ class TimelineEntry:
     text: str
     count: int = 1  # a run of the same kind, folded into one line
     first: float | None = None  # the run's first time
+    fold: str = ""  # what a run must share to fold, when the kind alone is too broad (an alert's own kind)
 
 
 def coalesce(entries: list[TimelineEntry]) -> list[TimelineEntry]:
     """Folds runs of one kind (retractions every second, a flapping error) into one line with
-    a count, so the events that matter stay in view."""
+    a count, so the events that matter stay in view. Alerts fold only with the same alert:
+    a queue warning never hides an accept rate one."""
     out: list[TimelineEntry] = []
     for e in entries:
         prev = out[-1] if out else None
-        if prev is not None and prev.kind == e.kind and e.kind not in ("epoch", "spec_config", "started"):
+        if (prev is not None and (prev.kind, prev.fold) == (e.kind, e.fold)
+                and e.kind not in ("epoch", "spec_config", "started")):
             out[-1] = TimelineEntry(e.ts, e.kind, e.text, prev.count + 1,
-                                    prev.first if prev.first is not None else prev.ts)
+                                    prev.first if prev.first is not None else prev.ts, e.fold)
         else:
             out.append(e)
     return out
@@ -106,6 +109,9 @@ class EventTimeline(Widget, can_focus=True):
         end = len(self.entries) - self.back
         for e in reversed(self.entries[:max(0, end)]):
             lines = Content.assemble(*self._line(e)).wrap(width)
+            if not rows and len(lines) > height:
+                rows = list(reversed(lines[:height]))  # a pane too short for the newest: its start
+                break
             rows.extend(reversed(lines))
             if len(rows) >= height:
                 break

@@ -76,7 +76,7 @@ class LogView(Widget, can_focus=True):
     def show(self, playhead: float | None, host: str | None, only_host: bool, pinned_time: bool) -> None:
         self.playhead, self.host, self.only_host, self.pinned_time = playhead, host, only_host, pinned_time
         stamp = (self.buffer.seq, playhead if pinned_time else None, host, only_host, self.follow,
-                 self.anchor_seq, self.filter, self.size)
+                 self.anchor_seq, self.filter, self.size, self.is_maximized)
         if stamp != self._stamp:
             self._stamp = stamp
             self._update_title()
@@ -128,7 +128,8 @@ class LogView(Widget, can_focus=True):
             else:
                 state = f"held · {self.new_lines:,} new lines (End follows)"
         filt = f" · filter “{self.filter}”" if self.filter else ""
-        self.border_title = f"log · {state}{filt}"
+        size = " · l or Esc shrinks" if self.is_maximized else ""
+        self.border_title = f"log{size} · {state}{filt}"
 
     def render(self):
         width = max(10, self.size.width)

@@ -10,16 +10,17 @@ from __future__ import annotations
 from rich.segment import Segment
 from rich.style import Style
 from textual.app import ComposeResult
-from textual.containers import Container, Vertical
+from textual.containers import Container, Vertical, VerticalScroll
 from textual.content import Content
 from textual.strip import Strip
 from textual.visual import Visual
 from textual.widget import Widget
 
-from mtptui.tui.viewmodel import (MAIN_METRICS, METRICS, SMALL_METRICS, SPEC_OFF, SPEC_ON, PanelView,
-                                  fmt_value, rank_label)
-
-from mtptui.tui.widgets.rank_table import RankTable  # noqa: E402
+from mtptui.core.alerts import BADGE, ERROR, Alert
+from mtptui.core.epochs import rank_label
+from mtptui.tui.viewmodel import (LOADING, MAIN_METRICS, METRICS, NOT_DECODING, SMALL_METRICS, SPEC_OFF, SPEC_ON,
+                                  WAITING, PanelView, fmt_value)
+from mtptui.tui.widgets.rank_table import HEAD_ROWS, RankTable, alert_style, state_style, state_text
 
 PANEL_MIN_WIDTH = 38  # 11 label + 4 numbers x 6 + border and padding
 
@@ -28,12 +29,17 @@ def _num(metric: str, stats: dict | None, key: str) -> str:
     return fmt_value(metric, None if stats is None else stats[key])
 
 
-def badges(v: PanelView) -> Content:
+def badges(v: PanelView, alerts: list[Alert] = ()) -> Content:
+    """State badges; while an alert holds on the rank its state badge takes the alert's colour
+    (never a green SPEC ON over a collapse), with a ⚠ after it (the bottom border names them)."""
     parts: list[tuple[str, str] | str] = []
-    if v.spec == SPEC_ON:
-        parts.append((" SPEC ON ", "bold $text on $success"))
+    warn = alert_style(alerts)
+    if v.spec in NOT_DECODING:
+        parts.append((f" {state_text(v)} ", state_style(v)))
+    elif v.spec == SPEC_ON:
+        parts.append((" SPEC ON ", warn or "bold $text on $success"))
     elif v.spec == SPEC_OFF:
-        style = "bold $text on $error" if v.spec_configured else "bold $text on $panel-lighten-2"
+        style = "bold $text on $error" if v.spec_configured else (warn or "bold $text on $panel-lighten-2")
         parts.append((" SPEC OFF ", style))
     else:
         parts.append((" no decode yet ", "$text-muted"))
@@ -43,7 +49,18 @@ def badges(v: PanelView) -> Content:
         parts += [" ", (f"graph off {v.graph_off}x", "$warning")]
     if v.stale_s is not None:
         parts += [" ", (f" STALE {v.stale_s:.0f}s ", "bold $text on $error")]
+    if alerts:
+        parts += [" ", ("⚠", f"bold {alert_colour(alerts)}")]
     return Content.assemble(*parts)
+
+
+def alert_colour(alerts: list[Alert]) -> str:
+    return "$error" if alerts[0].severity == ERROR else "$warning"
+
+
+def alert_words(alerts: list[Alert]) -> str:
+    """`accept len 1, accept rate low`: what holds on the rank, a word or two each."""
+    return ", ".join(dict.fromkeys(BADGE.get(a.kind, a.kind) for a in alerts))
 
 
 class RankPanel(Widget):
@@ -66,19 +83,21 @@ class RankPanel(Widget):
         self.rank = rank
         self.index = index
         self.view: PanelView | None = None
+        self._alerts: list[Alert] = []
         self._title: Content | None = None
-        self._note: str | None = None
+        self._note: Content | None = None
         self._strips: list[Strip] | None = None
         self._strips_key: tuple | None = None  # (width, theme, visual style) they were built for
         self._styles_for: tuple | None = None  # ((theme, visual style), the styles resolved for them)
 
-    def show(self, v: PanelView, focused: bool) -> None:
+    def show(self, v: PanelView, focused: bool, alerts: list[Alert] = ()) -> None:
         self.set_class(focused, "-focused")
-        if v is self.view:
+        if v is self.view and alerts == self._alerts:
             return  # the same numbers (a key's frame): nothing to render again
         self.view = v
+        self._alerts = alerts
         title = Content.assemble((f"{self.index}", "$text-muted"), " ", (rank_label(v.rank), "bold $text"), " ",
-                                 badges(v))
+                                 badges(v, alerts))
         if title != self._title:
             self._title = title
             self.border_title = title
@@ -89,13 +108,18 @@ class RankPanel(Widget):
             notes.append(f"no graphs {v.graph_off}/{v.decode_batches} batches")
         if v.spec == SPEC_OFF and v.spec_configured:
             notes.append("configured, yet no accept len")
+        if v.spec in (LOADING, WAITING):
+            notes.append("no decode line in this run yet")
         if v.truncated:
             notes.append("buffer shorter than window")
-        note = " · ".join(notes)
+        note = Content(" · ".join(notes))
+        if alerts:  # first: the title has room for the badge's ⚠ only
+            words = Content.styled("⚠ " + alert_words(alerts), f"bold {alert_colour(alerts)}")
+            note = Content(" · ").join([words, note]) if notes else words
         if note != self._note:
             self._note = note
             # In the bottom border: a row saved per panel, so two rows of panels fit on 48 lines.
-            self.border_subtitle = Content(note)
+            self.border_subtitle = note
         self.refresh_strips()
 
     # -- drawing: the Line API, with strips built straight from segments. Under a flood every
@@ -134,12 +158,12 @@ class RankPanel(Widget):
         plain_style, muted, sparks = styles
         if v is None:
             return []
-        rows: list[list[Segment]] = [[Segment(f"{'':<11}{'now':>6}{'min':>6}{'mean':>6}{'max':>6}", muted)]]
+        rows: list[list[Segment]] = [[Segment(f"{v.scope:<11.11}{'now':>6}{'min':>6}{'mean':>6}{'max':>6}", muted)]]
         for m in MAIN_METRICS:
             st = v.metrics[m].stats
             rows.append([Segment(f"{METRICS[m].label:<11}{fmt_value(m, v.now.get(m)):>6}{_num(m, st, 'min'):>6}"
                                  f"{_num(m, st, 'mean'):>6}{_num(m, st, 'max'):>6}", plain_style)])
-            rows.append(spark_segments(v.metrics[m].spark, width - 1, sparks))
+            rows.append(spark_segments(v.metrics[m].spark, width - 1, sparks, v.scales.get(m)))
         col = width // len(SMALL_METRICS)
         heads: list[Segment] = []
         small: list[Segment] = []
@@ -147,7 +171,7 @@ class RankPanel(Widget):
             label, value = METRICS[m].label + " ", fmt_value(m, v.now.get(m))
             heads += [Segment(label, muted), Segment(value, plain_style),
                       Segment(" " * max(0, col - len(label) - len(value)), plain_style)]
-            small += spark_segments(v.metrics[m].spark, col - 1, sparks) + [Segment(" ", plain_style)]
+            small += spark_segments(v.metrics[m].spark, col - 1, sparks, v.scales.get(m)) + [Segment(" ", plain_style)]
         rows += [heads, small]
         return [Strip(row).crop_extend(0, width, plain_style) for row in rows]
 
@@ -177,50 +201,75 @@ def spark_styles(widget: Widget) -> list[str]:
     return styles
 
 
-def spark_levels(values: list[float], width: int) -> list[int]:
-    """One height 0-7 per cell of a `width`-cell sparkline: the bucket mean of the values there,
-    scaled between their min and max (flat values give a baseline; no values, all zero)."""
+def spark_levels(cells: list[float | None], width: int, scale: tuple[float, float] | None = None) -> list[int | None]:
+    """One height 0-7 per cell of a `width`-cell sparkline, or None where there is no data (drawn
+    empty). Each cell is the mean of the time cells under it; heights are on `scale` (lo, hi),
+    the same for every panel of a host (else the cells' own min and max)."""
     width = max(1, width)
-    if not values:
-        return [0] * width
-    n = len(values)
+    n = len(cells)
+    if not n:
+        return [None] * width
     if n != width:
-        cells = []
+        out: list[float | None] = []
         for c in range(width):
             a = c * n // width
             b = max(a + 1, (c + 1) * n // width)
-            chunk = values[a:b]
-            cells.append(sum(chunk) / len(chunk))
-        values = cells
-    lo, hi = min(values), max(values)
+            chunk = [x for x in cells[a:b] if x is not None]
+            out.append(sum(chunk) / len(chunk) if chunk else None)
+        cells = out
+    if scale is None:
+        seen = [x for x in cells if x is not None]
+        scale = (min(seen), max(seen)) if seen else (0.0, 1.0)
+    lo, hi = scale
     extent = hi - lo
-    return [0 if extent == 0 else int((x - lo) / extent * 7.999) for x in values]
+    return [None if x is None else 0 if extent <= 0 else max(0, min(7, int((x - lo) / extent * 7.999)))
+            for x in cells]
 
 
-def spark_segments(values: list[float], width: int, styles: list[Style]) -> list[Segment]:
+def spark_text(cells: list[float | None], width: int, scale: tuple[float, float] | None = None) -> str:
+    """The sparkline as text: a bar per cell, a space where there is no data."""
+    return "".join(" " if level is None else BARS[level] for level in spark_levels(cells, width, scale))
+
+
+def spark_segments(cells: list[float | None], width: int, styles: list[Style],
+                   scale: tuple[float, float] | None = None) -> list[Segment]:
     """A sparkline as segments: runs of one height share a segment (fewer, cheaper to draw)."""
-    levels = spark_levels(values, width)
+    levels = spark_levels(cells, width, scale)
     out: list[Segment] = []
     run_level, run_len = levels[0], 0
-    for level in levels:
+    for level in levels + [-1]:  # -1: a sentinel that ends the last run
         if level == run_level:
             run_len += 1
+            continue
+        if run_level is None:
+            out.append(Segment(" " * run_len, styles[0]))  # no data: nothing drawn, not a low bar
         else:
             out.append(Segment(BARS[run_level] * run_len, styles[run_level]))
-            run_level, run_len = level, 1
-    out.append(Segment(BARS[run_level] * run_len, styles[run_level]))
+        run_level, run_len = level, 1
     return out
+
+
+class RankScroll(VerticalScroll):
+    """The box the grid sits in: its max-height (app.tcss) is the grid's room, and r enlarges it.
+    Enlarged with panels in it, it gets a frame whose title says how to shrink it again (the
+    table says so in its own title)."""
+
+    ALLOW_MAXIMIZE = True
+    DEFAULT_CSS = """
+    RankScroll.-framed { border: round $accent; }
+    """
 
 
 class RankGrid(Vertical):
     """Panels in a grid whose column count follows the width; when the panels would take more
-    than half the screen's height, a table with one row per rank instead."""
+    rows than the grid has (its box's max-height), a table with one row per rank instead."""
 
     DEFAULT_CSS = """
     RankGrid { height: auto; }
     RankGrid #panels { layout: grid; grid-size: 4; grid-gutter: 0 1; height: auto; }
     """
     PANEL_HEIGHT = 11
+    TABLE_FRAME = 2 + HEAD_ROWS  # the table's border and heads
 
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
@@ -235,10 +284,20 @@ class RankGrid(Vertical):
         yield self._grid
         yield self._table
 
-    def show(self, views: list[PanelView], focused: str | None) -> None:
-        self._choose_mode(len(views))
+    def show(self, views: list[PanelView], focused: str | None, alerts: dict[str, list[Alert]] | None = None,
+             room: int | None = None, enlarged: bool = False) -> None:
+        """alerts: rank -> the alerts holding on it (mtptui.core.alerts.by_rank); room: the
+        rows the grid may take (None: half the screen); enlarged: it has the screen (r)."""
+        alerts = alerts or {}
+        room = room if room is not None else self.app.size.height // 2
+        self._choose_mode(len(views), room - 2 if enlarged else room)  # enlarged panels get a frame
+        box = self.parent
+        if isinstance(box, RankScroll):
+            box.set_class(enlarged and not self.table_mode, "-framed")
+            box.border_title = Content.styled("ranks · r or Esc shrinks", "bold $accent") if enlarged else ""
         if self.table_mode:
-            self._table.show(views, focused)
+            self._table.show(views, focused, alerts, width=self.app.size.width - 2,
+                             max_rows=max(1, room - self.TABLE_FRAME), enlarged=enlarged)
             return
         ranks = [v.rank for v in views]
         if ranks != self._ranks:
@@ -247,16 +306,16 @@ class RankGrid(Vertical):
             self._panels = [RankPanel(r, i + 1) for i, r in enumerate(ranks)]
             self._grid.mount_all(self._panels)
         for panel, v in zip(self._panels, views):
-            panel.show(v, focused is not None and v.rank == focused)
+            panel.show(v, focused is not None and v.rank == focused, alerts.get(v.rank, []))
 
     def _columns(self, n: int) -> int:
         width = self.app.size.width
         return max(1, min(max(1, n), width // PANEL_MIN_WIDTH))
 
-    def _choose_mode(self, n: int) -> None:
+    def _choose_mode(self, n: int, room: int) -> None:
         cols = self._columns(n)
         rows = -(-max(1, n) // cols)
-        table = rows * self.PANEL_HEIGHT > self.app.size.height // 2
+        table = rows * self.PANEL_HEIGHT > room
         self._grid.styles.grid_size_columns = cols
         if table != self.table_mode:
             self.table_mode = table

@@ -1,20 +1,59 @@
 """The rank table: the rank panels' numbers, one row per rank, for screens too short for panels
-(or hosts with many ranks)."""
+(or hosts with many ranks).
+
+It fits its width and its height rather than being cut: on a narrow screen the rank names are
+shortened first (DP3 for DP3 TP3 EP3), then the columns that matter least are left out, and a
+column is always as wide as its widest number. When not every rank fits in the rows it has, it
+shows the focused rank and the ranks under an alert first, and its bottom border says how many
+are hidden and which key shows them all.
+"""
 
 from __future__ import annotations
 
 from textual.content import Content
 from textual.widgets import Static
 
-from mtptui.tui.viewmodel import SPEC_OFF, SPEC_ON, PanelView, fmt_value, rank_label
+from mtptui.core.alerts import ERROR, Alert
+from mtptui.core.epochs import rank_label, short_rank_labels
+from mtptui.tui.viewmodel import (DOWN, LOADING, NOT_DECODING, SPEC_OFF, SPEC_ON, WAITING, PanelView,
+                                  duration_text, fmt_value)
+from mtptui.tui.widgets.fit import Part, fit
 
 
-def state_badge(v: PanelView) -> tuple[str, str]:
-    """The one state that matters most, as (text, style)."""
+def state_text(v: PanelView) -> str:
+    """LOADING 0m 27s, WAITING FOR FIRST BATCH, STOPPED, FAILED: a rank not decoding in its run."""
+    if v.spec == LOADING:
+        return f"LOADING {duration_text(v.state_s)}"
+    if v.spec == WAITING:
+        return "WAITING FOR FIRST BATCH"
+    return (v.down or "down").upper()
+
+
+def state_style(v: PanelView) -> str:
+    if v.spec == LOADING:
+        return "bold $text on $primary"
+    return "bold $text on $error" if v.spec == DOWN and v.down == "failed" else "bold $text on $panel-lighten-2"
+
+
+def alert_style(alerts: list[Alert]) -> str | None:
+    """The badge colour while alerts hold on a rank (errors first), else None."""
+    if not alerts:
+        return None
+    return "bold $text on $error" if alerts[0].severity == ERROR else "bold $text on $warning-darken-1"
+
+
+def state_badge(v: PanelView, alerts: list[Alert] = ()) -> tuple[str, str]:
+    """The one state that matters most, as (text, style); an alert on the rank marks it (⚠)
+    in the alert's colour."""
+    if v.spec in NOT_DECODING:
+        return state_text(v).split()[0], state_style(v)
     if v.stale_s is not None:
         return f"STALE {v.stale_s:.0f}s", "bold $text on $error"
     if v.spec == SPEC_OFF and v.spec_configured:
         return "SPEC OFF!", "bold $text on $error"
+    if alerts:
+        text = "SPEC ON" if v.spec == SPEC_ON else "SPEC OFF" if v.spec == SPEC_OFF else "no decode"
+        return "⚠" + text, alert_style(alerts)
     if v.graph_off_now:
         return "GRAPH OFF", "bold $text on $warning"
     if v.spec == SPEC_ON:
@@ -31,45 +70,106 @@ def _n(v: PanelView, m: str, key: str) -> str:
     return fmt_value(m, None if st is None else st[key])
 
 
-# (metric, stat) per column, under a group title; each column is 6 cells: a space and 5 digits.
+# Column groups: (title, short title, columns); a column is (metric, stat, rank), rank 0 the
+# last to be left out on a narrow screen.
 GROUPS = (
-    ("accept len", (("accept_len", "now"), ("accept_len", "min"), ("accept_len", "mean"), ("accept_len", "max"))),
-    ("acc rate", (("accept_rate", "now"), ("accept_rate", "mean"))),
-    ("gen tok/s", (("gen_throughput", "now"), ("gen_throughput", "mean"), ("gen_throughput", "max"))),
-    ("run", (("running_req", "now"),)),
-    ("queue", (("queue_req", "now"),)),
-    ("KV", (("token_usage", "now"),)),
+    ("accept len", "acc len", (("accept_len", "now", 0), ("accept_len", "min", 8), ("accept_len", "mean", 1),
+                               ("accept_len", "max", 9))),
+    ("acc rate", "rate", (("accept_rate", "now", 2), ("accept_rate", "mean", 7))),
+    ("gen tok/s", "tok/s", (("gen_throughput", "now", 3), ("gen_throughput", "mean", 4),
+                            ("gen_throughput", "max", 10))),
+    ("run", "run", (("running_req", "now", 5),)),
+    ("queue", "queue", (("queue_req", "now", 6),)),
+    ("KV", "KV", (("token_usage", "now", 11),)),
 )
-LEFT = 2 + 1 + 11 + 1 + 9  # "#", rank, state
+HEAD_ROWS = 2
+RANKS_KEY = "r"  # the key that enlarges the rank grid (keytable.py)
 
 
-def _heads() -> tuple[str, str]:
-    top, sub = " " * LEFT, " " * LEFT
-    for title, cols in GROUPS:
-        w = 6 * len(cols)
-        top += f"{title:>{w}}" if len(cols) == 1 else " " + f"{title:^{w - 1}}"
-        sub += "".join(f" {k:>5}" for _, k in cols)
-    return top, sub
-
-
-HEAD1, HEAD2 = _heads()
+def _layout(width: int, left: int, widths: dict[tuple[str, str], int]) -> list[tuple[str, str, tuple]]:
+    """The groups and columns that fit in `width` after `left` cells, dropping the columns that
+    matter least first: [(title, short title, columns kept)]."""
+    cols = sorted(((c[2], c[:2]) for _, _, cs in GROUPS for c in cs))
+    keep: set[tuple[str, str]] = set()
+    used = left
+    for _, col in cols:
+        w = widths[col] + 1
+        if used + w > width:
+            break
+        keep.add(col)
+        used += w
+    return [(t, s, tuple(c[:2] for c in cs if c[:2] in keep)) for t, s, cs in GROUPS
+            if any(c[:2] in keep for c in cs)]
 
 
 class RankTable(Static):
     DEFAULT_CSS = """
     RankTable { height: auto; border: round $frame; padding: 0; text-wrap: nowrap;
-                text-overflow: ellipsis; }
+                text-overflow: ellipsis; border-subtitle-align: left; border-subtitle-color: $text; }
     """
 
-    def show(self, views: list[PanelView], focused: str | None) -> None:
-        parts: list = [(HEAD1, "bold $text-muted"), "\n", (HEAD2, "$text-muted")]
-        for i, v in enumerate(views, start=1):
-            text, style = state_badge(v)
+    def show(self, views: list[PanelView], focused: str | None, alerts: dict[str, list[Alert]] | None = None,
+             width: int = 200, max_rows: int | None = None, enlarged: bool = False) -> None:
+        """width: cells inside the border; max_rows: rank rows that fit (None: all); enlarged:
+        the table has the screen (its title says how to shrink it)."""
+        alerts = alerts or {}
+        shown = self._pick(views, focused, alerts, max_rows)
+        on = {v.rank for v in shown}
+        hidden = [v for v in views if v.rank not in on]
+        cells = {(m, k): [_n(v, m, k) for v in shown] for _, _, cs in GROUPS for m, k, _ in cs}
+        widths = {c: max([5, *map(len, vals)]) for c, vals in cells.items()}
+        badges = [state_badge(v, alerts.get(v.rank, [])) for v in shown]
+        idx = {v.rank: i for i, v in enumerate(views, start=1)}
+        w_idx = max(2, len(str(len(views))))
+        w_state = max([9, *(len(t) for t, _ in badges)])
+        # Full rank names while every column fits with them; short ones (DP3) before any goes.
+        ranks = [v.rank for v in views]
+        names = {r: rank_label(r) for r in ranks}
+        all_cols = sum(len(cs) for _, _, cs in GROUPS)
+        for names in (names, short_rank_labels(ranks)):
+            w_rank = max([4, *map(len, names.values())])
+            left = w_idx + 1 + w_rank + 1 + w_state
+            if sum(len(cs) for _, _, cs in _layout(width, left, widths)) == all_cols:
+                break
+        groups = _layout(width, left, widths)
+        top, sub = " " * left, " " * left
+        for title, short_title, cols in groups:
+            w = sum(widths[c] + 1 for c in cols)
+            name = title if len(title) <= w - 1 else short_title
+            top += f"{name:>{w}}" if len(cols) == 1 else " " + f"{name:^{w - 1}}"
+            sub += "".join(f" {c[1]:>{widths[c]}}" for c in cols)
+        parts: list = [(top, "bold $text-muted"), "\n", (sub, "$text-muted")]
+        for row, v in enumerate(shown):
+            text, style = badges[row]
             row_style = "reverse" if focused is not None and v.rank == focused else ""
-            cells = "".join(f" {_n(v, m, k):>5}" for _, cols in GROUPS for m, k in cols)
-            parts += ["\n", (f"{i:>2} {rank_label(v.rank):<11.11} ", row_style or "bold"),
-                      (f"{text:<9.9}", style), (cells, row_style)]
+            nums = "".join(f" {cells[c][row]:>{widths[c]}}" for _, _, cols in groups for c in cols)
+            parts += ["\n", (f"{idx[v.rank]:>{w_idx}} {names[v.rank]:<{w_rank}} ", row_style or "bold"),
+                      (f"{text:<{w_state}}", style), (nums, row_style)]
         if not views:
             parts += ["\n", ("no batch lines yet", "$text-muted")]
-        self.border_title = "ranks · now = newest decode line · min/mean/max over the window"
+        scope = f" · min/mean/max over {views[0].scope if views and views[0].scope else 'the window'}"
+        self.border_title = fit([Part.of(0, ("ranks", "bold $text")),
+                                 Part.of(1, (f" · {RANKS_KEY} or Esc shrinks", "bold $accent") if enlarged else ""),
+                                 Part.of(3, " · now = newest decode line"),
+                                 Part.of(2, f"{scope} (W: epoch or window)", scope)],
+                                width - 4)
+        if hidden:
+            short = short_rank_labels(ranks)
+            which = ", ".join(short[v.rank] for v in hidden)
+            more = f" {len(hidden)} more rank{'s' if len(hidden) > 1 else ''} ({which}) · {RANKS_KEY} shows all "
+            if len(more) + 4 > width:
+                more = f" {len(hidden)} more rank{'s' if len(hidden) > 1 else ''} · {RANKS_KEY} shows all "
+            self.border_subtitle = Content.assemble((more, "bold $warning"))
+        else:
+            self.border_subtitle = ""
         self.update(Content.assemble(*parts))
+
+    @staticmethod
+    def _pick(views: list[PanelView], focused: str | None, alerts: dict, max_rows: int | None) -> list[PanelView]:
+        """The ranks to show, in their order: all when they fit, else the focused one, then
+        those under an alert, then the first ones."""
+        if max_rows is None or len(views) <= max_rows:
+            return list(views)
+        first = [v.rank for v in views if v.rank == focused] + [v.rank for v in views if alerts.get(v.rank)]
+        chosen = list(dict.fromkeys(first + [v.rank for v in views]))[:max(1, max_rows)]
+        return [v for v in views if v.rank in chosen]

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from textual.content import Content
 from textual.widgets import Static
 
+from mtptui.tui.widgets.fit import Part, fit
+
 
 @dataclass
 class StatusData:
@@ -20,7 +22,7 @@ class StatusData:
     dropped: int
     malformed: int
     backlog: int  # lines pushed but not parsed yet
-    lag: str  # "last line 0.4s ago" (live) or "" (replay)
+    lag: str  # "last line 0.4s ago" (live) or "" (replay): how fresh the screen is
     settings: str  # speculation settings from server_args
     problems: str = ""  # a source's FAILED/RECONNECTING detail
     flash: str = ""  # the answer to the last key, for a few seconds
@@ -33,7 +35,9 @@ def _n(v: int) -> str:
 
 class StatusBar(Static):
     """Two fixed lines (a fixed height: updating it never costs a layout pass):
-    where the lines come from and how many, then the settings, problems and the last key's answer."""
+    where the lines come from, what time is shown and how fresh it is, and how many lines; then
+    the settings, problems and the last key's answer. On a narrow screen the source, the state
+    and the freshness stay whole; the counts shorten, then the rate and the counts go."""
 
     DEFAULT_CSS = """
     StatusBar { height: 2; background: $panel; color: $text; padding: 0 1; text-wrap: nowrap;
@@ -42,31 +46,35 @@ class StatusBar(Static):
 
     def __init__(self, **kw) -> None:
         super().__init__("", **kw)
-        self._last: StatusData | None = None
+        self._last: tuple | None = None
 
     def show(self, d: StatusData) -> None:
-        if d == self._last:
+        width = self.content_size.width or max(10, self.app.size.width - 2)
+        if (d, width) == self._last:
             return
-        self._last = d
+        self._last = (d, width)
         rate = "– lines/s" if d.lines_per_s is None else f"{d.lines_per_s:,.0f} lines/s"
-        # Losses first after the line count: on a narrow screen the end of the line is cut.
-        parts: list = [
-            (d.source, "bold"), " │ ", (d.state, "bold $accent"), " at ", (d.playhead, "bold"),
-            f" │ {_n(d.read)} lines: ", (f"{_n(d.dropped)} dropped", "bold $error" if d.dropped else ""),
-        ]
+        lost = [(f"{_n(d.dropped)} dropped", "bold $error" if d.dropped else "")]
         if d.malformed:
-            parts.append((f", {_n(d.malformed)} malformed", "$warning"))
-        parts += [f", {_n(d.parsed)} parsed, {_n(d.unparsed)} unparsed │ ", rate]
+            lost.append((f", {_n(d.malformed)} malformed", "$warning"))
+        # Losses first after the line count: they are what must not go unseen.
+        line1 = [Part.of(0, [(d.source, "bold")], [(d.source.split(" (")[0], "bold")]),
+                 Part.of(0, [" │ ", (d.state, "bold $accent"), " at ", (d.playhead, "bold")]),
+                 Part.of(0 if d.lag else 9, [" · ", d.lag] if d.lag else ""),
+                 # lines lost are never left out (none lost may be, on a narrow screen)
+                 Part.of(0 if d.dropped or d.malformed else 2,
+                         [f" │ {_n(d.read)} lines: ", *lost, f", {_n(d.parsed)} parsed, {_n(d.unparsed)} unparsed"],
+                         [f" │ {_n(d.read)} lines, ", *lost]),
+                 Part.of(4, f" │ {rate}")]
         if d.backlog:
-            parts.append((f" │ backlog {_n(d.backlog)}", "$warning"))
-        if d.lag:
-            parts.append(f" │ {d.lag}")
-        parts.append("\n")
+            line1.append(Part.of(3, [(f" │ backlog {_n(d.backlog)}", "$warning")]))
+        line2: list = []
         if d.read_only:
-            parts += [(" READ-ONLY ", "bold $text on $warning-darken-2"), " "]
+            line2 += [(" READ-ONLY ", "bold $text on $warning-darken-2"), " "]
         if d.flash:
-            parts += [(f" {d.flash} ", "bold $text on $accent-darken-1"), " "]
-        parts.append((d.settings, "$text"))
+            line2 += [(f" {d.flash} ", "bold $text on $accent-darken-1"), " "]
+        # A host that does not answer matters more than settings read before (and is cut last).
         if d.problems:
-            parts += [" │ ", (d.problems, "bold $error")]
-        self.update(Content.assemble(*parts), layout=False)
+            line2 += [(d.problems, "bold $error"), " │ "]
+        line2.append((d.settings, "$text"))
+        self.update(Content.assemble(fit(line1, width), "\n", *line2), layout=False)

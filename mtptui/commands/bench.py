@@ -1,0 +1,187 @@
+"""`mtptui bench HOST --profiles off,mtp1,mtp3 --concurrency 1,8,32 --requests N`: an A/B
+benchmark of speculation profiles on one host, through the SSH connection.
+
+For each profile: apply it through the control path (the preview of every profile is shown
+first and confirmed once, unless --yes), wait for ready and verify, warm up; then for each
+concurrency send N streaming chat requests (a prompt set shipped with mtptui, drawn by --seed)
+and measure output tokens/s, requests/s, TTFT and inter-token latency p50/p99 and errors, and
+the accept len and accept rate the unit's log shows meanwhile. At the end, after ctrl-c or a
+failure too, the unit is restored exactly as it was found (its drop-in byte for byte), restarted
+and verified. Results: a table per concurrency with deltas against `off`, bars, and JSON and
+CSV in the user's data directory (and --json/--csv FILE).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+
+from mtptui.commands.live import add_host_args, quiet_asyncssh
+from mtptui.config import ConfigError, load_config
+
+EPILOG = """\
+exit codes: 0 done and the host restored; 3 a profile failed (rolled back; the others were
+measured); 4 the host could not be restored (it needs a person); 1 could not run (nothing measured
+or stopped early, the host restored); 2 bad arguments; 130 interrupted (ctrl-c), the host restored
+"""
+
+
+def _ints(text: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: not a comma-separated list of whole numbers") from None
+    if not values or any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"{text!r}: give whole numbers of 1 or more")
+    return values
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give 1 or more")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mtptui bench", description=__doc__, epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_host_args(p)
+    p.add_argument("--local", action="store_true", help="this machine's unit (no SSH); needs --unit")
+    p.add_argument("--profiles", default="off,mtp1,mtp3", metavar="A,B,...",
+                   help="profiles to compare, in order (default off,mtp1,mtp3)")
+    p.add_argument("--concurrency", type=_ints, default=[1, 8, 32], metavar="N,M,...",
+                   help="requests in flight (default 1,8,32)")
+    p.add_argument("--requests", type=_positive, default=32, metavar="N", help="requests per concurrency (default 32)")
+    p.add_argument("--max-tokens", type=_positive, default=128, metavar="M", help="output tokens per request (default 128)")
+    p.add_argument("--seed", type=int, default=0, help="which prompts, in which order (default 0)")
+    p.add_argument("--yes", "-y", action="store_true", help="run without asking")
+    p.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
+    p.add_argument("--csv", metavar="FILE", help="also write the results as CSV to FILE")
+    p.add_argument("--timeout", type=float, metavar="S", help="wait this long for ready (default: [control] wait_timeout)")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    from mtptui.commands.spec import build_controls
+    from mtptui.control.profiles import ProfileError, resolve
+
+    try:
+        config = load_config(args.config)
+        if len(args.hosts) > 1:
+            raise ConfigError("one HOST at a time (a benchmark restarts its server)")
+        profiles = [resolve(name.strip(), config.profiles) for name in args.profiles.split(",") if name.strip()]
+        if not profiles:
+            raise ConfigError("--profiles names none")
+        if len({p.name for p in profiles}) != len(profiles):
+            raise ConfigError("--profiles names one twice")
+        controls = build_controls(args, list(args.hosts), config, args.timeout)
+        if len(controls) != 1:
+            raise ConfigError("name the HOST to benchmark (the config has several)")
+    except (ConfigError, ProfileError) as e:
+        print(f"mtptui bench: {e}", file=sys.stderr)
+        return 2
+    quiet_asyncssh()
+    return asyncio.run(run(args, controls[0], profiles))
+
+
+async def run(args, hc, profiles) -> int:
+    from mtptui.control.errors import BadProfile, ControlError
+    from mtptui.prove import results
+    from mtptui.prove.bench import COULD_NOT_RUN, NOT_RESTORED, Bench
+
+    bench = Bench(hc, profiles, args.concurrency, args.requests, max_tokens=args.max_tokens, seed=args.seed,
+                  on_progress=Bar(sys.stderr).show)
+    try:
+        try:
+            plans = await bench.preview()
+        except BadProfile as e:
+            print(f"mtptui bench: {e}", file=sys.stderr)
+            return 2
+        except ControlError as e:
+            print(f"mtptui bench: {e}", file=sys.stderr)
+            return COULD_NOT_RUN
+        print("\n".join(bench.preview_lines()) + "\n", file=sys.stderr)
+        if not args.yes and not confirm(hc.host, len(plans), hc.prod):
+            print("mtptui bench: not run; nothing changed", file=sys.stderr)
+            return COULD_NOT_RUN if sys.stdin.isatty() else 2
+        loop = asyncio.get_running_loop()
+        main_task = asyncio.current_task()
+        interrupts = [0]
+
+        def interrupted() -> None:
+            interrupts[0] += 1
+            if interrupts[0] == 1:
+                print(f"\nmtptui bench: stopping; restoring {hc.host} as it was found "
+                      "(ctrl-c again leaves it as it is)", file=sys.stderr, flush=True)
+                bench.cancel()
+            else:
+                main_task.cancel()
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, interrupted)
+        try:
+            report = await bench.run()
+        except asyncio.CancelledError:
+            print(f"mtptui bench: interrupted during the restore: {hc.host} is NOT as it was found "
+                  "(`mtptui audit --phases` has every step)", file=sys.stderr)
+            return NOT_RESTORED
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+    finally:
+        await hc.close()
+    print(file=sys.stderr)
+    data = report.to_json()
+    if data["results"]:
+        print(results.table_text(data))
+        print()
+        print(results.bars(data, color=sys.stdout.isatty()))
+    code = report.exit_code
+    try:
+        for path in results.save(data, args.json, args.csv):
+            print(f"saved {path}", file=sys.stderr)
+    except OSError as e:
+        print(f"mtptui bench: cannot save the results: {e.strerror or e}", file=sys.stderr)
+        code = code or COULD_NOT_RUN
+    print(f"mtptui bench: {bench.summary()}", file=sys.stderr)
+    return code
+
+
+def confirm(host: str, n: int, prod: bool) -> bool:
+    if not sys.stdin.isatty():
+        print("mtptui bench: stdin is not a terminal: add --yes to run without asking", file=sys.stderr)
+        return False
+    try:
+        if prod:
+            return input(f"{host} is tagged prod: type its name to restart it {n + 1} times: ").strip() == host
+        return input(f"restart {host} up to {n + 1} times (each profile, then back as it was)? [y/N] "
+                     ).strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
+
+
+class Bar:
+    """One progress line on stderr (Progress.text()); on a terminal redrawn in place, elsewhere a
+    line when the step changes and when a concurrency level is done."""
+
+    def __init__(self, out) -> None:
+        self.out = out
+        self.tty = out.isatty()
+        self.last: tuple = ()
+
+    def show(self, p) -> None:
+        if self.tty:
+            self.out.write("\r\x1b[2K" + p.text()[:200])
+            self.out.flush()
+            return
+        key = (p.profile, p.step, p.concurrency, p.detail, p.total and p.done == p.total)
+        if key != self.last:
+            print(p.text(), file=self.out, flush=True)
+        self.last = key

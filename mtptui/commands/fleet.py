@@ -1,0 +1,119 @@
+"""`mtptui fleet --prometheus URL`: every host that Prometheus knows, from SGLang's own metrics or
+`mtptui export`'s, with its speculation figures per rank and its outliers flagged."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from functools import partial
+
+from mtptui.commands.live import add_stream_args
+from mtptui.config import Config, ConfigError, load_config
+from mtptui.fleet.outliers import Limits, flag_fleet
+from mtptui.fleet.prom import Prometheus, PromError
+from mtptui.fleet.query import Host, SelectorError, read_fleet, selector_matchers
+from mtptui.fleet.table import ViewState, rows, text_table
+
+EPILOG = """\
+Hosts: each target with SGLang's metrics (sglang:*, from --enable-metrics; the host is its instance
+label) and each host of mtptui export (mtptui_*; its host label). --match narrows every query with
+label matchers, e.g. '{job="sglang"}' or '{instance=~"gpu1.*"}' (so it also narrows the
+peers that outliers are judged among).
+
+Flags: down, disconnected, spec_off (decodes without speculation while most peers speculate, or
+while its server_args ask for it), accept_collapsed (accept len at or below [thresholds]
+accept_len_one_max), accept_outlier (accept len more than --outlier-pct from the median of the
+hosts with the same settings; for SGLang's metrics, the same model), rank_outlier (a rank that far
+from its host's median), graph_off (decode without CUDA graphs in the last 2 minutes).
+
+Keys: Enter opens the host's live dashboard over SSH (the config host whose name or address is the
+host, else the address with the config's [defaults]); quit it to come back. space: its ranks,
+e: every host's ranks, s / S: sort by the next column / reverse (or click a header), /: filter,
+f: find, n: next match, !: flagged only, r: refresh now, q: quit.
+
+--once prints the table and exits; --json prints {"hosts": [{"host", "source", "spec", "ranks":
+[{"rank", "accept_len", "accept_rate", "gen_throughput", "running", "queue", "graph"}], "flags":
+[{"kind", "text", ...}]}]} (implies --once). A figure a host does not report is null.
+
+exit codes: 0 ok, 1 Prometheus cannot be reached or read, 2 bad arguments, config or --match
+"""
+
+
+class UsageError(Exception):
+    """A bad value on the command line: one line, exit 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mtptui fleet", description=__doc__, epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--prometheus", required=True, metavar="URL", help="Prometheus, e.g. http://prom:9090")
+    p.add_argument("--match", metavar="SELECTOR", help="label matchers every query is narrowed with")
+    p.add_argument("--once", action="store_true", help="print the table and exit")
+    p.add_argument("--json", action="store_true", help="print the fleet as JSON and exit")
+    p.add_argument("--interval", type=float, default=5.0, metavar="S", help="refresh every S seconds (default 5)")
+    p.add_argument("--outlier-pct", type=float, metavar="P",
+                   help="how far from a median is an outlier (default: [thresholds] rank_diverge_pct, 25)")
+    p.add_argument("--timeout", type=float, default=10.0, metavar="S", help="a query's time limit (default 10)")
+    live = p.add_argument_group("the live dashboard that Enter opens", "as for `mtptui live`")
+    add_stream_args(live)
+    live.add_argument("--identity", metavar="KEY", help="private key for hosts not in the config")
+    live.add_argument("--read-only", action="store_true", help="no restart or rollback actions")
+    return p
+
+
+def load(prom: Prometheus, match: str | None, limits: Limits) -> list[Host]:
+    """The fleet now, flagged. Raises PromError."""
+    return flag_fleet(read_fleet(prom, match), limits)
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if not args.interval > 0 or not args.timeout > 0:
+            raise UsageError("--interval and --timeout must be positive numbers of seconds")
+        if args.outlier_pct is not None and not args.outlier_pct > 0:
+            raise UsageError("--outlier-pct must be a positive number")
+        selector_matchers(args.match)
+        config = load_config(args.config)
+    except (UsageError, SelectorError, ConfigError) as e:
+        print(f"mtptui fleet: {e}", file=sys.stderr)
+        return 2
+    try:
+        prom = Prometheus(args.prometheus, timeout=args.timeout)
+        fetch = partial(load, prom, args.match, Limits.from_thresholds(config.thresholds, args.outlier_pct))
+        hosts = fetch()
+    except PromError as e:
+        print(f"mtptui fleet: {e}", file=sys.stderr)
+        return 2 if e.bad_query and args.match else 1
+    if args.json:
+        print(json.dumps({"hosts": [h.to_json() for h in hosts]}, indent=2))
+        return 0
+    if args.once:
+        print(text_table(rows(hosts, ViewState())))
+        return 0
+    return interactive(fetch, hosts, args, config)
+
+
+def interactive(fetch, hosts: list[Host], args, config: Config) -> int:
+    """The fleet view until q; Enter leaves it for the host's live dashboard, and its q comes back."""
+    if not sys.stdout.isatty():
+        print("mtptui fleet: the view needs a terminal (use --once or --json)", file=sys.stderr)
+        return 1
+    from mtptui.commands.live import build_sources, quiet_asyncssh
+    from mtptui.tui.fleet_app import FleetApp
+    from mtptui.tui.launch import run_dashboard
+
+    quiet_asyncssh()
+    state = ViewState()
+    overrides = {"unit": args.unit, "sudo": args.sudo, "identity": args.identity}
+    while True:
+        app = FleetApp(fetch, config=config, state=state, interval=args.interval, title=args.prometheus,
+                       hosts=hosts, overrides=overrides)
+        spec = app.run()
+        if spec is None:
+            return app.return_code or 0
+        sources = build_sources(argparse.Namespace(**vars(args), hosts=[spec]), config)
+        run_dashboard(sources, config=config, read_only=args.read_only, title=f"live: {sources[0].host}")
+        hosts = None  # fresh figures on the way back
+

@@ -1,0 +1,83 @@
+"""PromQL instant queries over Prometheus' HTTP API (`/api/v1/query`), standard library only.
+
+Every failure a user can cause (a URL that is not one, a server that does not answer or is not
+Prometheus, a selector it refuses) is a `PromError` with one line to show."""
+
+from __future__ import annotations
+
+import json
+import math
+import socket
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+
+
+class PromError(Exception):
+    """Prometheus could not be asked, or did not answer: one line for the user. `bad_query` is
+    True when Prometheus refused the query itself (HTTP 400, `bad_data`)."""
+
+    def __init__(self, message: str, *, bad_query: bool = False) -> None:
+        super().__init__(message)
+        self.bad_query = bad_query
+
+
+@dataclass(frozen=True)
+class Sample:
+    labels: dict[str, str]
+    value: float
+
+
+def check_url(url: str) -> str:
+    """The base URL without a trailing slash. Raises PromError for what is not an http(s) URL."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise PromError(f"{url!r}: not a Prometheus URL (give http://HOST:9090)")
+    try:
+        parts.port  # noqa: B018 (a bad port raises here)
+    except ValueError:
+        raise PromError(f"{url!r}: bad port") from None
+    return url.rstrip("/")
+
+
+class Prometheus:
+    def __init__(self, url: str, *, timeout: float = 10.0) -> None:
+        self.url = check_url(url)
+        self.timeout = timeout
+
+    def query(self, promql: str) -> list[Sample]:
+        """An instant query that yields a vector. NaN and infinite samples are left out: no figure."""
+        body = urllib.parse.urlencode({"query": promql}).encode()
+        req = urllib.request.Request(f"{self.url}/api/v1/query", data=body,
+                                     headers={"Content-Type": "application/x-www-form-urlencoded"})
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as r:
+                raw = r.read()
+        except urllib.error.HTTPError as e:
+            raise PromError(self._refused(e), bad_query=e.code == 400) from None
+        except (urllib.error.URLError, OSError) as e:
+            reason = getattr(e, "reason", e)
+            if isinstance(reason, socket.timeout):
+                reason = f"no answer in {self.timeout:g} s"
+            raise PromError(f"cannot reach Prometheus at {self.url}: {getattr(reason, 'strerror', None) or reason}") from None
+        try:
+            doc = json.loads(raw)
+            data = doc["data"]
+            if data["resultType"] != "vector":
+                raise PromError(f"{promql}: Prometheus answered a {data['resultType']}, not a vector")
+            out = []
+            for s in data["result"]:
+                v = float(s["value"][1])
+                if math.isfinite(v):
+                    out.append(Sample(s["metric"], v))
+            return out
+        except (ValueError, KeyError, TypeError, IndexError):
+            raise PromError(f"{self.url}: the answer is not Prometheus' query API (is it Prometheus?)") from None
+
+    def _refused(self, e: urllib.error.HTTPError) -> str:
+        try:
+            doc = json.loads(e.read())
+            return f"Prometheus refused the query: {doc['error']}"
+        except (ValueError, KeyError, TypeError, OSError):
+            return f"{self.url}: HTTP {e.code} {e.reason} (is it Prometheus?)"

@@ -1,0 +1,159 @@
+"""The fleet table without a screen: its columns, one row per host (its ranks below it when
+expanded), sorted by any column, filtered; `mtptui fleet --once` prints it, the screen shows it.
+
+A host row sums or averages its ranks: accept len and rate are the mean over the ranks; gen
+throughput, running and queued requests are summed over the DP groups (the TP ranks of a group
+report the one batch they share).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mtptui.fleet.query import Host, Rank
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    title: str
+    numeric: bool = False
+
+
+COLUMNS = (
+    Column("host", "host"), Column("source", "source"), Column("settings", "settings"),
+    Column("ranks", "ranks", True), Column("accept_len", "accept len", True),
+    Column("accept_rate", "accept rate", True), Column("gen_throughput", "gen tok/s", True),
+    Column("running", "running", True), Column("queue", "queue", True), Column("graph", "graph"),
+    Column("flags", "flags"),
+)
+COLUMN_KEYS = tuple(c.key for c in COLUMNS)
+RANK_COLUMNS = ("accept_len", "accept_rate", "gen_throughput", "running", "queue", "graph")
+FORMATS = {"accept_len": "{:.2f}", "accept_rate": "{:.2f}", "gen_throughput": "{:,.0f}"}
+
+
+@dataclass
+class ViewState:
+    """What the user chose; it outlives a trip to the live dashboard and back."""
+
+    sort: str = "host"
+    reverse: bool = False
+    filter: str = ""
+    flagged_only: bool = False
+    expanded: set[str] = field(default_factory=set)  # host keys
+    cursor: str | None = None  # the row key under the cursor
+
+
+@dataclass(frozen=True)
+class Row:
+    key: str  # host_key(host), or with "\t" and the rank
+    host: Host
+    rank: Rank | None
+    values: dict  # column key -> the value sorted on (None: none)
+    cells: tuple[str, ...]  # the text of each column
+    flagged: bool
+
+
+def host_key(h: Host) -> str:
+    return f"{h.source}:{h.host}"
+
+
+def settings(h: Host) -> str:
+    if "settings" in h.spec:
+        return h.spec["settings"]
+    if "model_name" in h.spec:
+        return f"model {h.spec['model_name']}"
+    return "settings unknown"
+
+
+def graph_state(states: list[bool | None]) -> str | None:
+    if False in states:
+        return "off"
+    return "on" if states and all(states) else None
+
+
+def flag_kinds(h: Host, rank: str | None = None) -> str:
+    kinds: list[str] = []
+    for f in h.flags:
+        if (rank is None or f.rank == rank) and f.kind not in kinds:
+            kinds.append(f.kind)
+    return " ".join(kinds)
+
+
+def host_row(h: Host) -> Row:
+    values = {"host": h.host, "source": h.source, "settings": settings(h), "ranks": len(h.ranks),
+              "accept_len": h.mean("accept_len"), "accept_rate": h.mean("accept_rate"),
+              "gen_throughput": h.total("gen_throughput"), "running": h.total("running"),
+              "queue": h.total("queue"), "graph": graph_state([r.graph for r in h.ranks]),
+              "flags": flag_kinds(h)}
+    return Row(host_key(h), h, None, values, _cells(values), bool(h.flags))
+
+
+def rank_row(h: Host, r: Rank) -> Row:
+    values = {"host": f"  {r.rank or '(rank)'}", "source": "", "settings": "", "ranks": "",
+              **{k: getattr(r, k) for k in RANK_COLUMNS if k != "graph"},
+              "graph": graph_state([r.graph]) if r.graph is not None else None,
+              "flags": flag_kinds(h, r.rank)}
+    return Row(f"{host_key(h)}\t{r.rank}", h, r, values, _cells(values), bool(values["flags"]))
+
+
+def _cells(values: dict) -> tuple[str, ...]:
+    out = []
+    for key in COLUMN_KEYS:
+        v = values[key]
+        if v == "":
+            out.append("")
+        elif v is None:
+            out.append("-")
+        elif key in FORMATS:
+            out.append(FORMATS[key].format(v))
+        elif isinstance(v, float):
+            out.append(f"{v:g}")
+        else:
+            out.append(str(v))
+    return tuple(out)
+
+
+def matches(row: Row, text: str) -> bool:
+    """Case-insensitive: the text is in the host, source, settings, flags or rank of the row."""
+    t = text.strip().lower()
+    return not t or any(t in str(row.values[k]).lower() for k in ("host", "source", "settings", "flags"))
+
+
+def _sorted(rows: list[Row], column: str, reverse: bool) -> list[Row]:
+    """By the column, absent values last either way; ties by host name."""
+    def key(r: Row):
+        v = r.values[column]
+        return v.lower() if isinstance(v, str) else v
+
+    have = sorted((r for r in rows if r.values[column] not in (None, "")),
+                  key=lambda r: (key(r), r.host.host), reverse=reverse)
+    return have + sorted((r for r in rows if r.values[column] in (None, "")), key=lambda r: r.host.host)
+
+
+def rows(hosts: list[Host], state: ViewState) -> list[Row]:
+    """The rows to show, in order: hosts sorted and filtered, each followed by its ranks when it
+    is expanded (sorted by the same column when it is one a rank has, else in rank order)."""
+    tops = [host_row(h) for h in hosts]
+    if state.flagged_only:
+        tops = [r for r in tops if r.flagged]
+    if state.filter:
+        tops = [r for r in tops if matches(r, state.filter)]
+    out: list[Row] = []
+    for top in _sorted(tops, state.sort, state.reverse):
+        out.append(top)
+        if top.key in state.expanded:
+            ranks = [rank_row(top.host, r) for r in top.host.ranks]
+            if state.sort in RANK_COLUMNS:
+                ranks = _sorted(ranks, state.sort, state.reverse)
+            out += ranks
+    return out
+
+
+def text_table(rows_: list[Row]) -> str:
+    """The rows as aligned plain text, with a header line (`fleet --once`)."""
+    lines = [tuple(c.title for c in COLUMNS)] + [r.cells for r in rows_]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(COLUMNS))]
+    right = [c.numeric for c in COLUMNS]
+    return "\n".join("  ".join(cell.rjust(w) if r else cell.ljust(w) for cell, w, r in zip(line, widths, right)).rstrip()
+                     for line in lines)

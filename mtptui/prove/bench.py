@@ -1,0 +1,333 @@
+"""The A/B benchmark of speculation profiles on one host, through its control path.
+
+For each profile: plan it, check it is what the preview showed, apply it (lock, write, reload,
+restart, wait, verify, roll back on failure: control.restart), warm up, then for each concurrency
+send N streaming requests and read the accept len the log shows meanwhile. While the new run is
+verified, warm-up requests give it the decode batches verification waits for.
+
+Whatever happens (done, a profile failed, ctrl-c, the link lost), the host is left as it was
+found: the unit's drop-in is written back byte for byte (or ours removed when there was none)
+through the same path, restarted and verified; a lost link is reconnected first. The audit log
+has each apply and the restore (control.session) and one `bench` entry with every step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from mtptui.control import audit
+from mtptui.control.errors import ControlError
+from mtptui.control.plan import APPLY, RESTORE, Plan
+from mtptui.control.profiles import Profile
+from mtptui.control.restart import NOT_RUN, OK, ROLLBACK_FAILED, ROLLED_BACK, PhaseEvent
+from mtptui.prove import load, prompts
+from mtptui.prove.accept import AcceptReader
+from mtptui.prove.client import HttpError
+from mtptui.prove.smoke import model_name
+
+# Exit codes: done and restored; a profile failed (rolled back, the others measured); the host
+# could not be restored; the benchmark could not run; interrupted (ctrl-c), the host restored.
+DONE, PROFILE_FAILED, NOT_RESTORED, COULD_NOT_RUN, INTERRUPTED = 0, 3, 4, 1, 130
+WARMUP_REQUESTS = 4
+NUDGE_TOKENS = 16
+RECONNECT_EVERY_S = 2.0
+
+
+@dataclass
+class Progress:
+    """What the benchmark is doing, for a progress bar."""
+
+    profile: str
+    step: str  # "apply", "warm up", "measure", "restore", and the control path's phases
+    concurrency: int | None = None
+    done: int = 0  # requests ended at this concurrency
+    total: int = 0
+    detail: str = ""
+    steps_done: int = 0  # concurrency levels measured so far, of steps_total
+    steps_total: int = 0
+
+    def text(self) -> str:
+        """`[2/6] mtp1: measure c=8 [##########..........] 4/8`."""
+        head = f"[{self.steps_done}/{self.steps_total}] {self.profile + ': ' if self.profile else ''}{self.step}"
+        return f"{head} {self.status()}".rstrip()
+
+    def status(self) -> str:
+        """The part after the step: the requests done at this concurrency, or the step's detail."""
+        if self.concurrency is not None:
+            filled = int(20 * self.done / self.total) if self.total else 0
+            return f"c={self.concurrency} [{'#' * filled}{'.' * (20 - filled)}] {self.done}/{self.total}"
+        return f"({self.detail})" if self.detail else ""
+
+
+@dataclass
+class Report:
+    host: str
+    unit: str
+    started: str  # ISO 8601, UTC
+    results: list[dict] = field(default_factory=list)
+    restored: bool = False
+    failed: dict[str, str] = field(default_factory=dict)  # profile -> why it did not apply
+    error: str = ""  # why the benchmark stopped early
+    interrupted: bool = False
+    restore_message: str = ""
+
+    def to_json(self) -> dict:
+        return {"host": self.host, "unit": self.unit, "started": self.started, "results": self.results,
+                "restored": self.restored}
+
+    @property
+    def exit_code(self) -> int:
+        if not self.restored:
+            return NOT_RESTORED
+        if self.interrupted:
+            return INTERRUPTED
+        if self.error:
+            return COULD_NOT_RUN
+        return PROFILE_FAILED if self.failed else DONE
+
+
+def empty_row(profile: str, concurrency: int) -> dict:
+    return {"profile": profile, "concurrency": concurrency, "requests": 0, "output_tok_s": None, "req_s": None,
+            "ttft_p50_ms": None, "ttft_p99_ms": None, "itl_p50_ms": None, "itl_p99_ms": None, "errors": 0,
+            "accept_len": None, "accept_rate": None}
+
+
+class Bench:
+    def __init__(self, hc, profiles: list[Profile], concurrencies: list[int], requests: int, *,
+                 max_tokens: int = 128, seed: int = 0, timeout: float = 300.0,
+                 on_progress: Callable[[Progress], None] | None = None) -> None:
+        self.hc = hc
+        self.profiles = profiles
+        self.concurrencies = concurrencies
+        self.requests = requests
+        self.max_tokens = max_tokens
+        self.seed = seed
+        self.timeout = timeout
+        self.on_progress = on_progress
+        self.report = Report(hc.host, hc.unit, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        self.previewed: list[Plan] = []
+        self._before = None
+        self._task: asyncio.Task | None = None
+        self._cancelled = False
+        self._hands_off = ""  # a rollback failed: mtptui stops touching the host, restore included
+        self._t0 = time.monotonic()
+        self._steps: list[PhaseEvent] = []
+        self._progress = Progress("", "plan", steps_total=len(profiles) * len(concurrencies))
+
+    # --- what it will do ---------------------------------------------------------------------------
+
+    async def preview(self) -> list[Plan]:
+        """Each profile's plan against the unit as it is now, for the operator to confirm. Raises
+        ControlError (BadProfile for a profile the server would refuse)."""
+        self._before = await self.hc.state()
+        self.previewed = [await self.hc.plan(APPLY, p) for p in self.profiles]
+        return self.previewed
+
+    # the preview's shape (control.plan.Plan's), so the dashboard's confirm screen shows it too
+    @property
+    def host(self) -> str:
+        return self.hc.host
+
+    @property
+    def prod(self) -> bool:
+        return self.hc.prod
+
+    def title(self) -> str:
+        return f"{self.hc.host} · {self.hc.unit}: benchmark {', '.join(p.name for p in self.profiles)}"
+
+    def preview_lines(self) -> list[str]:
+        restarts = sum(p.old_argv != p.new_argv for p in self.previewed) + 1
+        lines = [f"benchmark: {', '.join(p.name for p in self.profiles)}; concurrency "
+                 f"{', '.join(map(str, self.concurrencies))}; {self.requests} requests of {self.max_tokens} tokens each",
+                 f"restarts: up to {restarts}: each profile the server does not already run, then back to the "
+                 "unit as it was found (its drop-in byte for byte), also after a cancel or a failure"]
+        for plan in self.previewed:
+            lines += ["", f"── {plan.profile.name} ──", *plan.preview_lines()]
+        return lines
+
+    # --- running -----------------------------------------------------------------------------------
+
+    def cancel(self) -> None:
+        """Stops the measuring (ctrl-c, the cancel key); the host is still restored."""
+        self._cancelled = True
+        if self._task is not None:
+            self._task.cancel()
+
+    async def run(self) -> Report:
+        if self._before is None:
+            await self.preview()
+        entry = audit.new_entry(host=self.hc.host, unit=self.hc.unit, action="bench", profile=None,
+                                where=self.hc.where, exec_start_before=self._before.argv,
+                                dropin_before=self._before.dropin, commands=[], result="running", phases=[],
+                                profiles=[p.name for p in self.profiles], concurrency=self.concurrencies,
+                                requests=self.requests)
+        audit.append(entry)
+        self._task = asyncio.ensure_future(self._measure())
+        outer_cancelled = False
+        try:
+            await self._task
+        except asyncio.CancelledError:
+            self.report.interrupted = True
+            outer_cancelled = not self._cancelled
+            self._step("bench", "fail", "interrupted")
+        except (ControlError, HttpError) as e:
+            self.report.error = str(e)
+            self._step("bench", "fail", str(e))
+        try:
+            await self._restore()
+        finally:
+            r = self.report
+            entry.update(result="done" if r.exit_code == DONE else "interrupted" if r.interrupted and r.restored
+                         else "restore_failed" if not r.restored else "failed",
+                         exit_code=r.exit_code, message=self.summary(), results=r.results, restored=r.restored,
+                         phases=[p.to_json() for p in self._steps])
+            audit.append(entry)
+        if outer_cancelled:
+            raise asyncio.CancelledError
+        return self.report
+
+    def summary(self) -> str:
+        r = self.report
+        parts = []
+        if r.interrupted:
+            parts.append("interrupted")
+        if r.error:
+            parts.append(f"stopped: {r.error}")
+        parts += [f"{name} failed: {why}" for name, why in r.failed.items()]
+        parts.append(("restored: " if r.restored else "NOT RESTORED: ") + r.restore_message)
+        return "; ".join(parts)
+
+    def _step(self, phase: str, state: str, detail: str = "") -> None:
+        self._steps.append(PhaseEvent(phase, state, detail, time.monotonic() - self._t0))
+
+    def _say(self, **changes) -> None:
+        for k, v in changes.items():
+            setattr(self._progress, k, v)
+        if self.on_progress is not None:
+            self.on_progress(self._progress)
+
+    async def _measure(self) -> None:
+        r = self.report
+        prompt_set = prompts.draw(self.requests, self.seed)
+        for profile, shown in zip(self.profiles, self.previewed):
+            self._say(profile=profile.name, step="apply", concurrency=None, done=0, total=0, detail="")
+            plan = await self.hc.plan(APPLY, profile)
+            if plan.new_argv != shown.new_argv:
+                raise ControlError(f"{self.hc.host}: the unit changed since the preview; stopped")
+            if not await self._apply(plan):
+                r.results += [empty_row(profile.name, c) for c in self.concurrencies]
+                continue
+            fwd = await self.hc.endpoint()
+            model = await model_name(fwd.host, fwd.port, 30.0)
+            self._say(step="warm up")
+            await load.run_load(fwd, model, prompts.draw(WARMUP_REQUESTS, self.seed + 1),
+                                min(WARMUP_REQUESTS, max(self.concurrencies)), self.max_tokens, timeout=self.timeout)
+            for c in self.concurrencies:
+                self._say(step="measure", concurrency=c, done=0, total=self.requests)
+                fwd = await self.hc.endpoint()  # reopened when a reconnect replaced the link
+                reader = AcceptReader(await self.hc.follow_log())
+                reader.start()
+                try:
+                    measured = await load.run_load(fwd, model, prompt_set, c, self.max_tokens, timeout=self.timeout,
+                                                   on_done=lambda n: self._say(done=n))
+                except BaseException:
+                    await reader.cancel()
+                    raise
+                accept_len, accept_rate = await reader.stop()
+                row = {"profile": profile.name, "concurrency": c, "requests": measured.requests,
+                       **measured.figures(), "accept_len": accept_len, "accept_rate": accept_rate}
+                r.results.append(row)
+                detail = (f"{row['output_tok_s']} tok/s, {row['errors']} errors"
+                          + (f" (first: {measured.first_error()})" if row["errors"] else ""))
+                self._step(f"measure {profile.name} c={c}", "ok" if not row["errors"] else "fail", detail)
+                self._say(steps_done=self._progress.steps_done + 1)
+
+    async def _apply(self, plan: Plan) -> bool:
+        """Applies a profile; False when it failed and was rolled back. A server already running
+        these settings (the same argv, no environment of the profile) is not restarted."""
+        st = await self.hc.state()
+        name = plan.profile.name
+        if plan.old_argv == plan.new_argv and not plan.profile.env and st.active == "active":
+            self._step(f"apply {name}", "ok", "already running these settings: no restart")
+            return True
+        outcome = await self._execute(plan)
+        self._step(f"apply {name}", "ok" if outcome.exit_code == OK else "fail", outcome.message)
+        if outcome.exit_code == OK:
+            return True
+        if outcome.exit_code == ROLLED_BACK:
+            self.report.failed[name] = outcome.message
+            return False
+        if outcome.exit_code == ROLLBACK_FAILED:
+            self.report.failed[name] = outcome.message
+            self._hands_off = outcome.message
+            raise ControlError(outcome.message)
+        assert outcome.exit_code == NOT_RUN
+        raise ControlError(outcome.message)
+
+    async def _execute(self, plan: Plan, step: str = ""):
+        """Runs a plan; from the ready line on, warm-up requests give the verification the decode
+        batches it waits for (an idle server would be judged only after a minute)."""
+        nudge: list[asyncio.Task] = []
+
+        def on_phase(ev: PhaseEvent) -> None:
+            self._say(step=step + ev.phase, detail=ev.detail)
+            if ev.phase.endswith("wait") and ev.state == "ok":
+                nudge.append(asyncio.ensure_future(self._nudge()))
+
+        try:
+            return await self.hc.execute(plan, on_phase)
+        finally:
+            for t in nudge:
+                t.cancel()
+            await asyncio.gather(*nudge, return_exceptions=True)
+
+    async def _nudge(self) -> None:
+        """Warm-up traffic while the new run is verified: the decode batches it waits for."""
+        with contextlib.suppress(ControlError, HttpError):
+            fwd = await self.hc.endpoint()
+            model = await model_name(fwd.host, fwd.port, 10.0)
+            while True:
+                await load.run_load(fwd, model, prompts.draw(2, self.seed), 2, NUDGE_TOKENS, timeout=30.0)
+
+    # --- leaving the host as found ----------------------------------------------------------------------
+
+    async def _restore(self) -> None:
+        before = self._before
+        r = self.report
+        self._say(profile="", step="restore", concurrency=None, detail="")
+        if self._hands_off:
+            r.restore_message = "a rollback failed, so mtptui stops touching the host; it needs a person"
+            self._step("restore", "fail", r.restore_message)
+            return
+        deadline = time.monotonic() + max(60.0, self.hc.settings.wait_timeout)
+        while True:
+            try:
+                now = await self.hc.state()
+                break
+            except ControlError as e:
+                if time.monotonic() > deadline:
+                    r.restore_message = f"could not reach the host to restore it: {e}"
+                    self._step("restore", "fail", r.restore_message)
+                    return
+                await asyncio.sleep(RECONNECT_EVERY_S)
+                with contextlib.suppress(ControlError):
+                    await self.hc.reconnect()
+        if now.dropin == before.dropin:
+            r.restored = True
+            r.restore_message = "the unit is as it was (its drop-in unchanged)"
+            self._step("restore", "ok", r.restore_message)
+            return
+        try:
+            plan = await self.hc.plan(RESTORE, before=before)
+            outcome = await self._execute(plan, "restore: ")
+            after = await self.hc.state()
+        except ControlError as e:
+            r.restore_message = str(e)
+        else:
+            r.restored = outcome.exit_code == OK and after.dropin == before.dropin
+            r.restore_message = outcome.message if r.restored else f"{outcome.result}: {outcome.message}"
+        self._step("restore", "ok" if r.restored else "fail", r.restore_message)

@@ -1,0 +1,253 @@
+"""The fleet screen: one row per host that Prometheus knows (space shows its ranks), sorted by any
+column, filtered, searched, refreshed every few seconds; Enter opens the host's live dashboard.
+The rows come from mtptui.fleet.table; this screen only shows them and takes the keys."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
+
+from mtptui.fleet.prom import PromError
+from mtptui.fleet.query import Host
+from mtptui.fleet.table import COLUMN_KEYS, COLUMNS, Row, ViewState, host_key, matches, rows
+
+
+class FleetScreen(Screen):
+    DEFAULT_CSS = """
+    FleetScreen { layout: vertical; }
+    #fleet-title { height: 1; padding: 0 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
+    #fleet-table { height: 1fr; }
+    #fleet-detail { height: auto; max-height: 6; padding: 0 1; border-top: solid $primary-darken-2; }
+    #fleet-input { display: none; height: 3; }
+    #fleet-input.-open { display: block; }
+    """
+    BINDINGS = [
+        Binding("q", "app.quit", "quit"),
+        Binding("space", "toggle", "ranks"),
+        Binding("e", "toggle_all", "all ranks"),
+        Binding("s", "sort_next", "sort"),
+        Binding("S", "sort_reverse", "reverse"),
+        Binding("slash", "ask('filter')", "filter"),
+        Binding("f", "ask('find')", "find"),
+        Binding("n", "find_next", "next"),
+        Binding("exclamation_mark", "flagged", "flagged only"),
+        Binding("r", "refresh", "refresh"),
+        Binding("escape", "clear", "clear", show=False),
+    ]
+
+    def __init__(self, load: Callable[[], list[Host]], *, state: ViewState, interval: float, title: str,
+                 open_host: Callable[[Host], str | None], hosts: list[Host] | None = None) -> None:
+        super().__init__()
+        self.load = load
+        self.state = state
+        self.interval = interval
+        self.where = title
+        self.open_host = open_host  # returns a reason when the host cannot be opened
+        self.hosts = hosts or []
+        self.shown: list[Row] = []
+        self.find_term = ""
+        self.asking = ""  # "filter" or "find" while the input is open
+        self.refreshed: float | None = time.time() if hosts is not None else None
+        self.error = ""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="fleet-title")
+        table = DataTable(id="fleet-table", cursor_type="row", zebra_stripes=True)
+        yield table
+        yield Static(id="fleet-detail")
+        yield Input(id="fleet-input")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.rebuild()
+        self.query_one(DataTable).focus()
+        if self.refreshed is None:
+            self.action_refresh()
+        self.set_interval(self.interval, self.action_refresh)
+
+    # -- data ------------------------------------------------------------------------------------
+    @work(exclusive=True, group="fleet-load")
+    async def action_refresh(self) -> None:
+        try:
+            hosts = await asyncio.to_thread(self.load)
+        except PromError as e:
+            self.error = str(e)
+        else:
+            self.hosts, self.error, self.refreshed = hosts, "", time.time()
+        self.rebuild()
+
+    def rebuild(self) -> None:
+        table = self.query_one(DataTable)
+        keep = self.state.cursor
+        self.shown = rows(self.hosts, self.state)
+        table.clear(columns=True)
+        for c in COLUMNS:
+            mark = (" ▼" if self.state.reverse else " ▲") if c.key == self.state.sort else ""
+            table.add_column(Text(c.title + mark, justify="right" if c.numeric else "left"), key=c.key)
+        error = self.app.current_theme.error or "red"
+        for r in self.shown:
+            cells = []
+            for c, text in zip(COLUMNS, r.cells):
+                style = ""
+                if c.key == "flags" and text:
+                    style = f"bold {error}"
+                elif c.key == "host" and r.rank is None:
+                    style = "bold"
+                cells.append(Text(text, style=style, justify="right" if c.numeric else "left", no_wrap=True))
+            table.add_row(*cells, key=r.key)
+        keys = [r.key for r in self.shown]
+        if keep in keys:
+            table.move_cursor(row=keys.index(keep), animate=False)
+        self.show_title()
+        self.show_detail()
+
+    def show_title(self) -> None:
+        n = len(self.hosts)
+        flagged = sum(bool(h.flags) for h in self.hosts)
+        parts = [f"fleet · {self.where} · {n} host{'s' * (n != 1)} · {flagged} flagged"]
+        if self.state.filter:
+            parts.append(f"filter {self.state.filter!r}: {sum(r.rank is None for r in self.shown)} shown")
+        if self.state.flagged_only:
+            parts.append("flagged only")
+        if self.refreshed is not None:
+            parts.append(f"at {time.strftime('%H:%M:%S', time.localtime(self.refreshed))}, every {self.interval:g} s")
+        text = Text(" · ".join(parts))
+        if self.error:
+            text.append(f" · {self.error}", style=f"bold {self.app.current_theme.error or 'red'}")
+        self.query_one("#fleet-title", Static).update(text)
+
+    def current(self) -> Row | None:
+        table = self.query_one(DataTable)
+        if not self.shown or not 0 <= table.cursor_row < len(self.shown):
+            return None
+        return self.shown[table.cursor_row]
+
+    def show_detail(self) -> None:
+        row = self.current()
+        detail = Text()
+        if row is None:
+            detail.append("no hosts" + (" match" if self.state.filter or self.state.flagged_only else
+                                        ": Prometheus has no sglang:* or mtptui_* series"), style="dim")
+        else:
+            h = row.host
+            detail.append(f"{h.host} ({h.source}): ", style="bold")
+            detail.append(", ".join(f"{k} {v}" for k, v in h.spec.items() if v not in (None, "")) or "settings unknown")
+            flags = [f for f in h.flags if row.rank is None or f.rank == row.rank.rank]
+            for f in flags:
+                detail.append(f"\n{f.kind}: ", style=f"bold {self.app.current_theme.error or 'red'}")
+                detail.append(f.text)
+            if not flags:
+                detail.append("\nno flags", style="dim")
+        self.query_one("#fleet-detail", Static).update(detail)
+
+    @on(DataTable.RowHighlighted)
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key is not None and event.row_key.value is not None:
+            self.state.cursor = event.row_key.value
+        self.show_detail()
+
+    # -- keys ------------------------------------------------------------------------------------
+    @on(DataTable.RowSelected)
+    def _open(self, event: DataTable.RowSelected) -> None:
+        row = self.current()
+        if row is None:
+            return
+        why = self.open_host(row.host)
+        if why:
+            self.notify(why, severity="error", timeout=8, markup=False)
+
+    @on(DataTable.HeaderSelected)
+    def _header(self, event: DataTable.HeaderSelected) -> None:
+        self.sort_by(str(event.column_key.value))
+
+    def sort_by(self, key: str) -> None:
+        if key == self.state.sort:
+            self.state.reverse = not self.state.reverse
+        else:
+            self.state.sort, self.state.reverse = key, False
+        self.rebuild()
+
+    def action_sort_next(self) -> None:
+        i = COLUMN_KEYS.index(self.state.sort)
+        self.state.sort = COLUMN_KEYS[(i + 1) % len(COLUMN_KEYS)]
+        self.rebuild()
+
+    def action_sort_reverse(self) -> None:
+        self.state.reverse = not self.state.reverse
+        self.rebuild()
+
+    def action_toggle(self) -> None:
+        row = self.current()
+        if row is None:
+            return
+        key = host_key(row.host)
+        self.state.expanded ^= {key}
+        self.state.cursor = key
+        self.rebuild()
+
+    def action_toggle_all(self) -> None:
+        every = {host_key(h) for h in self.hosts}
+        self.state.expanded = set() if self.state.expanded >= every else every
+        row = self.current()
+        if row is not None:
+            self.state.cursor = host_key(row.host)
+        self.rebuild()
+
+    def action_flagged(self) -> None:
+        self.state.flagged_only = not self.state.flagged_only
+        self.rebuild()
+
+    def action_ask(self, what: str) -> None:
+        self.asking = what
+        box = self.query_one(Input)
+        box.placeholder = ("filter: host, source, settings or flag (Enter keeps it, Escape clears)"
+                           if what == "filter" else "find: host, settings or flag (Enter jumps, n the next)")
+        box.value = self.state.filter if what == "filter" else self.find_term
+        box.add_class("-open")
+        box.focus()
+
+    @on(Input.Changed)
+    def _typed(self, event: Input.Changed) -> None:
+        if self.asking == "filter":
+            self.state.filter = event.value
+            self.rebuild()
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        if self.asking == "find":
+            self.find_term = event.value
+            self.close_input()
+            self.action_find_next()
+        else:
+            self.close_input()
+
+    def close_input(self) -> None:
+        self.asking = ""
+        self.query_one(Input).remove_class("-open")
+        self.query_one(DataTable).focus()
+
+    def action_clear(self) -> None:
+        if self.asking == "filter" or (not self.asking and self.state.filter):
+            self.state.filter = ""
+            self.rebuild()
+        self.close_input()
+
+    def action_find_next(self) -> None:
+        if not self.find_term or not self.shown:
+            return
+        table = self.query_one(DataTable)
+        n = len(self.shown)
+        for step in range(1, n + 1):
+            i = (table.cursor_row + step) % n
+            if matches(self.shown[i], self.find_term):
+                table.move_cursor(row=i, animate=False)
+                return
+        self.notify(f"not found: {self.find_term}", timeout=3, markup=False)

@@ -1,0 +1,145 @@
+"""The epoch strip, under the host line: did the last restart help? The run at the playhead (its
+settings and age), its accept len and the host's gen throughput (summed over DP groups), and
+the change against the run before and against the last run without speculation: the numbers of
+`mtptui summary`'s epochs (core/compare.py), shown once they rest on enough lines."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.widgets import Static
+
+from mtptui.core.compare import DELTA_MIN_BATCHES, Delta, percent
+from mtptui.tui.viewmodel import DOWN, LOADING, WAITING, StripView, clock_text, duration_text
+from mtptui.tui.widgets.fit import Part, fit
+
+SEP = (" │ ", "$text-muted")
+WRAP_SLACK = 12  # cells a wrap at spaces may leave at the end of the first line
+
+
+def _change(d: Delta) -> tuple[str, str]:
+    style = "bold $success" if d.change >= 0.005 else "bold $error" if d.change <= -0.005 else "bold"
+    return percent(d.change), style
+
+
+def _part(rank: int, *forms: list) -> Part:
+    """A part of the strip: its forms from the fullest (wide screens) to the shortest (one line
+    on a tiny screen); rank 0 stays on screen whatever the width."""
+    return Part.of(rank, *forms)
+
+
+def strip_parts(v: StripView) -> list[Part]:
+    """The strip's parts in order, each in up to three forms: full, compact (fewer words), tiny
+    (one line of 80 cells); the same figures in each (tests read them)."""
+    run, e = v.run, v.run.epoch
+    if e is None:
+        return [_part(0, [("no epoch yet: no line of this host has come in", "$text-muted")],
+                      [("no epoch yet", "$text-muted")])]
+    age = f"{duration_text(v.age)}{' (ended)' if v.ended else ''}"
+    # The settings are in the status bar too: on one line they go first.
+    parts = [_part(0, [(f"epoch {run.number}/{run.count}", "bold")]),
+             _part(3, [" ", (e.label, "bold $accent")]),
+             _part(5, [(f" · {age} since {e.reason} {clock_text(e.start)}", "$text-muted")],
+                   [(f" · {age}", "$text-muted")])]
+    if v.state == LOADING:
+        return parts + [_part(0, [SEP, (" LOADING ", "bold $text on $primary")]),
+                        _part(4, [(" the server loads; no decode line in this run yet", "$text-muted")],
+                              [(" no decode line yet", "$text-muted")])]
+    if v.state == WAITING:
+        return parts + [_part(0, [SEP, (" WAITING FOR FIRST BATCH ", "bold $text on $panel-lighten-2")]),
+                        _part(4, [(f" ready at {clock_text(run.ready_at)}, no request decoded yet", "$text-muted")],
+                              [(f" ready {clock_text(run.ready_at)}", "$text-muted")])]
+    if v.state == DOWN:
+        parts.append(_part(0, [SEP, (f" {run.down.upper()} ", "bold $text on $error" if run.down == "failed"
+                                     else "bold $text on $panel-lighten-2"), (f" at {clock_text(run.down_at)}", "$text-muted")],
+                           [SEP, (f" {run.down.upper()} ", "bold $text on $error" if run.down == "failed"
+                                  else "bold $text on $panel-lighten-2")]))
+    r = v.row
+    if r is None or r.gen_total is None:
+        return parts + [_part(1, [SEP, ("no decode line in this epoch", "$text-muted")],
+                              [SEP, ("no decode line", "$text-muted")])]
+    if r.accept_len is not None:
+        figure = (f"{r.accept_len:.2f}", "bold")
+        parts.append(_part(2, [SEP, ("accept len ", "$text-muted"), figure], [SEP, ("accept len ", "$text-muted"), figure],
+                           [SEP, ("acc ", "$text-muted"), figure]))
+    groups = len(r.gen_per_dp)
+    total = (f"{r.gen_total:.0f}", "bold")
+    parts.append(_part(0, [SEP, ("host total ", "$text-muted"), total,
+                           (" gen tok/s" + (f" ({groups} DP groups)" if groups > 1 else ""), "$text-muted")],
+                       [SEP, ("host ", "$text-muted"), total, (" tok/s" + (f" ({groups} DP)" if groups > 1 else ""),
+                                                               "$text-muted")],
+                       [SEP, ("host ", "$text-muted"), total, (" tok/s", "$text-muted")]))
+    if not r.comparable:
+        return parts + [_part(1, [SEP, (f"changes after {DELTA_MIN_BATCHES} decode lines"
+                                        f"{' per DP group' if groups > 1 else ''} ({r.min_batches} so far)", "$text-muted")],
+                              [SEP, (f"changes after {DELTA_MIN_BATCHES} lines ({r.min_batches})", "$text-muted")])]
+    prev, base = r.vs_previous, r.vs_baseline
+    if prev is not None:
+        off = " (spec off)" if base == prev else ""
+        parts.append(_part(0, [SEP, (f"vs epoch {prev.index + 1}{off} ", "$text-muted"), _change(prev)],
+                           [SEP, (f"vs #{prev.index + 1}{off} ", "$text-muted"), _change(prev)]))
+    if base is not None and base != prev:
+        parts.append(_part(0, [SEP, (f"vs spec off (epoch {base.index + 1}) ", "$text-muted"), _change(base)],
+                           [SEP, ("vs spec off ", "$text-muted"), _change(base)]))
+    if r.short_before is not None:  # the run just before (newer than any compared with)
+        index, lines = r.short_before
+        parts.append(_part(4, [SEP, (f"epoch {index + 1} too short to compare ({lines} decode lines)", "$text-muted")],
+                           [SEP, (f"#{index + 1} too short ({lines})", "$text-muted")]))
+    elif base is None and r.spec_off:
+        parts.append(_part(4, [SEP, ("the baseline: runs after it compare with it", "$text-muted")],
+                           [SEP, ("the baseline", "$text-muted")]))
+    elif base is None:
+        parts.append(_part(4, [SEP, ("no spec-off run before it to compare with", "$text-muted")],
+                           [SEP, ("no spec-off run before", "$text-muted")]))
+    return parts
+
+
+def strip_text(parts: list[Part], form: int) -> Content:
+    """Every part in one form (0 full, 1 compact), or its shortest where it has fewer."""
+    return Content.assemble(*(p.forms[min(form, len(p.forms) - 1)] for p in parts))
+
+
+# One line: what goes first, in turn: (form, parts kept: rank below); the figures (rank 0) stay.
+ONE_LINE_STEPS = ((0, 6), (1, 6), (1, 5), (2, 5), (2, 4), (2, 3), (2, 2), (2, 1))
+
+
+def one_line(parts: list[Part], width: int) -> Content:
+    """The strip on one line: words go first, then the age, then the settings (the status bar
+    shows them too), then the accept len; the epoch, host total and changes stay."""
+    for form, below in ONE_LINE_STEPS:
+        content = strip_text([p for p in parts if p.rank < below], form)
+        if content.cell_length <= width:
+            return content
+    return fit(parts, width)
+
+
+class EpochStrip(Static):
+    DEFAULT_CSS = """
+    EpochStrip { height: auto; max-height: 2; padding: 0 1; }
+    """
+
+    def __init__(self, **kw) -> None:
+        super().__init__("", **kw)
+        self._last: Content | None = None
+
+    def lines(self) -> int:
+        """As many lines as the stylesheet lets it have (one on tiny screens, app.tcss)."""
+        mh = self.styles.max_height
+        return max(1, int(mh.value)) if mh is not None and mh.is_cells else 2
+
+    def show(self, v: StripView) -> None:
+        width = self.content_size.width or max(10, self.app.size.width - 2)
+        parts = strip_parts(v)
+        if self.lines() == 1:
+            content = one_line(parts, width)
+        else:
+            content = strip_text(parts, 0)
+            # Two lines at most: wrapped at spaces, two lines hold a little less than twice the width.
+            if content.cell_length > 2 * width - WRAP_SLACK:
+                content = strip_text(parts, 1)
+        if content == self._last:
+            return
+        # A layout pass only when the strip goes from one line to two or back.
+        lines = lambda c: 1 if c.cell_length <= width else 2  # noqa: E731
+        relayout = self._last is None or lines(content) != lines(self._last)
+        self._last = content
+        self.update(content, layout=relayout)

@@ -1,0 +1,188 @@
+"""`mtptui smoke` and `mtptui bench` against real systemd + journald + sshd hosts: the unit runs
+the project's simulator, its HTTP port is reached through a port forwarded over the SSH
+connection (the containers open nothing else), profiles are applied by systemd restarts, and the
+host is checked with the plain OpenSSH client afterwards: the drop-in byte for byte, the loaded
+ExecStart, the audit log."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from hosts.helpers import unique_unit
+from test_spec_systemd import SIM, audit_entries, exec_start, install_unit, spec, write_config
+
+pytestmark = pytest.mark.systemd
+
+# The smoke test's server has no background load; the benchmark's a light one (4 clients), so that
+# `spec` verifies the host's starting state without waiting out an idle minute.
+QUIET = [a if a != "steady" else "none" for a in SIM]
+LIGHT = [a if a != "steady" else "light" for a in SIM]
+COLUMNS = {"profile", "concurrency", "requests", "output_tok_s", "req_s", "ttft_p50_ms", "ttft_p99_ms",
+           "itl_p50_ms", "itl_p99_ms", "errors", "accept_len", "accept_rate"}
+
+
+def mtptui(*args: str, audit, data, timeout: float = 240) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mtptui", *args], capture_output=True, text=True, timeout=timeout,
+                          env=_env(audit, data), stdin=subprocess.DEVNULL)
+
+
+def _env(audit, data) -> dict:
+    return dict(os.environ, MTPTUI_AUDIT_LOG=str(audit), XDG_DATA_HOME=str(data))
+
+
+def ready(h, unit: str) -> None:
+    """Waits for the unit's ready line (the simulator says 503 before it, as SGLang does)."""
+    deadline = time.monotonic() + 60
+    while "fired up" not in h.ssh(["journalctl", f"--unit={unit}", "--output=cat", "--no-pager"]).stdout:
+        assert time.monotonic() < deadline, f"{unit} never became ready"
+        time.sleep(0.2)
+
+
+def dropin_of(h, unit: str) -> bytes | None:
+    r = subprocess.run(h.ssh_argv(shlex.join(["cat", f"/etc/systemd/system/{unit}.service.d/50-mtptui-spec.conf"])),
+                       capture_output=True)
+    return r.stdout if r.returncode == 0 else None
+
+
+@pytest.fixture
+def audit(tmp_path):
+    return tmp_path / "audit.jsonl"
+
+
+def test_smoke_pass_wrong_answer_and_server_down(cluster, tmp_path, audit):
+    h = cluster.hosts[0]
+    unit = unique_unit("smoke")
+    port = install_unit(h, unit, sim=QUIET)
+    ready(h, unit)
+    name = f"gpu{h.index}"
+    ok = write_config(tmp_path, h, unit, http_port=port)
+    r = mtptui("smoke", "--config", ok, name, "--json", audit=audit, data=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = json.loads(r.stdout)["hosts"][0]
+    assert got["result"] == "pass" and got["answer"] == "345" and got["completion_tokens"] == 1
+    assert got["latency_s"] > 0
+
+    # the port read from the unit's ExecStart (no http_port); an answer without the expected text
+    wrong = write_config(tmp_path, h, unit, control='[control]\nsmoke_expect = "346"\n')
+    r = mtptui("smoke", "--config", wrong, name, audit=audit, data=tmp_path)
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert "'345'" in r.stderr and "'346'" in r.stderr and "FAIL" in r.stderr
+
+    h.ssh(["systemctl", "stop", unit])
+    r = mtptui("smoke", "--config", ok, name, audit=audit, data=tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "server is down" in lines[0] and f"{port}" in lines[0], r.stderr
+    assert not audit.exists()  # a smoke test changes nothing
+
+
+def test_bench_measures_two_profiles_and_restores_the_drop_in(cluster, tmp_path, audit):
+    h = cluster.hosts[1]
+    unit = unique_unit("bench")
+    install_unit(h, unit, sim=LIGHT)
+    cfg = write_config(tmp_path, h, unit)
+    name = f"gpu{h.index}"
+    # the host as found: mtp1 applied by an earlier `spec`, so there is a drop-in to restore
+    assert spec(cfg, name, "mtp1", "--yes", audit=audit).returncode == 0
+    before, loaded = dropin_of(h, unit), exec_start(h, unit)
+    assert before and b"--speculative-num-steps 1" in before
+
+    out = tmp_path / "r.json"
+    r = mtptui("bench", "--config", cfg, name, "--profiles", "off,mtp3", "--concurrency", "1,2", "--requests", "3",
+               "--max-tokens", "32", "--yes", "--json", str(out), "--csv", str(tmp_path / "r.csv"),
+               audit=audit, data=tmp_path / "data")
+    assert r.returncode == 0, r.stdout + r.stderr
+    report = json.loads(out.read_text())
+    assert set(report) == {"host", "unit", "started", "results", "restored"}
+    assert report["host"] == name and report["unit"] == f"{unit}.service" and report["restored"] is True
+    rows = report["results"]
+    assert [(x["profile"], x["concurrency"]) for x in rows] == [("off", 1), ("off", 2), ("mtp3", 1), ("mtp3", 2)]
+    assert all(set(x) == COLUMNS and x["requests"] == 3 and x["errors"] == 0 and x["output_tok_s"] > 0 for x in rows)
+    assert all(x["accept_len"] is None for x in rows if x["profile"] == "off")
+    assert any((x["accept_len"] or 0) > 1 for x in rows if x["profile"] == "mtp3")
+    assert "★" in r.stdout and "concurrency 2" in r.stdout
+    csv_lines = (tmp_path / "r.csv").read_text().splitlines()
+    assert len(csv_lines) == 5 and csv_lines[0].startswith("host,unit,started,profile,concurrency")
+    assert len(list((tmp_path / "data" / "mtptui" / "bench").glob(f"{name}-*.json"))) == 1
+
+    assert dropin_of(h, unit) == before and exec_start(h, unit) == loaded
+    assert h.ssh(["systemctl", "is-active", unit], check=False).stdout.strip() == "active"
+    entries = audit_entries(audit)
+    assert [(e["action"], e.get("profile"), e["result"]) for e in entries] == [
+        ("apply", "mtp1", "applied"), ("bench", None, "done"), ("apply", "off", "applied"),
+        ("apply", "mtp3", "applied"), ("restore", None, "applied")]
+    assert entries[1]["restored"] is True and entries[1]["exit_code"] == 0
+    assert entries[-1]["dropin_after"].encode() == before
+
+
+def test_bench_interrupted_restores_the_host(cluster, tmp_path, audit):
+    h = cluster.hosts[2]
+    unit = unique_unit("bench")
+    install_unit(h, unit, sim=LIGHT)
+    cfg = write_config(tmp_path, h, unit)
+    name = f"gpu{h.index}"
+    assert dropin_of(h, unit) is None
+    loaded = exec_start(h, unit)
+    proc = subprocess.Popen([sys.executable, "-m", "mtptui", "bench", "--config", cfg, name, "--profiles", "mtp2,off",
+                             "--concurrency", "1", "--requests", "200", "--max-tokens", "64", "--yes"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+                            env=_env(audit, tmp_path))
+    seen = []
+    try:
+        for line in proc.stderr:
+            seen.append(line)
+            if "mtp2: measure" in line:
+                break
+        assert dropin_of(h, unit) is not None, "".join(seen)  # mtp2 is applied: the host differs now
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, "".join(seen) + out + err
+    assert "restoring" in err and "restored" in err
+    assert dropin_of(h, unit) is None and exec_start(h, unit) == loaded
+    assert "--speculative" not in exec_start(h, unit)
+    entries = audit_entries(audit)
+    bench = next(e for e in entries if e["action"] == "bench")
+    assert bench["result"] == "interrupted" and bench["restored"] is True and bench["exit_code"] == 130
+    assert entries[-1]["action"] == "restore" and entries[-1]["result"] == "applied"
+
+
+def test_bench_with_its_link_cut_restores_the_host_on_reconnect(cluster, tmp_path, audit):
+    h = cluster.hosts[0]
+    unit = unique_unit("bench")
+    install_unit(h, unit, sim=LIGHT)
+    cfg = write_config(tmp_path, h, unit)
+    name = f"gpu{h.index}"
+    loaded = exec_start(h, unit)
+    proc = subprocess.Popen([sys.executable, "-m", "mtptui", "bench", "--config", cfg, name, "--profiles", "mtp1,off",
+                             "--concurrency", "1", "--requests", "200", "--max-tokens", "64", "--yes"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+                            env=_env(audit, tmp_path))
+    seen = []
+    try:
+        for line in proc.stderr:
+            seen.append(line)
+            if "mtp1: measure" in line:
+                break
+        h.link(False)  # mid-measure, mtp1 applied: the tunnel and the journal follower go with the link
+        time.sleep(4)
+        h.link(True)
+        out, err = proc.communicate(timeout=240)
+    finally:
+        h.link(True)
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, "".join(seen) + out + err  # stopped early, the host restored
+    assert "stopped:" in err and "restored:" in err and "NOT RESTORED" not in err
+    assert dropin_of(h, unit) is None and exec_start(h, unit) == loaded
+    bench = next(e for e in audit_entries(audit) if e["action"] == "bench")
+    assert bench["restored"] is True and bench["exit_code"] == 1

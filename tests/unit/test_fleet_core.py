@@ -1,0 +1,232 @@
+"""The fleet's headless core on hand-made answers in the shape of Prometheus' query API: hosts and
+ranks from either source, SGLang's 0 as no figure, the outliers, the table's order and filter, and
+which SSH host a row opens. (The whole, against a real Prometheus: tests/integration/test_fleet_prometheus.py.)"""
+
+from __future__ import annotations
+
+import pytest
+
+from mtptui.config import ConfigError, load_config
+from mtptui.fleet.outliers import Limits, flag_fleet
+from mtptui.fleet.prom import PromError, check_url
+from mtptui.fleet.query import (Host, Rank, SelectorError, Sample, assemble, dp_group, queries,
+                                selector_matchers, sglang_rank)
+from mtptui.fleet.table import ViewState, rows, text_table
+from mtptui.fleet.target import live_host, live_spec
+
+NO_ANSWERS = {k: [] for k in queries(None)}
+
+
+def sglang(name: str, value: float, instance: str = "10.0.0.5:30000", **labels: str) -> Sample:
+    return Sample({"__name__": f"sglang:{name}", "instance": instance, "job": "sglang", "model_name": "m",
+                   "engine_type": "unified", "pp_rank": "0", **labels}, value)
+
+
+def answers(**given: list[Sample]) -> dict[str, list[Sample]]:
+    return {**NO_ANSWERS, **given}
+
+
+def host(name: str, *accept: float | None, source: str = "sglang", gen: float = 1000.0, spec: dict | None = None,
+         **kw) -> Host:
+    spec = spec if spec is not None else ({"model_name": "m"} if source == "sglang" else {})
+    ranks = [Rank(f"TP{i}", accept_len=a, gen_throughput=gen) for i, a in enumerate(accept or (None,))]
+    return Host(name, source, spec=spec, ranks=ranks, **kw)
+
+
+def kinds(h: Host) -> list[str]:
+    return [f.kind for f in h.flags]
+
+
+# --- reading ---------------------------------------------------------------------------------------
+
+def test_sglang_zero_accept_length_is_no_figure_and_ranks_are_named_as_in_the_log():
+    got = assemble(answers(sglang=[
+        sglang("spec_accept_length", 0.0, tp_rank="0"), sglang("spec_accept_rate", 0.0, tp_rank="0"),
+        sglang("gen_throughput", 812.5, tp_rank="0"), sglang("num_running_reqs", 12.0, tp_rank="0"),
+        sglang("spec_accept_length", 2.4, "10.0.0.6:30000", tp_rank="1", dp_rank="1"),
+        sglang("spec_accept_length", 2.1, "10.0.0.6:30000", tp_rank="0", dp_rank="0"),
+    ]))
+    assert [(h.host, h.source, h.spec) for h in got] == [("10.0.0.5:30000", "sglang", {"model_name": "m"}),
+                                                         ("10.0.0.6:30000", "sglang", {"model_name": "m"})]
+    r = got[0].ranks[0]
+    assert (r.rank, r.accept_len, r.accept_rate, r.gen_throughput, r.running) == ("TP0", None, None, 812.5, 12)
+    assert type(r.running) is int
+    assert [(r.rank, r.accept_len) for r in got[1].ranks] == [("DP0 TP0", 2.1), ("DP1 TP1", 2.4)]
+
+
+@pytest.mark.parametrize("labels,rank", [({}, ""), ({"tp_rank": "3"}, "TP3"), ({"tp_rank": "1", "pp_rank": "1"}, "PP1 TP1"),
+                                         ({"tp_rank": "2", "dp_rank": "2", "pp_rank": "0"}, "DP2 TP2")])
+def test_sglang_rank_labels(labels, rank):
+    assert sglang_rank(labels) == rank
+
+
+def test_mtptui_hosts_settings_graph_and_state():
+    m = {"job": "mtptui", "instance": "exp:9464"}
+    got = assemble(answers(
+        mtptui=[Sample({"__name__": "mtptui_spec_accept_length", "host": "gpu1", "rank": "TP0", **m}, 1.8),
+                Sample({"__name__": "mtptui_queued_requests", "host": "gpu1", "rank": "TP0", **m}, 3.0)],
+        spec_info=[Sample({"__name__": "mtptui_spec_info", "host": "gpu1", "algorithm": "EAGLE", "steps": "3",
+                           "topk": "1", "draft_tokens": "4", "settings": "EAGLE steps=3 topk=1 draft=4", **m}, 1.0),
+                   Sample({"__name__": "mtptui_spec_info", "host": "gpu2", "algorithm": "", "steps": "",
+                           "topk": "", "draft_tokens": "", "settings": "spec off", **m}, 1.0)],
+        connected=[Sample({"host": "gpu1", **m}, 1.0), Sample({"host": "gpu2", **m}, 0.0)],
+        mtptui_decodes=[Sample({"host": "gpu1", "rank": "TP0", **m}, 40.0)],
+        mtptui_no_graph=[Sample({"host": "gpu1", "rank": "TP0", **m}, 2.0)],
+        mtptui_down=[Sample({"host": "gpu3", **m}, 1.0)],
+    ))
+    assert [(h.host, h.connected, h.down) for h in got] == [("gpu1", True, False), ("gpu2", False, False),
+                                                             ("gpu3", None, True)]
+    g1, g2, _ = got
+    assert g1.spec == {"algorithm": "EAGLE", "steps": 3, "topk": 1, "draft_tokens": 4,
+                       "settings": "EAGLE steps=3 topk=1 draft=4"}
+    assert g2.spec["algorithm"] is None and g2.speculation == "" and g1.speculation == "EAGLE"
+    assert g1.ranks == [Rank("TP0", accept_len=1.8, queue=3, graph=False)]
+    assert g2.ranks == []
+
+
+def test_sglang_graph_state_and_a_target_that_is_down():
+    got = assemble(answers(
+        sglang=[sglang("gen_throughput", 100.0, tp_rank="0"), sglang("gen_throughput", 100.0, tp_rank="1")],
+        sglang_graph=[Sample({"instance": "10.0.0.5:30000", "tp_rank": "0", "mode": "decode_cuda_graph"}, 50.0),
+                      Sample({"instance": "10.0.0.5:30000", "tp_rank": "1", "mode": "decode_cuda_graph"}, 50.0),
+                      Sample({"instance": "10.0.0.5:30000", "tp_rank": "1", "mode": "decode_none"}, 3.0),
+                      Sample({"instance": "10.0.0.9:30000", "tp_rank": "0", "mode": "decode_cuda_graph"}, 9.0)],
+        sglang_down=[Sample({"instance": "10.0.0.9:30000", "job": "sglang", "model_name": "m"}, 1.0)],
+    ))
+    assert [r.graph for r in got[0].ranks] == [True, False]
+    assert (got[1].host, got[1].down, got[1].ranks) == ("10.0.0.9:30000", True, [])
+
+
+def test_host_totals_add_dp_groups_not_the_tp_ranks_of_one_batch():
+    h = Host("x", "sglang", ranks=[Rank("DP0 TP0", running=10), Rank("DP0 TP1", running=10),
+                                   Rank("DP1 TP2", running=4), Rank("DP1 TP3", running=4)])
+    assert h.total("running") == 14
+    assert Host("y", "sglang", ranks=[Rank("TP0", running=7), Rank("TP1", running=7)]).total("running") == 7
+    assert dp_group("DP3 TP3 EP3") == "DP3" and dp_group("TP1") == ""
+
+
+def test_match_is_added_to_every_query_and_must_be_matchers():
+    for q in queries('{job="sglang", instance=~"gpu.*"}').values():
+        assert 'job="sglang", instance=~"gpu.*"' in q
+    assert selector_matchers('job!="x"') == 'job!="x"'
+    assert selector_matchers(None) == selector_matchers("{}") == ""
+    for bad in ("up", 'up{job="x"}', "{job}"):
+        with pytest.raises(SelectorError):
+            selector_matchers(bad)
+
+
+@pytest.mark.parametrize("url", ["prom:9090", "ftp://prom", "http://", "http://prom:x"])
+def test_a_url_that_is_not_one(url):
+    with pytest.raises(PromError):
+        check_url(url)
+
+
+# --- outliers --------------------------------------------------------------------------------------
+
+def test_the_silent_off_and_the_collapsed_host_among_their_peers():
+    fleet = flag_fleet([host("a", 2.5, 2.5), host("b", 2.4), host("off", None), host("low", 1.6),
+                        host("other-model", 1.0, spec={"model_name": "n"})])
+    by = {h.host: h for h in fleet}
+    assert kinds(by["a"]) == kinds(by["b"]) == []
+    assert kinds(by["off"]) == ["spec_off"]
+    assert kinds(by["low"]) == ["accept_outlier"]
+    f = by["low"].flags[0]
+    assert (f.value, f.median) == (1.6, 2.4)
+    assert f.text == "accept len 1.60 vs 2.40, the median of 3 peers (-33%)"
+    # Alone with its model: no peers, but a collapse is one by its own measure.
+    assert kinds(by["other-model"]) == ["accept_collapsed"]
+
+
+def test_two_peers_have_no_odd_one_out():
+    assert [kinds(h) for h in flag_fleet([host("a", 2.5), host("low", 1.5)])] == [[], []]
+    assert [kinds(h) for h in flag_fleet([host("a", 2.5), host("off", None)])] == [[], []]
+
+
+def test_an_idle_host_without_figures_is_not_called_off():
+    fleet = flag_fleet([host("a", 2.5), host("b", 2.5), host("c", 2.5), host("idle", None, gen=0.0)])
+    assert kinds(fleet[-1]) == []
+
+
+def test_settings_that_ask_for_speculation_without_accept_len():
+    asks = {"algorithm": "EAGLE", "settings": "EAGLE steps=3 topk=1 draft=4"}
+    fleet = flag_fleet([host("gpu1", None, source="mtptui", spec=asks),
+                        host("gpu2", None, source="mtptui", spec={"algorithm": None, "settings": "spec off"})])
+    assert kinds(fleet[0]) == ["spec_off"] and kinds(fleet[1]) == []
+    assert fleet[0].flags[0].text.startswith("server_args ask for EAGLE steps=3 topk=1 draft=4, but")
+
+
+def test_the_rank_far_from_its_hosts_median_and_graphs_off():
+    h = host("x", 2.5, 2.4, 2.6, 1.2)
+    h.ranks[1].graph = False
+    flag_fleet([h], Limits(pct=25))
+    assert [(f.kind, f.rank) for f in h.flags] == [("rank_outlier", "TP3"), ("graph_off", "TP1")]
+    assert h.flags[0].text == "TP3 accept len 1.20 vs 2.45, the host's median (-51%)"
+    flag_fleet([h], Limits(pct=60))
+    assert kinds(h) == ["graph_off"]
+
+
+def test_down_and_disconnected_come_first():
+    down = host("d", 2.5, down=True)
+    lost = host("l", 2.5, source="mtptui", spec={"settings": "s", "algorithm": "EAGLE"}, connected=False)
+    flag_fleet([down, lost])
+    assert kinds(down) == ["down"] and kinds(lost) == ["disconnected"]
+
+
+# --- the table -------------------------------------------------------------------------------------
+
+def test_sort_keeps_absent_figures_last_and_ranks_under_their_host():
+    fleet = [host("b", 2.0, 3.0), host("a", None), host("c", 1.0)]
+    st = ViewState(sort="accept_len")
+    assert [r.cells[0] for r in rows(fleet, st)] == ["c", "b", "a"]
+    st.reverse = True
+    assert [r.cells[0] for r in rows(fleet, st)] == ["b", "c", "a"]
+    st.expanded = {"sglang:b"}
+    assert [r.cells[0] for r in rows(fleet, st)] == ["b", "  TP1", "  TP0", "c", "a"]
+    st.sort = "host"
+    assert [r.cells[0] for r in rows(fleet, st)] == ["c", "b", "  TP0", "  TP1", "a"]
+
+
+def test_filter_and_flagged_only():
+    fleet = flag_fleet([host("gpu1", 2.5), host("gpu2", 2.5), host("gpu3", 2.5), host("web9", None)])
+    assert [r.cells[0] for r in rows(fleet, ViewState(filter="GPU"))] == ["gpu1", "gpu2", "gpu3"]
+    assert [r.cells[0] for r in rows(fleet, ViewState(filter="spec_off"))] == ["web9"]
+    assert [r.cells[0] for r in rows(fleet, ViewState(flagged_only=True))] == ["web9"]
+
+
+def test_text_table():
+    text = text_table(rows([host("gpu1", 2.5)], ViewState()))
+    assert text.splitlines() == [
+        "host  source  settings  ranks  accept len  accept rate  gen tok/s  running  queue  graph  flags",
+        "gpu1  sglang  model m       1        2.50            -      1,000        -      -  -"]
+
+
+# --- which host Enter opens ------------------------------------------------------------------------
+
+@pytest.fixture
+def config(tmp_path):
+    p = tmp_path / "c.toml"
+    p.write_text('[defaults]\nunit = "sglang"\nuser = "ops"\n\n[[hosts]]\nname = "gpu1"\naddress = "10.0.0.5"\n\n'
+                 '[[hosts]]\nname = "gpu2"\n')
+    return load_config(str(p))
+
+
+@pytest.mark.parametrize("name,source,spec", [
+    ("10.0.0.5:30000", "sglang", "gpu1"),  # the config host of that address
+    ("gpu2:30000", "sglang", "gpu2"),  # the config host of that name
+    ("10.0.0.7:30000", "sglang", "10.0.0.7"),  # ad hoc
+    ("[fd00::7]:30000", "sglang", "[fd00::7]"),
+    ("gpu1", "mtptui", "gpu1"),
+    ("box9", "mtptui", "box9"),
+])
+def test_live_spec(config, name, source, spec):
+    assert live_spec(Host(name, source), config) == spec
+
+
+def test_live_host_takes_the_defaults_or_says_why_not(config, tmp_path):
+    h = live_host(Host("10.0.0.7:30000", "sglang"), config)
+    assert (h.name, h.address, h.user, h.unit) == ("10.0.0.7", "10.0.0.7", "ops", "sglang")
+    assert live_host(Host("10.0.0.7:30000", "sglang"), config, unit="other").unit == "other"
+    bare = tmp_path / "bare.toml"
+    bare.write_text("")
+    with pytest.raises(ConfigError, match="which unit"):
+        live_host(Host("10.0.0.7:30000", "sglang"), load_config(str(bare)))

@@ -9,7 +9,8 @@ keeps the smallest of three forms that serve:
   at two decimals has a few hundred, request counts fewer);
 - dense: a count for every possible value from the least seen to the greatest, at the metric's
   decimals (throughput 0.00 .. 3000.00: 300,001 counts, a byte each until one passes 255), once
-  that takes no more than the values themselves would (8 bytes each);
+  that is at most ``DENSE_FREE`` counts or no more than the values themselves would take (8 bytes
+  each);
 - spilled: the values themselves, while a dense range would be larger, or for good when they are
   not decimals of at most ``MAX_DECIMALS`` places.
 
@@ -31,7 +32,11 @@ from mtptui.core.stats import ExactSum, assemble, exact_terms, tidy, weighted_su
 
 MAX_DISTINCT = 4096  # counted while there are at most this many distinct values
 MAX_DECIMALS = 6
-DENSE_FREE = 1 << 16  # a dense range of up to this many counts is always small enough
+# A set that outgrows the counted form (past MAX_DISTINCT values, some 400 KB as a Counter)
+# turns dense when its range takes at most this many counts (2 MB at first, a byte each), however
+# few its values: memory is then flat from early on (input throughput 0.00 .. 20000.00 fits),
+# where values kept one by one would grow until they reach as much.
+DENSE_FREE = 1 << 21
 FOLD = 1 << 14  # fold() at least this often: the buffer holds what was appended since
 CHUNK = 1 << 16  # counts or values walked at a time: a big set is never copied whole
 COUNTED, DENSE, SPILLED = "counted", "dense", "spilled"

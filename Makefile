@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test setup bench bench-live bench-tui clean samples
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml hatch_build.py mtptui/core/_compiled.pyx
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'

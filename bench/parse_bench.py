@@ -1,14 +1,26 @@
-"""Parse benchmark: `mtptui summary --json` on a 1,000,000-line mixed log against `grep -c`.
+"""Parse benchmark: `mtptui summary --json` on a 1,000,000-line mixed log against lnav and `grep -c`.
 
 Writes the log (journald `short` envelope; 70% Decode, 15% Prefill, 15% other lines) once under
-bench/out/, then times both commands in the same run and prints lines/s, their ratio, and the
-summary's peak RSS. Usage: python bench/parse_bench.py [--lines N] [--keep]
+bench/out/, then runs, in turns on the same file, `mtptui summary --json`, lnav computing the same
+per-rank decode means in SQL (when lnav is installed: `apt-get install lnav`), and `grep -c`.
+Prints each one's wall time, lines/s and CPU time (of the command and its children), the ratio to
+lnav, and summary's peak memory; checks that lnav's means per rank are summary's.
+
+lnav reads the log with the project's SGLang format for it (bench/lnav_sglang_log.json, a copy of
+the design's reference), installed into ~/.config/lnav/formats/installed/ by this script with its
+rank group widened to any of SGLang's rank tokens (the file takes `DP TP EP` only; this log's ranks
+are `TP0`..`TP3`).
+Usage: python bench/parse_bench.py [--lines N] [--runs N]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import random
+import resource
+import shutil
 import subprocess
 import sys
 import threading
@@ -74,30 +86,81 @@ def _tree_rss_kb(pid: int) -> int:
     return total
 
 
-def timed(cmd: list[str]) -> tuple[float, int]:
-    """Wall seconds and the peak memory (KiB) of the command's whole process tree, sampled every
-    50 ms (reading smaps costs kernel time, taken from the run being measured). Output goes to
-    a pipe: GNU grep stops at the first match when its output is /dev/null, which would make the
-    comparison meaningless."""
+LNAV_FORMAT = HERE / "lnav_sglang_log.json"
+LNAV_INSTALLED = Path.home() / ".config/lnav/formats/installed/sglang_log.json"
+# The per-rank means of decode batches, as summary reports them
+LNAV_SQL = (";SELECT rank, count(*) AS batches, avg(accept_len), avg(accept_rate), avg(gen_tp) "
+            "FROM sglang_log WHERE rank IS NOT NULL GROUP BY rank ORDER BY rank")
+
+
+def install_lnav_format() -> None:
+    """The reference format with its rank group widened to every rank SGLang logs."""
+    fmt = json.loads(LNAV_FORMAT.read_text())
+    decode = fmt["sglang_log"]["regex"]["decode"]
+    decode["pattern"] = decode["pattern"].replace(r"(?<rank>DP\d+ TP\d+ EP\d+)",
+                                                  r"(?<rank>[A-Z_]+-?\d+(?: [A-Z_]+-?\d+)*)")
+    LNAV_INSTALLED.parent.mkdir(parents=True, exist_ok=True)
+    LNAV_INSTALLED.write_text(json.dumps(fmt, indent=1))
+
+
+def lnav_version() -> str:
+    out = subprocess.run(["lnav", "-V"], capture_output=True, text=True).stdout.strip()
+    return out or "lnav"
+
+
+def lnav_means(out: bytes) -> dict[str, tuple[int, list[float]]]:
+    """rank -> (batches, [accept len, accept rate, gen throughput]) from lnav's table."""
+    rows = {}
+    for line in out.decode().splitlines()[1:]:
+        parts = line.split()
+        if len(parts) == 5:
+            rows[parts[0]] = (int(parts[1]), [float(x) for x in parts[2:]])
+    return rows
+
+
+def agreement(summary_out: bytes, lnav_out: bytes) -> str:
+    doc = json.loads(summary_out)
+    theirs = lnav_means(lnav_out)
+    ours = {s["rank"]: s["decode"] for s in doc["series"] if s["decode"]["batches"]}
+    if set(ours) != set(theirs):
+        return f"DIFFER: ranks {sorted(ours)} vs lnav's {sorted(theirs)}"
+    for rank, (batches, means) in theirs.items():
+        d = ours[rank]
+        mine = [d[m]["mean"] for m in ("accept_len", "accept_rate", "gen_throughput")]
+        if batches != d["batches"] or any(abs(a - b) > 1e-6 * max(1.0, abs(b)) for a, b in zip(mine, means)):
+            return f"DIFFER at {rank}: {d['batches']} {mine} vs lnav's {batches} {means}"
+    return f"lnav's batches and means per rank are summary's ({len(ours)} ranks)"
+
+
+def timed(cmd: list[str], env: dict | None = None) -> tuple[float, float, int, bytes]:
+    """Wall seconds, CPU seconds (the command and the children it waited for), the peak memory
+    (KiB) of its whole process tree, sampled every 50 ms (reading smaps costs kernel time, taken
+    from the run being measured), and its output. Output goes to a pipe: GNU grep stops at the
+    first match when its output is /dev/null, which would make the comparison meaningless."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     peak = 0
-    reader = threading.Thread(target=proc.stdout.read, daemon=True)
+    out: list[bytes] = []
+    reader = threading.Thread(target=lambda: out.append(proc.stdout.read()), daemon=True)
     reader.start()
     while proc.poll() is None:
         peak = max(peak, _tree_rss_kb(proc.pid))
         time.sleep(0.05)
     dt = time.perf_counter() - t
     reader.join()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"{cmd[0]} exited {proc.returncode}")
-    return dt, peak
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return dt, cpu, peak, out[0]
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--lines", type=int, default=1_000_000)
-    ap.add_argument("--runs", type=int, default=5, help="best of N runs of each command (a shared VM varies run to run)")
+    ap.add_argument("--runs", type=int, default=5, help="turns of each command, the best of each is shown (a shared VM varies run to run)")
+    ap.add_argument("--python", action="store_true", help="summary on the Python path, as where no C compiler built the compiled one")
     args = ap.parse_args()
     out = HERE / "out"
     out.mkdir(exist_ok=True)
@@ -106,20 +169,50 @@ def main() -> int:
         t = time.perf_counter()
         write_log(log, args.lines)
         print(f"wrote {log} ({log.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s")
-    mtptui = [sys.executable, "-m", "mtptui", "summary", "--json", str(log)]
-    grep = ["grep", "-c", "Decode batch", str(log)]
+    commands = {"summary": [sys.executable, "-m", "mtptui", "summary", "--json", str(log)]}
+    have_lnav = shutil.which("lnav") is not None
+    if have_lnav:
+        install_lnav_format()
+        commands["lnav"] = ["lnav", "-n", "-c", LNAV_SQL, str(log)]
+    commands["grep"] = ["grep", "-c", "Decode batch", str(log)]
     before = f"{loop_ms():.0f} ms"
-    runs = [(timed(mtptui), timed(grep)) for _ in range(args.runs)]
-    (s_dt, s_rss), _ = min(runs, key=lambda r: r[0][0])
-    g_dt = min(r[1][0] for r in runs)
-    print(f"lines:            {args.lines}")
+    runs: dict[str, list] = {name: [] for name in commands}
+    env = {**os.environ, "MTPTUI_PURE": "1"} if args.python else None
+    for _ in range(args.runs):  # in turns, so that each sees the same minutes of the machine
+        for name, cmd in commands.items():
+            runs[name].append(timed(cmd, env if name == "summary" else None))
+    best = {name: min(r, key=lambda x: x[0]) for name, r in runs.items()}
+    cpu = {name: min(x[1] for x in r) for name, r in runs.items()}
+    n = args.lines
+
+    def row(label: str, name: str) -> str:
+        dt = best[name][0]
+        return f"{label:<18}{dt:6.2f} s  {n / dt:>11,.0f} lines/s  CPU {cpu[name]:5.2f} s"
+
+    print(f"lines:            {n}")
+    built = subprocess.run([sys.executable, "-c", "from mtptui.core import compiled; print(compiled.ENABLED)"],
+                           capture_output=True, text=True, env=env).stdout.strip() == "True"
+    path = "Python (--python)" if args.python else "Python (the compiled one is not built)"
+    print(f"hot path:         {'compiled (mtptui/core/_compiled.pyx)' if built else path}")
     print(f"machine:          {before} before, {loop_ms():.0f} ms after (reference loop, lower is faster)")
-    print(f"mtptui summary:   {s_dt:.2f} s  {args.lines / s_dt:,.0f} lines/s  (best of {args.runs})")
-    print(f"grep -c:          {g_dt:.3f} s  {args.lines / g_dt:,.0f} lines/s")
-    print(f"ratio:            summary takes {s_dt / g_dt:.0f}x grep's time")
-    print(f"peak memory:      {s_rss / 1024:.0f} MB (sum of PSS over the process tree)")
-    target_ok = args.lines / s_dt >= 300_000 and s_rss / 1024 < 150
-    print(f"targets (>=300,000 lines/s, <150 MB): {'met' if target_ok else 'NOT met'}")
+    print(row("mtptui summary:", "summary") + f"  (best of {args.runs}; CPU: least of the runs)")
+    s_rss = max(x[2] for x in runs["summary"])
+    ok = s_rss / 1024 < 150
+    if have_lnav:
+        print(row(lnav_version() + ":", "lnav") + "  (per-rank means in SQL)")
+        ratio = best["lnav"][0] / best["summary"][0]
+        turns = sorted(l[0] / s[0] for s, l in zip(runs["summary"], runs["lnav"]))
+        print(f"ratio to lnav:    {ratio:.2f}x its lines/s (turn by turn {turns[0]:.2f}-{turns[-1]:.2f}x), "
+              f"{cpu['summary'] / cpu['lnav']:.2f}x its CPU")
+        print(f"results:          {agreement(best['summary'][3], best['lnav'][3])}")
+        ok = ok and ratio >= 2 and cpu["summary"] <= cpu["lnav"]
+    print(row("grep -c:", "grep"))
+    print(f"peak memory:      {s_rss / 1024:.0f} MB (summary; sum of PSS over the process tree, the most of the runs)")
+    if have_lnav:
+        print(f"targets (>= 2x lnav's lines/s, CPU <= lnav's, < 150 MB): {'met' if ok else 'NOT met'}")
+    else:
+        print("lnav is not installed (apt-get install lnav): no comparison with it")
+        print(f"target (< 150 MB): {'met' if ok else 'NOT met'}")
     return 0
 
 

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 
+from mtptui.core import compiled
 from mtptui.core.parse import BATCH, DROPPED, EVENT, LineParser, Parsed
 
 
@@ -45,6 +46,7 @@ class Ingest:
         self.sinks: list = []
         self._batch_sinks: list = []
         self._line_sinks: list = []
+        self._lane = None
         for s in sinks:
             self.add_sink(s)
 
@@ -54,6 +56,7 @@ class Ingest:
         if hasattr(sink, "add_line"):
             self._line_sinks.append(sink.add_line)
             self.parser.keep_lines = True
+        self._lane = None if self._line_sinks else compiled.lane_for(self.parser, self.sinks)
 
     def feed(self, raw: str, host: str | None = None) -> Parsed:
         p = self.parser.parse(raw, host)
@@ -79,6 +82,9 @@ class Ingest:
             for raw in lines:
                 self.feed(raw, host)
             return
+        if self._lane is not None:
+            self._feed_lane(lines if isinstance(lines, list) else list(lines), host)
+            return
         parse = self.parser.parse
         c = self.counts
         sinks = self._batch_sinks
@@ -100,6 +106,55 @@ class Ingest:
             c.batch += batches
             c.malformed += malformed
 
+    def feed_block(self, data: bytes) -> None:
+        """feed_many() for the lines of a block of a file (UTF-8; a newline after each line but
+        maybe the last): the lane reads it as bytes, decoding only the lines it leaves to Python."""
+        lane = self._lane
+        if lane is None:
+            lines = data.decode("utf-8", "replace").split("\n")
+            if lines[-1] == "":
+                lines.pop()
+            self.feed_many(lines)
+            return
+        self._through_lane(lane.scan_bytes, data, len(data), _line_of_block, None)
+
+    def _feed_lane(self, lines: list[str], host: str | None) -> None:
+        scan = self._lane.scan
+        self._through_lane(lambda lines, i: scan(lines, i, host), lines, len(lines), _item, host)
+
+    def _through_lane(self, scan, data, end: int, line_at, host: str | None) -> None:
+        """The lane reads what it can (scan: where it stopped); the line there is parsed here.
+        The sink settles with the lane when it needs what the lane read (Summary.lane)."""
+        lane = self._lane
+        parse = self.parser.parse
+        c = self.counts
+        pos = 0
+        batches, unparsed, events = lane.batches, lane.unparsed, lane.events
+        try:
+            while True:
+                pos = scan(data, pos)
+                if pos >= end:
+                    break
+                raw, pos = line_at(data, pos)
+                p = parse(raw, host)
+                if p.outcome == BATCH:
+                    rec = p.record
+                    c.read += 1
+                    c.batch += 1
+                    if rec.truncated:
+                        c.malformed += 1
+                    for add_batch in self._batch_sinks:
+                        add_batch(rec)
+                else:
+                    self._count_other(p)
+        finally:
+            lane.flush()
+            batches, unparsed, events = lane.batches - batches, lane.unparsed - unparsed, lane.events - events
+            c.read += batches + unparsed + events
+            c.batch += batches
+            c.unparsed += unparsed
+            c.event += events
+
     def _count_other(self, p: Parsed) -> None:
         """Counts a line that is not a batch, and hands an event to the sinks."""
         c = self.counts
@@ -120,3 +175,17 @@ class Ingest:
         self.counts.read += n
         self.counts.dropped += n
         self.counts.drop_reasons[reason] += n
+
+
+def _item(lines: list[str], i: int) -> tuple[str, int]:
+    return lines[i], i + 1
+
+
+def _line_of_block(data: bytes, pos: int) -> tuple[str, int]:
+    """The line that begins at pos, decoded as the whole block would be (no newline byte is part
+    of a UTF-8 sequence, so a line decodes alone to what it is in the whole), and where the next
+    one begins."""
+    end = data.find(b"\n", pos)
+    if end < 0:
+        end = len(data)
+    return data[pos:end].decode("utf-8", "replace"), end + 1

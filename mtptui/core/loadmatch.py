@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from array import array
 
+from mtptui.core import compiled
 from mtptui.core.stats import ExactSum
 
 # (label, the smallest #running-req of the bucket); each runs up to the next one's.
@@ -63,22 +64,27 @@ class LoadBuckets:
         """Lines in columns (NaN: the line did not carry the field): the one routine that sorts
         lines into buckets."""
         k = len(LOAD_BUCKETS)
-        gens: list[list[float]] = [[] for _ in range(k)]
-        accepts: list[list[float]] = [[] for _ in range(k)]
         decode = self.decode
         table, top = _BY_RUNNING, LOAD_BUCKETS[-1][1]
-        for r, g, a in zip(running, gen, accept):  # bucket_of(), inlined: this runs for every line
-            if r >= top:
-                i = _LAST
-            elif r >= 1:
-                i = table[int(r)]
-            else:
-                continue  # NaN or idle
-            decode[i] += 1
-            if g == g:
-                gens[i].append(g)
-            if a == a:
-                accepts[i].append(a)
+        if compiled.split_by_load is not None:  # the same loop in C (summary's hot path)
+            counts, gens, accepts = compiled.split_by_load(running, gen, accept, table, top, k)
+            for i in range(k):
+                decode[i] += counts[i]
+        else:
+            gens = [[] for _ in range(k)]
+            accepts = [[] for _ in range(k)]
+            for r, g, a in zip(running, gen, accept):  # bucket_of(), inlined: this runs for every line
+                if r >= top:
+                    i = _LAST
+                elif r >= 1:
+                    i = table[int(r)]
+                else:
+                    continue  # NaN or idle
+                decode[i] += 1
+                if g == g:
+                    gens[i].append(g)
+                if a == a:
+                    accepts[i].append(a)
         for i in range(k):
             if gens[i]:
                 self.gen[i].add(gens[i])

@@ -27,7 +27,7 @@ from mtptui.core.eventlog import EventLog
 from mtptui.core.ingest import Ingest, LineCounts
 from mtptui.core.parse import LineParser
 from mtptui.core.summary import UNRESOLVED, Summary
-from mtptui.sources.file import InputError, line_blocks, open_lines, splittable
+from mtptui.sources.file import InputError, byte_blocks, open_lines, splittable
 
 PARALLEL_MIN_BYTES = 32 << 20
 _DATE = re.compile(rb"(?:\[|^)(\d{4}-\d\d-\d\d) \d\d:\d\d:\d\d", re.MULTILINE)  # SGLang's or Python logging's
@@ -82,14 +82,14 @@ def _read(part: Part, since, until, events: EventLog | None = None) -> tuple[Sum
     summary = Summary(since, until, events=events)
     ingest = Ingest(summary, parser=LineParser(unresolved_rank="" if part.first else UNRESOLVED))
     if part.end is None:
-        blocks = _batched(open_lines(part.path))  # raises InputError, after the head checks
+        for lines in _batched(open_lines(part.path)):  # raises InputError, after the head checks
+            ingest.feed_many(lines)
     else:
         date = _date_before(part.path, part.start)
         if date is not None:
             ingest.parser.assume_date(date)
-        blocks = line_blocks(part.path, part.start, part.end)
-    for lines in blocks:
-        ingest.feed_many(lines)
+        for data in byte_blocks(part.path, part.start, part.end):
+            ingest.feed_block(data)
     summary.seal()  # in a worker, on its own core
     return summary, ingest.counts, ingest.parser.vllm_rank
 

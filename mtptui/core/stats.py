@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Sequence
 from itertools import chain, repeat
 from operator import and_, mul, rshift, sub
 
+from mtptui.core import compiled
+
 _SPLIT = float((1 << 27) + 1)  # Veltkamp's constant: splits a double into two halves of 26 bits
 _DIGIT = 1 << 26  # a half times a count below this is exact
 
@@ -68,18 +70,22 @@ class ExactSum:
         self.parts: list[float] = []
 
     def add(self, values: Iterable[float], n: int | None = None) -> None:
-        rest = [*self.parts, *values]
-        count = len(rest) - len(self.parts)
-        parts = []
-        while True:
-            # fsum rounds the exact sum correctly, so s is 0 only when what is left is exactly 0
-            s = math.fsum(rest)
-            if s == 0 or not math.isfinite(s):
-                break
-            parts.append(s)
-            rest.append(-s)
-        self.parts = parts if s == 0 else [s]
-        self.n += count if n is None else n
+        values = values if isinstance(values, list) else list(values)
+        parts = None if compiled.exact_parts is None else compiled.exact_parts(self.parts, values)
+        if parts is None:
+            rest = self.parts + values
+            parts = []
+            while True:
+                # fsum rounds the exact sum correctly, so s is 0 only when what is left is exactly 0
+                s = math.fsum(rest)
+                if s == 0 or not math.isfinite(s):
+                    break
+                parts.append(s)
+                rest.append(-s)
+            if s != 0:
+                parts = [s]
+        self.parts = parts  # other parts of the same sum (in C: one pass) give the same mean
+        self.n += len(values) if n is None else n
 
     def merge(self, other: ExactSum) -> None:
         self.add(other.parts, other.n)

@@ -13,7 +13,7 @@ from mtptui.core.compare import with_comparison
 from mtptui.core.epochs import EPOCH_EVENTS, Epoch, EpochTracker, rank_key
 from mtptui.core.eventlog import EventLog
 from mtptui.core.loadmatch import LOAD_FIELDS
-from mtptui.core.records import DECODE, PREFILL, SPEC, BatchStats, Event
+from mtptui.core.records import DECODE, PREFILL, SGLANG, SPEC, BatchStats, Event
 from mtptui.core.valueset import Rows
 
 DECODE_METRICS = ("accept_len", "accept_rate", "gen_throughput", "running_req", "queue_req")
@@ -85,6 +85,25 @@ class SeriesSummary:
             if ts > self.last_ts:
                 self.last_ts = ts
 
+    def lane_rows(self, kind: str) -> tuple:
+        """(row buffer, the length at which it must be folded, the fold) of one kind of batch,
+        for the compiled lane, which appends rows as add() does."""
+        if kind == DECODE:
+            return self.decode.buf, self.decode.limit, self.fold
+        return self.prefill.buf, self.prefill.limit, self.prefill.fold
+
+    def lane_add(self, kind: str, n: int, graph_off: int, first: float, last: float) -> None:
+        """Counts n batches of one kind whose rows the lane appended, as add() counts them."""
+        if kind == DECODE:
+            self.decode_batches += n
+            self.graph_off += graph_off
+        else:
+            self.prefill_batches += n
+        if first < self.first_ts:
+            self.first_ts = first
+        if last > self.last_ts:
+            self.last_ts = last
+
     def fold(self) -> None:
         """Hands what was added since the last fold to the value sets and to the epoch."""
         epoch = self.epoch
@@ -148,6 +167,9 @@ class Summary:
         self.events = events if events is not None else EventLog()
         self.epochs = EpochTracker()
         self._last_ts = 0.0  # for records without a time of their own
+        # The compiled lane writing into these series (compiled.lane_for), or None: the counts
+        # and the last time of what it read wait in it until something here needs them.
+        self.lane = None
 
     def _in_range(self, ts: float | None) -> bool:
         if self.since is None and self.until is None:
@@ -161,23 +183,52 @@ class Summary:
     def add_batch(self, rec: BatchStats) -> None:
         if self._ranged and not self._in_range(rec.ts):
             return
+        if self.lane is not None:
+            self.lane.sync_time()  # this record comes after what the lane read
         s = self.series.get((rec.host, rec.rank, rec.engine))
         if s is None:
-            s = self._new_series(rec)
+            s = self._new_series(rec.host, rec.rank, rec.engine, rec.ts)
         s.add(rec)
         if rec.ts is not None:
             self._last_ts = rec.ts
 
-    def _new_series(self, rec: BatchStats) -> SeriesSummary:
-        s = SeriesSummary(rec.host, rec.rank, rec.engine)
-        s.epoch = self.epochs.open(rec.host, self._time(rec.ts))
-        self.series[(rec.host, rec.rank, rec.engine)] = s
-        self._host_series.setdefault(rec.host, []).append(s)
+    def _new_series(self, host: str | None, rank: str, engine: str, ts: float | None) -> SeriesSummary:
+        s = SeriesSummary(host, rank, engine)
+        s.epoch = self.epochs.open(host, self._time(ts))
+        self.series[(host, rank, engine)] = s
+        self._host_series.setdefault(host, []).append(s)
         return s
+
+    # The compiled lane's way in (core/compiled.py): it writes SGLang batch lines' values into
+    # the rows of the series itself, and hands over the counts and the last time in bulk.
+    def lane_columns(self) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+        """The fields of a decode row and of a prefill row, or None when the summary keeps a
+        time range (the lane does not filter)."""
+        return None if self._ranged else (DECODE_METRICS, PREFILL_METRICS)
+
+    def lane_series(self, ts: float, host: str | None, rank: str) -> SeriesSummary:
+        """The series of SGLang's batch lines of this host and rank, made (at a line of time ts)
+        as add_batch makes it."""
+        s = self.series.get((host, rank, SGLANG))
+        return s if s is not None else self._new_series(host, rank, SGLANG, ts)
+
+    def __getstate__(self) -> dict:
+        # sent from a parallel reader: with all that the lane read, not the lane itself
+        self.flush()
+        return {**self.__dict__, "lane": None}
+
+    def lane_time(self, ts: float) -> None:
+        """The time of the last line the lane read (the time of later records without one)."""
+        self._last_ts = ts
 
     def add_event(self, ev: Event) -> None:
         if not self._in_range(ev.ts):
             return
+        if self.lane is not None:
+            if ev.kind in EPOCH_EVENTS:
+                self.lane.flush()  # the epoch before it gets all that the lane read before it
+            else:
+                self.lane.sync_time()
         self.events.append(ev)
         ts = self._time(ev.ts)
         if ev.kind in EPOCH_EVENTS:
@@ -222,6 +273,8 @@ class Summary:
 
     def flush(self) -> None:
         """Folds every series' buffered rows (before reading the results, or sending them)."""
+        if self.lane is not None:
+            self.lane.flush()
         for s in self.series.values():
             s.settle()
 

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate, chain, compress, repeat
 from operator import add, mul, truediv
 
+from mtptui.core import compiled
 from mtptui.core.stats import ExactSum, assemble, exact_terms, tidy, weighted_sum
 
 MAX_DISTINCT = 4096  # counted while there are at most this many distinct values
@@ -112,7 +113,10 @@ class ValueSet:
         """Folds, and puts spilled values in order (describe() needs them so)."""
         self.fold()
         if not self._sorted:
-            self.spill = array("d", sorted(self.spill))
+            if compiled.sort_values is not None:
+                compiled.sort_values(self.spill)  # in place: no list of every value as objects
+            else:
+                self.spill = array("d", sorted(self.spill))
             self._sorted = True
 
     def append(self, v: float) -> None:
@@ -140,7 +144,10 @@ class ValueSet:
         if self.tally is not None:
             self.tally.add(values)
         if self.form == COUNTED:
-            self.counts.update(values)  # counted in C
+            if compiled.count_values is not None:
+                compiled.count_values(values, self.counts)  # the same, one dict update per distinct value
+            else:
+                self.counts.update(values)  # counted in C
             if len(self.counts) > MAX_DISTINCT:
                 self._outgrow_counts()
         elif self.form == DENSE:

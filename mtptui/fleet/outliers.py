@@ -44,13 +44,32 @@ def deviation(value: float, med: float) -> float | None:
 
 def flag_fleet(hosts: list[Host], limits: Limits = Limits()) -> list[Host]:
     """Sets each host's flags (replacing any) and returns the hosts."""
-    peers: dict[tuple, list[Host]] = defaultdict(list)
+    members: dict[tuple, list[Host]] = defaultdict(list)
     for h in hosts:
         if h.peers_key is not None and not h.down:
-            peers[h.peers_key].append(h)
+            members[h.peers_key].append(h)
+    # Each group summed up once: per host it would be quadratic in the group (1,000 hosts: seconds).
+    peers = {key: Peers.of(group) for key, group in members.items()}
     for h in hosts:
-        h.flags = _state(h) + _spec(h, peers.get(h.peers_key, []), limits) + _ranks(h, limits) + _graph(h)
+        h.flags = _state(h) + _spec(h, peers.get(h.peers_key, Peers()), limits) + _ranks(h, limits) + _graph(h)
     return hosts
+
+
+@dataclass(frozen=True)
+class Peers:
+    """What a host is judged by among the hosts with its settings."""
+
+    accept_lens: tuple[float, ...] = ()  # of the peers with one
+    decoding: int = 0  # peers that decode
+    speculating: int = 0  # ... with an accept len
+    median: float | None = None  # of accept_lens, when there are enough to judge by
+
+    @classmethod
+    def of(cls, group: list[Host]) -> Peers:
+        means = [(p.decoding, p.mean("accept_len")) for p in group]
+        lens = tuple(m for _, m in means if m is not None)
+        return cls(lens, sum(d for d, _ in means), sum(d and m is not None for d, m in means),
+                   median(lens) if len(lens) >= MIN_GROUP else None)
 
 
 def _state(h: Host) -> list[Flag]:
@@ -62,7 +81,7 @@ def _state(h: Host) -> list[Flag]:
     return []
 
 
-def _spec(h: Host, group: list[Host], limits: Limits) -> list[Flag]:
+def _spec(h: Host, peers: Peers, limits: Limits) -> list[Flag]:
     out: list[Flag] = []
     mine = h.mean("accept_len")
     if mine is None:
@@ -72,23 +91,20 @@ def _spec(h: Host, group: list[Host], limits: Limits) -> list[Flag]:
             out.append(Flag("spec_off", f"server_args ask for {h.spec.get('settings')}, but its decode lines "
                                         "carry no accept len: speculation is not running"))
             return out
-        decoding = [p for p in group if p.decoding]
-        on = [p for p in decoding if p.mean("accept_len") is not None]
-        if len(decoding) >= MIN_GROUP and len(on) > len(decoding) / 2:
-            out.append(Flag("spec_off", f"decodes without speculation while {len(on)} of {len(decoding)} "
-                                        "peers speculate"))
+        if peers.decoding >= MIN_GROUP and peers.speculating > peers.decoding / 2:
+            out.append(Flag("spec_off", f"decodes without speculation while {peers.speculating} of "
+                                        f"{peers.decoding} peers speculate"))
         return out
     if mine <= limits.collapse_max:
         out.append(Flag("accept_collapsed", f"accept len {mine:.2f} <= {limits.collapse_max:.2f}: "
                                             "the drafts are (almost) never accepted",
                         metric="accept_len", value=mine))
-    values = [v for p in group if (v := p.mean("accept_len")) is not None]
-    if len(values) >= MIN_GROUP:
-        med = median(values)
+    med = peers.median
+    if med is not None:
         dev = deviation(mine, med)
         if dev is not None and abs(dev) > limits.pct:
             out.append(Flag("accept_outlier", f"accept len {mine:.2f} vs {med:.2f}, the median of "
-                                              f"{len(values)} peers ({dev:+.0f}%)",
+                                              f"{len(peers.accept_lens)} peers ({dev:+.0f}%)",
                             metric="accept_len", value=mine, median=med))
     return out
 

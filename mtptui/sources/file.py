@@ -102,10 +102,10 @@ def splittable(path: str) -> bool:
         return f.read(2) != GZIP_MAGIC
 
 
-def line_blocks(path: str, start: int, end: int, block: int = 1 << 20) -> Iterator[list[str]]:
-    """The lines of bytes [start, end) of a plain file (start and end at line boundaries), in
-    lists without their line endings, decoded and split a block at a time (cheaper per line than
-    a text stream); a line longer than a block is carried over until its end."""
+def byte_blocks(path: str, start: int, end: int, block: int = 1 << 20) -> Iterator[bytes]:
+    """Bytes [start, end) of a plain file (start and end at line boundaries) in blocks of whole
+    lines (cheaper per line than a text stream); a line longer than a block is carried over until
+    its end."""
     with open(path, "rb") as f:
         f.seek(start)
         left = end - start
@@ -122,9 +122,6 @@ def line_blocks(path: str, start: int, end: int, block: int = 1 << 20) -> Iterat
             else:
                 tail = b""
             if data:
-                lines = data.decode("utf-8", "replace").split("\n")
-                if lines[-1] == "":
-                    lines.pop()
-                yield lines
+                yield data
         if tail:
-            yield [tail.decode("utf-8", "replace")]
+            yield tail

@@ -158,6 +158,11 @@ class LineParser:
                 return Parsed(BATCH, line, rec)
         return self._event(line, text, line.ts, "")
 
+    @property
+    def date(self) -> str:
+        """The date of the last full stamp (`2026-03-09`), or "" before one."""
+        return self._date_text
+
     def assume_date(self, date: str) -> None:
         """Reads on as if the last full stamp had been of this date (`2026-03-09`); also for a
         reader that starts in the middle of a log. (Hot paths compare before they call.)"""
@@ -214,7 +219,7 @@ class LineParser:
             return None
         kind = DECODE if text[at] == "D" else PREFILL
         m = sglang.HEAD.match(text, at)
-        fields = None if m is None else sglang._fast_body(kind, text, m.end())
+        fields = None if m is None else sglang.fast_body(kind, text, m.end())
         rec = None
         if fields is None:
             rec = sglang.parse_batch(text[at:], None, line.host, "")
@@ -271,7 +276,7 @@ class LineParser:
         began with the same text up to the first field). Anything else returns None for the
         general path, which gives the same result for these lines (the tests hold both to it)."""
         kind, ts, env_host, rank, _, date, short, frac, start = head
-        fields = sglang._fast_body(kind, raw, end)
+        fields = sglang.fast_body(kind, raw, end)
         if fields is None:
             return None
         if date != self._date_text:

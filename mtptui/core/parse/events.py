@@ -30,7 +30,9 @@ _RULES: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
     ("stopping", re.compile(r"^Stopping |^SIGTERM received\. "), ("Stopping ", "SIGTERM received")),
     ("stopped", re.compile(r"^Stopped |^Gracefully exiting\.\.\. "), ("Stopped ", "Gracefully exiting")),
 ]
-_WORDS = re.compile("|".join(re.escape(w) for w in sorted({w for r in _RULES for w in r[2]}, key=len, reverse=True)))
+# A line without any of these words is no event: classify() returns None for it.
+WORDS = tuple(sorted({w for r in _RULES for w in r[2]}, key=len, reverse=True))
+_WORDS = re.compile("|".join(re.escape(w) for w in WORDS))
 
 _SPEC_KEYS = {
     "speculative_algorithm": "algorithm",
@@ -68,11 +70,14 @@ def server_args(msg: str) -> dict:
     return out
 
 
-def classify(msg: str) -> tuple[str, dict] | None:
-    """(kind, data) for an event line, else None."""
-    if not _WORDS.search(msg):
-        return None
-    words = set(_WORDS.findall(msg))
+def classify(msg: str, words: set[str] | None = None) -> tuple[str, dict] | None:
+    """(kind, data) for an event line, else None. words: the WORDS that msg holds, when the
+    caller has found them (the compiled lane does): no two of them overlap, so these are the
+    words findall finds."""
+    if words is None:
+        if not _WORDS.search(msg):
+            return None
+        words = set(_WORDS.findall(msg))
     for kind, rx, needs in _RULES:
         if not words.isdisjoint(needs) and rx.search(msg):
             return kind, (server_args(msg) if kind == "spec_config" else {})

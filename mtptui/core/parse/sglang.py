@@ -205,6 +205,15 @@ def parse_body(body: str, fields: dict, extra: dict[str, str]) -> bool:
     return ok
 
 
+def fast_field(key: str) -> tuple[str, str] | None:
+    """(normalised name, "int", "float" or "graph") of a key that the fast path reads, else None."""
+    if key in GRAPH_KEYS:
+        return "graph", "graph"
+    spec = FIELDS.get(key)
+    builtin = _BUILTIN.get(spec[1]) if spec is not None else None
+    return None if builtin is None else (spec[0], builtin[0])
+
+
 class _Template:
     """How to read every body whose keys come in one order: a busy log repeats a handful of
     layouts millions of times, so the key lookups are done once per layout, not once per line.
@@ -214,9 +223,10 @@ class _Template:
     never text from the log.
     """
 
-    __slots__ = ("rx", "read")
+    __slots__ = ("keys", "rx", "read")
 
     def __init__(self, keys: list[str]) -> None:
+        self.keys = tuple(keys)
         items, parts = [], []
         for i, key in enumerate(keys):
             spec = FIELDS.get(key)
@@ -241,7 +251,15 @@ _templates: dict[tuple, _Template | None] = {}
 _last: dict[str, _Template] = {}  # per batch kind, the layout that matched last
 
 
-def _fast_body(kind: str, text: str, pos: int = 0) -> dict | None:
+def layout_of(kind: str, text: str, pos: int) -> tuple[str, ...] | None:
+    """The keys, in order, of the body text[pos:] of a batch of this kind when the fast path
+    reads it, else None: where the compiled lane (core/_compiled.pyx) learns a layout."""
+    if fast_body(kind, text, pos) is None:
+        return None
+    return _last[kind].keys  # fast_body leaves the layout it read there
+
+
+def fast_body(kind: str, text: str, pos: int = 0) -> dict | None:
     """The fields of a well-formed body, text[pos:] (a final newline allowed), of a known
     layout; else None (take the general path)."""
     tmpl = _last.get(kind)
@@ -287,7 +305,7 @@ def parse_batch(msg: str, ts: float | None, host: str | None, rank: str) -> Batc
     if m is not None:
         kind = DECODE if m.group(1) == "Decode" else PREFILL
         body = msg[m.end():]
-        fields = _fast_body(kind, body)
+        fields = fast_body(kind, body)
         if fields is not None:
             return BatchStats(kind, ts, host, rank, SGLANG, fields, {}, False)
     else:

@@ -1,0 +1,73 @@
+"""Builds the compiled hot path (mtptui/core/_compiled.pyx) when a wheel or an editable install is made.
+
+Without a C compiler (or Python's headers) the build goes on without it, saying so in one line:
+mtptui then reads every line in Python, with the same results, more slowly.
+`python hatch_build.py` builds it in place (after editing the .pyx by hand).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+SOURCE = "mtptui/core/_compiled.pyx"
+MODULE = "mtptui.core._compiled"
+
+
+def build_in_place() -> Path:
+    """Compiles the lane next to its source; returns the extension's path. Raises on failure."""
+    from Cython.Build import cythonize
+    from setuptools import Distribution, Extension
+
+    ext = Extension(MODULE, [str(ROOT / SOURCE)], extra_compile_args=["-O2"])
+    with tempfile.TemporaryDirectory() as tmp:
+        modules = cythonize([ext], build_dir=tmp, quiet=True, language_level=3)
+        dist = Distribution({"name": "mtptui-lane", "ext_modules": modules})
+        dist.script_args = []
+        cmd = dist.get_command_obj("build_ext")
+        cmd.inplace = True
+        cmd.build_temp = tmp
+        cwd = os.getcwd()
+        os.chdir(ROOT)  # in place means relative to here
+        try:
+            cmd.ensure_finalized()
+            cmd.run()
+        finally:
+            os.chdir(cwd)
+    path = ROOT / (MODULE.replace(".", "/") + sysconfig.get_config_var("EXT_SUFFIX"))
+    if not path.exists():
+        raise RuntimeError(f"{path.name} was not made")
+    return path
+
+
+try:
+    from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+except ImportError:  # run as a script
+    BuildHookInterface = object
+
+
+class LaneBuildHook(BuildHookInterface):
+    PLUGIN_NAME = "custom"
+
+    def initialize(self, version: str, build_data: dict) -> None:
+        if self.target_name != "wheel":
+            return
+        try:
+            path = build_in_place()
+        except Exception as e:  # noqa: BLE001 - any failure of the toolchain means: no lane
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            self.app.display_warning(f"mtptui: compiled hot path not built ({first}); summary reads in Python")
+            return
+        build_data["pure_python"] = False
+        build_data["infer_tag"] = True
+        if version != "editable":  # an editable install imports it from the source tree
+            build_data["force_include"][str(path)] = str(path.relative_to(ROOT))
+
+
+if __name__ == "__main__":
+    print(build_in_place())
+    sys.exit(0)

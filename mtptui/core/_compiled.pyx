@@ -1,0 +1,883 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The compiled hot path of `summary` (see compiled.py): the common lines of SGLang's logs read in
+C, the values of batch lines written straight into the rows of the summary's series, no object
+made per line; and a metric's values counted and ordered in C.
+
+What it reads, exactly as LineParser.parse reads it (tests/unit/test_compiled.py holds the two to it):
+- a batch line, raw or in journald's `short` envelope, or behind a Ray actor's decoration, with
+  SGLang's prefix (parse/__init__.py's _FAST: the same shapes, written out below), and a body of a
+  layout that the Python fast path reads (sglang.layout_of), in plain numbers (`12`, `-3`, `0.75`);
+- any other line with SGLang's prefix that is no batch line cut short: ordinary text (counted),
+  or, when it has a word of an event (events.WORDS), what events.classify makes of it, handed to
+  the sink; its date noted as parse() notes it.
+It stops at anything else (and at any line with a control character or a non-ASCII one); the
+caller parses that line in Python and scans on after it.
+
+Numbers: an integer of up to 15 digits is exact as a double; a decimal of up to 15 digits is its
+digits (exact) over a power of ten (exact), one correctly rounded division: the double float()
+gives.
+"""
+
+cimport cython
+from cpython cimport array
+from libc.string cimport memchr, memcmp, memcpy
+
+from mtptui.core.parse import MAX_LINE, events, sglang
+from mtptui.core.records import DECODE, PREFILL, Event
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object o)
+    void* PyUnicode_DATA(object o)
+    object PyUnicode_DecodeASCII(const char* s, Py_ssize_t size, const char* errors)
+    object PyUnicode_DecodeUTF8(const char* s, Py_ssize_t size, const char* errors)
+
+KINDS = (DECODE, PREFILL)
+
+DEF MAX_FIELDS = 64
+DEF MAX_COLUMNS = 16
+DEF MAX_DIGITS = 15
+DEF KEY_SIZE = 256  # host, engine and rank of a series, as the table keys them
+DEF SLOTS = 1024  # the table of series (a power of two); cleared when half full
+
+cdef double NAN = float("nan")
+cdef double INF = float("inf")
+cdef double[MAX_DIGITS + 1] POW10
+cdef int _k
+POW10[0] = 1.0
+for _k in range(1, MAX_DIGITS + 1):
+    POW10[_k] = POW10[_k - 1] * 10.0
+
+cdef const char* MONTHS = b"JanFebMarAprMayJunJulAugSepOctNovDec"
+
+cdef enum:
+    T_INT = 0
+    T_FLOAT = 1
+    T_GRAPH = 2
+
+
+cdef inline bint digit(char c) nogil:
+    return c'0' <= c <= c'9'
+
+
+cdef inline int two(const char* s) nogil:
+    return (s[0] - c'0') * 10 + (s[1] - c'0')
+
+
+cdef long long days_from_civil(long long y, int m, int d) nogil:
+    """Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm); a day
+    past the month's end runs into the next month, as calendar.timegm's does."""
+    y -= m <= 2
+    cdef long long era = (y if y >= 0 else y - 399) // 400
+    cdef long long yoe = y - era * 400
+    cdef long long doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5
+    cdef long long doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468 + d - 1
+
+
+cdef struct Line:
+    Py_ssize_t size
+    Py_ssize_t host0, host1  # journald's host; host0 < 0 without an envelope
+    Py_ssize_t eng0, eng1, ip0, ip1  # a Ray actor's pid and ip; eng0 < 0 without one
+    Py_ssize_t stamp  # the prefix's `YYYY-MM-DD HH:MM:SS`
+    Py_ssize_t rank0, rank1
+    Py_ssize_t msg  # after the prefix
+    Py_ssize_t body  # after a batch head
+    int kind  # 0 decode, 1 prefill, -1 no batch head
+    double ts  # NAN for a stamp that is no time
+
+
+cdef Py_ssize_t envelope(const char* s, Py_ssize_t n, Line* ln) nogil:
+    """The end of journald's `short` envelope at the start (`Mar 09 16:00:00[.123] host
+    tag[pid]: `), or 0 when there is none."""
+    cdef Py_ssize_t p, q
+    cdef int i
+    if n < 20 or s[3] != c' ':
+        return 0
+    for i in range(12):
+        if s[0] == MONTHS[3 * i] and s[1] == MONTHS[3 * i + 1] and s[2] == MONTHS[3 * i + 2]:
+            break
+    else:
+        return 0
+    if not ((s[4] == c' ' or digit(s[4])) and digit(s[5]) and s[6] == c' ' and digit(s[7]) and digit(s[8])
+            and s[9] == c':' and digit(s[10]) and digit(s[11]) and s[12] == c':' and digit(s[13])
+            and digit(s[14])):
+        return 0
+    p = 15
+    if s[p] == c'.':
+        q = p + 1
+        while q < n and digit(s[q]) and q - p <= 6:
+            q += 1
+        if q == p + 1 or q - p > 7:
+            return 0
+        p = q
+    if p >= n or s[p] != c' ':
+        return 0
+    p += 1
+    q = p
+    while q < n and s[q] > c' ':
+        q += 1
+    if q == p or q >= n or s[q] != c' ':
+        return 0
+    ln.host0, ln.host1 = p, q
+    p = q + 1
+    q = p
+    while q < n and s[q] > c' ' and s[q] != c'[' and s[q] != c':':
+        q += 1
+    if q == p or q >= n:
+        return 0
+    if s[q] == c'[':
+        q += 1
+        p = q
+        while q < n and digit(s[q]):
+            q += 1
+        if q == p or q >= n or s[q] != c']':
+            return 0
+        q += 1
+    if q >= n or s[q] != c':':
+        return 0
+    q += 1
+    if q < n and s[q] == c' ':
+        q += 1
+    return q
+
+
+cdef inline bint word_char(char c) nogil:
+    return digit(c) or (c'A' <= c <= c'Z') or (c'a' <= c <= c'z') or c == c'_'
+
+
+cdef Py_ssize_t actor(const char* s, Py_ssize_t n, Line* ln) nogil:
+    """The end of a Ray actor's decoration (`(SGLangEngine pid=41820, ip=10.15.36.1) `, as
+    prefix.actor reads it), or 0."""
+    cdef Py_ssize_t p = 1, q
+    if n < 2 or not ((c'A' <= s[1] <= c'Z') or (c'a' <= s[1] <= c'z') or s[1] == c'_'):
+        return 0
+    while p < n and (word_char(s[p]) or s[p] == c'.' or s[p] == c'-'):
+        p += 1
+    if n - p < 6 or memcmp(s + p, b" pid=", 5) != 0:
+        return 0
+    p += 5
+    q = p
+    while q < n and digit(s[q]):
+        q += 1
+    if q == p:
+        return 0
+    ln.eng0, ln.eng1 = p, q
+    if n - q >= 5 and memcmp(s + q, b", ip=", 5) == 0:
+        p = q + 5
+        q = p
+        while q < n and (digit(s[q]) or (c'A' <= s[q] <= c'F') or (c'a' <= s[q] <= c'f') or s[q] == c'.'
+                         or s[q] == c':'):
+            q += 1
+        if q == p:
+            return 0
+        ln.ip0, ln.ip1 = p, q
+    if q >= n or s[q] != c')':
+        return 0
+    q += 1
+    if q < n and s[q] == c' ':
+        q += 1
+    return q
+
+
+cdef bint prefix(const char* s, Py_ssize_t p, Line* ln) nogil:
+    """SGLang's prefix at p (`[2026-03-09 16:00:00.123 DP0 TP0] `) and a batch head after it,
+    as _FAST reads them; False when there is no such prefix."""
+    cdef Py_ssize_t n = ln.size, q
+    cdef const char* t
+    cdef int year, month, day, hh, mm, ss
+    if n - p < 21 or s[p] != c'[':
+        return False
+    t = s + p + 1
+    if not (digit(t[0]) and digit(t[1]) and digit(t[2]) and digit(t[3]) and t[4] == c'-' and digit(t[5])
+            and digit(t[6]) and t[7] == c'-' and digit(t[8]) and digit(t[9]) and t[10] == c' '
+            and digit(t[11]) and digit(t[12]) and t[13] == c':' and digit(t[14]) and digit(t[15])
+            and t[16] == c':' and digit(t[17]) and digit(t[18])):
+        return False
+    ln.stamp = p + 1
+    q = p + 20
+    # milliseconds: exactly three digits (the regex takes none when a fourth follows)
+    cdef int millis = -1
+    if n - q >= 4 and s[q] == c'.' and digit(s[q + 1]) and digit(s[q + 2]) and digit(s[q + 3]) and not digit(s[q + 4]):
+        millis = (s[q + 1] - c'0') * 100 + two(s + q + 2)
+        q += 4
+    ln.rank0 = q + 1
+    while q < n and s[q] == c' ':
+        p = q + 1
+        while p < n and ((c'A' <= s[p] <= c'Z') or s[p] == c'_'):
+            p += 1
+        if p == q + 1:
+            return False
+        if p < n and s[p] == c'-':
+            p += 1
+        q = p
+        while q < n and digit(s[q]):
+            q += 1
+        if q == p:
+            return False
+    if q >= n or s[q] != c']':
+        return False
+    ln.rank1 = q if q > ln.rank0 else ln.rank0
+    q += 1
+    if q < n and s[q] == c' ':
+        q += 1
+    ln.msg = q
+    # the time, as timeparse.ymd_hms (and prefix_time for the milliseconds) gives it
+    year = two(t) * 100 + two(t + 2)
+    month, day, hh, mm, ss = two(t + 5), two(t + 8), two(t + 11), two(t + 14), two(t + 17)
+    if year >= 1 and 1 <= month <= 12 and 1 <= day <= 31 and hh < 24 and mm < 60 and ss < 62:
+        ln.ts = <double>(((days_from_civil(year, month, day) * 24 + hh) * 60 + mm) * 60 + ss)
+        if millis >= 0:
+            ln.ts += millis / 1000.0
+    else:
+        ln.ts = NAN
+    # a batch head: `Decode batch` or `Prefill batch`, ` [N]`, `.` or `,`, a space
+    ln.kind = -1
+    if n - q >= 13 and memcmp(s + q, b"Decode batch", 12) == 0:
+        ln.kind, q = 0, q + 12
+    elif n - q >= 14 and memcmp(s + q, b"Prefill batch", 13) == 0:
+        ln.kind, q = 1, q + 13
+    else:
+        return True
+    if n - q >= 2 and s[q] == c' ' and s[q + 1] == c'[':
+        p = q + 2
+        while p < n and digit(s[p]):
+            p += 1
+        if p == q + 2 or p >= n or s[p] != c']':
+            ln.kind = -1
+            return True
+        q = p + 1
+    if q >= n or (s[q] != c',' and s[q] != c'.'):
+        ln.kind = -1
+        return True
+    q += 1
+    if q < n and s[q] == c' ':
+        q += 1
+    ln.body = q
+    return True
+
+
+cdef class Layout:
+    """One body layout (its keys in order) as read for one kind of batch: where each value goes."""
+    cdef int n
+    cdef bytes keys  # every `key: `, one after another
+    cdef int[MAX_FIELDS] key_at
+    cdef int[MAX_FIELDS] key_len
+    cdef int[MAX_FIELDS] types
+    cdef int[MAX_FIELDS] cols  # the column of the row, or -1 (a field the sink does not take)
+
+    def __init__(self, tuple keys, tuple columns):
+        cdef int i
+        if len(keys) > MAX_FIELDS:
+            raise ValueError("too many fields")
+        self.n = len(keys)
+        packed = []
+        at = 0
+        for i, key in enumerate(keys):
+            field = sglang.fast_field(key)
+            if field is None:
+                raise ValueError(key)
+            name, typ = field
+            self.types[i] = T_GRAPH if typ == "graph" else T_INT if typ == "int" else T_FLOAT
+            self.cols[i] = columns.index(name) if name in columns else -1
+            text = (key + ": ").encode("ascii")
+            self.key_at[i], self.key_len[i] = at, len(text)
+            at += len(text)
+            packed.append(text)
+        self.keys = b"".join(packed)
+
+    cdef bint read(self, const char* s, Py_ssize_t p, Py_ssize_t end, double* row, int* graph):
+        """Reads the body s[p:end] into row (and graph: 1, 0, or -1 when absent); False when it
+        is not this layout in the plain forms."""
+        cdef int i, digits, frac, neg, typ
+        cdef const char* keys = <const char*>self.keys
+        cdef Py_ssize_t klen
+        cdef double v
+        cdef long long m
+        for i in range(self.n):
+            klen = self.key_len[i]
+            if end - p < klen or s[p] != keys[self.key_at[i]] or memcmp(s + p, keys + self.key_at[i], klen) != 0:
+                return False
+            p += klen
+            typ = self.types[i]
+            if typ == T_GRAPH:
+                if end - p >= 4 and memcmp(s + p, b"True", 4) == 0:
+                    graph[0] = 1
+                    p += 4
+                elif end - p >= 5 and memcmp(s + p, b"False", 5) == 0:
+                    graph[0] = 0
+                    p += 5
+                else:
+                    return False
+            else:
+                neg = 0
+                if p < end and s[p] == c'-':
+                    neg = 1
+                    p += 1
+                m = 0
+                digits = 0
+                frac = -1
+                while p < end:
+                    if digit(s[p]):
+                        m = m * 10 + (s[p] - c'0')
+                        digits += 1
+                        if digits > MAX_DIGITS:
+                            return False
+                        if frac >= 0:
+                            frac += 1
+                    elif s[p] == c'.' and frac < 0 and typ == T_FLOAT and digits > 0:
+                        frac = 0
+                    else:
+                        break
+                    p += 1
+                if digits == 0 or frac == 0:
+                    return False
+                if typ == T_INT:
+                    v = <double>(-m if neg else m)
+                else:
+                    v = <double>m
+                    if frac > 0:
+                        v = v / POW10[frac]
+                    if neg:
+                        v = -v
+                if self.cols[i] >= 0:
+                    row[self.cols[i]] = v
+            # between fields `, `; after the last: `, `, `,` or nothing, then a newline or nothing
+            if i < self.n - 1:
+                if end - p < 2 or s[p] != c',' or s[p + 1] != c' ':
+                    return False
+                p += 2
+        if p < end and s[p] == c',':
+            p += 1
+            if p < end and s[p] == c' ':
+                p += 1
+        if p < end and s[p] == c'\n':
+            p += 1
+        return p == end
+
+
+cdef class Acc:
+    """A series' rows of one kind of batch as the lane adds them; counts wait here for flush()."""
+    cdef bytes key
+    cdef object series
+    cdef int kind  # 0 decode, 1 prefill
+    cdef array.array buf
+    cdef Py_ssize_t limit
+    cdef object fold
+    cdef Py_ssize_t n
+    cdef Py_ssize_t graph_off
+    cdef double first
+    cdef double last
+    cdef bint dirty
+
+
+@cython.auto_pickle(False)
+cdef class Lane:
+    """scan() reads the lines it can and returns where it stopped; flush() hands the waiting
+    counts to the series (before anything else reaches the sink, and at the end)."""
+    cdef object parser
+    cdef object sink
+    cdef tuple columns  # per kind: the names of the row's columns
+    cdef list table  # SLOTS entries: Acc or None, by the hash of their key
+    cdef int used
+    cdef list layouts  # per kind: the layouts seen, the last one read first
+    cdef list dirty
+    # words that make a line more than ordinary text (an event's, `batch`), by their first letter
+    cdef bytes words
+    cdef int[64] word_at
+    cdef int[64] word_len
+    cdef int[256] first
+    cdef int[256] last
+    cdef double last_ts
+    cdef bint pending
+    cdef object date  # the parser's date of the last full stamp, as this scan began
+    cdef public Py_ssize_t batches
+    cdef public Py_ssize_t unparsed
+    cdef public Py_ssize_t events
+    cdef int batch_word
+    cdef tuple word_names
+
+    def __init__(self, parser, sink, tuple decode_columns, tuple prefill_columns):
+        if len(decode_columns) > MAX_COLUMNS or len(prefill_columns) > MAX_COLUMNS:
+            raise ValueError("too many columns")
+        self.parser = parser
+        self.sink = sink
+        sink.lane = self
+        self.columns = (decode_columns, prefill_columns)
+        self.table = [None] * SLOTS
+        self.used = 0
+        self.layouts = [[], []]
+        self.dirty = []
+        words = sorted(w.encode("ascii") for w in events.WORDS + ("batch",))
+        if len(words) > 64:
+            raise ValueError("too many words")
+        self.words = b"".join(words)
+        self.batch_word = words.index(b"batch")
+        self.word_names = tuple(w.decode() for w in words)
+        at = 0
+        for c in range(256):
+            self.first[c] = self.last[c] = 0
+        for k, w in enumerate(words):
+            self.word_at[k], self.word_len[k] = at, len(w)
+            at += len(w)
+            if self.first[w[0]] == self.last[w[0]]:
+                self.first[w[0]] = k
+            self.last[w[0]] = k + 1
+        self.pending = False
+        self.batches = 0
+        self.unparsed = 0
+        self.events = 0
+
+    def scan(self, list lines, Py_ssize_t i, host=None):
+        """Reads lines[i:] up to the first one it cannot read; returns its index (or the end).
+        Lines read for another host than their own (host given) are left to the Python path."""
+        cdef Py_ssize_t n = len(lines), size
+        cdef const char* s
+        if host is not None:
+            return i
+        self.date = self.parser.date
+        while i < n:
+            line = lines[i]
+            if type(line) is not str or not PyUnicode_IS_ASCII(line):
+                break
+            s = <const char*>PyUnicode_DATA(line)
+            size = len(<str>line)
+            if size and s[size - 1] == c'\n':
+                size -= 1  # the line's end, when a text stream leaves it on
+            if not self._read(s, size):
+                break
+            i += 1
+        return i
+
+    def scan_bytes(self, bytes data, Py_ssize_t pos):
+        """Reads the lines of data (UTF-8, a newline after each but maybe the last) from pos up to
+        the first one it cannot read; returns where that one begins (or the end)."""
+        cdef const char* s = <const char*>data
+        cdef Py_ssize_t n = len(data)
+        cdef const char* end
+        self.date = self.parser.date
+        while pos < n:
+            end = <const char*>memchr(s + pos, c'\n', n - pos)
+            if not self._read(s + pos, (end - s if end != NULL else n) - pos):
+                break
+            pos = end - s + 1 if end != NULL else n
+        return pos
+
+    cdef bint _read(self, const char* s, Py_ssize_t size):
+        """Reads one line (without its newline): False when the Python path must read it."""
+        cdef Py_ssize_t k, p, filled
+        cdef Line ln
+        cdef Acc acc
+        cdef Layout lay
+        cdef double[MAX_COLUMNS] row
+        cdef int graph, ncols
+        if size > MAX_LINE:
+            return False
+        ln.size = size
+        ln.host0 = ln.eng0 = ln.ip0 = -1
+        p = envelope(s, size, &ln)
+        if p == 0 and size and s[0] == c'(':
+            p = actor(s, size, &ln)
+            if p == 0:
+                return False
+        if not prefix(s, p, &ln) or ln.ts != ln.ts:
+            return False
+        if ln.kind < 0:
+            if not self._other(s, &ln):
+                return False
+        else:
+            ncols = len(<tuple>self.columns[ln.kind])
+            for k in range(ncols):
+                row[k] = NAN
+            graph = -1
+            lay = None
+            for layout in <list>self.layouts[ln.kind]:
+                if (<Layout>layout).read(s, ln.body, size, row, &graph):
+                    lay = <Layout>layout
+                    break
+            if lay is None:
+                lay = self._learn_layout(ln.kind, s, size, ln.body)
+                if lay is None:
+                    return False
+                for k in range(ncols):
+                    row[k] = NAN
+                graph = -1
+                if not lay.read(s, ln.body, size, row, &graph):
+                    return False
+            acc = self._acc(s, &ln)
+            if acc is None:
+                return False
+            filled = len(acc.buf)
+            array.resize_smart(acc.buf, filled + ncols)
+            for k in range(ncols):
+                acc.buf.data.as_doubles[filled + k] = row[k]
+            acc.n += 1
+            if graph == 0:
+                acc.graph_off += 1
+            if ln.ts < acc.first:
+                acc.first = ln.ts
+            if ln.ts > acc.last:
+                acc.last = ln.ts
+            if not acc.dirty:
+                acc.dirty = True
+                self.dirty.append(acc)
+            self.last_ts = ln.ts
+            self.pending = True
+            self.batches += 1
+        # the date of the last full stamp, for year-less and time-only stamps, as parse() keeps it
+        if len(<str>self.date) != 10 or memcmp(<const char*>PyUnicode_DATA(self.date), s + ln.stamp, 10) != 0:
+            self.parser.assume_date(PyUnicode_DecodeASCII(s + ln.stamp, 10, NULL))
+            self.date = self.parser.date
+        if ln.kind >= 0 and filled + ncols >= acc.limit:
+            self.flush()  # a fold hands the counts over to the epoch
+            acc.fold()
+        return True
+
+    cdef bint _other(self, const char* s, Line* ln):
+        """A line with SGLang's prefix and no batch head, as parse() reads it (_fast_other): ordinary
+        text (counted here) or, with a word of one, an event (handed to the sink); False for a
+        batch line cut short or after a further prefix, a Ray actor's event (its repeat note is
+        cut first), a control or non-ASCII character."""
+        cdef Py_ssize_t q = ln.msg, n = ln.size
+        cdef const char* words = <const char*>self.words
+        cdef int w
+        cdef unsigned char c
+        cdef unsigned long long found = 0  # the words seen, a bit each
+        if q >= n or s[q] == c'D' or s[q] == c'P':
+            return False
+        while q < n:
+            c = <unsigned char>s[q]
+            if c < 32 or c > 126:
+                return False
+            for w in range(self.first[c], self.last[c]):
+                if n - q >= self.word_len[w] and memcmp(s + q, words + self.word_at[w], self.word_len[w]) == 0:
+                    if w == self.batch_word:
+                        return False
+                    found |= 1ULL << w
+            q += 1
+        if found:
+            if ln.eng0 >= 0:
+                return False
+            msg = PyUnicode_DecodeASCII(s + ln.msg, n - ln.msg, NULL)
+            hit = events.classify(msg, {self.word_names[w] for w in range(len(self.word_names)) if found >> w & 1})
+            if hit is not None:
+                host = PyUnicode_DecodeASCII(s + ln.host0, ln.host1 - ln.host0, NULL) if ln.host0 >= 0 else None
+                rank = PyUnicode_DecodeASCII(s + ln.rank0, ln.rank1 - ln.rank0, NULL)
+                self.events += 1
+                self.sink.add_event(Event(hit[0], ln.ts, host, msg, rank, hit[1]))
+                return True
+        self.unparsed += 1
+        return True
+
+    cdef Acc _acc(self, const char* s, Line* ln):
+        """The rows of the series (host, engine and rank) and kind of a batch line."""
+        cdef char[KEY_SIZE] key
+        cdef Py_ssize_t size = 0, part
+        cdef unsigned long long h = 14695981039346656037ULL
+        cdef Py_ssize_t slot, k
+        cdef Acc acc
+        part = (ln.host1 - ln.host0 if ln.host0 >= 0 else 0) + (ln.eng1 - ln.eng0 if ln.eng0 >= 0 else 0) \
+            + (ln.ip1 - ln.ip0 if ln.ip0 >= 0 else 0) + (ln.rank1 - ln.rank0) + 5
+        if part > KEY_SIZE:
+            return None
+        key[0] = <char>(c'0' + ln.kind + (2 if ln.host0 >= 0 else 0) + (4 if ln.eng0 >= 0 else 0) + (8 if ln.ip0 >= 0 else 0))
+        size = 1
+        if ln.host0 >= 0:
+            memcpy(key + size, s + ln.host0, ln.host1 - ln.host0)
+            size += ln.host1 - ln.host0
+        key[size] = c' '
+        size += 1
+        if ln.eng0 >= 0:
+            memcpy(key + size, s + ln.eng0, ln.eng1 - ln.eng0)
+            size += ln.eng1 - ln.eng0
+        key[size] = c' '
+        size += 1
+        if ln.ip0 >= 0:
+            memcpy(key + size, s + ln.ip0, ln.ip1 - ln.ip0)
+            size += ln.ip1 - ln.ip0
+        key[size] = c' '
+        size += 1
+        memcpy(key + size, s + ln.rank0, ln.rank1 - ln.rank0)
+        size += ln.rank1 - ln.rank0
+        for k in range(size):
+            h = (h ^ <unsigned char>key[k]) * 1099511628211ULL
+        slot = h & (SLOTS - 1)
+        while True:
+            found = self.table[slot]
+            if found is None:
+                break
+            acc = <Acc>found
+            if len(acc.key) == size and memcmp(<const char*>acc.key, key, size) == 0:
+                return acc
+            slot = (slot + 1) & (SLOTS - 1)
+        if self.used >= SLOTS // 2:
+            self.flush()
+            self.table = [None] * SLOTS
+            self.used = 0
+            return self._acc(s, ln)
+        acc = self._new_acc(s, ln)
+        acc.key = key[:size]
+        self.table[slot] = acc
+        self.used += 1
+        return acc
+
+    cdef Acc _new_acc(self, const char* s, Line* ln):
+        host = PyUnicode_DecodeASCII(s + ln.host0, ln.host1 - ln.host0, NULL) if ln.host0 >= 0 else None
+        rank = PyUnicode_DecodeASCII(s + ln.rank0, ln.rank1 - ln.rank0, NULL)
+        if ln.eng0 >= 0:  # a Ray actor's engine leads the rank, as prefix.actor names it
+            engine = "pid=" + PyUnicode_DecodeASCII(s + ln.eng0, ln.eng1 - ln.eng0, NULL)
+            if ln.ip0 >= 0:
+                engine += "@" + PyUnicode_DecodeASCII(s + ln.ip0, ln.ip1 - ln.ip0, NULL)
+            rank = engine + " " + rank if rank else engine
+        series = self.sink.lane_series(ln.ts, host, rank)
+        acc = Acc()
+        acc.series, acc.kind = series, ln.kind
+        acc.buf, acc.limit, acc.fold = series.lane_rows(KINDS[ln.kind])
+        acc.first, acc.last = INF, -INF
+        return acc
+
+    def flush(self):
+        """Hands the counts of the lines read since the last flush to their series, and the
+        time of the last one to the sink (sync_time)."""
+        cdef Acc acc
+        for acc in self.dirty:
+            acc.series.lane_add(KINDS[acc.kind], acc.n, acc.graph_off, acc.first, acc.last)
+            acc.n = acc.graph_off = 0
+            acc.first, acc.last = INF, -INF
+            acc.dirty = False
+        self.dirty.clear()
+        self.sync_time()
+
+    def sync_time(self):
+        """Tells the sink the time of the last line read, if one was read since it was last told
+        (before the sink takes a record or event from the Python path, which comes after it)."""
+        if self.pending:
+            self.sink.lane_time(self.last_ts)
+            self.pending = False
+
+    cdef Layout _learn_layout(self, int kind, const char* s, Py_ssize_t size, Py_ssize_t pos):
+        """The layout of a body that the Python fast path reads, else None."""
+        keys = sglang.layout_of(KINDS[kind], PyUnicode_DecodeUTF8(s, size, "replace"), pos)
+        if keys is None:
+            return None
+        try:
+            lay = Layout(keys, self.columns[kind])
+        except ValueError:
+            return None
+        layouts = <list>self.layouts[kind]
+        layouts.insert(0, lay)
+        if len(layouts) > 8:
+            layouts.pop()
+        return lay
+
+
+# ---- value sets (valueset.py): counting and ordering a metric's values --------------------------
+
+from libc.stdlib cimport malloc, calloc, free
+from libc.stdint cimport uint64_t
+
+
+cdef inline uint64_t bits(double v) nogil:
+    cdef uint64_t u
+    memcpy(&u, &v, 8)
+    return u
+
+
+cdef struct Tally:
+    double* keys
+    Py_ssize_t* seen  # times seen; 0: a free slot
+    Py_ssize_t size  # a power of two
+
+
+cdef inline Py_ssize_t _slot(Tally* t, double v) nogil:
+    cdef uint64_t h = bits(v + 0.0) * 0x9E3779B97F4A7C15ULL  # + 0.0: -0.0 hashes as 0.0
+    cdef Py_ssize_t slot = <Py_ssize_t>(h >> 32) & (t.size - 1)
+    while t.seen[slot] and t.keys[slot] != v:
+        slot = (slot + 1) & (t.size - 1)
+    return slot
+
+
+def count_values(array.array values, counts):
+    """counts[v] += times seen, for NaN-free doubles: what Counter.update(values) does, with one
+    dict update per distinct value instead of one per value. New values go in in the order they
+    were first seen, an equal one (0.0 and -0.0) under the one first seen, as Counter.update's."""
+    cdef Py_ssize_t n = len(values), i, k, slot, distinct = 0
+    cdef double* v = values.data.as_doubles
+    cdef Tally t, old
+    cdef double* first = <double*>malloc((n + 1) * sizeof(double))  # the distinct values, as first seen
+    t.size = 1024  # grown as distinct values come: most metrics have a few hundred
+    t.keys = <double*>malloc(t.size * sizeof(double))
+    t.seen = <Py_ssize_t*>calloc(t.size, sizeof(Py_ssize_t))
+    try:
+        if first == NULL or t.keys == NULL or t.seen == NULL:
+            raise MemoryError()
+        for i in range(n):
+            slot = _slot(&t, v[i])
+            if t.seen[slot] == 0:
+                if 2 * (distinct + 1) > t.size:
+                    old = t
+                    t.size *= 4
+                    t.keys = <double*>malloc(t.size * sizeof(double))
+                    t.seen = <Py_ssize_t*>calloc(t.size, sizeof(Py_ssize_t))
+                    if t.keys == NULL or t.seen == NULL:
+                        free(old.keys)
+                        free(old.seen)
+                        raise MemoryError()
+                    for k in range(old.size):
+                        if old.seen[k]:
+                            slot = _slot(&t, old.keys[k])
+                            t.keys[slot], t.seen[slot] = old.keys[k], old.seen[k]
+                    free(old.keys)
+                    free(old.seen)
+                    slot = _slot(&t, v[i])
+                t.keys[slot] = v[i]
+                first[distinct] = v[i]
+                distinct += 1
+            t.seen[slot] += 1
+        for i in range(distinct):
+            key = first[i]
+            counts[key] = counts.get(key, 0) + t.seen[_slot(&t, first[i])]
+    finally:
+        free(t.keys)
+        free(t.seen)
+        free(first)
+
+
+def sort_values(array.array values):
+    """Puts NaN-free doubles in order in place, equal ones (0.0 and -0.0) in the order they came:
+    what sorted() gives (a stable sort), by a radix sort of their bits instead of comparisons."""
+    cdef Py_ssize_t n = len(values), i, zeros = 0, z
+    cdef double* v = values.data.as_doubles
+    cdef uint64_t* key
+    cdef uint64_t* tmp
+    cdef uint64_t u
+    cdef unsigned char* signs
+    cdef Py_ssize_t[256] count
+    cdef Py_ssize_t total, c
+    cdef int shift, b
+    if n < 2:
+        return
+    key = <uint64_t*>malloc(n * sizeof(uint64_t))
+    tmp = <uint64_t*>malloc(n * sizeof(uint64_t))
+    signs = <unsigned char*>malloc(n)
+    if key == NULL or tmp == NULL or signs == NULL:
+        free(key); free(tmp); free(signs)
+        raise MemoryError()
+    try:
+        for i in range(n):
+            if v[i] == 0.0:
+                signs[zeros] = bits(v[i]) >> 63  # the zeros' signs, in the order they came
+                zeros += 1
+            u = bits(v[i])
+            key[i] = ~u if u >> 63 else u | (1ULL << 63)  # orders like the doubles, -0.0 before 0.0
+        for shift in range(0, 64, 8):
+            for b in range(256):
+                count[b] = 0
+            for i in range(n):
+                count[(key[i] >> shift) & 255] += 1
+            if count[(key[0] >> shift) & 255] == n:
+                continue  # every key has this byte: nothing moves
+            total = 0
+            for b in range(256):
+                c = count[b]
+                count[b] = total
+                total += c
+            for i in range(n):
+                b = (key[i] >> shift) & 255
+                tmp[count[b]] = key[i]
+                count[b] += 1
+            key, tmp = tmp, key
+        z = -1
+        for i in range(n):
+            u = key[i]
+            u = u & ~(1ULL << 63) if u >> 63 else ~u
+            memcpy(&v[i], &u, 8)
+            if z < 0 and v[i] == 0.0:
+                z = i
+        if zeros:  # the zeros lie together (-0.0 first): put their signs back in the order they came
+            for i in range(zeros):
+                v[z + i] = -0.0 if signs[i] else 0.0
+    finally:
+        free(key)
+        free(tmp)
+        free(signs)
+
+
+cdef array.array _doubles(values):
+    return values if type(values) is array.array and values.typecode == "d" else array.array("d", values)
+
+
+def split_by_load(running_, gen_, accept_, list table, double top, Py_ssize_t buckets):
+    """loadmatch.LoadBuckets.add_columns' loop: per bucket, the lines in it and their gen
+    throughputs and accept lens (those they carried), in order. A row's bucket: the last one at
+    and past `top` running requests, table[int(running)] from 1 up to it, none below 1 or NaN.
+    The columns: arrays of doubles (or sequences of numbers)."""
+    cdef array.array running = _doubles(running_), gen = _doubles(gen_), accept = _doubles(accept_)
+    cdef Py_ssize_t n = min(len(running), len(gen), len(accept)), i, b
+    cdef Py_ssize_t last = buckets - 1
+    cdef double r, g, a
+    cdef int[256] index
+    if not 1 <= top <= 256 or len(table) < top:
+        raise ValueError("buckets past 256 running requests")
+    for b in range(1, <Py_ssize_t>top):
+        index[b] = table[b]
+        if not 0 <= index[b] < buckets:
+            raise ValueError("a bucket out of range")
+    counts = [0] * (last + 1)
+    gens = [[] for _ in range(last + 1)]
+    accepts = [[] for _ in range(last + 1)]
+    cdef double* rs = running.data.as_doubles
+    cdef double* gs = gen.data.as_doubles
+    cdef double* acs = accept.data.as_doubles
+    for i in range(n):
+        r = rs[i]
+        if r >= top:
+            b = last
+        elif r >= 1:
+            b = index[<int>r]
+        else:
+            continue
+        counts[b] += 1
+        g = gs[i]
+        if g == g:
+            (<list>gens[b]).append(g)
+        a = acs[i]
+        if a == a:
+            (<list>accepts[b]).append(a)
+    return counts, gens, accepts
+
+
+from libc.math cimport fabs, isfinite
+
+DEF MAX_PARTIALS = 128
+
+
+def exact_parts(list parts, list values):
+    """Floats that do not overlap and whose sum is exactly that of parts and values (Shewchuk's
+    partials, as math.fsum keeps them), without zeros: loadmatch's exact sums in one pass.
+    None when a value is not finite or a sum overflows (the caller's own way handles those)."""
+    cdef double[MAX_PARTIALS] p
+    cdef int count = 0, i, j
+    cdef double x, y, hi, lo, t
+    for source in (parts, values):
+        for v in <list>source:
+            x = v
+            if not isfinite(x):
+                return None
+            j = 0
+            for i in range(count):
+                y = p[i]
+                if fabs(x) < fabs(y):
+                    t = x
+                    x = y
+                    y = t
+                hi = x + y
+                lo = y - (hi - x)
+                if lo != 0.0:
+                    p[j] = lo
+                    j += 1
+                x = hi
+            if not isfinite(x) or j >= MAX_PARTIALS:
+                return None
+            p[j] = x
+            count = j + 1
+    return [p[i] for i in range(count) if p[i] != 0.0]

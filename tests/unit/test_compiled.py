@@ -1,0 +1,304 @@
+"""The compiled hot path (core/_compiled.pyx) gives what the Python path gives, to the byte.
+
+`summary` reads with the compiled lane, count_values() and sort_values() when they were built, and in
+Python otherwise; both paths run here on the same input and their summaries (JSON, line counts,
+the parser's date) must be equal. Skipped where the build had no C compiler: there only the Python
+path exists.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from array import array
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mtptui.core import compiled, parallel, valueset
+from mtptui.core.ingest import Ingest
+from mtptui.core.parse import events
+from mtptui.core.summary import Summary
+
+pytestmark = pytest.mark.skipif(not compiled.BUILT, reason="the compiled hot path was not built (no C compiler at install)")
+
+SAMPLES = sorted((Path(__file__).resolve().parents[2] / "sample_logs").glob("*.*[gn]"))
+
+
+def _python_path(m: pytest.MonkeyPatch) -> None:
+    """The Python path: the lane and the other compiled helpers left unused."""
+    m.setattr(compiled, "ENABLED", False)
+    m.setattr(compiled, "count_values", None)
+    m.setattr(compiled, "sort_values", None)
+    m.setattr(compiled, "split_by_load", None)
+    m.setattr(compiled, "exact_parts", None)
+
+
+@pytest.fixture
+def python_path(monkeypatch):
+    return lambda: _python_path(monkeypatch)
+
+
+def _summary(feed) -> tuple[str, object]:
+    summary = Summary()
+    ingest = Ingest(summary)
+    feed(ingest)
+    doc = summary.to_json(ingest.counts.to_json())
+    return json.dumps(doc), (ingest.parser._date_text, ingest.parser.envelope.year)
+
+
+def _both(feed, fold: int = valueset.FOLD, distinct: int = valueset.MAX_DISTINCT) -> tuple:
+    """(compiled, Python): the summaries of what feed gives an Ingest, with folds and spills at
+    these sizes (small ones make the rarer steps happen in a short log)."""
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(valueset, "FOLD", fold)
+        m.setattr(valueset, "MAX_DISTINCT", distinct)
+        fast = _summary(feed)
+        _python_path(m)
+        return fast, _summary(feed)
+
+
+# ---- lines: SGLang's shapes, near misses of them, and everything else ---------------------------
+
+_envelopes = st.sampled_from([
+    "", "", "Mar 09 16:03:25 gpu python3[1]: ", "Mar  9 16:03:25.250 gpu-b sglang[77]: ", "Mar 09 16:03:25 gpu x: ",
+    "Mar 09 16:03:25 gpu x:", "Mar 09 16:03:25.1234567 gpu x[1]: ", "Foo 09 16:03:25 gpu x[1]: ",
+    "Dec 31 23:59:59 h2 s[9]: ", "2026-03-09T16:03:25+0000 gpu python3[1]: ", "<14>Mar  9 16:03:25 h p[1]: ",
+    "Mar 09 16:03:25 g\tpu x[1]: ", "Mar 09 16:03:25 gpü x[1]: ", "Mar 09 16:03:25 gpu x[a]: ",
+])
+_prefixes = st.sampled_from([
+    "[2026-03-09 16:03:25 TP0] ", "[2026-03-10 00:00:01 DP1 TP1 EP1] ", "[2026-03-09 16:03:25] ",
+    "[2026-03-09 16:03:25]", "[2026-03-09 16:03:25.500 TP2] ", "[2026-03-09 16:03:25.5000 TP2] ",
+    "[2026-03-09 16:03:25.50 TP2] ", "[2026-13-45 16:03:25 TP0] ", "[2026-02-31 16:03:25 TP0] ",
+    "[0000-01-01 00:00:00 TP0] ", "[2025-12-31 23:59:59 TP1] ", "[16:03:25 TP0] ", "[2027-01-01 00:00:00 TP-1] ",
+    "[2026-03-09 16:03:25 ATTN_CP1 MOE_DP2] ", "[2026-03-09 16:03:25 tp0] ", "[2026-03-09 16:03:25  TP0] ",
+    "(SGLangEngine pid=7) [2026-03-09 16:03:25 TP0] ", "(SGLangEngine pid=111711, ip=10.15.36.1) [2026-03-09 16:03:25 TP0] ",
+    "(SGLangEngine pid=7)[2026-03-09 16:03:25 TP0] ", "(SGLangEngine pid=7, ip=) [2026-03-09 16:03:25 TP0] ",
+    "(Other.x-1 pid=7) [2026-03-09 16:03:25] ", "(SGLangEngine pid=7) Mar 09 16:03:25 gpu x[1]: [2026-03-09 16:03:25 TP0] ",
+    "2026-03-09 16:03:25,250 [INFO] x: ", "[gpu=1] ", "",
+])
+_heads = st.sampled_from([
+    "Decode batch, ", "Decode batch, ", "Prefill batch, ", "Decode batch. ", "Decode batch [7], ", "Decode batch,",
+    "Decode batch", "Decode batch [x], ", "Decode batch [], ", "Pecode batch, ", "Drefill batch, ", "Cache flushed, ",
+    "", "Decode batch , ",
+])
+_values = st.one_of(
+    st.integers(min_value=-10**6, max_value=10**6).map(str),
+    st.floats(min_value=-1e6, max_value=1e6, allow_nan=False).map(lambda x: f"{x:.2f}"),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.sampled_from(["0", "-0", "-0.0", "0.00", "007", "1.", ".5", "+1", "1e5", "nan", "inf", " 12", "12 ", "1_000",
+                     "123456789012345", "1234567890123456", "123456789012345678", "1234567890.12345",
+                     "0.1234567890123456", "", "True", "False", "x", "12%", "1.2.3"]),
+)
+_keys = st.sampled_from(["#running-req", "#queue-req", "#token", "token usage", "accept len", "accept rate",
+                         "cuda graph", "npu graph", "gen throughput (token/s)", "input throughput (token/s)",
+                         "#new-seq", "#new-token", "#cached-token", "cache hit rate", "largest-len", "#cache_miss"])
+
+
+@st.composite
+def _bodies(draw) -> str:
+    if draw(st.booleans()):  # the common layouts, in plain numbers
+        al = draw(st.floats(min_value=1, max_value=4)).__round__(2)
+        items = [f"#running-req: {draw(st.integers(0, 64))}", f"#token: {draw(st.integers(0, 10**5))}",
+                 f"token usage: {draw(st.floats(0, 1)):.2f}", f"accept len: {al:.2f}",
+                 f"accept rate: {draw(st.floats(0, 1)):.2f}", f"cuda graph: {draw(st.booleans())}",
+                 f"gen throughput (token/s): {draw(st.floats(0, 3000)):.2f}", f"#queue-req: {draw(st.integers(0, 5))}"]
+        if draw(st.booleans()):
+            items = [items[i] for i in sorted(draw(st.sets(st.integers(0, 7), min_size=1)))]
+        if draw(st.booleans()):
+            items = [f"#new-seq: 1", f"#new-token: {draw(st.integers(0, 8192))}", f"token usage: 0.50",
+                     f"#running-req: 3", f"#queue-req: 0", f"input throughput (token/s): {draw(st.floats(0, 2e4)):.2f}"]
+    else:
+        items = [f"{k}: {v}" for k, v in draw(st.lists(st.tuples(_keys, _values), max_size=9))]
+    return ", ".join(items) + draw(st.sampled_from(["", "", ", ", ",", ",  ", " ", "\r", "\t", "é", ", x"]))
+
+
+_others = st.sampled_from([
+    "Load weight begin. avail mem=77.12 GB", "KV cache pool is full. Retract requests. #retracted_reqs: 1, #x: 2",
+    "The server is fired up and ready to roll!", "Started sglang.service - SGLang.",
+    "server_args=ServerArgs(model_path='m', speculative_algorithm='EAGLE', speculative_num_steps=3, tp_size=2)",
+    "server_args=ServerArgs(model_path='m', speculative_algorithm=None, tp_size=2)",
+    "Scheduler hit an exception: boom", "text with a batch inside", "naïve ü", "\x1b[0mcoloured", "a\x00b", "",
+    "Decode", "Prefill", "INFO:     127.0.0.1:51234 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK",
+    "Cache not flushed because there are pending requests. #queue-req: 2, #running-req: 12",
+    "memory is fine", "Stopped sglang.service.", " [repeated 3x across cluster]",
+])
+_raw = st.sampled_from([
+    '{"MESSAGE": "[2026-03-09 16:03:25 TP0] Decode batch, #running-req: 1, accept len: 2.00", "_HOSTNAME": "j",'
+    ' "__REALTIME_TIMESTAMP": "1773072205000000"}',
+    "INFO 03-09 16:03:25 [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput:"
+    " 2.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 5.0%",
+    "INFO 03-09 16:03:26 [metrics.py:1] SpecDecoding metrics: Mean acceptance length: 2.50, Accepted: 3 tokens",
+    "x" * 40, "{bad json", "Mar 09 16:03:25 gpu x[1]: Started sglang.service.",
+])
+
+
+# the shapes that the lane reads, to be drawn often
+_good_envelopes = st.sampled_from(["", "Mar 09 16:03:25 gpu python3[1]: ", "Mar  9 16:03:25.250 gpu-b sglang[77]: "])
+_good_prefixes = st.sampled_from(["[2026-03-09 16:03:25 TP0] ", "[2026-03-10 00:00:01 DP1 TP1 EP1] ",
+                                  "[2026-03-09 16:03:25.500 TP2] ", "[2025-12-31 23:59:59] ",
+                                  "(SGLangEngine pid=111711, ip=10.15.36.1) [2026-03-09 16:03:25 TP0] "])
+_good_heads = st.sampled_from(["Decode batch, ", "Prefill batch, ", "Decode batch. ", "Decode batch [7], "])
+
+
+@st.composite
+def _lines(draw) -> str:
+    shape = draw(st.integers(0, 9))
+    if shape == 0:
+        return draw(_raw)
+    good = shape > 4
+    start = draw(_good_envelopes if good else _envelopes) + draw(_good_prefixes if good else _prefixes)
+    if draw(st.integers(0, 3)):
+        return start + draw(_good_heads if good else _heads) + draw(_bodies())
+    return start + draw(_others)
+
+
+_logs = st.lists(_lines(), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(logs=_logs, fold=st.sampled_from([2, 5, valueset.FOLD]), distinct=st.sampled_from([3, valueset.MAX_DISTINCT]))
+def test_the_lane_reads_lines_as_the_python_path_does(logs, fold, distinct):
+    fast, slow = _both(lambda i: i.feed_many(logs), fold, distinct)
+    assert fast == slow
+
+
+@settings(max_examples=150, deadline=None)
+@given(logs=_logs, newline=st.booleans(), fold=st.sampled_from([2, valueset.FOLD]))
+def test_a_block_of_bytes_reads_as_its_lines_do(logs, newline, fold):
+    """feed_block (the lane on a file's bytes, decoding only what it leaves to Python) against
+    the Python path on the lines of the same text."""
+    text = "\n".join(logs) + ("\n" if newline else "")
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    fast, _ = _both(lambda i: i.feed_block(text.encode()), fold)
+    _, slow = _both(lambda i: i.feed_many(lines), fold)
+    assert fast == slow
+
+
+@settings(max_examples=100, deadline=None)
+@given(logs=_logs)
+def test_lines_with_their_newline_read_as_without(logs):
+    """A text stream leaves each line its newline; the lane reads those as the Python path does."""
+    lines = [line + "\n" for line in logs]
+    fast, slow = _both(lambda i: i.feed_many(lines))
+    assert fast == slow
+
+
+def test_the_lane_reads_the_benchmark_lines_itself():
+    """The common lines are the lane's: every line of the benchmark's shapes (batch lines,
+    ordinary text, events) is read in C."""
+    lines = []
+    for i in range(400):
+        t = f"16:{i // 60:02d}:{i % 60:02d}"
+        env = f"Mar 09 {t} gpu-h1 python3[4242]: [2026-03-09 {t} TP{i % 4}] "
+        lines.append(env + f"Decode batch, #running-req: {i % 64}, #token: {i * 7}, token usage: 0.{i % 100:02d}, "
+                           f"accept len: 2.{i % 100:02d}, accept rate: 0.{i % 100:02d}, cuda graph: True, "
+                           f"gen throughput (token/s): {i * 3.25:.2f}, #queue-req: {i % 5}")
+        lines.append(env + f"Prefill batch, #new-seq: 1, #new-token: {i}, #cached-token: 0, token usage: 0.10, "
+                           f"#running-req: 2, #queue-req: 0, #pending-token: 0, cuda graph: False, "
+                           f"input throughput (token/s): {i * 11.5:.2f}")
+        lines.append(env + "Load weight begin. avail mem=77.12 GB")
+        lines.append(env + "KV cache pool is full. Retract requests. #retracted_reqs: 1")
+    summary = Summary()
+    ingest = Ingest(summary)
+    ingest.feed_block(("\n".join(lines) + "\n").encode())
+    lane = summary.lane
+    assert (lane.batches, lane.unparsed, lane.events) == (800, 400, 400)
+    assert ingest.counts.event == 400 and ingest.counts.read == 1600
+    assert [e["kind"] for e in summary.events] == ["retract"] * 400
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_every_sample_log_summarises_the_same_both_ways(path, monkeypatch, python_path):
+    def run() -> str:
+        summary, counts = parallel.summarise([str(path)], jobs=1)
+        return json.dumps(summary.to_json(counts.to_json()))
+
+    fast = run()
+    python_path()
+    assert fast == run()
+
+
+def test_parts_read_in_parallel_join_as_the_python_path_reads_the_whole(monkeypatch, python_path, tmp_path):
+    """Forked readers of a file's parts, each with its lane, against one Python reader."""
+    log = tmp_path / "all.log"
+    log.write_bytes(b"".join(p.read_bytes() for p in SAMPLES if p.suffix == ".log"))
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    summary, counts = parallel.summarise([str(log)], jobs=3)
+    fast = json.dumps(summary.to_json(counts.to_json()))
+    python_path()
+    summary, counts = parallel.summarise([str(log)], jobs=1)
+    assert fast == json.dumps(summary.to_json(counts.to_json()))
+
+
+def test_no_word_of_an_event_overlaps_another():
+    """The lane finds every word a line holds; classify() takes them as findall's (which finds no
+    overlapping ones): the same while no word's end is another's start, and none holds another.
+    (A line with `batch` anywhere is left to the Python path.)"""
+    for a in events.WORDS:
+        for b in events.WORDS:
+            if a != b:
+                assert a not in b
+                assert not any(a.endswith(b[:k]) for k in range(1, min(len(a), len(b)))), (a, b)
+
+
+# ---- count_values and sort_values: Counter.update and sorted, exactly ----------------------------------
+
+_doubles = st.lists(st.one_of(st.floats(allow_nan=False), st.sampled_from([0.0, -0.0, 1.5, -1.5])), max_size=300)
+
+
+def _bits(values) -> list[bytes]:
+    return [struct.pack("<d", v) for v in values]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_doubles, _doubles)
+def test_count_values_counts_as_counter_update_does(first, then):
+    mine, theirs = Counter(), Counter()
+    for values in (first, then):
+        compiled._compiled.count_values(array("d", values), mine)
+        theirs.update(array("d", values))
+    assert mine == theirs
+    # the same keys in the same order, 0.0 and -0.0 as whichever came first
+    assert _bits(mine) == _bits(theirs)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_doubles)
+def test_sort_values_orders_as_sorted_does(values):
+    mine = array("d", values)
+    compiled._compiled.sort_values(mine)
+    assert _bits(mine) == _bits(sorted(values))  # stable: 0.0 and -0.0 stay in the order they came
+
+
+def test_sort_values_takes_a_long_array_of_every_sign_and_size():
+    values = [math.ldexp((-1) ** i * (i % 977), (i * 37) % 200 - 100) for i in range(50_000)] + [-0.0, 0.0] * 50
+    mine = array("d", values)
+    compiled._compiled.sort_values(mine)
+    assert _bits(mine) == _bits(sorted(values))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.one_of(st.floats(min_value=-1e300, max_value=1e300),
+                                   st.sampled_from([0.0, -0.0, 1e16, -1e16, 0.1, 5e-324])), max_size=60), max_size=6))
+def test_exact_parts_sum_as_the_python_way_does(batches):
+    """The exact sums (loadmatch's, the dashboard's epochs'): parts made in C give the mean the
+    Python way's give."""
+    from mtptui.core.stats import ExactSum
+
+    def mean(use_c: bool):
+        with pytest.MonkeyPatch.context() as m:
+            if not use_c:
+                _python_path(m)
+            total = ExactSum()
+            for values in batches:
+                total.add(list(values))
+            return total.n, _bits([total.mean() or 0.0]), total.mean() is None
+
+    assert mean(True) == mean(False)

@@ -3,7 +3,8 @@
 C, the values of batch lines written straight into the rows of the summary's series, no object
 made per line; and a metric's values counted and ordered in C.
 
-What it reads, exactly as LineParser.parse reads it (tests/unit/test_compiled.py holds the two to it):
+What it reads, exactly as LineParser.parse reads it (tests/unit/test_compiled.py and
+test_fast_general.py hold it to that):
 - a batch line, raw or in journald's `short` envelope, or behind a Ray actor's decoration, with
   SGLang's prefix (parse/__init__.py's _FAST: the same shapes, written out below), and a body of a
   layout that the Python fast path reads (sglang.layout_of), in plain numbers (`12`, `-3`, `0.75`);
@@ -221,7 +222,7 @@ cdef bint prefix(const char* s, Py_ssize_t p, Line* ln) nogil:
     if q < n and s[q] == c' ':
         q += 1
     ln.msg = q
-    # the time, as timeparse.ymd_hms (and prefix_time for the milliseconds) gives it
+    # the time, as timeparse.instant gives it
     year = two(t) * 100 + two(t + 2)
     month, day, hh, mm, ss = two(t + 5), two(t + 8), two(t + 11), two(t + 14), two(t + 17)
     if year >= 1 and 1 <= month <= 12 and 1 <= day <= 31 and hh < 24 and mm < 60 and ss < 62:
@@ -374,7 +375,7 @@ cdef class Acc:
 cdef class Lane:
     """scan() reads the lines it can and returns where it stopped; flush() hands the waiting
     counts to the series (before anything else reaches the sink, and at the end)."""
-    cdef object parser
+    cdef object dates  # the parser's LogDate
     cdef object sink
     cdef tuple columns  # per kind: the names of the row's columns
     cdef list table  # SLOTS entries: Acc or None, by the hash of their key
@@ -389,7 +390,7 @@ cdef class Lane:
     cdef int[256] last
     cdef double last_ts
     cdef bint pending
-    cdef object date  # the parser's date of the last full stamp, as this scan began
+    cdef object date  # the date of the last full stamp, as this scan began
     cdef public Py_ssize_t batches
     cdef public Py_ssize_t unparsed
     cdef public Py_ssize_t events
@@ -399,7 +400,7 @@ cdef class Lane:
     def __init__(self, parser, sink, tuple decode_columns, tuple prefill_columns):
         if len(decode_columns) > MAX_COLUMNS or len(prefill_columns) > MAX_COLUMNS:
             raise ValueError("too many columns")
-        self.parser = parser
+        self.dates = parser.dates
         self.sink = sink
         sink.lane = self
         self.columns = (decode_columns, prefill_columns)
@@ -434,7 +435,7 @@ cdef class Lane:
         cdef const char* s
         if host is not None:
             return i
-        self.date = self.parser.date
+        self.date = self.dates.date
         while i < n:
             line = lines[i]
             if type(line) is not str or not PyUnicode_IS_ASCII(line):
@@ -454,7 +455,7 @@ cdef class Lane:
         cdef const char* s = <const char*>data
         cdef Py_ssize_t n = len(data)
         cdef const char* end
-        self.date = self.parser.date
+        self.date = self.dates.date
         while pos < n:
             end = <const char*>memchr(s + pos, c'\n', n - pos)
             if not self._read(s + pos, (end - s if end != NULL else n) - pos):
@@ -525,8 +526,8 @@ cdef class Lane:
             self.batches += 1
         # the date of the last full stamp, for year-less and time-only stamps, as parse() keeps it
         if len(<str>self.date) != 10 or memcmp(<const char*>PyUnicode_DATA(self.date), s + ln.stamp, 10) != 0:
-            self.parser.assume_date(PyUnicode_DecodeASCII(s + ln.stamp, 10, NULL))
-            self.date = self.parser.date
+            self.dates.note(PyUnicode_DecodeASCII(s + ln.stamp, 10, NULL))
+            self.date = self.dates.date
         if ln.kind >= 0 and filled + ncols >= acc.limit:
             self.flush()  # a fold hands the counts over to the epoch
             acc.fold()

@@ -48,7 +48,7 @@ def _summary(feed) -> tuple[str, object]:
     ingest = Ingest(summary)
     feed(ingest)
     doc = summary.to_json(ingest.counts.to_json())
-    return json.dumps(doc), (ingest.parser._date_text, ingest.parser.envelope.year)
+    return json.dumps(doc), (ingest.parser.dates.date, ingest.parser.dates.year)
 
 
 def _both(feed, fold: int = valueset.FOLD, distinct: int = valueset.MAX_DISTINCT) -> tuple:

@@ -16,12 +16,29 @@ whole compiled lane; the lane needs 6.8x fewer instructions per line than the Py
 
 from __future__ import annotations
 
+import hashlib
 import os
+from pathlib import Path
 
-try:
-    from mtptui.core import _compiled
-except ImportError:  # not built: no compiler at install, or built for another Python
-    _compiled = None
+
+def built_from_this_source(here: Path) -> bool:
+    """An editable install keeps the lane it built after a pull changes `_compiled.pyx`: that lane
+    would read lines by other layouts than the Python code's. So a lane is used only if it was
+    built from the source that is here (hatch_build.py notes the source's hash beside it)."""
+    try:
+        noted = (here / "_compiled.sha256").read_text().strip()
+        source = (here / "_compiled.pyx").read_bytes()
+    except OSError:
+        return False
+    return noted == hashlib.sha256(source).hexdigest()
+
+
+_compiled = None
+if built_from_this_source(Path(__file__).parent):
+    try:
+        from mtptui.core import _compiled
+    except ImportError:  # built for another Python
+        _compiled = None
 
 BUILT = _compiled is not None
 # MTPTUI_PURE=1 leaves it unused (to compare the two paths, or to rule it out)

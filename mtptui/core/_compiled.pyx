@@ -802,40 +802,42 @@ def sort_values(array.array values):
         free(signs)
 
 
+DEF MAX_BUCKETS = 16
+cdef array.array _DOUBLES = array.array("d")
+
+
 cdef array.array _doubles(values):
     return values if type(values) is array.array and values.typecode == "d" else array.array("d", values)
 
 
-def split_by_load(running_, gen_, accept_, list table, double top, Py_ssize_t buckets):
-    """loadmatch.LoadBuckets.add_columns' loop: per bucket, the lines in it and their gen
-    throughputs and accept lens (those they carried), in order. A row's bucket: the last one at
-    and past `top` running requests, table[int(running)] from 1 up to it, none below 1 or NaN.
-    The columns: arrays of doubles (or sequences of numbers)."""
-    cdef array.array running = _doubles(running_), gen = _doubles(gen_), accept = _doubles(accept_)
-    cdef Py_ssize_t n = min(len(running), len(gen), len(accept)), i, b
-    cdef Py_ssize_t last = buckets - 1
-    cdef double r, g, a
-    cdef int[256] index
-    if not 1 <= top <= 256 or len(table) < top:
-        raise ValueError("buckets past 256 running requests")
-    for b in range(1, <Py_ssize_t>top):
-        index[b] = table[b]
-        if not 0 <= index[b] < buckets:
-            raise ValueError("a bucket out of range")
-    counts = [0] * (last + 1)
-    gens = [[] for _ in range(last + 1)]
-    accepts = [[] for _ in range(last + 1)]
-    cdef double* rs = running.data.as_doubles
+def split_by(keys_, gen_, accept_, tuple bounds):
+    """loadmatch.split's loop: per bucket, the lines in it and their gen throughputs and accept
+    lens (those they carried), in order. A line's bucket: the last bound at or below its key;
+    none below the first bound, or for NaN. The columns: arrays of doubles (or sequences of numbers)."""
+    cdef array.array keys = _doubles(keys_), gen = _doubles(gen_), accept = _doubles(accept_)
+    cdef Py_ssize_t n = min(len(keys), len(gen), len(accept)), i
+    cdef int k = len(bounds), b
+    cdef double key, g, a
+    cdef double[MAX_BUCKETS] lo
+    if not 1 <= k <= MAX_BUCKETS:
+        raise ValueError("from 1 to 16 buckets")
+    for b in range(k):
+        lo[b] = bounds[b]
+        if b and not lo[b] > lo[b - 1]:
+            raise ValueError("bounds not in order")
+    counts = [0] * k
+    gens = [[] for _ in range(k)]
+    accepts = [[] for _ in range(k)]
+    cdef double* ks = keys.data.as_doubles
     cdef double* gs = gen.data.as_doubles
     cdef double* acs = accept.data.as_doubles
     for i in range(n):
-        r = rs[i]
-        if r >= top:
-            b = last
-        elif r >= 1:
-            b = index[<int>r]
-        else:
+        key = ks[i]
+        if not key >= lo[0]:
             continue
+        b = k - 1
+        while key < lo[b]:
+            b -= 1
         counts[b] += 1
         g = gs[i]
         if g == g:
@@ -844,6 +846,26 @@ def split_by_load(running_, gen_, accept_, list table, double top, Py_ssize_t bu
         if a == a:
             (<list>accepts[b]).append(a)
     return counts, gens, accepts
+
+
+def context_keys(tokens_, full_, running_):
+    """loadmatch.context_keys: per line, tokens (or, where NaN, full) over running, NaN where
+    running is below 1 or NaN; the same division Python does (IEEE, correctly rounded)."""
+    cdef array.array tokens = _doubles(tokens_), full = _doubles(full_), running = _doubles(running_)
+    cdef Py_ssize_t n = min(len(tokens), len(full), len(running)), i
+    cdef array.array out = array.clone(_DOUBLES, n, False)
+    cdef double* ts = tokens.data.as_doubles
+    cdef double* fs = full.data.as_doubles
+    cdef double* rs = running.data.as_doubles
+    cdef double* o = out.data.as_doubles
+    cdef double t, r
+    for i in range(n):
+        r = rs[i]
+        t = ts[i]
+        if t != t:
+            t = fs[i]
+        o[i] = t / r if r >= 1 else NAN
+    return out
 
 
 from libc.math cimport fabs, isfinite

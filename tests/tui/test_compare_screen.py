@@ -47,7 +47,7 @@ async def test_c_shows_summarys_epochs_and_escape_closes():
         lines = ranks.splitlines()
         at = lines.index(next(ln for ln in lines if ln.startswith("at the same load")))
         assert [ln.split() for ln in lines[at + 1:]] == [
-            [b.running, f"{b.gen_throughput:.1f}", "tok/s", "acc", "len", f"{b.accept_len:.2f}", str(b.decode), "lines",
+            [b.label, f"{b.gen_throughput:.1f}", "tok/s", "acc", "len", f"{b.accept_len:.2f}", str(b.decode), "lines",
              "vs", "prev", "+40%", "vs", "spec", "off", "+40%"] for b in want[1].by_load]
         await pilot.press("escape")
         assert not isinstance(app.screen, CompareScreen)

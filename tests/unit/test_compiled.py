@@ -35,7 +35,8 @@ def _python_path(m: pytest.MonkeyPatch) -> None:
     m.setattr(compiled, "ENABLED", False)
     m.setattr(compiled, "count_values", None)
     m.setattr(compiled, "sort_values", None)
-    m.setattr(compiled, "split_by_load", None)
+    m.setattr(compiled, "split_by", None)
+    m.setattr(compiled, "context_keys", None)
     m.setattr(compiled, "exact_parts", None)
 
 

@@ -16,7 +16,7 @@ from mtptui.config import ConfigError, load_config
 from mtptui.sources.process import ProcessSource
 
 SIM_LABEL = "simulator (mtptui sim, not a real SGLang)"
-LOADS = ("light", "steady", "burst", "ramp", "saturate")
+LOADS = ("light", "steady", "burst", "ramp", "saturate", "long")
 
 EPILOG = """\
 The simulated server: DeepSeek-V3 on TP 8 with DP attention and EP 8 (8 schedulers, each logging

@@ -802,50 +802,11 @@ def sort_values(array.array values):
         free(signs)
 
 
-DEF MAX_BUCKETS = 16
 cdef array.array _DOUBLES = array.array("d")
 
 
 cdef array.array _doubles(values):
     return values if type(values) is array.array and values.typecode == "d" else array.array("d", values)
-
-
-def split_by(keys_, gen_, accept_, tuple bounds):
-    """loadmatch.split's loop: per bucket, the lines in it and their gen throughputs and accept
-    lens (those they carried), in order. A line's bucket: the last bound at or below its key;
-    none below the first bound, or for NaN. The columns: arrays of doubles (or sequences of numbers)."""
-    cdef array.array keys = _doubles(keys_), gen = _doubles(gen_), accept = _doubles(accept_)
-    cdef Py_ssize_t n = min(len(keys), len(gen), len(accept)), i
-    cdef int k = len(bounds), b
-    cdef double key, g, a
-    cdef double[MAX_BUCKETS] lo
-    if not 1 <= k <= MAX_BUCKETS:
-        raise ValueError("from 1 to 16 buckets")
-    for b in range(k):
-        lo[b] = bounds[b]
-        if b and not lo[b] > lo[b - 1]:
-            raise ValueError("bounds not in order")
-    counts = [0] * k
-    gens = [[] for _ in range(k)]
-    accepts = [[] for _ in range(k)]
-    cdef double* ks = keys.data.as_doubles
-    cdef double* gs = gen.data.as_doubles
-    cdef double* acs = accept.data.as_doubles
-    for i in range(n):
-        key = ks[i]
-        if not key >= lo[0]:
-            continue
-        b = k - 1
-        while key < lo[b]:
-            b -= 1
-        counts[b] += 1
-        g = gs[i]
-        if g == g:
-            (<list>gens[b]).append(g)
-        a = acs[i]
-        if a == a:
-            (<list>accepts[b]).append(a)
-    return counts, gens, accepts
 
 
 def context_keys(tokens_, full_, running_):
@@ -873,33 +834,96 @@ from libc.math cimport fabs, isfinite
 DEF MAX_PARTIALS = 128
 
 
+cdef bint _grow(double* p, int* count, double x) nogil:
+    """Adds x to the partials p[:count] (Shewchuk's, as math.fsum keeps them); False when a sum
+    overflows or the partials run out (the caller's own way handles those)."""
+    cdef int i, j = 0
+    cdef double y, hi, lo, t
+    for i in range(count[0]):
+        y = p[i]
+        if fabs(x) < fabs(y):
+            t = x
+            x = y
+            y = t
+        hi = x + y
+        lo = y - (hi - x)
+        if lo != 0.0:
+            p[j] = lo
+            j += 1
+        x = hi
+    if not isfinite(x) or j >= MAX_PARTIALS:
+        return False
+    p[j] = x
+    count[0] = j + 1
+    return True
+
+
+cdef list _nonzero(double* p, int count):
+    return [p[i] for i in range(count) if p[i] != 0.0]
+
+
 def exact_parts(list parts, list values):
-    """Floats that do not overlap and whose sum is exactly that of parts and values (Shewchuk's
-    partials, as math.fsum keeps them), without zeros: loadmatch's exact sums in one pass.
-    None when a value is not finite or a sum overflows (the caller's own way handles those)."""
+    """Floats that do not overlap and whose sum is exactly that of parts and values, without
+    zeros: loadmatch's exact sums in one pass. None when a value is not finite or a sum overflows
+    (the caller's own way handles those)."""
     cdef double[MAX_PARTIALS] p
-    cdef int count = 0, i, j
-    cdef double x, y, hi, lo, t
+    cdef int count = 0
+    cdef double x
     for source in (parts, values):
         for v in <list>source:
             x = v
-            if not isfinite(x):
+            if not isfinite(x) or not _grow(p, &count, x):
                 return None
-            j = 0
-            for i in range(count):
-                y = p[i]
-                if fabs(x) < fabs(y):
-                    t = x
-                    x = y
-                    y = t
-                hi = x + y
-                lo = y - (hi - x)
-                if lo != 0.0:
-                    p[j] = lo
-                    j += 1
-                x = hi
-            if not isfinite(x) or j >= MAX_PARTIALS:
+    return _nonzero(p, count)
+
+
+DEF MAX_BUCKETS = 16
+
+
+def split_sums(keys_, gen_, accept_, tuple bounds):
+    """loadmatch.split's loop and the exact sums of what it splits, in one pass, no float object
+    made per line: per bucket, its lines, and of the gen throughputs and accept lens its lines
+    carried, how many and their exact sum as parts (exact_parts'). A line's bucket: the last bound
+    at or below its key; none below the first bound, or for NaN. None when a value is not finite
+    or a sum overflows (the caller's own way handles those). The columns: arrays of doubles (or
+    sequences of numbers)."""
+    cdef array.array keys = _doubles(keys_), gen = _doubles(gen_), accept = _doubles(accept_)
+    cdef Py_ssize_t n = min(len(keys), len(gen), len(accept)), i
+    cdef int k = len(bounds), b
+    cdef double key, g, a
+    cdef double[MAX_BUCKETS] lo
+    cdef Py_ssize_t[MAX_BUCKETS] lines, gen_n, accept_n
+    cdef int[MAX_BUCKETS] gen_count, accept_count
+    cdef double[MAX_BUCKETS][MAX_PARTIALS] gen_p, accept_p
+    if not 1 <= k <= MAX_BUCKETS:
+        raise ValueError("from 1 to 16 buckets")
+    for b in range(k):
+        lo[b] = bounds[b]
+        if b and not lo[b] > lo[b - 1]:
+            raise ValueError("bounds not in order")
+        lines[b] = gen_n[b] = accept_n[b] = 0
+        gen_count[b] = accept_count[b] = 0
+    cdef double* ks = keys.data.as_doubles
+    cdef double* gs = gen.data.as_doubles
+    cdef double* acs = accept.data.as_doubles
+    for i in range(n):
+        key = ks[i]
+        if not key >= lo[0]:
+            continue
+        b = k - 1
+        while key < lo[b]:
+            b -= 1
+        lines[b] += 1
+        g = gs[i]
+        if g == g:
+            if not isfinite(g) or not _grow(gen_p[b], &gen_count[b], g):
                 return None
-            p[j] = x
-            count = j + 1
-    return [p[i] for i in range(count) if p[i] != 0.0]
+            gen_n[b] += 1
+        a = acs[i]
+        if a == a:
+            if not isfinite(a) or not _grow(accept_p[b], &accept_count[b], a):
+                return None
+            accept_n[b] += 1
+    return ([lines[b] for b in range(k)],
+            [gen_n[b] for b in range(k)], [_nonzero(gen_p[b], gen_count[b]) for b in range(k)],
+            [accept_n[b] for b in range(k)], [_nonzero(accept_p[b], accept_count[b]) for b in range(k)])

@@ -82,8 +82,6 @@ def split(keys: Sequence[float], gen: Sequence[float], accept: Sequence[float],
     """Per bucket: the lines whose key falls in it (the last bound at or below the key), and their
     gen throughputs and accept lens (those they carried), in order. A key below the first bound,
     or NaN, falls in none."""
-    if compiled.split_by is not None:  # the same loop in C (summary's hot path)
-        return compiled.split_by(keys, gen, accept, bounds)
     k = len(bounds)
     lo = bounds[0]
     counts = [0] * k
@@ -175,13 +173,21 @@ class Buckets:
         into buckets."""
         scale = self.scale
         n = len(scale.fields)
-        counts, gens, accepts = split(scale.keys(*columns[:n]), columns[n], columns[n + 1], scale.bounds)
-        for i, c in enumerate(counts):
+        keys, gen, accept = scale.keys(*columns[:n]), columns[n], columns[n + 1]
+        # In C (summary's hot path): the same split, each bucket's values summed as they come,
+        # as parts of the same exact sums; None leaves the values that C does not sum to Python.
+        sums = None if compiled.split_sums is None else compiled.split_sums(keys, gen, accept, scale.bounds)
+        if sums is not None:
+            counts, gen_n, gens, accept_n, accepts = sums
+        else:
+            counts, gens, accepts = split(keys, gen, accept, scale.bounds)
+            gen_n, accept_n = map(len, gens), map(len, accepts)
+        for i, (c, ng, na) in enumerate(zip(counts, gen_n, accept_n)):
             self.decode[i] += c
-            if gens[i]:
-                self.gen[i].add(gens[i])
-            if accepts[i]:
-                self.accept[i].add(accepts[i])
+            if ng:
+                self.gen[i].add(gens[i], ng)
+            if na:
+                self.accept[i].add(accepts[i], na)
 
     def merge(self, later: Buckets) -> None:
         self.fold()

@@ -17,7 +17,6 @@ the dashboard's epochs through one routine (add_columns), so both give the same 
 
 from __future__ import annotations
 
-import math
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
@@ -25,6 +24,7 @@ from dataclasses import dataclass
 from itertools import repeat
 
 from mtptui.core import compiled
+from mtptui.core.stats import ExactSum
 
 VALUE_FIELDS = ("gen_throughput", "accept_len")  # what a bucket sums, after the key's fields in a row
 _ROWS_PER_FOLD = 4096  # the dashboard's buffered rows are summed at least this often
@@ -99,42 +99,6 @@ def split(keys: Sequence[float], gen: Sequence[float], accept: Sequence[float],
     return counts, gens, accepts
 
 
-class _ExactSum:
-    """n values and their sum, kept exactly as a few floats that do not overlap (each the rounded
-    rest of the others' sum), so a mean does not depend on the order or the parts values came in:
-    fsum(parts) is the correctly rounded sum, the one a ValueSet's mean divides by n."""
-
-    __slots__ = ("n", "parts")
-
-    def __init__(self) -> None:
-        self.n = 0
-        self.parts: list[float] = []
-
-    def add(self, values: list[float], n: int | None = None) -> None:
-        parts = None if compiled.exact_parts is None else compiled.exact_parts(self.parts, values)
-        if parts is None:
-            rest = self.parts + values
-            parts = []
-            while True:
-                # fsum rounds the exact sum correctly, so s is 0 only when what is left is exactly 0
-                s = math.fsum(rest)
-                if s == 0 or not math.isfinite(s):
-                    break
-                parts.append(s)
-                rest.append(-s)
-            if s != 0:
-                parts = [s]
-        self.parts = parts  # other parts of the same sum (in C: one pass) give the same mean
-        self.n += len(values) if n is None else n
-
-    def merge(self, other: _ExactSum) -> None:
-        self.add(other.parts, other.n)
-
-    def mean(self) -> float | None:
-        # 9 places drop float noise, as ValueSet's means do
-        return round(math.fsum(self.parts) / self.n, 9) if self.n else None
-
-
 class Buckets:
     """Per bucket of a scale: decode lines, gen throughput and accept len (exact sums)."""
 
@@ -144,8 +108,8 @@ class Buckets:
         k = len(scale.buckets)
         self.scale = scale
         self.decode = [0] * k
-        self.gen = [_ExactSum() for _ in range(k)]
-        self.accept = [_ExactSum() for _ in range(k)]
+        self.gen = [ExactSum() for _ in range(k)]
+        self.accept = [ExactSum() for _ in range(k)]
         self.buf = array("d")  # add()'s rows, the scale's row fields each, until fold()
 
     def add(self, fields: dict) -> None:

@@ -18,7 +18,7 @@ from test_loadmatch import summary_json
 
 from mtptui.core.compare import BucketRow, bucket_cells, epoch_rows, stops_paying_from
 from mtptui.core.loadmatch import CONTEXT, Buckets
-from mtptui.sources import chunked
+from mtptui.core import parallel
 
 T0 = utc(2026, 3, 9, 16)
 CONTEXT_LABELS = [label for label, _ in CONTEXT.buckets]
@@ -86,8 +86,8 @@ def test_the_buckets_find_where_speculation_stops_paying(log):
 def test_the_dashboard_and_a_parallel_read_give_the_same_buckets(log, monkeypatch):
     want = summary_json(log)["epochs"]
     assert store_epochs(store_of(log, capacity=8)) == want
-    monkeypatch.setattr(chunked, "PARALLEL_MIN_BYTES", 1)
-    par, counts = chunked.summarise([log], jobs=2)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
+    par, counts = parallel.summarise([log], jobs=2)
     assert par.to_json(counts.to_json())["epochs"] == want
 
 

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from mtptui.sim import answers, behaviour, scenario
-from mtptui.sources import chunked
+from mtptui.core import parallel
 
 QWEN = ["--model-path", "Qwen/Qwen3.5-122B-A10B", "--tp", "4"]
 LLAMA = ["--model-path", "meta-llama/Llama-3.1-8B-Instruct"]
@@ -119,7 +119,7 @@ def test_the_long_context_sample_finds_where_speculation_stops_paying(tmp_path):
     runs slower than without it from 32-64k on, as the model above implies; summary says so."""
     path = tmp_path / "long.log"
     scenario.write_log(str(path), scenario.render("long-context-toggle"))
-    summary, counts = chunked.summarise([str(path)], jobs=1)
+    summary, counts = parallel.summarise([str(path)], jobs=1)
     off, on = summary.to_json(counts.to_json())["epochs"]
     assert off["label"] == "spec off" and on["label"].startswith("EAGLE")
     changes = {b["context"]: b["vs_baseline"] for b in on["by_context"]}

@@ -21,6 +21,7 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import repeat
 
 from mtptui.core import compiled
@@ -52,11 +53,11 @@ class Scale:
     fields: tuple[str, ...]  # the decode fields the key is made of
     keys: Callable[..., Sequence[float]]  # their columns -> each line's key (NaN: in no bucket)
 
-    @property
+    @cached_property
     def bounds(self) -> tuple[float, ...]:
         return tuple(lo for _, lo in self.buckets)
 
-    @property
+    @cached_property  # read per record by the dashboard
     def row(self) -> tuple[str, ...]:
         """The fields of a buffered row: the key's, then what the buckets sum."""
         return self.fields + VALUE_FIELDS

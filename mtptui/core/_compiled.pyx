@@ -803,48 +803,31 @@ def sort_values(array.array values):
         free(signs)
 
 
+cdef array.array _DOUBLES = array.array("d")
+
+
 cdef array.array _doubles(values):
     return values if type(values) is array.array and values.typecode == "d" else array.array("d", values)
 
 
-def split_by_load(running_, gen_, accept_, list table, double top, Py_ssize_t buckets):
-    """loadmatch.LoadBuckets.add_columns' loop: per bucket, the lines in it and their gen
-    throughputs and accept lens (those they carried), in order. A row's bucket: the last one at
-    and past `top` running requests, table[int(running)] from 1 up to it, none below 1 or NaN.
-    The columns: arrays of doubles (or sequences of numbers)."""
-    cdef array.array running = _doubles(running_), gen = _doubles(gen_), accept = _doubles(accept_)
-    cdef Py_ssize_t n = min(len(running), len(gen), len(accept)), i, b
-    cdef Py_ssize_t last = buckets - 1
-    cdef double r, g, a
-    cdef int[256] index
-    if not 1 <= top <= 256 or len(table) < top:
-        raise ValueError("buckets past 256 running requests")
-    for b in range(1, <Py_ssize_t>top):
-        index[b] = table[b]
-        if not 0 <= index[b] < buckets:
-            raise ValueError("a bucket out of range")
-    counts = [0] * (last + 1)
-    gens = [[] for _ in range(last + 1)]
-    accepts = [[] for _ in range(last + 1)]
+def context_keys(tokens_, full_, running_):
+    """loadmatch.context_keys: per line, tokens (or, where NaN, full) over running, NaN where
+    running is below 1 or NaN; the same division Python does (IEEE, correctly rounded)."""
+    cdef array.array tokens = _doubles(tokens_), full = _doubles(full_), running = _doubles(running_)
+    cdef Py_ssize_t n = min(len(tokens), len(full), len(running)), i
+    cdef array.array out = array.clone(_DOUBLES, n, False)
+    cdef double* ts = tokens.data.as_doubles
+    cdef double* fs = full.data.as_doubles
     cdef double* rs = running.data.as_doubles
-    cdef double* gs = gen.data.as_doubles
-    cdef double* acs = accept.data.as_doubles
+    cdef double* o = out.data.as_doubles
+    cdef double t, r
     for i in range(n):
         r = rs[i]
-        if r >= top:
-            b = last
-        elif r >= 1:
-            b = index[<int>r]
-        else:
-            continue
-        counts[b] += 1
-        g = gs[i]
-        if g == g:
-            (<list>gens[b]).append(g)
-        a = acs[i]
-        if a == a:
-            (<list>accepts[b]).append(a)
-    return counts, gens, accepts
+        t = ts[i]
+        if t != t:
+            t = fs[i]
+        o[i] = t / r if r >= 1 else NAN
+    return out
 
 
 from libc.math cimport fabs, isfinite
@@ -852,33 +835,96 @@ from libc.math cimport fabs, isfinite
 DEF MAX_PARTIALS = 128
 
 
+cdef bint _grow(double* p, int* count, double x) nogil:
+    """Adds x to the partials p[:count] (Shewchuk's, as math.fsum keeps them); False when a sum
+    overflows or the partials run out (the caller's own way handles those)."""
+    cdef int i, j = 0
+    cdef double y, hi, lo, t
+    for i in range(count[0]):
+        y = p[i]
+        if fabs(x) < fabs(y):
+            t = x
+            x = y
+            y = t
+        hi = x + y
+        lo = y - (hi - x)
+        if lo != 0.0:
+            p[j] = lo
+            j += 1
+        x = hi
+    if not isfinite(x) or j >= MAX_PARTIALS:
+        return False
+    p[j] = x
+    count[0] = j + 1
+    return True
+
+
+cdef list _nonzero(double* p, int count):
+    return [p[i] for i in range(count) if p[i] != 0.0]
+
+
 def exact_parts(list parts, list values):
-    """Floats that do not overlap and whose sum is exactly that of parts and values (Shewchuk's
-    partials, as math.fsum keeps them), without zeros: loadmatch's exact sums in one pass.
-    None when a value is not finite or a sum overflows (the caller's own way handles those)."""
+    """Floats that do not overlap and whose sum is exactly that of parts and values, without
+    zeros: loadmatch's exact sums in one pass. None when a value is not finite or a sum overflows
+    (the caller's own way handles those)."""
     cdef double[MAX_PARTIALS] p
-    cdef int count = 0, i, j
-    cdef double x, y, hi, lo, t
+    cdef int count = 0
+    cdef double x
     for source in (parts, values):
         for v in <list>source:
             x = v
-            if not isfinite(x):
+            if not isfinite(x) or not _grow(p, &count, x):
                 return None
-            j = 0
-            for i in range(count):
-                y = p[i]
-                if fabs(x) < fabs(y):
-                    t = x
-                    x = y
-                    y = t
-                hi = x + y
-                lo = y - (hi - x)
-                if lo != 0.0:
-                    p[j] = lo
-                    j += 1
-                x = hi
-            if not isfinite(x) or j >= MAX_PARTIALS:
+    return _nonzero(p, count)
+
+
+DEF MAX_BUCKETS = 16
+
+
+def split_sums(keys_, gen_, accept_, tuple bounds):
+    """loadmatch.split's loop and the exact sums of what it splits, in one pass, no float object
+    made per line: per bucket, its lines, and of the gen throughputs and accept lens its lines
+    carried, how many and their exact sum as parts (exact_parts'). A line's bucket: the last bound
+    at or below its key; none below the first bound, or for NaN. None when a value is not finite
+    or a sum overflows (the caller's own way handles those). The columns: arrays of doubles (or
+    sequences of numbers)."""
+    cdef array.array keys = _doubles(keys_), gen = _doubles(gen_), accept = _doubles(accept_)
+    cdef Py_ssize_t n = min(len(keys), len(gen), len(accept)), i
+    cdef int k = len(bounds), b
+    cdef double key, g, a
+    cdef double[MAX_BUCKETS] lo
+    cdef Py_ssize_t[MAX_BUCKETS] lines, gen_n, accept_n
+    cdef int[MAX_BUCKETS] gen_count, accept_count
+    cdef double[MAX_BUCKETS][MAX_PARTIALS] gen_p, accept_p
+    if not 1 <= k <= MAX_BUCKETS:
+        raise ValueError("from 1 to 16 buckets")
+    for b in range(k):
+        lo[b] = bounds[b]
+        if b and not lo[b] > lo[b - 1]:
+            raise ValueError("bounds not in order")
+        lines[b] = gen_n[b] = accept_n[b] = 0
+        gen_count[b] = accept_count[b] = 0
+    cdef double* ks = keys.data.as_doubles
+    cdef double* gs = gen.data.as_doubles
+    cdef double* acs = accept.data.as_doubles
+    for i in range(n):
+        key = ks[i]
+        if not key >= lo[0]:
+            continue
+        b = k - 1
+        while key < lo[b]:
+            b -= 1
+        lines[b] += 1
+        g = gs[i]
+        if g == g:
+            if not isfinite(g) or not _grow(gen_p[b], &gen_count[b], g):
                 return None
-            p[j] = x
-            count = j + 1
-    return [p[i] for i in range(count) if p[i] != 0.0]
+            gen_n[b] += 1
+        a = acs[i]
+        if a == a:
+            if not isfinite(a) or not _grow(accept_p[b], &accept_count[b], a):
+                return None
+            accept_n[b] += 1
+    return ([lines[b] for b in range(k)],
+            [gen_n[b] for b in range(k)], [_nonzero(gen_p[b], gen_count[b]) for b in range(k)],
+            [accept_n[b] for b in range(k)], [_nonzero(accept_p[b], accept_count[b]) for b in range(k)])

@@ -6,8 +6,8 @@ the two to it), more slowly. It holds:
 - the lane: the common lines of SGLang's logs read in C straight into a summary's rows, no record
   made per line; it stops at any other line, which the caller parses in Python;
 - count_values() and sort_values(): a metric's values counted and put in order in C (valueset.py);
-- split_by_load() and exact_parts(): decode lines sorted into load buckets, and their exact sums,
-  in C (loadmatch.py).
+- split_sums(), context_keys() and exact_parts(): decode lines sorted into buckets of load or
+  context, and their exact sums, in C (loadmatch.py).
 
 Why compiled, by measurement (README, Performance): compiling the Python modules as they are
 (Cython) saves 8% of the instructions per line; one regex over a block of text costs twice the
@@ -46,7 +46,8 @@ ENABLED = BUILT and not os.environ.get("MTPTUI_PURE")
 
 count_values = _compiled.count_values if ENABLED else None
 sort_values = _compiled.sort_values if ENABLED else None
-split_by_load = _compiled.split_by_load if ENABLED else None
+split_sums = _compiled.split_sums if ENABLED else None
+context_keys = _compiled.context_keys if ENABLED else None
 exact_parts = _compiled.exact_parts if ENABLED else None
 
 

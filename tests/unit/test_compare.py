@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from test_summary_epochs import _toggle_log
 
+from mtptui.core import parallel
 from mtptui.core.compare import DELTA_MIN_BATCHES, dp_group, epoch_rows, percent, with_comparison
 from mtptui.core.ingest import Ingest
 from mtptui.core.store import Store
-from mtptui.sources import chunked
 from mtptui.sources.file import open_lines
 
 TOGGLE = str(Path(__file__).resolve().parents[2] / "sample_logs" / "mtp-toggle-restarts.log")
@@ -24,7 +24,7 @@ def store_of(path: str, capacity: int = 4096) -> Store:
 
 
 def summary_epochs(path: str) -> list[dict]:
-    s, counts = chunked.summarise([path], jobs=1)
+    s, counts = parallel.summarise([path], jobs=1)
     return s.to_json(counts.to_json())["epochs"]
 
 
@@ -117,15 +117,18 @@ def test_a_change_needs_enough_lines_in_both_epochs_and_skips_short_runs():
 def test_summary_json_of_every_sample_only_gains_keys():
     """The comparison adds keys to each epoch; nothing that was there changes."""
     for path in sorted(Path(TOGGLE).parent.glob("*.log")):
-        s, counts = chunked.summarise([str(path)], jobs=1)
+        s, counts = parallel.summarise([str(path)], jobs=1)
         s.flush()
         plain = [e.to_json() for e in s.epochs.all()]
         doc = s.to_json(counts.to_json())
         assert len(doc["epochs"]) == len(plain)
         for before, after in zip(plain, doc["epochs"]):
-            assert {k: after[k] for k in before if k != "by_load"} == {k: v for k, v in before.items() if k != "by_load"}
-            assert set(after) - set(before) == {"host_totals", "vs_previous", "vs_baseline"}
-            # each load bucket gains its changes
-            assert [{k: b[k] for k in a} for a, b in zip(before["by_load"], after["by_load"])] == before["by_load"]
-            assert all(set(b) - set(a) == {"vs_previous", "vs_baseline"}
-                       for a, b in zip(before["by_load"], after["by_load"]))
+            buckets = ("by_load", "by_context")
+            assert {k: after[k] for k in before if k not in buckets} == {k: v for k, v in before.items()
+                                                                         if k not in buckets}
+            assert set(after) - set(before) == {"host_totals", "vs_previous", "vs_baseline", "stops_paying_from"}
+            # each bucket gains its changes (a context bucket also its mark)
+            for key, gained in zip(buckets, ({"vs_previous", "vs_baseline"},
+                                             {"vs_previous", "vs_baseline", "below_baseline"})):
+                assert [{k: b[k] for k in a} for a, b in zip(before[key], after[key])] == before[key]
+                assert all(set(b) - set(a) == gained for a, b in zip(before[key], after[key]))

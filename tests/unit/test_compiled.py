@@ -19,11 +19,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mtptui.core import compiled, valueset
+from mtptui.core import compiled, parallel, valueset
 from mtptui.core.ingest import Ingest
 from mtptui.core.parse import events
 from mtptui.core.summary import Summary
-from mtptui.sources import chunked
 
 pytestmark = pytest.mark.skipif(not compiled.BUILT, reason="the compiled hot path was not built (no C compiler at install)")
 
@@ -35,7 +34,8 @@ def _python_path(m: pytest.MonkeyPatch) -> None:
     m.setattr(compiled, "ENABLED", False)
     m.setattr(compiled, "count_values", None)
     m.setattr(compiled, "sort_values", None)
-    m.setattr(compiled, "split_by_load", None)
+    m.setattr(compiled, "split_sums", None)
+    m.setattr(compiled, "context_keys", None)
     m.setattr(compiled, "exact_parts", None)
 
 
@@ -49,7 +49,7 @@ def _summary(feed) -> tuple[str, object]:
     ingest = Ingest(summary)
     feed(ingest)
     doc = summary.to_json(ingest.counts.to_json())
-    return json.dumps(doc), (ingest.parser._date_text, ingest.parser.envelope.year)
+    return json.dumps(doc), (ingest.parser.dates.date, ingest.parser.dates.year)
 
 
 def _both(feed, fold: int = valueset.FOLD, distinct: int = valueset.MAX_DISTINCT) -> tuple:
@@ -95,7 +95,7 @@ _values = st.one_of(
                      "123456789012345", "1234567890123456", "123456789012345678", "1234567890.12345",
                      "0.1234567890123456", "", "True", "False", "x", "12%", "1.2.3"]),
 )
-_keys = st.sampled_from(["#running-req", "#queue-req", "#token", "token usage", "accept len", "accept rate",
+_keys = st.sampled_from(["#running-req", "#queue-req", "#token", "#full token", "token usage", "accept len", "accept rate",
                          "cuda graph", "npu graph", "gen throughput (token/s)", "input throughput (token/s)",
                          "#new-seq", "#new-token", "#cached-token", "cache hit rate", "largest-len", "#cache_miss"])
 
@@ -108,6 +108,8 @@ def _bodies(draw) -> str:
                  f"token usage: {draw(st.floats(0, 1)):.2f}", f"accept len: {al:.2f}",
                  f"accept rate: {draw(st.floats(0, 1)):.2f}", f"cuda graph: {draw(st.booleans())}",
                  f"gen throughput (token/s): {draw(st.floats(0, 3000)):.2f}", f"#queue-req: {draw(st.integers(0, 5))}"]
+        if draw(st.booleans()):  # a hybrid pool's count of tokens in use (the context buckets read either)
+            items[1] = f"#full token: {draw(st.integers(0, 10**5))}"
         if draw(st.booleans()):
             items = [items[i] for i in sorted(draw(st.sets(st.integers(0, 7), min_size=1)))]
         if draw(st.booleans()):
@@ -212,13 +214,13 @@ def test_the_lane_reads_the_benchmark_lines_itself():
     lane = summary.lane
     assert (lane.batches, lane.unparsed, lane.events) == (800, 400, 400)
     assert ingest.counts.event == 400 and ingest.counts.read == 1600
-    assert [e.kind for e in summary.events] == ["retract"] * 400
+    assert [e["kind"] for e in summary.events] == ["retract"] * 400
 
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
 def test_every_sample_log_summarises_the_same_both_ways(path, monkeypatch, python_path):
     def run() -> str:
-        summary, counts = chunked.summarise([str(path)], jobs=1)
+        summary, counts = parallel.summarise([str(path)], jobs=1)
         return json.dumps(summary.to_json(counts.to_json()))
 
     fast = run()
@@ -230,11 +232,11 @@ def test_parts_read_in_parallel_join_as_the_python_path_reads_the_whole(monkeypa
     """Forked readers of a file's parts, each with its lane, against one Python reader."""
     log = tmp_path / "all.log"
     log.write_bytes(b"".join(p.read_bytes() for p in SAMPLES if p.suffix == ".log"))
-    monkeypatch.setattr(chunked, "PARALLEL_MIN_BYTES", 0)
-    summary, counts = chunked.summarise([str(log)], jobs=3)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    summary, counts = parallel.summarise([str(log)], jobs=3)
     fast = json.dumps(summary.to_json(counts.to_json()))
     python_path()
-    summary, counts = chunked.summarise([str(log)], jobs=1)
+    summary, counts = parallel.summarise([str(log)], jobs=1)
     assert fast == json.dumps(summary.to_json(counts.to_json()))
 
 
@@ -289,16 +291,48 @@ def test_sort_values_takes_a_long_array_of_every_sign_and_size():
 @given(st.lists(st.lists(st.one_of(st.floats(min_value=-1e300, max_value=1e300),
                                    st.sampled_from([0.0, -0.0, 1e16, -1e16, 0.1, 5e-324])), max_size=60), max_size=6))
 def test_exact_parts_sum_as_the_python_way_does(batches):
-    """loadmatch's exact sums: parts made in C give the mean the Python way's give."""
-    from mtptui.core.loadmatch import _ExactSum
+    """The exact sums (loadmatch's, the dashboard's epochs'): parts made in C give the mean the
+    Python way's give."""
+    from mtptui.core.stats import ExactSum
 
     def mean(use_c: bool):
         with pytest.MonkeyPatch.context() as m:
             if not use_c:
                 _python_path(m)
-            total = _ExactSum()
+            total = ExactSum()
             for values in batches:
                 total.add(list(values))
             return total.n, _bits([total.mean() or 0.0]), total.mean() is None
 
     assert mean(True) == mean(False)
+
+
+_key_parts = st.one_of(st.floats(min_value=-10, max_value=2e5), st.sampled_from(
+    [float("nan"), 0.0, 1.0, 4096.0, 16384.0, 65536.0, 1e308, float("inf")]))
+# (an infinite value: C leaves the sums to Python)
+_bucket_values = st.one_of(st.floats(min_value=0, max_value=1e4), st.sampled_from([float("nan"), float("inf")]))
+_columns = st.lists(st.tuples(_key_parts, _key_parts, _key_parts, _bucket_values, _bucket_values), max_size=80)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_columns)
+def test_buckets_of_load_and_context_fill_as_the_python_way_fills_them(rows):
+    """loadmatch's keys (tokens per running request), split and sums in C, against the Python loops."""
+    from mtptui.core.loadmatch import SCALES, Buckets
+
+    columns = [list(c) for c in zip(*rows)] or [[]] * 5
+    tokens, full, running, gen, accept = columns
+
+    def fill(use_c: bool):
+        with pytest.MonkeyPatch.context() as m:
+            if not use_c:
+                _python_path(m)
+            out = []
+            for scale in SCALES:
+                b = Buckets(scale)
+                keys = {"num_token": tokens, "full_token": full, "running_req": running}
+                b.add_columns(*(keys[f] for f in scale.fields), gen, accept)
+                out.append((b.decode, [s.n for s in b.gen], [s.n for s in b.accept], json.dumps(b.to_json())))
+            return out
+
+    assert fill(True) == fill(False)

@@ -11,7 +11,7 @@ import socket
 import urllib.error
 import urllib.parse
 import urllib.request
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
 class PromError(Exception):
@@ -23,8 +23,7 @@ class PromError(Exception):
         self.bad_query = bad_query
 
 
-@dataclass(frozen=True)
-class Sample:
+class Sample(NamedTuple):  # a tuple: a refresh makes tens of thousands
     labels: dict[str, str]
     value: float
 

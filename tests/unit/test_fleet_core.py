@@ -9,8 +9,8 @@ import pytest
 from mtptui.config import ConfigError, load_config
 from mtptui.fleet.outliers import Limits, flag_fleet
 from mtptui.fleet.prom import PromError, check_url
-from mtptui.fleet.query import (Host, Rank, SelectorError, Sample, assemble, dp_group, queries,
-                                selector_matchers, sglang_rank)
+from mtptui.fleet.query import (Host, Rank, SelectorError, Sample, assemble, dp_group, queries, selector_matchers,
+                                sglang_rank)
 from mtptui.fleet.table import ViewState, rows, text_table
 from mtptui.fleet.target import live_host, live_spec
 
@@ -22,8 +22,14 @@ def sglang(name: str, value: float, instance: str = "10.0.0.5:30000", **labels: 
                    "engine_type": "unified", "pp_rank": "0", **labels}, value)
 
 
-def answers(**given: list[Sample]) -> dict[str, list[Sample]]:
-    return {**NO_ANSWERS, **given}
+def answers(sglang: list[Sample] = (), mtptui: list[Sample] = (), **given: list[Sample]) -> dict[str, list[Sample]]:
+    """The answers by query; gauges' samples (sglang, mtptui) go to their metric's query, which
+    answers them without the metric's name (`max by` the rank's labels)."""
+    out = {k: list(v) for k, v in {**NO_ANSWERS, **given}.items()}
+    for s in [*sglang, *mtptui]:
+        labels = dict(s.labels)
+        out[labels.pop("__name__")].append(Sample(labels, s.value))
+    return out
 
 
 def host(name: str, *accept: float | None, source: str = "sglang", gen: float = 1000.0, spec: dict | None = None,

@@ -9,12 +9,15 @@ asserts nothing (timings never fail tests).
    for --live-seconds, while keys are pressed every 200 ms: lines parsed per second, backlog,
    drops, redraw rate, and keypress-to-screen latency (key posted -> first frame composed after
    the key's redraw) p50/p95/p99/max.
+3. soak (--soak-lines N, alone): an N-line log replayed at full speed, RSS at each million lines
+   and at the end: the dashboard's memory must stay flat (issue 13: at most 1.2x the RSS after
+   1,000,000 when 10,000,000 are read).
 
 Targets (issue 4): redraw <= 10 Hz; 50,000 lines/s sustained with keypress p99 <= 100 ms;
 1,000,000 lines replayed in <= 15 s; RSS <= 300 MB after 1,000,000 lines.
 
 Usage: python bench/tui_bench.py [--replay-lines N] [--live-seconds S] [--rate R] [--skip-replay]
-       [--skip-live]
+       [--skip-live] | --soak-lines N
 """
 
 from __future__ import annotations
@@ -159,6 +162,26 @@ async def replay(lines: int) -> dict:
         }
 
 
+async def soak(lines: int) -> list[tuple[int, float]]:
+    """(lines read, RSS MB) at each million of a full-speed replay of an N-line log, and at its end."""
+    path = bench_log(lines)
+    clock = ReplayClock(MAX_SPEED)
+    app = build_app([ReplaySource(str(path), clock)], title="bench soak", window="5m")
+    marks: list[tuple[int, float]] = []
+    async with app.run_test(size=SIZE):
+        feed = app.dash.feed
+        next_mark = 1_000_000
+        while not (clock.ended and feed.pending == 0):
+            await asyncio.sleep(0.05)
+            parsed = feed.counts.read - feed.pending
+            if parsed >= next_mark:
+                marks.append((parsed, rss_mb()[0]))
+                print(f"  {parsed:>12,} lines  RSS {marks[-1][1]:.0f} MB", flush=True)
+                next_mark += 1_000_000
+        marks.append((feed.counts.read, rss_mb()[0]))
+    return marks
+
+
 # -- 2. live -----------------------------------------------------------------------------------
 class SyntheticLive:
     """8 hosts x 4 ranks of SGLang decode/prefill lines, stamped with the wall clock."""
@@ -244,7 +267,19 @@ def main() -> int:
     p.add_argument("--rate", type=int, default=50_000, help="live lines per second (default 50000)")
     p.add_argument("--skip-replay", action="store_true")
     p.add_argument("--skip-live", action="store_true")
+    p.add_argument("--soak-lines", type=int, metavar="N",
+                   help="only the soak: replay an N-line log at full speed, RSS at each million and at the end")
     args = p.parse_args()
+    if args.soak_lines:
+        from machine import line
+
+        print(line())
+        marks = asyncio.run(soak(args.soak_lines))
+        first = next((rss for n, rss in marks if n >= 1_000_000), None)
+        n, rss = marks[-1]
+        print(f"soak: RSS after {n:,} lines {rss:.0f} MB" +
+              (f", after the first 1,000,000 {first:.0f} MB ({rss / first:.2f}x)" if first else ""))
+        return 0
     if not args.skip_live and not args.skip_replay:
         # Each part in a fresh process: the app freezes what it built at start out of the garbage
         # collector's view, so a second app in the same process would measure the first's memory.

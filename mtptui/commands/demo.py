@@ -14,6 +14,7 @@ import sys
 
 from mtptui.config import ConfigError, load_config
 from mtptui.sources.process import ProcessSource
+from mtptui.tui.windows import WINDOW_LABELS
 
 SIM_LABEL = "simulator (mtptui sim, not a real SGLang)"
 LOADS = ("light", "steady", "burst", "ramp", "saturate")
@@ -39,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-spec", action="store_true", help="run without speculative decoding")
     p.add_argument("--seed", type=int, default=0, help="simulator seed (default 0)")
     p.add_argument("--theme", metavar="NAME", help="colour theme (t cycles)")
-    p.add_argument("--window", choices=("1m", "5m", "15m", "1h", "all"), default="1m",
+    p.add_argument("--window", choices=WINDOW_LABELS, default="1m",
                    help="starting time window (default 1m; w cycles)")
     p.add_argument("--config", metavar="PATH",
                    help="config file for thresholds, keys, theme, profiles (default: the user's config dir)")

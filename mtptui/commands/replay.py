@@ -8,6 +8,7 @@ import sys
 
 from mtptui.config import Config, ConfigError, load_config
 from mtptui.sources.replay import ReplayClock, ReplaySource, parse_speed
+from mtptui.tui.windows import WINDOW_LABELS
 
 EPILOG = """\
 PATH is a saved log: a journalctl export in any short mode or json (-o json), a raw server log,
@@ -35,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--speed", type=_speed, default=1.0, metavar="X",
                    help="log seconds per second: 0.5, 1 (default), 10, 100 ... or max")
     p.add_argument("--paused", action="store_true", help="start paused (space plays)")
-    p.add_argument("--window", choices=("1m", "5m", "15m", "1h", "all"), default="5m",
+    p.add_argument("--window", choices=WINDOW_LABELS, default="5m",
                    help="time window of the panels and the chart (w cycles it; default 5m)")
     p.add_argument("--theme", metavar="NAME", help="colour theme (t cycles: mtptui-dark, -light, -high-contrast)")
     p.add_argument("--config", metavar="PATH",

@@ -6,11 +6,13 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Iterator
 from datetime import datetime, timezone
+from typing import TextIO
 
 from mtptui.core.compare import DELTA_MIN_BATCHES, delta_text, epoch_rows, load_cells
+from mtptui.core.parallel import summarise
 from mtptui.core.timespec import when
-from mtptui.sources.chunked import summarise
 from mtptui.sources.file import InputError
 
 EPILOG = """\
@@ -62,46 +64,62 @@ def _num(s: dict | None, key: str, width: int, prec: int) -> str:
 
 
 def render_table(doc: dict) -> str:
-    out = []
+    return "\n".join(table_lines(doc))
+
+
+def table_lines(doc: dict) -> Iterator[str]:
+    """The table, a line at a time (doc["events"] may be an EventLog of millions)."""
     # ranks are shown whole: Ray engines' labels (`pid=111711@10.15.36.1 TP0`) differ at the end
     rw = max([14] + [len(s["rank"]) for s in doc["series"]])
     hdr = (f"{'host':<14} {'rank':<{rw}} {'engine':<6} {'decode':>7} {'graph':>5} "
            f"{'acc len':>7} {'p50':>5} {'min':>5} {'acc rate':>8} {'gen tok/s':>10} {'p50':>9} "
            f"{'run':>5} {'queue':>5} {'prefill':>7}")
-    out.append(hdr)
-    out.append("-" * len(hdr))
+    yield hdr
+    yield "-" * len(hdr)
     for s in doc["series"]:
         d = s["decode"]
-        out.append(
-            f"{(s['host'] or '-'):<14.14} {(s['rank'] or '-'):<{rw}} {s['engine']:<6} {d['batches']:>7} "
-            f"{('off' if d['graph_off'] else 'on') if d['batches'] else '-':>5} "
-            f"{_num(d['accept_len'], 'mean', 7, 2)} {_num(d['accept_len'], 'p50', 5, 2)} "
-            f"{_num(d['accept_len'], 'min', 5, 2)} {_num(d['accept_rate'], 'mean', 8, 2)} "
-            f"{_num(d['gen_throughput'], 'mean', 10, 1)} {_num(d['gen_throughput'], 'p50', 9, 1)} "
-            f"{_num(d['running_req'], 'mean', 5, 1)} {_num(d['queue_req'], 'mean', 5, 1)} "
-            f"{s['prefill']['batches']:>7}"
-        )
+        yield (f"{(s['host'] or '-'):<14.14} {(s['rank'] or '-'):<{rw}} {s['engine']:<6} {d['batches']:>7} "
+               f"{('off' if d['graph_off'] else 'on') if d['batches'] else '-':>5} "
+               f"{_num(d['accept_len'], 'mean', 7, 2)} {_num(d['accept_len'], 'p50', 5, 2)} "
+               f"{_num(d['accept_len'], 'min', 5, 2)} {_num(d['accept_rate'], 'mean', 8, 2)} "
+               f"{_num(d['gen_throughput'], 'mean', 10, 1)} {_num(d['gen_throughput'], 'p50', 9, 1)} "
+               f"{_num(d['running_req'], 'mean', 5, 1)} {_num(d['queue_req'], 'mean', 5, 1)} "
+               f"{s['prefill']['batches']:>7}")
         if d["batches"] and d["accept_len"] is None:
-            out.append(f"{'':<14} {'':<{rw}} speculation OFF: decode lines carry no accept len")
+            yield f"{'':<14} {'':<{rw}} speculation OFF: decode lines carry no accept len"
         elif d["graph_off"]:
-            out.append(f"{'':<14} {'':<{rw}} {d['graph_off']} decode batches ran without graphs")
-        out.append(f"{'':<14} {'':<{rw}} {fmt_time(s['first'])} .. {fmt_time(s['last'])}")
+            yield f"{'':<14} {'':<{rw}} {d['graph_off']} decode batches ran without graphs"
+        yield f"{'':<14} {'':<{rw}} {fmt_time(s['first'])} .. {fmt_time(s['last'])}"
     if not doc["series"]:
-        out.append("(no batch lines)")
+        yield "(no batch lines)"
     if doc["events"]:
-        out.append("")
-        out.append("events:")
+        yield ""
+        yield "events:"
         for e in doc["events"]:
             text = e["text"] if len(e["text"]) <= 100 else e["text"][:97] + "..."
-            out.append(f"  {fmt_time(e['ts'])}  {(e['host'] or '-'):<12.12} {e['kind']:<12} {text}")
-    out += _epoch_lines(doc["epochs"])
+            yield f"  {fmt_time(e['ts'])}  {(e['host'] or '-'):<12.12} {e['kind']:<12} {text}"
+    yield from _epoch_lines(doc["epochs"])
     ln = doc["lines"]
-    out.append("")
-    out.append(f"lines: {ln['read']} read, {ln['batch']} batch, {ln['event']} event, "
-               f"{ln['unparsed']} unparsed, {ln['dropped']} dropped, {ln['malformed']} malformed")
+    yield ""
+    yield (f"lines: {ln['read']} read, {ln['batch']} batch, {ln['event']} event, "
+           f"{ln['unparsed']} unparsed, {ln['dropped']} dropped, {ln['malformed']} malformed")
     for reason, n in ln["drop_reasons"].items():
-        out.append(f"  dropped {n}: {reason}")
-    return "\n".join(out)
+        yield f"  dropped {n}: {reason}"
+
+
+def write_json(doc: dict, out: TextIO) -> None:
+    """Writes json.dumps(doc), byte for byte, with the events written one by one as their
+    EventLog reads them back (doc from Summary.document())."""
+    for i, (key, value) in enumerate(doc.items()):
+        out.write(("{" if not i else ", ") + json.dumps(key) + ": ")
+        if key != "events":
+            out.write(json.dumps(value))  # dumps encodes in C; dump goes chunk by chunk
+            continue
+        out.write("[")
+        for j, text in enumerate(value.texts()):
+            out.write(", " + text if j else text)
+        out.write("]")
+    out.write("}\n")
 
 
 def _epoch_lines(epochs: list[dict]) -> list[str]:
@@ -139,10 +157,10 @@ def main(argv: list[str]) -> int:
     except InputError as e:
         print(f"mtptui summary: {e}", file=sys.stderr)
         return 1
-    doc = summary.to_json(counts.to_json())
+    doc = summary.document(counts.to_json())
     if args.json:
-        sys.stdout.write(json.dumps(doc))  # dumps encodes in C; dump goes chunk by chunk
-        sys.stdout.write("\n")
+        write_json(doc, sys.stdout)
     else:
-        print(render_table(doc))
+        for line in table_lines(doc):
+            print(line)
     return 0

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from mtptui.core import compiled
 from mtptui.core.parse import BATCH, DROPPED, EVENT, LineParser, Parsed
@@ -25,6 +25,13 @@ class LineCounts:
     malformed: int = 0  # batch lines cut short or with unreadable fields (also in `batch`)
     drop_reasons: Counter = field(default_factory=Counter)
 
+    def merge(self, later: LineCounts) -> None:
+        """Adds the counts of another input (the next part of a file read in parallel)."""
+        for f in fields(self):
+            if f.name != "drop_reasons":
+                setattr(self, f.name, getattr(self, f.name) + getattr(later, f.name))
+        self.drop_reasons.update(later.drop_reasons)
+
     def to_json(self) -> dict:
         return {"read": self.read, "batch": self.batch, "unparsed": self.unparsed,
                 "dropped": self.dropped, "event": self.event, "malformed": self.malformed,
@@ -32,8 +39,8 @@ class LineCounts:
 
 
 class Ingest:
-    def __init__(self, *sinks) -> None:
-        self.parser = LineParser()
+    def __init__(self, *sinks, parser: LineParser | None = None) -> None:
+        self.parser = parser or LineParser()
         self.parser.keep_lines = False
         self.counts = LineCounts()
         self.sinks: list = []

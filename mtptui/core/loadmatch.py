@@ -11,10 +11,10 @@ through one routine (add_columns), so both give the same buckets to the bit.
 
 from __future__ import annotations
 
-import math
 from array import array
 
 from mtptui.core import compiled
+from mtptui.core.stats import ExactSum
 
 # (label, the smallest #running-req of the bucket); each runs up to the next one's.
 LOAD_BUCKETS = (("1", 1), ("2-4", 2), ("5-16", 5), ("17-64", 17), ("65+", 65))
@@ -35,42 +35,6 @@ def bucket_of(running: float) -> int | None:
     return _BY_RUNNING[int(running)] if running < LOAD_BUCKETS[-1][1] else _LAST
 
 
-class _ExactSum:
-    """n values and their sum, kept exactly as a few floats that do not overlap (each the rounded
-    rest of the others' sum), so a mean does not depend on the order or the parts values came in:
-    fsum(parts) is the correctly rounded sum, the one a ValueSet's mean divides by n."""
-
-    __slots__ = ("n", "parts")
-
-    def __init__(self) -> None:
-        self.n = 0
-        self.parts: list[float] = []
-
-    def add(self, values: list[float], n: int | None = None) -> None:
-        parts = None if compiled.exact_parts is None else compiled.exact_parts(self.parts, values)
-        if parts is None:
-            rest = self.parts + values
-            parts = []
-            while True:
-                # fsum rounds the exact sum correctly, so s is 0 only when what is left is exactly 0
-                s = math.fsum(rest)
-                if s == 0 or not math.isfinite(s):
-                    break
-                parts.append(s)
-                rest.append(-s)
-            if s != 0:
-                parts = [s]
-        self.parts = parts  # other parts of the same sum (in C: one pass) give the same mean
-        self.n += len(values) if n is None else n
-
-    def merge(self, other: _ExactSum) -> None:
-        self.add(other.parts, other.n)
-
-    def mean(self) -> float | None:
-        # 9 places drop float noise, as ValueSet's means do
-        return round(math.fsum(self.parts) / self.n, 9) if self.n else None
-
-
 class LoadBuckets:
     """Per bucket of LOAD_BUCKETS: decode lines, gen throughput and accept len (exact sums)."""
 
@@ -79,8 +43,8 @@ class LoadBuckets:
     def __init__(self) -> None:
         k = len(LOAD_BUCKETS)
         self.decode = [0] * k
-        self.gen = [_ExactSum() for _ in range(k)]
-        self.accept = [_ExactSum() for _ in range(k)]
+        self.gen = [ExactSum() for _ in range(k)]
+        self.accept = [ExactSum() for _ in range(k)]
         self.buf = array("d")  # add()'s rows, LOAD_FIELDS each, until fold()
 
     def add(self, fields: dict) -> None:

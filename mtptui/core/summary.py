@@ -1,7 +1,7 @@
 """`mtptui summary`: whole-input statistics per host and rank, as a table or as JSON.
 
-Unlike the dashboard's store, this keeps every value (counted, see valueset.py) so percentiles are
-exact over the whole input while memory stays small.
+Unlike the dashboard's store, this counts every value (see valueset.py) so percentiles are
+exact over the whole input, in memory that stops growing; its events wait on disk (eventlog.py).
 """
 
 from __future__ import annotations
@@ -11,12 +11,17 @@ from dataclasses import dataclass, field
 
 from mtptui.core.compare import with_comparison
 from mtptui.core.epochs import EPOCH_EVENTS, Epoch, EpochTracker, rank_key
+from mtptui.core.eventlog import EventLog
 from mtptui.core.loadmatch import LOAD_FIELDS
 from mtptui.core.records import DECODE, PREFILL, SGLANG, SPEC, BatchStats, Event
 from mtptui.core.valueset import Rows
 
 DECODE_METRICS = ("accept_len", "accept_rate", "gen_throughput", "running_req", "queue_req")
 PREFILL_METRICS = ("input_throughput",)
+# The rank of vLLM spec lines that come before any throughput line of their input: a reader that
+# starts after other input (the next part of a file) cannot tell it; merge() gives them the rank
+# that the input before ended on.
+UNRESOLVED = "\x00unresolved"
 
 
 @dataclass
@@ -152,13 +157,14 @@ class SeriesSummary:
 class Summary:
     """A sink for records, with an optional time range [since, until]."""
 
-    def __init__(self, since: float | None = None, until: float | None = None) -> None:
+    def __init__(self, since: float | None = None, until: float | None = None,
+                 events: EventLog | None = None) -> None:
         self.since = since
         self.until = until
         self._ranged = since is not None or until is not None
         self.series: dict[tuple, SeriesSummary] = {}
         self._host_series: dict[str | None, list[SeriesSummary]] = {}
-        self.events: list[Event] = []
+        self.events = events if events is not None else EventLog()
         self.epochs = EpochTracker()
         self._last_ts = 0.0  # for records without a time of their own
         # The compiled lane writing into these series (compiled.lane_for), or None: the counts
@@ -234,6 +240,37 @@ class Summary:
             for s in series:
                 s.epoch = current
 
+    def merge(self, later: Summary, ranks_before: dict | None = None) -> None:
+        """Adds the summary of the input that came after this one's (the next part of a file read
+        in parallel, or the next file); `later` is used up. Its UNRESOLVED records take the rank
+        that `ranks_before` (host -> rank) says the input before ended on."""
+        ranks_before = ranks_before or {}
+        self.flush()
+        later.flush()
+        # the unresolved spec lines come first in their input, so their values are added first
+        for key in [k for k in later.series if k[1] == UNRESOLVED]:
+            host, _, engine = key
+            self._add_series((host, ranks_before.get(host, ""), engine), later.series.pop(key))
+        for key, s in later.series.items():
+            self._add_series(key, s)
+        self.events.extend(later.events)
+        for host, epochs in later.epochs.epochs.items():
+            for e in epochs:
+                if UNRESOLVED in e.per_rank:
+                    e.rename_rank(UNRESOLVED, ranks_before.get(host, ""))
+        self.epochs.merge(later.epochs)
+        for s in self.series.values():
+            s.epoch = self.epochs.current(s.host)  # later's epoch may have joined one of these
+
+    def _add_series(self, key: tuple, s: SeriesSummary) -> None:
+        mine = self.series.get(key)
+        if mine is not None:
+            mine.merge(s)
+            return
+        s.host, s.rank, s.engine = key
+        self.series[key] = s
+        self._host_series.setdefault(s.host, []).append(s)
+
     def flush(self) -> None:
         """Folds every series' buffered rows (before reading the results, or sending them)."""
         if self.lane is not None:
@@ -271,12 +308,20 @@ class Summary:
     def ordered(self) -> list[SeriesSummary]:
         return sorted(self.series.values(), key=lambda s: (s.host or "", rank_key(s.rank), s.engine))
 
-    def to_json(self, lines: dict) -> dict:
+    def document(self, lines: dict) -> dict:
+        """to_json() with the events left in their EventLog (iterate it for their dicts, or its
+        texts() for their JSON): a week of journal has millions."""
         self.flush()
         self._share_descriptions()  # first: describing puts values in order, and the check compares orders
         return {
             "series": [s.to_json() for s in self.ordered()],
-            "events": [e.to_json() for e in self.events],
+            "events": self.events,
             "epochs": with_comparison([e.to_json() for e in self.epochs.all()]),
             "lines": lines,
         }
+
+    def to_json(self, lines: dict) -> dict:
+        """The `summary --json` document."""
+        doc = self.document(lines)
+        doc["events"] = list(doc["events"])
+        return doc

@@ -1,74 +1,123 @@
-"""Every value of one metric over a whole input, kept exactly and compactly, for `summary`.
+"""Every value of one metric over a whole input, for exact statistics in memory that stops growing.
 
-Logged metrics repeat: accept len has a few hundred distinct values at two decimals, request
-counts a few hundred more. So values are counted (value -> times seen), which takes almost no
-memory however long the log. A metric with many distinct values (throughput at two decimals)
-would make the count table larger than the values themselves; past ``MAX_DISTINCT`` it keeps
-a plain array of doubles instead. Either way the statistics are exact, and the same for the same
-multiset of values, whichever way it was kept or merged (parallel parts give what one reader gives).
+Exact statistics (n, mean, p50, p90, min, max, last) need how often each value came, not the
+values in order. Logs print every figure to a fixed number of decimals, so a metric can take only
+so many values, and once a log has shown them, counting more lines takes no more memory. A set
+keeps the smallest of three forms that serve:
+
+- counted: value -> times seen (a Counter, counted in C), while the values are few (accept len
+  at two decimals has a few hundred, request counts fewer);
+- dense: a count for every possible value from the least seen to the greatest, at the metric's
+  decimals (throughput 0.00 .. 3000.00: 300,001 counts, a byte each until one passes 255), once
+  that is at most ``DENSE_FREE`` counts or no more than the values themselves would take (8 bytes
+  each);
+- spilled: the values themselves, while a dense range would be larger, or for good when they are
+  not decimals of at most ``MAX_DECIMALS`` places.
+
+Whichever form, and however the parts of a parallel read were merged, the statistics are the same
+for the same multiset of values.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from array import array
 from bisect import bisect_right
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from itertools import accumulate, chain, compress, repeat
+from operator import add, mul, truediv
 
 from mtptui.core import compiled
+from mtptui.core.stats import ExactSum, assemble, exact_terms, tidy, weighted_sum
 
-MAX_DISTINCT = 20_000
+MAX_DISTINCT = 4096  # counted while there are at most this many distinct values
+MAX_DECIMALS = 6
+# A set that outgrows the counted form (past MAX_DISTINCT values, some 400 KB as a Counter)
+# turns dense when its range takes at most this many counts (2 MB at first, a byte each), however
+# few its values: memory is then flat from early on (input throughput 0.00 .. 20000.00 fits),
+# where values kept one by one would grow until they reach as much.
+DENSE_FREE = 1 << 21
 FOLD = 1 << 14  # fold() at least this often: the buffer holds what was appended since
+CHUNK = 1 << 16  # counts or values walked at a time: a big set is never copied whole
+COUNTED, DENSE, SPILLED = "counted", "dense", "spilled"
+_WIDTHS = tuple((code, (1 << 8 * array(code).itemsize) - 1) for code in "BHIQ")  # counts' types
+_LIMIT = dict(_WIDTHS)
+
+
+def _dense_fits(bins: int, n: int) -> bool:
+    """Whether counts for `bins` possible values (a byte each, at first) take no more than the
+    n values themselves, or little anyway."""
+    return bins <= max(8 * n, DENSE_FREE)
 
 
 class ValueSet:
     """Append with ``buf.append`` (a C call, for the hot path) and call ``fold()`` at least every
     FOLD appends; or with ``append``, which folds by itself."""
 
-    __slots__ = ("buf", "counts", "spill", "last", "n", "_sorted", "_cut", "_described", "tally")
+    __slots__ = ("buf", "form", "counts", "dense", "lo", "decimals", "spill", "_sorted", "_next_try",
+                 "last", "n", "_described", "tally")
 
     def __init__(self, tally: bool = False) -> None:
         self.buf = array("d")
-        self.counts: Counter = Counter()
-        self.spill: array | None = None  # all values, once there are too many distinct ones
+        self.form = COUNTED
+        self.counts: Counter | None = Counter()
+        # dense: dense[i] is how often the value (lo + i) / 10**decimals came
+        self.dense: array | None = None
+        self.lo = 0
+        self.decimals = 0
+        self.spill: array | None = None
         self._sorted = True  # whether spill is in order
-        # When not None: spill[:_cut] and spill[_cut:] are each in order (two parts joined),
-        # which is enough for the statistics without sorting the whole
-        self._cut: int | None = None
+        self._next_try = 0  # the spill's length at which to try the dense form again; 0: never
         self.last: float | None = None
         self.n = 0
         # (n, describe()) of the last description: values are only ever added, so it holds
         # while n is the same
         self._described: tuple[int, dict | None] | None = None
-        # [num, den]: the exact sum of every value so far, kept as they come, for a view that
-        # reads the mean often (brief()); None: summed when asked (summary's sets, read once)
-        self.tally: list[int] | None = [0, 1] if tally else None
+        # the exact sum of every value so far, kept as they come, for a view that reads the mean
+        # often (brief()); None: summed when asked (summary's sets, read once)
+        self.tally: ExactSum | None = ExactSum() if tally else None
+
+    def _state(self) -> tuple:
+        return (self.form, self.counts, self.dense, self.lo, self.decimals, self.spill, self._next_try,
+                self.last, self.n)
 
     def __getstate__(self) -> tuple:
-        # Sent from a parallel worker: sorted there, on the worker's core, the parent's final
-        # sort of the joined parts only merges sorted runs (Timsort does that in one pass).
+        # Sent from a parallel worker: a spill is sorted there, on the worker's core, so that the
+        # parent's sort of the joined parts only merges sorted runs (Timsort does that in one pass).
         self.seal()
-        return self.counts, self.spill, self.last, self.n
+        return self._state()
 
     def __setstate__(self, state: tuple) -> None:
-        self.counts, self.spill, self.last, self.n = state
-        self.tally = None
+        self._load(state)
         self.buf = array("d")
         self._sorted = True
-        self._cut = None
         self._described = None
+        self.tally = None
+
+    def _load(self, state: tuple) -> None:
+        (self.form, self.counts, self.dense, self.lo, self.decimals, self.spill, self._next_try,
+         self.last, self.n) = state
+
+    def _copy_from(self, other: ValueSet) -> None:
+        self._load(other._state())
+        self._sorted = other._sorted
+        if self.counts is not None:
+            self.counts = Counter(self.counts)
+        if self.dense is not None:
+            self.dense = array(self.dense.typecode, self.dense)
+        if self.spill is not None:
+            self.spill = array("d", self.spill)
 
     def seal(self) -> None:
-        """Folds, and puts the spilled values in order (describe() needs them so)."""
+        """Folds, and puts spilled values in order (describe() needs them so)."""
         self.fold()
         if not self._sorted:
             if compiled.sort_values is not None:
-                compiled.sort_values(self.spill)
+                compiled.sort_values(self.spill)  # in place: no list of every value as objects
             else:
                 self.spill = array("d", sorted(self.spill))
             self._sorted = True
-            self._cut = None
 
     def append(self, v: float) -> None:
         buf = self.buf
@@ -77,7 +126,7 @@ class ValueSet:
             self.fold()
 
     def fold(self) -> None:
-        """Moves the buffered values into the counts (or the spill array)."""
+        """Moves the buffered values into the set."""
         buf = self.buf
         if buf:
             self.extend(buf)
@@ -93,27 +142,145 @@ class ValueSet:
         self.last = values[-1]
         self.n += len(values)
         if self.tally is not None:
-            _add_exact(self.tally, Counter(values))
-        if self.spill is not None:
-            self.spill.extend(values)
-            self._sorted = False
-            self._cut = None
-        else:
+            self.tally.add(values)
+        if self.form == COUNTED:
             if compiled.count_values is not None:
                 compiled.count_values(values, self.counts)  # the same, one dict update per distinct value
             else:
                 self.counts.update(values)  # counted in C
             if len(self.counts) > MAX_DISTINCT:
-                self._to_spill()
+                self._outgrow_counts()
+        elif self.form == DENSE:
+            self._add_dense(values)
+        else:
+            self._add_spilled(values)
+
+    # -- changes of form -----------------------------------------------------------------------
+    def _outgrow_counts(self) -> None:
+        if not self._try_dense():
+            self.spill = array("d", self.counts.elements())
+            self._sorted = False
+            self.form, self.counts = SPILLED, None
+
+    def _try_dense(self) -> bool:
+        """Turns from counted or spilled to dense when every value is a decimal of at most
+        MAX_DECIMALS places and their range is small enough; else says when to try again."""
+        self._next_try = 0
+        decimals = 0
+        for vals, _ in self._groups():
+            found = _keys(vals, decimals)
+            if found is None:
+                return False  # not decimals of a few places: spilled for good
+            decimals = found[0]
+        scale = 10**decimals
+        held = self.counts if self.form == COUNTED else self.spill
+        lo, hi = round(min(held) * scale), round(max(held) * scale)
+        bins = hi - lo + 1
+        if not _dense_fits(bins, self.n):
+            self._next_try = max(2 * self.n, bins // 8)
+            return False
+        groups = self._groups()
+        self.form, self.decimals, self.lo, self.dense = DENSE, decimals, lo, array("B", bytes(bins))
+        for vals, cnts in groups:
+            self._scatter(_at_scale(vals, scale), cnts)
+        self.counts = self.spill = None
+        self._sorted = True
+        return True
 
     def _to_spill(self) -> None:
-        self.spill = array("d", self.counts.elements())  # each value its count of times, in the counts' order
-        self._sorted = False
-        self._cut = None
-        self.counts = Counter()
+        """From dense to spilled: for a value that is no decimal, or a range grown too wide (tried
+        again when the values have doubled)."""
+        spill = array("d")
+        for vals, cnts in self._groups():
+            spill.extend(_repeated(vals, cnts))
+        self.spill, self._sorted, self._next_try = spill, True, 2 * self.n
+        self.form, self.dense = SPILLED, None
 
+    # -- adding counted values to each form ----------------------------------------------------
+    def _add(self, vals: list[float], cnts: list[int]) -> None:
+        """Adds distinct values with their counts (n is already counted)."""
+        if self.form == COUNTED:
+            self.counts.update(dict(zip(vals, cnts)))
+            if len(self.counts) > MAX_DISTINCT:
+                self._outgrow_counts()
+        elif self.form == DENSE:
+            self._add_dense(vals, cnts)
+        else:
+            self._add_spilled(array("d", _repeated(vals, cnts)))
+
+    def _add_spilled(self, values: array) -> None:
+        spill = self.spill
+        spill.extend(values)
+        self._sorted = False
+        if self._next_try and len(spill) >= self._next_try:
+            self._try_dense()
+
+    def _add_dense(self, vals, cnts: list[int] | None = None) -> None:
+        """Counts values (each once, or `cnts` times) in the dense form, or turns to the spilled
+        form for values it cannot count."""
+        keys = _at_scale(vals, 10**self.decimals)
+        if keys is None:  # more decimals than so far, or none of a few
+            found = _keys(vals, self.decimals + 1)
+            if found is None or not self._rescale(found[0]):
+                keys = None
+            else:
+                keys = found[1]
+        if keys is None or not self._cover(min(keys), max(keys)):
+            self._to_spill()
+            self._add_spilled(array("d", vals if cnts is None else _repeated(vals, cnts)))
+            return
+        self._scatter(keys, cnts)
+
+    def _rescale(self, decimals: int) -> bool:
+        """Counts at more decimals: every count moves to the same value's new key."""
+        f = 10 ** (decimals - self.decimals)
+        old = self.dense
+        bins = (len(old) - 1) * f + 1
+        if not _dense_fits(bins, self.n):
+            return False
+        new = array(old.typecode, bytes(bins * old.itemsize))
+        new[::f] = old
+        self.dense, self.lo, self.decimals = new, self.lo * f, decimals
+        return True
+
+    def _cover(self, lo: int, hi: int) -> bool:
+        """Widens the dense range to hold keys lo..hi, when it stays small enough."""
+        dense = self.dense
+        below = self.lo - lo
+        above = hi - (self.lo + len(dense) - 1)
+        if below <= 0 and above <= 0:
+            return True
+        if not _dense_fits(len(dense) + max(below, 0) + max(above, 0), self.n):
+            return False
+        size = dense.itemsize
+        if below > 0:
+            dense = self.dense = array(dense.typecode, bytes(below * size)) + dense
+            self.lo = lo
+        if above > 0:
+            dense.frombytes(bytes(above * size))
+        return True
+
+    def _scatter(self, keys: list[int], cnts: list[int] | None = None) -> None:
+        """dense[key - lo] += count (1 without counts), widening the counts' type when one would
+        overflow it. A plain loop: it costs less per value than any chain of C calls (map)."""
+        dense, lo, c = self.dense, self.lo, 1
+        ones, pairs = iter(keys), zip(keys, cnts) if cnts is not None else None
+        while True:
+            try:
+                if pairs is None:
+                    for k in ones:
+                        dense[k - lo] += 1
+                else:
+                    for k, c in pairs:
+                        dense[k - lo] += c
+                return
+            except OverflowError:  # k (c times) is not counted yet
+                dense = self.dense = _wide_enough(dense, dense[k - lo] + c)
+                dense[k - lo] += c
+
+    # -- merging -------------------------------------------------------------------------------
     def merge(self, later: ValueSet) -> None:
-        """Adds the values of a part that came after this one's."""
+        """Adds the values of a part that came after this one's (`later` is left as it is)."""
         self.fold()
         later.fold()
         if later.n == 0:
@@ -122,39 +289,75 @@ class ValueSet:
             if later.tally is None:
                 self.tally = None  # its sum is not known: brief() sums when asked
             else:
-                _add_ratio(self.tally, *later.tally)
-        self.n += later.n
-        self.last = later.last
-        if self.spill is None and later.spill is None:
-            self.counts.update(later.counts)
-            if len(self.counts) > MAX_DISTINCT:
-                self._to_spill()
+                self.tally.merge(later.tally)
+        if self.n == 0:
+            self._copy_from(later)
             return
-        if self.spill is None:
-            self._to_spill()
-        two_runs = (self._sorted and len(self.spill) > 0 and later.spill is not None and later._sorted
-                    and len(later.spill) > 0 and not later.counts)
-        cut = len(self.spill)
-        if later.spill is not None:
-            self.spill.extend(later.spill)
-        for v, c in later.counts.items():
-            self.spill.extend(itertools.repeat(v, c))
-        self._sorted = False
-        self._cut = cut if two_runs else None
+        n, last = self.n + later.n, later.last
+        if self.form == COUNTED and later.form != COUNTED:
+            mine = next(self._groups())  # few: added to a copy of the larger form
+            self._copy_from(later)
+            self.n = n
+            self._add(*mine)
+        else:
+            self.n = n
+            if self.form == SPILLED and later.form == SPILLED:
+                self._add_spilled(later.spill)
+            elif not (self.form == DENSE and later.form == DENSE and self._add_dense_counts(later)):
+                for vals, cnts in later._groups():
+                    self._add(vals, cnts)
+        self.last = last
+
+    def _add_dense_counts(self, other: ValueSet) -> bool:
+        """Adds another dense set's counts range to range, when both count at the same decimals
+        and the joined range is small enough."""
+        theirs = other.dense
+        if other.decimals != self.decimals or not self._cover(other.lo, other.lo + len(theirs) - 1):
+            return False
+        at = other.lo - self.lo
+        for i in range(0, len(theirs), CHUNK):
+            j = at + i
+            summed = list(map(add, self.dense[j:j + CHUNK], theirs[i:i + CHUNK]))
+            dense = self.dense = _wide_enough(self.dense, max(summed))
+            dense[j:j + len(summed)] = array(dense.typecode, summed)
+        return True
+
+    # -- reading -------------------------------------------------------------------------------
+    def _groups(self) -> Iterator[tuple[list[float], list[int]]]:
+        """Every value, as (distinct values, how often each came), a chunk at a time, so that
+        walking a big set copies no more than a chunk of it; in order, but for the spilled form."""
+        if self.form == COUNTED:
+            vals = sorted(self.counts)
+            return iter([(vals, list(map(self.counts.__getitem__, vals)))])
+        if self.form == DENSE:
+            dense, lo, scale = self.dense, self.lo, 10**self.decimals
+            return (_nonzero(dense[i:i + CHUNK], lo + i, scale) for i in range(0, len(dense), CHUNK))
+        spill = self.spill
+        return (_counted(spill[i:i + CHUNK]) for i in range(0, len(spill), CHUNK))
+
+    def _kth_of_dense(self) -> Callable[[int], float]:
+        """The k-th smallest value (from 0) of a dense set, by running sums of its counts: first
+        of whole chunks, then within the chunk."""
+        dense, scale = self.dense, 10**self.decimals
+        ends = list(accumulate(sum(dense[i:i + CHUNK]) for i in range(0, len(dense), CHUNK)))
+
+        def kth(k: int) -> float:
+            c = bisect_right(ends, k)
+            block = dense[c * CHUNK:(c + 1) * CHUNK]
+            before = ends[c - 1] if c else 0
+            return (self.lo + c * CHUNK + bisect_right(list(accumulate(block)), k - before)) / scale
+
+        return kth
 
     def __len__(self) -> int:
         return self.n + len(self.buf)
 
     def describe(self) -> dict | None:
-        """{n, mean, p50, p90, min, max, last}, or None with no values. The mean is the sum of all
-        values, exactly or correctly rounded, over n; percentiles interpolate linearly between
-        the two nearest ranks, as ``statistics.quantiles(method="inclusive")``."""
+        """{n, mean, p50, p90, min, max, last}, or None with no values (see core/stats.py)."""
         self.fold()
         n = self.n
         if self._described is None or self._described[0] != n:
-            if self._cut is None:
-                self.seal()
-            self._described = (n, self._describe(n) if n else None)
+            self._described = (n, self._describe() if n else None)
         result = self._described[1]
         return dict(result) if result is not None else None
 
@@ -167,115 +370,88 @@ class ValueSet:
             return None
         if self._described is not None and self._described[0] == n:
             return {"n": n, "mean": self._described[1]["mean"]}
+        return {"n": n, "mean": tidy(self._total() / n)}
+
+    def _total(self) -> float:
+        """The sum of every value, exact, then correctly rounded."""
         if self.tally is not None:
-            total = self.tally[0] / self.tally[1]  # int / int is correctly rounded, as fsum
-        else:
-            total = math.fsum(self.spill) if self.spill is not None else _exact_sum(self.counts)
-        return {"n": n, "mean": _tidy(total / n)}
+            return self.tally.total()
+        if self.form == SPILLED:
+            return math.fsum(self.spill)
+        if self.form == COUNTED:
+            return weighted_sum(*next(self._groups()))
+        # dense values are decimals well inside the range where exact_terms holds
+        return math.fsum(chain.from_iterable(exact_terms(v, c) for v, c in self._groups()))
+
+    def _describe(self) -> dict:
+        n = self.n
+        if self.form == SPILLED:
+            self.seal()
+            s = self.spill
+            return assemble(n, self._total(), s[0], s[-1], self.last, s.__getitem__)
+        if self.form == COUNTED:
+            vals, cnts = next(self._groups())
+            cum = list(accumulate(cnts))
+            return assemble(n, self._total(), vals[0], vals[-1], self.last, lambda k: vals[bisect_right(cum, k)])
+        kth = self._kth_of_dense()
+        return assemble(n, self._total(), kth(0), kth(n - 1), self.last, kth)
 
     def same_values(self, other: ValueSet) -> bool:
         """Whether both hold the same values, added in the same order: a cheap check (no sort)
         that lets one description serve both (a series and its epoch, when the epoch is all of it)."""
         self.fold()
         other.fold()
-        return (self.n == other.n and self.last == other.last and self.counts == other.counts
-                and self.spill == other.spill)
+        return self._state() == other._state()
 
     def share_description(self, other: ValueSet) -> None:
         """Lets `other` reuse this set's description when it holds the same values."""
         if self.same_values(other):
             other._described = (self.n, self.describe())
 
-    def _describe(self, n: int) -> dict:
-        if self.spill is not None and self._cut is not None:
-            a, b = self.spill[:self._cut], self.spill[self._cut:]
-            total = math.fsum(self.spill)  # exact whatever the order
 
-            def kth(k: int) -> float:
-                return _kth_of_two(a, b, k)
-
-            lo, hi = min(a[0], b[0]), max(a[-1], b[-1])
-        elif self.spill is not None:
-            ordered = self.spill
-            total = math.fsum(ordered)
-
-            def kth(k: int) -> float:
-                return ordered[k]
-
-            lo, hi = ordered[0], ordered[-1]
-        else:
-            keys = sorted(self.counts)
-            cum = list(itertools.accumulate(self.counts[k] for k in keys))
-            total = _exact_sum(self.counts)
-
-            def kth(k: int) -> float:
-                return keys[bisect_right(cum, k)]
-
-            lo, hi = keys[0], keys[-1]
-        return {"n": n, "mean": _tidy(total / n), "p50": _tidy(_quantile(kth, n, 0.5)),
-                "p90": _tidy(_quantile(kth, n, 0.9)), "min": lo, "max": hi, "last": self.last}
+def _wide_enough(counts: array, top: int) -> array:
+    """`counts`, or a copy of a wider type when it cannot hold `top`."""
+    if top <= _LIMIT[counts.typecode]:
+        return counts
+    return array(next(code for code, limit in _WIDTHS if top <= limit), counts)
 
 
-def _kth_of_two(a: array, b: array, k: int) -> float:
-    """The k-th smallest (from 0) of two ordered arrays taken together, by a binary search for
-    how many of the k + 1 smallest come from `a` (no merge: the parts of a parallel read arrive
-    ordered, and joining them costs more than the statistics)."""
-    lo, hi = max(0, k + 1 - len(b)), min(k + 1, len(a))
-    while lo < hi:
-        i = (lo + hi) // 2  # i from a, k + 1 - i from b
-        if b[k - i] > a[i]:
-            lo = i + 1  # b's last taken is larger than a's next: take more from a
-        else:
-            hi = i
-    j = k + 1 - lo
-    if lo == 0:
-        return b[j - 1]
-    if j == 0:
-        return a[lo - 1]
-    return max(a[lo - 1], b[j - 1])
+def _nonzero(counts: array, key: int, scale: int) -> tuple[list[float], list[int]]:
+    """The values that have a count in `counts` (whose first is of `key`), and those counts."""
+    keys = compress(range(key, key + len(counts)), counts)
+    return list(map(truediv, keys, repeat(scale))), list(filter(None, counts))
 
 
-def _exact_sum(counts: Counter) -> float:
-    """The sum of value x count over the distinct values, correctly rounded (as math.fsum over
-    every repeat would give, walking only the distinct ones). A finite double is an integer over
-    a power of two, so the sum is kept exactly as one integer over the largest such power."""
-    tally = [0, 1]
-    _add_exact(tally, counts)
-    return tally[0] / tally[1]  # int / int is correctly rounded
+def _counted(values) -> tuple[list[float], list[int]]:
+    counts = Counter(values)
+    return list(counts), list(counts.values())
 
 
-def _add_exact(tally: list[int], counts: Counter) -> None:
-    """Adds value x count of each distinct value to the exact sum [num, den] (den a power of 2)."""
-    num, den = tally
-    for v, c in counts.items():
-        p, q = v.as_integer_ratio()
-        if q > den:
-            num *= q // den
-            den = q
-        num += p * c * (den // q)
-    tally[0], tally[1] = num, den
+def _repeated(vals, cnts):
+    return chain.from_iterable(map(repeat, vals, cnts))
 
 
-def _add_ratio(tally: list[int], num: int, den: int) -> None:
-    """Adds the exact sum num / den (den a power of 2) to `tally`."""
-    if den > tally[1]:
-        tally[0] *= den // tally[1]
-        tally[1] = den
-    tally[0] += num * (tally[1] // den)
+def _at_scale(vals, scale: int) -> list[int] | None:
+    """Each value (a list or an array of doubles) times scale, when every value is a whole number
+    of 1/scale exactly (the float the log's text gave is the one its key gives back), else None."""
+    if not vals:
+        return []
+    if max(map(abs, vals)) * scale >= 2.0**52:
+        return None
+    keys = list(map(float.__round__, map(mul, vals, repeat(float(scale)))))
+    back = array("d", map(truediv, keys, repeat(scale)))
+    if back != (vals if isinstance(vals, array) else array("d", vals)):
+        return None
+    return keys
 
 
-def _quantile(kth, n: int, q: float) -> float:
-    pos = (n - 1) * q
-    lo = math.floor(pos)
-    a = kth(lo)
-    if lo + 1 >= n:
-        return a
-    return a + (kth(lo + 1) - a) * (pos - lo)
-
-
-def _tidy(x: float) -> float:
-    # Logged values have at most a few decimals; 9 places drop float noise such as 2.8899999999999997.
-    return round(x, 9)
+def _keys(vals: list[float], decimals: int) -> tuple[int, list[int]] | None:
+    """(d, keys at 10**d) for the fewest decimals d (from `decimals` on) that the values have."""
+    for d in range(decimals, MAX_DECIMALS + 1):
+        keys = _at_scale(vals, 10**d)
+        if keys is not None:
+            return d, keys
+    return None
 
 
 NAN = math.nan

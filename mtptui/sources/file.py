@@ -92,3 +92,36 @@ def _lines(path: str, text: io.TextIOWrapper, kind: str | None) -> Iterator[str]
         raise InputError(f"{path}: truncated {kind or 'input'} (it ends before its end marker)") from None
     except (OSError, zlib.error) as e:
         raise InputError(f"{path}: read error: {e}") from None
+
+
+def splittable(path: str) -> bool:
+    """Whether PATH is a plain file that can be read in parts from any line boundary."""
+    if path == "-" or not os.path.isfile(path):
+        return False
+    with open(path, "rb") as f:
+        return f.read(2) != GZIP_MAGIC
+
+
+def byte_blocks(path: str, start: int, end: int, block: int = 1 << 20) -> Iterator[bytes]:
+    """Bytes [start, end) of a plain file (start and end at line boundaries) in blocks of whole
+    lines (cheaper per line than a text stream); a line longer than a block is carried over until
+    its end."""
+    with open(path, "rb") as f:
+        f.seek(start)
+        left = end - start
+        tail = b""
+        while left > 0:
+            data = f.read(min(block, left))
+            if not data:
+                break
+            left -= len(data)
+            data = tail + data
+            if left > 0:
+                cut = data.rfind(b"\n") + 1
+                tail, data = data[cut:], data[:cut]
+            else:
+                tail = b""
+            if data:
+                yield data
+        if tail:
+            yield tail

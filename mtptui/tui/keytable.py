@@ -7,6 +7,8 @@ in ``HELP``.
 
 from __future__ import annotations
 
+from mtptui.tui.windows import WINDOWS
+
 # (id, default key(s), action, footer text, shown in the footer)
 KEYS: list[tuple[str, str, str, str, bool]] = [
     ("quit", "q", "quit", "quit", True),
@@ -65,7 +67,8 @@ HELP: dict[str, str] = {
     "next_host": "next host tab",
     "prev_host": "previous host tab",
     "metric": "cycle the chart's metric: accept len, accept rate, gen throughput, running, queue, KV use",
-    "window": "cycle the time window: 1m, 5m, 15m, 1h, all (the whole buffer)",
+    "window": "cycle the time window: " + ", ".join(
+        label if seconds else f"{label} (the whole buffer)" for label, seconds in WINDOWS),
     "scope": "rank panels' min/mean/max and sparklines: this epoch's part of the window <-> the whole window",
     "filter": "filter the log pane (substring, case-insensitive; empty clears)",
     "events": "enlarge/restore the event timeline",

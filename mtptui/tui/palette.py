@@ -8,8 +8,8 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from mtptui.tui.timeline import WINDOWS
 from mtptui.tui.viewmodel import METRICS, host_label
+from mtptui.tui.windows import WINDOWS
 
 
 class DashboardCommands(Provider):

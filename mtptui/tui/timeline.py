@@ -19,10 +19,8 @@ from collections.abc import Callable
 from mtptui.core.store import Store
 from mtptui.sources.base import STREAMING
 from mtptui.sources.replay import MAX_SPEED, ReplayClock, speed_label
+from mtptui.tui.windows import WINDOWS
 
-# (label, seconds); None is the whole buffer
-WINDOWS: tuple[tuple[str, float | None], ...] = (
-    ("1m", 60.0), ("5m", 300.0), ("15m", 900.0), ("1h", 3600.0), ("all", None))
 SEEK_FRACTION = 0.1  # a seek or scrub step is a tenth of the window
 
 

@@ -17,6 +17,7 @@ from mtptui.core.alerts import Thresholds
 from mtptui.core.compare import EpochRow, epoch_rows
 from mtptui.core.epochs import Epoch, spec_settings
 from mtptui.core.series import present
+from mtptui.core.stats import describe
 from mtptui.core.store import RankSeries, Store
 
 
@@ -163,20 +164,10 @@ def accept_len_cap(store: Store, host: str | None, t0: float | None, t1: float |
     return max(caps) if caps else None
 
 
-def quick_stats(values: list[float]) -> dict | None:
-    """n, mean, min, max, last: what a panel shows, in O(n) (describe() also sorts for
-    percentiles). The mean is computed as describe() does, so it equals summary's."""
-    n = len(values)
-    if not n:
-        return None
-    return {"n": n, "mean": round(math.fsum(values) / n, 9), "min": min(values), "max": max(values),
-            "last": values[-1]}
-
-
 @dataclass
 class MetricView:
     metric: str
-    stats: dict | None  # describe(): n, mean, p50, p90, min, max, last
+    stats: dict | None  # describe() without percentiles: n, mean, min, max, last
     spark: list[float | None] = field(default_factory=list)  # SPARK_POINTS time cells; None: no data
 
     @property
@@ -268,7 +259,8 @@ def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: 
         ts, vs = present(times, columns[m])
         spark = (spark_cells(ts, vs, a, b, spark_points, limit, shared if ts is times else None)
                  if shared is not None else [None] * spark_points)
-        metrics[m] = MetricView(m, quick_stats(vs), spark)
+        # no percentiles: a panel does not show them, and they need a sort, every frame
+        metrics[m] = MetricView(m, describe(vs, percentiles=False), spark)
         if ts:
             last_t[m] = ts[-1]
     g_ts, g_vs = present(times, columns["graph"])

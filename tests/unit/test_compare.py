@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from test_summary_epochs import _toggle_log
 
+from mtptui.core import parallel
 from mtptui.core.compare import DELTA_MIN_BATCHES, dp_group, epoch_rows, percent, with_comparison
 from mtptui.core.ingest import Ingest
 from mtptui.core.store import Store
-from mtptui.sources import chunked
 from mtptui.sources.file import open_lines
 
 TOGGLE = str(Path(__file__).resolve().parents[2] / "sample_logs" / "mtp-toggle-restarts.log")
@@ -24,7 +24,7 @@ def store_of(path: str, capacity: int = 4096) -> Store:
 
 
 def summary_epochs(path: str) -> list[dict]:
-    s, counts = chunked.summarise([path], jobs=1)
+    s, counts = parallel.summarise([path], jobs=1)
     return s.to_json(counts.to_json())["epochs"]
 
 
@@ -117,7 +117,7 @@ def test_a_change_needs_enough_lines_in_both_epochs_and_skips_short_runs():
 def test_summary_json_of_every_sample_only_gains_keys():
     """The comparison adds keys to each epoch; nothing that was there changes."""
     for path in sorted(Path(TOGGLE).parent.glob("*.log")):
-        s, counts = chunked.summarise([str(path)], jobs=1)
+        s, counts = parallel.summarise([str(path)], jobs=1)
         s.flush()
         plain = [e.to_json() for e in s.epochs.all()]
         doc = s.to_json(counts.to_json())

@@ -19,11 +19,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mtptui.core import compiled, valueset
+from mtptui.core import compiled, parallel, valueset
 from mtptui.core.ingest import Ingest
 from mtptui.core.parse import events
 from mtptui.core.summary import Summary
-from mtptui.sources import chunked
 
 pytestmark = pytest.mark.skipif(not compiled.BUILT, reason="the compiled hot path was not built (no C compiler at install)")
 
@@ -212,13 +211,13 @@ def test_the_lane_reads_the_benchmark_lines_itself():
     lane = summary.lane
     assert (lane.batches, lane.unparsed, lane.events) == (800, 400, 400)
     assert ingest.counts.event == 400 and ingest.counts.read == 1600
-    assert [e.kind for e in summary.events] == ["retract"] * 400
+    assert [e["kind"] for e in summary.events] == ["retract"] * 400
 
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
 def test_every_sample_log_summarises_the_same_both_ways(path, monkeypatch, python_path):
     def run() -> str:
-        summary, counts = chunked.summarise([str(path)], jobs=1)
+        summary, counts = parallel.summarise([str(path)], jobs=1)
         return json.dumps(summary.to_json(counts.to_json()))
 
     fast = run()
@@ -230,11 +229,11 @@ def test_parts_read_in_parallel_join_as_the_python_path_reads_the_whole(monkeypa
     """Forked readers of a file's parts, each with its lane, against one Python reader."""
     log = tmp_path / "all.log"
     log.write_bytes(b"".join(p.read_bytes() for p in SAMPLES if p.suffix == ".log"))
-    monkeypatch.setattr(chunked, "PARALLEL_MIN_BYTES", 0)
-    summary, counts = chunked.summarise([str(log)], jobs=3)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    summary, counts = parallel.summarise([str(log)], jobs=3)
     fast = json.dumps(summary.to_json(counts.to_json()))
     python_path()
-    summary, counts = chunked.summarise([str(log)], jobs=1)
+    summary, counts = parallel.summarise([str(log)], jobs=1)
     assert fast == json.dumps(summary.to_json(counts.to_json()))
 
 
@@ -289,14 +288,15 @@ def test_sort_values_takes_a_long_array_of_every_sign_and_size():
 @given(st.lists(st.lists(st.one_of(st.floats(min_value=-1e300, max_value=1e300),
                                    st.sampled_from([0.0, -0.0, 1e16, -1e16, 0.1, 5e-324])), max_size=60), max_size=6))
 def test_exact_parts_sum_as_the_python_way_does(batches):
-    """loadmatch's exact sums: parts made in C give the mean the Python way's give."""
-    from mtptui.core.loadmatch import _ExactSum
+    """The exact sums (loadmatch's, the dashboard's epochs'): parts made in C give the mean the
+    Python way's give."""
+    from mtptui.core.stats import ExactSum
 
     def mean(use_c: bool):
         with pytest.MonkeyPatch.context() as m:
             if not use_c:
                 _python_path(m)
-            total = _ExactSum()
+            total = ExactSum()
             for values in batches:
                 total.add(list(values))
             return total.n, _bits([total.mean() or 0.0]), total.mean() is None

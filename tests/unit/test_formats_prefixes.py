@@ -295,7 +295,7 @@ def test_a_body_reads_the_same_behind_any_prefix(body, pre):
 def test_parallel_parts_read_other_prefixes_as_one_reader_does(tmp_path, monkeypatch):
     """A big file is read in parts: a part that starts among time-only stamps takes the date of
     the last full stamp before it, so every figure equals a sequential read's."""
-    from mtptui.sources import chunked
+    from mtptui.core import parallel
 
     lines = [f"2026-03-09 16:00:{s:02d},500 [INFO] sglang: {D.text}" for s in range(5)]
     lines += [f"(SGLangEngine pid={i % 3}) [2026-03-09 16:00:{5 + i // 60:02d} TP0] {P.text}" for i in range(300)]
@@ -304,10 +304,10 @@ def test_parallel_parts_read_other_prefixes_as_one_reader_does(tmp_path, monkeyp
         lines.append(f"[{t // 3600:02d}:{t // 60 % 60:02d}:{t % 60:02d} TP{i % 2}] {D_OLD.text}")
     path = tmp_path / "mixed.log"
     path.write_text("\n".join(lines) + "\n")
-    monkeypatch.setattr(chunked, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
 
     def run(jobs):
-        s, counts = chunked.summarise([str(path)], jobs=jobs)
+        s, counts = parallel.summarise([str(path)], jobs=jobs)
         return s.to_json(counts.to_json())
 
     one = run(1)

@@ -16,7 +16,7 @@ from test_compare import store_epochs, store_of
 
 from mtptui.core.compare import DELTA_MIN_BATCHES, epoch_rows, load_cells
 from mtptui.core.loadmatch import LoadBuckets, bucket_of
-from mtptui.sources import chunked
+from mtptui.core import parallel
 
 T0 = utc(2026, 3, 9, 16)
 
@@ -97,8 +97,8 @@ def test_a_bucket_needs_the_minimum_in_both_epochs(log):
 def test_the_dashboard_and_a_parallel_read_give_the_same_buckets(log, monkeypatch):
     want = summary_json(log)["epochs"]
     assert store_epochs(store_of(log, capacity=8)) == want
-    monkeypatch.setattr(chunked, "PARALLEL_MIN_BYTES", 1)
-    par, counts = chunked.summarise([log], jobs=2)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
+    par, counts = parallel.summarise([log], jobs=2)
     assert par.to_json(counts.to_json())["epochs"] == want
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from mtptui.core import parallel
 from mtptui.core.compare import DELTA_MIN_BATCHES
-from mtptui.sources import chunked
 
 DATA = Path(__file__).parent / "data" / "toggle-epochs.log"
 
@@ -84,8 +84,8 @@ def _toggle_log(path: Path, restarts: int, seed: int) -> None:
 def test_parallel_parts_equal_a_sequential_read(tmp_path, monkeypatch, jobs):
     log = tmp_path / "toggle.log"
     _toggle_log(log, restarts=30, seed=jobs)
-    seq, seq_counts = chunked.summarise([str(log)], jobs=1)
-    monkeypatch.setattr(chunked, "PARALLEL_MIN_BYTES", 1)
-    par, par_counts = chunked.summarise([str(log)], jobs=jobs)
+    seq, seq_counts = parallel.summarise([str(log)], jobs=1)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
+    par, par_counts = parallel.summarise([str(log)], jobs=jobs)
     assert par.to_json(par_counts.to_json()) == seq.to_json(seq_counts.to_json())
     assert len(seq.epochs.all()) >= 10

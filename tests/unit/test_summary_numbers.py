@@ -389,15 +389,15 @@ def boundary_file(tmp_path) -> tuple[str, list[Line], int]:
 def test_parallel_parts_with_spec_lines_right_after_the_cut(tmp_path, monkeypatch):
     """Spec lines whose throughput line is in the part before still get its rank, and every
     number is the generator's, read in one, two and three parts."""
-    from mtptui.sources import chunked
+    from mtptui.core import parallel
 
     path, lines, cut = boundary_file(tmp_path)
-    monkeypatch.setattr(chunked, "PARALLEL_MIN_BYTES", 1)
-    parts = chunked.plan(path, 2)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
+    parts = parallel.plan(path, 2)
     assert [p.start for p in parts] == [0, cut], "the file is cut where this test means it to be"
 
     def run(jobs):
-        s, counts = chunked.summarise([path], jobs=jobs)
+        s, counts = parallel.summarise([path], jobs=jobs)
         return s.to_json(counts.to_json())
 
     one = run(1)
@@ -411,13 +411,13 @@ def test_parallel_parts_with_spec_lines_right_after_the_cut(tmp_path, monkeypatc
 
 
 def test_parallel_parts_give_the_same_json_as_one_reader(tmp_path, monkeypatch):
-    from mtptui.sources import chunked
+    from mtptui.core import parallel
 
     path, _, _ = boundary_file(tmp_path)
-    monkeypatch.setattr(chunked, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
 
     def run(jobs):
-        s, counts = chunked.summarise([path], jobs=jobs)
+        s, counts = parallel.summarise([path], jobs=jobs)
         return s.to_json(counts.to_json())
 
     one = run(1)

@@ -1,19 +1,30 @@
-"""ValueSet keeps statistics exact whichever way its values were kept (counted or spilled) and
-however the parts of a parallel read were joined: the same as statistics over the plain list."""
+"""ValueSet keeps statistics exact whichever form holds its values (counted, dense, spilled) and
+however the parts of a parallel read were joined: the same as statistics over the plain list.
+And its memory stops growing once the values a log can print have all been seen."""
 
 import math
 import pickle
+import random
 import statistics
 from array import array
+from contextlib import contextmanager
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mtptui.core import valueset
-from mtptui.core.valueset import MAX_DISTINCT, ValueSet, _kth_of_two
+from mtptui.core.stats import describe
+from mtptui.core.stats import weighted_sum
+from mtptui.core.valueset import COUNTED, DENSE, SPILLED, ValueSet
 
-_values = st.lists(st.one_of(st.floats(min_value=-1e6, max_value=1e6, allow_nan=False),
-                             st.integers(min_value=0, max_value=20).map(float)), min_size=1, max_size=300)
+_any = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)
+# what logs print: a fixed number of decimals (0 to 3 here), over ranges narrow and wide
+_decimal = st.builds(lambda k, d: k / 10**d, st.integers(-10**7, 10**7), st.integers(0, 3))
+_values = st.lists(st.one_of(_any, st.integers(0, 20).map(float), _decimal, _decimal), min_size=1,
+                   max_size=300)
+_decimals = st.lists(st.one_of(_decimal, st.integers(0, 300).map(lambda k: k / 100)), min_size=1,
+                     max_size=300)
 
 
 def expected(values: list[float]) -> dict:
@@ -27,68 +38,152 @@ def close(got: dict, want: dict) -> bool:
     return all(math.isclose(got[k], want[k], rel_tol=1e-12, abs_tol=1e-9) for k in want)
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.floats(-1e3, 1e3, allow_nan=False), min_size=1, max_size=60),
-       st.lists(st.floats(-1e3, 1e3, allow_nan=False), min_size=1, max_size=60), st.data())
-def test_kth_of_two_ordered_arrays(a, b, data):
-    a, b = sorted(a), sorted(b)
-    k = data.draw(st.integers(0, len(a) + len(b) - 1))
-    assert _kth_of_two(array("d", a), array("d", b), k) == sorted(a + b)[k]
+@contextmanager
+def limits():
+    """Forms change after a few values, and sets are walked a few values at a time, so that
+    short examples go through every form and every chunk boundary."""
+    saved = valueset.MAX_DISTINCT, valueset.DENSE_FREE, valueset.CHUNK
+    valueset.MAX_DISTINCT, valueset.DENSE_FREE, valueset.CHUNK = 4, 64, 5
+    try:
+        yield
+    finally:
+        valueset.MAX_DISTINCT, valueset.DENSE_FREE, valueset.CHUNK = saved
+
+
+@pytest.fixture
+def small_limits():
+    with limits():
+        yield
+
+
+def filled(values) -> ValueSet:
+    s = ValueSet()
+    for v in values:
+        s.append(v)
+    s.fold()
+    return s
 
 
 @settings(max_examples=300, deadline=None)
-@given(_values, st.data(), st.sampled_from([4, 50, MAX_DISTINCT]))
-def test_parts_joined_describe_as_one(values, data, limit):
-    """Cut anywhere, each part sent as a worker sends it (pickled, so ordered), joined in order;
-    with a small limit of distinct values, parts spill (to ordered runs) or count, or mix."""
+@given(st.one_of(_values, _decimals), st.data())
+def test_parts_joined_describe_as_one(values, data):
+    """Cut anywhere, each part sent as a worker sends it (pickled), joined in order: whatever
+    form each part took, the result is what describe() gives for the plain list, exactly."""
     cuts = sorted(data.draw(st.lists(st.integers(0, len(values)), max_size=3)))
     bounds = [0, *cuts, len(values)]
-    saved = valueset.MAX_DISTINCT
-    valueset.MAX_DISTINCT = limit
-    try:
-        total = None
+    total = None
+    with limits():
         for a, b in zip(bounds, bounds[1:]):
-            part = ValueSet()
-            for v in values[a:b]:
-                part.append(v)
-            part = pickle.loads(pickle.dumps(part))
+            part = pickle.loads(pickle.dumps(filled(values[a:b])))
             if total is None:
                 total = part
             else:
                 total.merge(part)
-        assert close(total.describe(), expected(values))
-    finally:
-        valueset.MAX_DISTINCT = saved
+        assert total.describe() == describe(values)
+    assert close(total.describe(), expected(values))
 
 
-def test_many_distinct_values_spill_and_still_agree():
-    values = [i * 0.37 % 1000 for i in range(MAX_DISTINCT * 3)]
-    one = ValueSet()
-    for v in values:
-        one.append(v)
-    assert one.spill is not None
-    half = len(values) // 2
-    a, b = ValueSet(), ValueSet()
-    for v in values[:half]:
-        a.append(v)
-    for v in values[half:]:
-        b.append(v)
-    a = pickle.loads(pickle.dumps(a))
-    a.merge(pickle.loads(pickle.dumps(b)))
-    assert a._cut == half  # joined as two ordered runs, described without a sort
-    assert a.describe() == one.describe()
-    assert close(one.describe(), expected(values))
+@settings(max_examples=200, deadline=None)
+@given(_decimals, _decimals)
+def test_merge_leaves_the_later_part_as_it_was(first, second):
+    """add_copy merges a series' values into its epoch while the series goes on counting."""
+    with limits():
+        a, b = filled(first), filled(second)
+        before = b.describe()
+        a.merge(b)
+        for v in first:
+            b.append(v)
+        assert a.describe() == describe(first + second)
+        assert b.describe() == describe(second + first)
+        assert before == describe(second)
 
 
 @settings(max_examples=300, deadline=None)
-@given(_values, st.data(), st.sampled_from([4, 50, MAX_DISTINCT]))
-def test_brief_gives_describes_n_and_mean_to_the_bit(values, data, limit):
+@given(st.lists(st.tuples(st.one_of(_any, _decimal), st.one_of(st.integers(1, 1 << 27), st.integers(1, 1 << 60))),
+                min_size=1, max_size=50))
+def test_weighted_sum_is_the_exact_sum_of_every_repeat(pairs):
+    counts: dict[float, int] = {}
+    for v, c in pairs:
+        counts[v] = counts.get(v, 0) + c
+    vals, cnts = list(counts), list(counts.values())
+    # the exact sum, as a fraction, correctly rounded by int / int
+    from fractions import Fraction
+    exact = sum(Fraction(v) * c for v, c in zip(vals, cnts))
+    assert weighted_sum(vals, cnts) == exact.numerator / exact.denominator
+
+
+def bench_like(n: int, seed: int = 1) -> array:
+    """Throughput as SGLang prints it: two decimals, 0 to 3000 (k / 100 is the float that the
+    text `k/100` with two decimals reads as)."""
+    rnd = random.Random(seed)
+    return array("d", [rnd.randrange(300_001) / 100 for _ in range(n)])
+
+
+def test_memory_stops_growing_once_the_range_is_seen():
+    """Ten times the values of the same range take the same memory: a count per possible value,
+    not the values."""
+    small, big = bench_like(100_000), bench_like(1_000_000, seed=2)
+    a, b = ValueSet(), ValueSet()
+    a.extend(small)
+    b.extend(big)
+    assert a.form == b.form == DENSE
+    assert a.decimals == b.decimals == 2
+    assert len(b.dense) <= 300_001 and b.dense.itemsize == 1  # no count passed 255
+    assert len(b.dense) * b.dense.itemsize <= 1.01 * len(a.dense) * a.dense.itemsize
+    assert b.describe() == describe(big)
+
+
+def test_low_cardinality_stays_counted_and_wide_counts_widen():
+    """Accept len: a few hundred values, counted; a count past 255 in a dense set widens it."""
+    s = filled([float(f"{1 + (i % 300) / 100:.2f}") for i in range(100_000)])
+    assert s.form == COUNTED and len(s.counts) == 300
+    values = bench_like(200_000) + array("d", [1500.0] * 1000)
+    d = filled(values)
+    assert d.form == DENSE and d.dense.typecode != "B"
+    assert d.describe() == describe(values)
+
+
+def test_values_that_are_not_short_decimals_are_kept_as_values(small_limits):
+    values = [i / 7 for i in range(1000)]  # 1/7 has no short decimal form
+    s = filled(values)
+    assert s.form == SPILLED and s._next_try == 0
+    assert s.describe() == describe(values)
+
+
+def test_more_decimals_later_rescale_the_counts():
+    values = [k / 10 for k in range(5000)] * 3 + [50.25, 0.5, 99.75]
+    s = filled(values)
+    assert s.form == DENSE and s.decimals == 2
+    assert s.describe() == describe(values)
+
+
+def test_a_wild_value_spills_then_counts_come_back(small_limits):
+    """One value far out would make the dense range huge: the set keeps values until they
+    outnumber the range, then counts again."""
+    values = [k / 100 for k in range(200)] + [1000.0]
+    s = filled(values)
+    assert s.form == SPILLED and s._next_try > 0
+    more = [k / 100 for k in range(200)] * 70  # 14,000 values: 8 bytes each pass 100,001 counts
+    for v in more:
+        s.append(v)
+    s = pickle.loads(pickle.dumps(s))
+    assert s.form == DENSE
+    assert s.describe() == describe(values + more)
+
+
+def test_nan_is_no_value():
+    s = ValueSet()
+    s.extend(array("d", [1.0, math.nan, 2.0, math.nan]))
+    assert s.describe() == describe([1.0, 2.0])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_values, _decimals), st.data())
+def test_brief_gives_describes_n_and_mean_to_the_bit(values, data):
     """brief() (the epoch strip's n and mean, from sums kept as values come, or summed when asked)
-    equals describe()'s, however the values came in and were joined."""
+    equals describe()'s, however the values came in and were joined, in whatever form."""
     cut = data.draw(st.integers(0, len(values)))
-    saved = valueset.MAX_DISTINCT
-    valueset.MAX_DISTINCT = limit
-    try:
+    with limits():
         for tally in (True, False):
             first, later = ValueSet(tally), ValueSet(tally)
             for v in values[:cut]:
@@ -98,9 +193,5 @@ def test_brief_gives_describes_n_and_mean_to_the_bit(values, data, limit):
             first.merge(later)
             brief = first.brief()
             assert brief["n"] == len(values)
-            described = ValueSet()
-            described.extend(array("d", values))
-            assert brief == {k: described.describe()[k] for k in ("n", "mean")}
-    finally:
-        valueset.MAX_DISTINCT = saved
+            assert brief == {k: describe(values)[k] for k in ("n", "mean")}
     assert ValueSet(True).brief() is None

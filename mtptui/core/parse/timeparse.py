@@ -18,8 +18,11 @@ MONTHS = {m: i for i, m in enumerate(
 STAMPS: dict[str, float] = {}
 
 
+STAMPS_KEPT = 4096  # stamps repeat while their second lasts: the last hour or so is all that helps
+
+
 def _remember(key: str, value: float) -> float:
-    if len(STAMPS) > 100_000:  # a replay of a long log would otherwise grow it without bound
+    if len(STAMPS) >= STAMPS_KEPT:  # cleared when full: a long log's memory stays flat
         STAMPS.clear()
     STAMPS[key] = value
     return value

@@ -1,0 +1,89 @@
+"""Every event of a whole input, in order, for `summary`: held on disk, not in memory.
+
+A busy log has an event in every few dozen lines (a retract when the KV cache fills, say), so a
+week of journal holds millions, and `summary` lists each. The first few are held in memory; past
+``HELD`` they go, as JSON texts a line each, to temporary files that are read back for output.
+The parts of a file read in parallel each write their own file; joining two logs joins their
+lists of files, without copying.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Iterator
+from typing import BinaryIO
+
+from mtptui.core.records import Event
+
+HELD = 1024
+
+
+class EventLog:
+    def __init__(self, file: BinaryIO | None = None) -> None:
+        """With `file`: the log writes there (a worker of a parallel read writes to a file its
+        parent made and reads back after; see adopt()), else to a temporary file of its own."""
+        self._segments: list[BinaryIO] = [] if file is None else [file]
+        self._writable = file  # the last segment, when this log may append to it
+        self._held: list[Event] = []
+        self.count = 0
+
+    def append(self, ev: Event) -> None:
+        self._held.append(ev)
+        self.count += 1
+        if len(self._held) >= HELD:
+            self._write_held()
+
+    def __len__(self) -> int:
+        return self.count
+
+    def _write_held(self) -> None:
+        if not self._held:
+            return
+        if self._writable is None:
+            self._writable = tempfile.TemporaryFile()
+            self._segments.append(self._writable)
+        f = self._writable
+        f.seek(0, 2)
+        f.write("".join(json.dumps(e.to_json()) + "\n" for e in self._held).encode())
+        self._held.clear()
+
+    def extend(self, later: EventLog) -> None:
+        """Appends the events of a log that came after this one's (`later` is used up)."""
+        self._write_held()
+        self._segments += later._segments
+        self._writable = None  # later's files come after this log's
+        self._held, later._held = later._held, []
+        self.count += later.count
+        later._segments, later.count = [], 0
+
+    def texts(self) -> Iterator[str]:
+        """The events as JSON texts (json.dumps of Event.to_json()), in order."""
+        for f in self._segments:
+            f.flush()
+            f.seek(0)
+            for line in f:
+                yield line[:-1].decode()
+        for e in self._held:
+            yield json.dumps(e.to_json())
+
+    def __iter__(self) -> Iterator[dict]:
+        """The events as Event.to_json() gives them, in order."""
+        return map(json.loads, self.texts())
+
+    # A parallel read's worker writes its events to the file it was given (its parent made it
+    # before the fork); only the count and what it did not write cross back.
+    def __getstate__(self) -> tuple:
+        if self._writable is None or self._segments != [self._writable]:
+            raise TypeError("only an EventLog that writes to a file it was given crosses processes")
+        self._write_held()
+        self._writable.flush()
+        return (self.count,)
+
+    def __setstate__(self, state: tuple) -> None:
+        (self.count,) = state
+        self._segments, self._writable, self._held = [], None, []
+
+    def adopt(self, file: BinaryIO) -> None:
+        """After unpickling: the file that the worker wrote these events to."""
+        self._segments = [file]

@@ -1,0 +1,219 @@
+"""Summaries of saved logs, using every core for big plain files.
+
+A plain file of at least ``PARALLEL_MIN_BYTES`` is cut at line boundaries into one part per job;
+each part is read in a forked worker, and the summaries of the parts and files are merged in input
+order (``Summary.merge``), so the result equals one sequential read. Each input after the first
+(a part, or a file after another) is read by a parser of its own, so two pieces of state that
+cross its start are carried over explicitly: the rank of vLLM spec lines before its first
+throughput line (marked ``UNRESOLVED``, and given on merging the rank that the input before
+ended on), and the date of the last full stamp, for year-less and time-only stamps (read back
+from the text before a part). Gzip and stdin cannot be split and are read sequentially.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import itertools
+import multiprocessing
+import os
+import pickle
+import re
+import signal
+import tempfile
+from dataclasses import dataclass
+
+from mtptui.core.eventlog import EventLog
+from mtptui.core.ingest import Ingest, LineCounts
+from mtptui.core.parse import LineParser
+from mtptui.core.summary import UNRESOLVED, Summary
+from mtptui.sources.file import InputError, byte_blocks, open_lines, splittable
+
+PARALLEL_MIN_BYTES = 32 << 20
+_DATE = re.compile(rb"(?:\[|^)(\d{4}-\d\d-\d\d) \d\d:\d\d:\d\d", re.MULTILINE)  # SGLang's or Python logging's
+
+
+@dataclass
+class Part:
+    """Bytes [start, end) of a plain file, or (end None) a whole input of any kind."""
+
+    path: str
+    start: int = 0
+    end: int | None = None
+    first: bool = True  # no input before it
+
+
+def plan(path: str, jobs: int, first: bool = True) -> list[Part]:
+    size = os.path.getsize(path)
+    cuts = [0]
+    with open(path, "rb") as f:
+        for k in range(1, jobs):
+            f.seek(size * k // jobs)
+            f.readline()  # move to the start of the next line
+            pos = f.tell()
+            if cuts[-1] < pos < size:
+                cuts.append(pos)
+    cuts.append(size)
+    return [Part(path, a, b, first and not i) for i, (a, b) in enumerate(zip(cuts, cuts[1:]))]
+
+
+def _date_before(path: str, start: int) -> str | None:
+    if start == 0:
+        return None
+    with open(path, "rb") as f:
+        back = min(start, 1 << 20)
+        f.seek(start - back)
+        found = _DATE.findall(f.read(back))
+    return found[-1].decode() if found else None
+
+
+def _batched(lines, n: int = 4096):
+    """Lists of up to n lines from an iterator, so that the parser loops over lists."""
+    it = iter(lines)
+    while True:
+        chunk = list(itertools.islice(it, n))
+        if not chunk:
+            return
+        yield chunk
+
+
+def _read(part: Part, since, until, events: EventLog | None = None) -> tuple[Summary, LineCounts, dict]:
+    """One input's summary, its line counts, and the vLLM rank each host ended on."""
+    summary = Summary(since, until, events=events)
+    ingest = Ingest(summary, parser=LineParser(unresolved_rank="" if part.first else UNRESOLVED))
+    if part.end is None:
+        for lines in _batched(open_lines(part.path)):  # raises InputError, after the head checks
+            ingest.feed_many(lines)
+    else:
+        date = _date_before(part.path, part.start)
+        if date is not None:
+            ingest.parser.assume_date(date)
+        for data in byte_blocks(part.path, part.start, part.end):
+            ingest.feed_block(data)
+    summary.seal()  # in a worker, on its own core
+    return summary, ingest.counts, ingest.parser.vllm_rank
+
+
+class _Worker:
+    """A forked process that reads one part of a file. Its results cross back in two files made
+    before the fork, one for its events and one for the rest, pickled: written and read a piece at
+    a time, where a pipe would hold all of it at once on each side. The process ends when its part
+    is read, and its memory with it."""
+
+    def __init__(self, part: Part, since, until) -> None:
+        self.part = part
+        self.events, self.result = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+        self.process = multiprocessing.get_context("fork").Process(target=self._run, args=(since, until),
+                                                                   daemon=True)
+        self.process.start()
+
+    def _run(self, since, until) -> None:  # in the child
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the parent's to report
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        try:
+            out = ("read", _read(self.part, since, until, EventLog(self.events)))
+        except BaseException as e:  # raised again in the parent (an InputError, say)
+            out = ("failed", e)
+        pickle.dump(out, self.result, pickle.HIGHEST_PROTOCOL)
+        self.result.flush()
+
+    def join(self) -> tuple[Summary, LineCounts, dict]:
+        self.process.join()
+        with self.result as f:
+            f.seek(0)
+            try:
+                status, value = pickle.load(f)
+            except EOFError:
+                p = self.part
+                raise InputError(f"{p.path}: the reader of bytes {p.start} to {p.end} stopped "
+                                 f"(exit code {self.process.exitcode})") from None
+        if status == "failed":
+            raise value
+        value[0].events.adopt(self.events)
+        return value
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.terminate()
+        self.process.join()
+
+
+@contextlib.contextmanager
+def _workers(parts: list[Part], since, until):
+    """Forked readers of the parts, that a Ctrl-C stops without a word from them.
+
+    The terminal sends SIGINT to the whole process group: each worker would print its own
+    KeyboardInterrupt traceback. Workers ignore it; the parent alone raises, and leaving this block
+    ends them. SIGINT is held (blocked, not lost) while the workers fork, so that none can be hit
+    before it ignores the signal, and the parent takes a held one once they are all started.
+    """
+    workers: list[_Worker] = []
+    try:
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            for p in parts:
+                workers.append(_Worker(p, since, until))
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        yield workers
+    finally:
+        for w in workers:
+            w.stop()
+
+
+class _Total:
+    """The inputs' results merged in order."""
+
+    def __init__(self, since, until) -> None:
+        self.summary = Summary(since, until)
+        self.counts = LineCounts()
+        self.ranks: dict = {}  # host -> the vLLM rank the inputs so far ended on
+
+    def add(self, result: tuple[Summary, LineCounts, dict]) -> None:
+        summary, counts, ranks = result
+        self.summary.merge(summary, self.ranks)
+        self.counts.merge(counts)
+        self.ranks.update(ranks)
+
+
+@contextlib.contextmanager
+def _without_cycle_collector():
+    """A read makes millions of short-lived records that reference counting frees at once; none
+    forms a cycle, so the cyclic collector's passes over them are pure cost (about 10%)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def summarise(paths: list[str], since=None, until=None, jobs: int | None = None) -> tuple[Summary, LineCounts]:
+    """Raises InputError (one line) for an input that cannot be read."""
+    with _without_cycle_collector():
+        return _summarise(paths, since, until, jobs)
+
+
+def _summarise(paths: list[str], since, until, jobs: int | None) -> tuple[Summary, LineCounts]:
+    jobs = jobs or os.cpu_count() or 1
+    total = _Total(since, until)
+    for i, path in enumerate(paths):
+        parallel = jobs > 1 and splittable(path) and os.path.getsize(path) >= PARALLEL_MIN_BYTES
+        if not parallel:
+            total.add(_read(Part(path, first=not i), since, until))
+            continue
+        next(iter(open_lines(path)), None)  # the same head checks as a sequential read
+        parts = plan(path, jobs, first=not i)
+        if len(parts) == 1:
+            total.add(_read(parts[0], since, until))
+            continue
+        with _workers(parts[1:], since, until) as workers:
+            # this process reads the first part itself meanwhile: one fork and one transfer fewer
+            total.add(_read(parts[0], since, until))
+            for w in workers:
+                total.add(w.join())
+    return total.summary, total.counts
+
+
+__all__ = ["summarise", "plan", "InputError", "PARALLEL_MIN_BYTES"]

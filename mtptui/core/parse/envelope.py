@@ -129,7 +129,7 @@ class EnvelopeReader:
         ts = self._short_ts.get(stamp, False)
         if ts is False:
             ts = timeparse.month_day_hms(self._year, timeparse.MONTHS[stamp[:3]], int(stamp[4:6]), stamp[7:])
-            if len(self._short_ts) > 100_000:
+            if len(self._short_ts) >= timeparse.STAMPS_KEPT:  # as timeparse's: a long log's memory stays flat
                 self._short_ts.clear()
             self._short_ts[stamp] = ts
         if ts is not None and frac:
@@ -138,7 +138,7 @@ class EnvelopeReader:
 
     def _iso_time(self, stamp: str) -> float | None:
         ts = timeparse.iso_with_zone(stamp)
-        if len(self._iso_ts) > 100_000:
+        if len(self._iso_ts) >= timeparse.STAMPS_KEPT:
             self._iso_ts.clear()
         self._iso_ts[stamp] = ts
         return ts

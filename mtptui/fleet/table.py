@@ -8,7 +8,7 @@ report the one batch they share).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from mtptui.fleet.query import Host, Rank
@@ -139,13 +139,18 @@ def _sorted(rows: list[Row], column: str, reverse: bool) -> list[Row]:
 
 class FleetRows:
     """The rows of one refresh, each made once: a sort, a filter or an expand only picks and orders
-    them (1,000 hosts and their 8,000 ranks: formatting every cell again per key costs 100 ms)."""
+    them (1,000 hosts and their 8,000 ranks: formatting every cell again per key costs 100 ms).
+    A host's rank rows are made when it is first expanded, or at once for `expanded` (host keys)."""
 
-    def __init__(self, hosts: list[Host]) -> None:
+    def __init__(self, hosts: list[Host], expanded: Iterable[str] = ()) -> None:
         self.hosts = hosts
         self.tops = [host_row(h) for h in hosts]
         self._ranks: dict[str, list[Row]] = {}
-        self._widths: dict[Callable, tuple[int, ...]] = {}
+        expanded = set(expanded)
+        for top in self.tops:
+            if top.key in expanded:
+                self.ranks(top)
+        self._widths: tuple[Callable, int, tuple[int, ...]] | None = None  # measure, rank lists, widths
 
     def ranks(self, top: Row) -> list[Row]:
         got = self._ranks.get(top.key)
@@ -154,15 +159,16 @@ class FleetRows:
         return got
 
     def widths(self, measure: Callable[[str], int] = len) -> tuple[int, ...]:
-        """Each column's widest cell over every row, shown or not (so columns keep their width
-        when ranks are expanded or rows filtered), by `measure` (a screen's: cells, not chars)."""
-        got = self._widths.get(measure)
-        if got is None:
-            every = self.tops + [r for top in self.tops for r in self.ranks(top)]
+        """Each column's widest cell over the rows made so far, shown or not (every host's, and
+        the ranks of the hosts expanded since the refresh: folding or filtering rows keeps the
+        columns), by `measure` (a screen's: cells, not chars)."""
+        made = len(self._ranks)
+        if self._widths is None or self._widths[:2] != (measure, made):
+            every = self.tops + [r for ranks in self._ranks.values() for r in ranks]
             columns = zip(*(r.cells for r in every)) if every else [()] * len(COLUMNS)
             # Each distinct text measured once: a column of 9,000 cells holds a few hundred.
-            got = self._widths[measure] = tuple(max(map(measure, set(col)), default=0) for col in columns)
-        return got
+            self._widths = (measure, made, tuple(max(map(measure, set(col)), default=0) for col in columns))
+        return self._widths[2]
 
     def rows(self, state: ViewState) -> list[Row]:
         """The rows to show, in order: hosts sorted and filtered, each followed by its ranks when

@@ -83,16 +83,17 @@ class FleetScreen(Screen):
     @work(exclusive=True, group="fleet-load")
     async def action_refresh(self) -> None:
         try:
-            model = await asyncio.to_thread(self._fetch)
+            model = await asyncio.to_thread(self._fetch, set(self.state.expanded))
         except PromError as e:
             self.error = str(e)
         else:
             self.model, self.error, self.refreshed = model, "", time.time()
         self.rebuild()
 
-    def _fetch(self) -> FleetRows:
-        """The fleet and its rows, made off the screen's loop (a refresh of 1,000 hosts)."""
-        model = FleetRows(self.load())
+    def _fetch(self, expanded: set[str]) -> FleetRows:
+        """The fleet and its rows (those of the expanded hosts' ranks too), made off the screen's
+        loop: a refresh of 1,000 hosts."""
+        model = FleetRows(self.load(), expanded)
         model.widths(cell_len)
         return model
 

@@ -89,6 +89,7 @@ class FleetScreen(Screen):
         else:
             self.model, self.error, self.refreshed = model, "", time.time()
         self.rebuild()
+        self.call_after_refresh(self.app.gc_pacer.after_frame)
 
     def _fetch(self, expanded: set[str]) -> FleetRows:
         """The fleet and its rows (those of the expanded hosts' ranks too), made off the screen's
@@ -122,7 +123,7 @@ class FleetScreen(Screen):
         text = Text(" · ".join(parts))
         if self.error:
             text.append(f" · {self.error}", style=f"bold {self.app.current_theme.error or 'red'}")
-        self.query_one("#fleet-title", Static).update(text)
+        self.query_one("#fleet-title", Static).update(text, layout=False)  # one line, always
 
     def current(self) -> Row | None:
         table = self.query_one(FleetTable)

@@ -8,7 +8,7 @@ report the one batch they share).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mtptui.fleet.query import Host, Rank
@@ -140,15 +140,15 @@ def _sorted(rows: list[Row], column: str, reverse: bool) -> list[Row]:
 class FleetRows:
     """The rows of one refresh, each made once: a sort, a filter or an expand only picks and orders
     them (1,000 hosts and their 8,000 ranks: formatting every cell again per key costs 100 ms).
-    A host's rank rows are made when it is first expanded, or at once for `expanded` (host keys)."""
+    A host's rank rows are made when it is first expanded, or all at once with `ranks` (a screen
+    makes them with the refresh, off its loop, so that no key has to)."""
 
-    def __init__(self, hosts: list[Host], expanded: Iterable[str] = ()) -> None:
+    def __init__(self, hosts: list[Host], ranks: bool = False) -> None:
         self.hosts = hosts
         self.tops = [host_row(h) for h in hosts]
         self._ranks: dict[str, list[Row]] = {}
-        expanded = set(expanded)
-        for top in self.tops:
-            if top.key in expanded:
+        if ranks:
+            for top in self.tops:
                 self.ranks(top)
         self._widths: tuple[Callable, int, tuple[int, ...]] | None = None  # measure, rank lists, widths
 
@@ -160,8 +160,8 @@ class FleetRows:
 
     def widths(self, measure: Callable[[str], int] = len) -> tuple[int, ...]:
         """Each column's widest cell over the rows made so far, shown or not (every host's, and
-        the ranks of the hosts expanded since the refresh: folding or filtering rows keeps the
-        columns), by `measure` (a screen's: cells, not chars)."""
+        the ranks made: folding or filtering rows keeps the columns), by `measure` (a screen's:
+        cells, not chars)."""
         made = len(self._ranks)
         if self._widths is None or self._widths[:2] != (measure, made):
             every = self.tops + [r for ranks in self._ranks.values() for r in ranks]

@@ -53,7 +53,7 @@ class FleetScreen(Screen):
         self.interval = interval
         self.where = title
         self.open_host = open_host  # returns a reason when the host cannot be opened
-        self.model = FleetRows(hosts or [])
+        self.model = FleetRows(hosts or [], ranks=True)
         self.shown: list[Row] = []
         self.find_term = ""
         self.asking = ""  # "filter" or "find" while the input is open
@@ -83,7 +83,7 @@ class FleetScreen(Screen):
     @work(exclusive=True, group="fleet-load")
     async def action_refresh(self) -> None:
         try:
-            model = await asyncio.to_thread(self._fetch, set(self.state.expanded))
+            model = await asyncio.to_thread(self._fetch)
         except PromError as e:
             self.error = str(e)
         else:
@@ -91,10 +91,9 @@ class FleetScreen(Screen):
         self.rebuild()
         self.call_after_refresh(self.app.gc_pacer.after_frame)
 
-    def _fetch(self, expanded: set[str]) -> FleetRows:
-        """The fleet and its rows (those of the expanded hosts' ranks too), made off the screen's
-        loop: a refresh of 1,000 hosts."""
-        model = FleetRows(self.load(), expanded)
+    def _fetch(self) -> FleetRows:
+        """The fleet and all its rows, made off the screen's loop: a refresh of 1,000 hosts."""
+        model = FleetRows(self.load(), ranks=True)
         model.widths(cell_len)
         return model
 

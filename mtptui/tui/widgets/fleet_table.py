@@ -22,7 +22,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from mtptui.fleet.table import COLUMNS, Row
+from mtptui.fleet.table import COLUMN_KEYS, COLUMNS, Row
 
 PAD = 1  # blank cells each side of a cell, as DataTable draws them
 
@@ -110,11 +110,11 @@ class FleetTable(ScrollView, can_focus=True):
         return len(self.rows)
 
     def header(self, key: str) -> str:
-        return self.titles[[c.key for c in COLUMNS].index(key)]
+        return self.titles[COLUMN_KEYS.index(key)]
 
     def column(self, key: str) -> list[str]:
         """The cells of one column, top to bottom."""
-        i = [c.key for c in COLUMNS].index(key)
+        i = COLUMN_KEYS.index(key)
         return [r.cells[i] for r in self.rows]
 
     # -- the cursor ------------------------------------------------------------------------------

@@ -65,12 +65,8 @@ class Prometheus:
             data = doc["data"]
             if data["resultType"] != "vector":
                 raise PromError(f"{promql}: Prometheus answered a {data['resultType']}, not a vector")
-            out = []
-            for s in data["result"]:
-                v = float(s["value"][1])
-                if math.isfinite(v):
-                    out.append(Sample(s["metric"], v))
-            return out
+            isfinite = math.isfinite
+            return [Sample(s["metric"], v) for s in data["result"] if isfinite(v := float(s["value"][1]))]
         except (ValueError, KeyError, TypeError, IndexError):
             raise PromError(f"{self.url}: the answer is not Prometheus' query API (is it Prometheus?)") from None
 

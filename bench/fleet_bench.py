@@ -8,8 +8,9 @@ package), and `mtptui export` following 16 hosts x 200 lines/s. Prints figures; 
    a refresh (the fleet's queries, assembled and flagged, and the table's rows made: what the view
    does every few seconds, off its loop), and keys in the fleet view (Textual's run_test, every
    host's ranks expanded: 9,000 rows): from the key posted to its frame drawn, the messages it
-   caused handled. Pilot's own press-and-pause adds at least 60 ms of idle waits (wait_for_idle
-   three times), which no user sees: it is printed apart, as "pilot round trip".
+   caused handled; then again with a refresh a second (its worker thread shares the interpreter with
+   the keys, and each ends in the table's rows replaced). Pilot's own press-and-pause adds at least 60 ms of idle waits
+   (wait_for_idle three times), which no user sees: it is printed apart, as "pilot round trip".
 2. export: `mtptui export --file` (a child process) following 16 log files written at 200 lines/s
    each by this script... as 16 hosts: one exporter per file would not be one process, so it runs
    the exporter's state in-process on 16 hosts' lines, paced at 16 x 200 lines/s, measuring CPU
@@ -52,7 +53,8 @@ from mtptui.config import load_config  # noqa: E402
 from mtptui.fleet.outliers import Limits, flag_fleet  # noqa: E402
 from mtptui.fleet.prom import Prometheus  # noqa: E402
 from mtptui.fleet.query import read_fleet  # noqa: E402
-from mtptui.fleet.table import FleetRows  # noqa: E402
+from mtptui.fleet.table import FleetRows, ViewState  # noqa: E402
+from mtptui.tui.gcpace import GcPacer  # noqa: E402
 
 HOSTS, RANKS, EXPORTERS = 1000, 8, 50
 STEP, STEPS = 30, 10  # seconds between samples, samples per series
@@ -172,11 +174,18 @@ async def press(pilot, key: str) -> float:
     return time.perf_counter() - t
 
 
-async def keys(hosts, fetch) -> None:
+async def keys(hosts, fetch, keys: list[str], interval: float, label: str, trips: bool) -> None:
+    """Keys on the table with every host's ranks expanded; refreshes every `interval` s meanwhile."""
     from mtptui.tui.fleet_app import FleetApp
     from mtptui.tui.widgets.fleet_table import FleetTable
 
-    app = FleetApp(fetch, config=load_config("/dev/null"), hosts=hosts, interval=3600, title="bench")
+    loads = []
+
+    def counted():
+        loads.append(1)
+        return fetch()
+
+    app = FleetApp(counted, config=load_config("/dev/null"), hosts=hosts, interval=interval, title="bench")
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
         expand = await press(pilot, "e")  # every host's ranks
@@ -184,22 +193,27 @@ async def keys(hosts, fetch) -> None:
         table = app.query_one(FleetTable)
         rows = table.row_count
         took: dict[str, list[float]] = {}
-        for key in KEYS:
+        for key in keys:
             took.setdefault(key, []).append(await press(pilot, key))
-            await pilot.pause()
-        trips = []
-        for key in ["down"] * 20 + ["s", "S"]:
+            if trips:
+                await pilot.pause()
+            else:  # a key every 100 ms, as a user's: Pilot's pause would wait for the refresh's thread
+                await asyncio.sleep(0.1)
+        round_trips = []
+        for key in (["down"] * 20 + ["s", "S"]) if trips else []:
             t = time.perf_counter()
             await pilot.press(key)
             await pilot.pause()
-            trips.append(time.perf_counter() - t)
+            round_trips.append(time.perf_counter() - t)
     every = [x for v in took.values() for x in v]
-    print(f"  keys ({len(every)} presses, {rows:,} rows): p50 {statistics.median(every) * 1e3:.0f} ms, "
-          f"p99 {pct(every, 99) * 1e3:.0f} ms, max {max(every) * 1e3:.0f} ms; by key (median/max ms): "
+    print(f"  {label} ({len(every)} presses, {rows:,} rows, {len(loads)} refreshes meanwhile): p50 "
+          f"{statistics.median(every) * 1e3:.0f} ms, p99 {pct(every, 99) * 1e3:.0f} ms, max {max(every) * 1e3:.0f} ms; "
+          "by key (median/max ms): "
           + ", ".join(f"{k} {statistics.median(v) * 1e3:.0f}/{max(v) * 1e3:.0f}" for k, v in took.items())
           + f"; e (expand all) first {expand * 1e3:.0f}")
-    print(f"  pilot round trip (press + pause, its idle waits included): p50 {statistics.median(trips) * 1e3:.0f} ms, "
-          f"max {max(trips) * 1e3:.0f} ms")
+    if round_trips:
+        print(f"  pilot round trip (press + pause, its idle waits included): p50 "
+              f"{statistics.median(round_trips) * 1e3:.0f} ms, max {max(round_trips) * 1e3:.0f} ms")
 
 
 def bench_fleet() -> None:
@@ -223,6 +237,7 @@ def bench_fleet() -> None:
             prom = Prometheus(url)
             fetch = partial(load, prom, None, Limits())
             hosts = fetch()  # the first, warming Prometheus' caches
+            GcPacer().start()  # the collector's settings of the fleet view, whose worker refreshes
             times, parts = [], []
             cpu, prom_cpu = time.process_time(), cpu_seconds(proc.pid)
             for _ in range(10):
@@ -231,7 +246,9 @@ def bench_fleet() -> None:
                 t1 = time.perf_counter()
                 flag_fleet(hosts, Limits())
                 t2 = time.perf_counter()
-                FleetRows(hosts, ranks=True).widths(cell_len)  # as the screen's refresh makes them
+                model = FleetRows(hosts, ranks=True)  # as the screen's refresh makes them
+                model.widths(cell_len)
+                model.rows(ViewState())
                 t3 = time.perf_counter()
                 times.append(t3 - t0)
                 parts.append((t1 - t0, t2 - t1, t3 - t2))
@@ -243,7 +260,9 @@ def bench_fleet() -> None:
                   f"(a middle one: queries and assembly {mid[0] * 1e3:.0f}, flags {mid[1] * 1e3:.0f}, "
                   f"rows, every host's and every rank's, {mid[2] * 1e3:.0f} ms); CPU a refresh: Prometheus "
                   f"{prom_cpu * 1e3:.0f} ms, this process {cpu * 1e3:.0f} ms")
-            asyncio.run(keys(hosts, fetch))
+            asyncio.run(keys(hosts, fetch, KEYS, 3600, "keys", True))
+            # Again with a refresh a second (5 s by default): its thread shares the interpreter.
+            asyncio.run(keys(hosts, fetch, ["down"] * 30 + ["s", "S"] * 3, 1.0, "keys, a refresh a second", False))
         finally:
             proc.terminate()
             proc.wait(30)

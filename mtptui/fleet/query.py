@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from mtptui.core.epochs import rank_key
@@ -183,11 +182,7 @@ def _int(text: str) -> int | None:
 def read_fleet(prom: Prometheus, match: str | None = None) -> list[Host]:
     """Every host, sorted by name, with its ranks in natural order; no flags yet (see outliers).
     Raises PromError, SelectorError."""
-    qs = queries(match)
-    with ThreadPoolExecutor(len(qs)) as pool:
-        futures = {k: pool.submit(prom.query, q) for k, q in qs.items()}
-        answers = {k: f.result() for k, f in futures.items()}
-    return assemble(answers)
+    return assemble(prom.queries(queries(match)))
 
 
 def assemble(answers: dict[str, list[Sample]]) -> list[Host]:

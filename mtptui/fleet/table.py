@@ -44,6 +44,10 @@ class ViewState:
     expanded: set[str] = field(default_factory=set)  # host keys
     cursor: str | None = None  # the row key under the cursor
 
+    def rows_key(self) -> tuple:
+        """What decides the rows shown (all but the cursor)."""
+        return (self.sort, self.reverse, self.filter, self.flagged_only, frozenset(self.expanded))
+
 
 @dataclass(frozen=True)
 class Row:

@@ -1,9 +1,11 @@
 """The fleet table's keys and mouse on a fleet too tall for the screen (hand-made hosts, flagged by
 the real outliers code): the cursor stays in view and the detail follows it, a sort or an expand
-keeps the cursor's host, a header click sorts, and Enter or a second click opens the host.
-(Against a real Prometheus: tests/integration/test_fleet_prometheus.py.)"""
+keeps the cursor's host, a header click sorts, Enter or a second click opens the host, and one
+refresh runs at a time. (Against a real Prometheus: tests/integration/test_fleet_prometheus.py.)"""
 
 from __future__ import annotations
+
+import threading
 
 from mtptui.config import load_config
 from mtptui.fleet.outliers import Limits, flag_fleet
@@ -97,3 +99,26 @@ async def test_a_header_click_sorts_and_a_second_click_or_enter_opens():
         assert app.opened == [table.rows[2].host.host]
         await pilot.press("down", "enter")
         assert app.opened[-1] == table.rows[3].host.host
+
+
+async def test_a_refresh_is_not_started_over_one_under_way():
+    """A refresh's thread cannot be cancelled: ticks and `r` during one start no other."""
+    hosts, gate, calls = fleet(), threading.Event(), []
+
+    def load() -> list[Host]:
+        calls.append(1)
+        gate.wait(10)
+        return hosts
+
+    app = Opening(load, config=load_config("/dev/null"), interval=0.05, title="t")
+    app.opened = []
+    async with app.run_test(size=(120, 20)) as pilot:
+        await pilot.press("r", "r")
+        await pilot.pause(0.3)  # several ticks
+        assert calls == [1] and app.fleet.refreshed is None
+        gate.set()
+        while app.fleet.refreshed is None:
+            await pilot.pause(0.05)
+        assert app.query_one(FleetTable).row_count == HOSTS
+        while len(calls) < 2:  # the next tick starts the next one
+            await pilot.pause(0.05)

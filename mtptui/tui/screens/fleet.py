@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -59,6 +60,7 @@ class FleetScreen(Screen):
         self.asking = ""  # "filter" or "find" while the input is open
         self.refreshed: float | None = time.time() if hosts is not None else None
         self.error = ""
+        self.loading = False  # a refresh is under way
         self.detail_shape: int | None = None  # the detail's lines when none wraps
 
     def compose(self) -> ComposeResult:
@@ -80,27 +82,38 @@ class FleetScreen(Screen):
     def hosts(self) -> list[Host]:
         return self.model.hosts
 
-    @work(exclusive=True, group="fleet-load")
+    @work(group="fleet-load")
     async def action_refresh(self) -> None:
+        # One at a time: a refresh's thread cannot be cancelled, so one started over it (a tick,
+        # `r`) would run beside it, and a Prometheus slower than the interval would pile them up.
+        if self.loading:
+            return
+        self.loading = True
+        state = replace(self.state, expanded=set(self.state.expanded))
+        shown = None
         try:
-            model = await asyncio.to_thread(self._fetch)
+            model, shown = await asyncio.to_thread(self._fetch, state)
         except PromError as e:
             self.error = str(e)
         else:
             self.model, self.error, self.refreshed = model, "", time.time()
-        self.rebuild()
+        finally:
+            self.loading = False
+        # The rows the thread ordered, unless a key changed the order meanwhile.
+        self.rebuild(shown if shown is not None and state.rows_key() == self.state.rows_key() else None)
         self.call_after_refresh(self.app.gc_pacer.after_frame)
 
-    def _fetch(self) -> FleetRows:
-        """The fleet and all its rows, made off the screen's loop: a refresh of 1,000 hosts."""
+    def _fetch(self, state: ViewState) -> tuple[FleetRows, list[Row]]:
+        """The fleet, all its rows, and those shown in `state`'s order, made off the screen's
+        loop: a refresh of 1,000 hosts."""
         model = FleetRows(self.load(), ranks=True)
         model.widths(cell_len)
-        return model
+        return model, model.rows(state)
 
-    def rebuild(self) -> None:
-        """The rows again, after new figures or another sort, filter or expand: the cursor stays
-        on its row when the row is still shown."""
-        self.shown = self.model.rows(self.state)
+    def rebuild(self, shown: list[Row] | None = None) -> None:
+        """The rows again (`shown`: already in order), after new figures or another sort, filter
+        or expand: the cursor stays on its row when the row is still shown."""
+        self.shown = shown if shown is not None else self.model.rows(self.state)
         titles = [c.title + ((" ▼" if self.state.reverse else " ▲") if c.key == self.state.sort else "")
                   for c in COLUMNS]
         keep = self.state.cursor

@@ -87,7 +87,7 @@ def _read(part: Part, since, until, events: EventLog | None = None) -> tuple[Sum
     else:
         date = _date_before(part.path, part.start)
         if date is not None:
-            ingest.parser.assume_date(date)
+            ingest.parser.dates.note(date)
         for data in byte_blocks(part.path, part.start, part.end):
             ingest.feed_block(data)
     summary.seal()  # in a worker, on its own core

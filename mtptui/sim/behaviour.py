@@ -16,16 +16,35 @@ Acceptance
     differ as real traffic does; the window average then adds the sampling noise of its
     request-steps. The `accept-collapse` fault scales q down to 5% over 8 seconds.
 
+Acceptance and context length
+    SGLang and vLLM users report acceptance falling as contexts grow, until speculation costs more
+    than it gives (past about 32k tokens): draft heads are trained on short sequences. Every q is
+    scaled by a factor of the scheduler's mean context per running request (its tokens in use
+    over its running requests, what `#token` / `#running-req` of its decode lines gives):
+        1 up to 8k tokens, then 1 / (1 + 0.2 x^2) with x = log2(context / 8k)
+        16k 0.83 (NEXTN 3 steps: accept len about 2.2), 32k 0.56 (about 1.7), 64k 0.36 (about 1.4)
+    With the step times below, the Qwen3.5 preset on TP4 with NEXTN 3 steps at a few running
+    requests breaks even near an accept len of 1.66 (factor 0.53), just past 32k: speculation
+    pays under 32k tokens per request and runs slower than without it past that. Step times do
+    not grow with context here (a run with speculation and one without would slow alike).
+
 Step time (milliseconds, per scheduler, i.e. per DP group)
     target = T0 + a x bs x n_verify        T0 from the model preset and TP (the bs=1 floor),
                                            a = 0.05 ms per token (0.12 under DP attention),
                                            n_verify = 1 without speculation, else num_draft_tokens
-    draft  = steps x (0.18 T0 + 0.15 a x bs x topk)
+    draft  = steps x (c T0 + 0.15 a x bs x topk)
+                                           c = the preset's draft_cost: 0.18, 0.06 for
+                                           Qwen3.5-397B-A17B (a head next to a large MoE)
     step   = target + draft + 0.8 (+1.0 for tree drafting when topk > 1), x1.7 on T0 without
              CUDA graphs, x(1 +- 3%) jitter.
     So throughput (bs x accept len / step) rises with acceptance, and the gain from speculation
     shrinks as the batch grows: verifying num_draft_tokens per request costs compute that small
-    batches have spare and large ones do not.
+    batches have spare and large ones do not. `implied_tok_s` is what one request gets: with
+    Qwen3.5-397B-A17B on TP 8 at batch 1, off 71, NEXTN mtp1 119 and mtp3 156 tokens/s (+67%,
+    then +31%); with Qwen3-8B, off 66, mtp1 95 and mtp3 102 (the third step hardly pays).
+    HTTP replies stream each token at the simulated end of the step that made it (the model's
+    clock, not a sleep per token), so a client measures these speeds whatever the machine's load,
+    less its own per-request overhead.
 
 Prefill
     3 ms + new tokens x 0.04 ms x (active params / 10B) / TP. Prefill batches run between decode
@@ -36,9 +55,12 @@ Load (`--sim-load`, per DP group)
     A closed loop of clients, each sending a request, waiting for it, thinking ~0.4 s (exponential)
     and sending the next. The number of clients follows the shape:
       none 0; light 4; steady 24 +- 20% (slow wave); burst 8, and 96 for 15 s of every 60 s;
-      ramp 1 -> 64 over 180 s; saturate 160 with long prompts (queue, high token usage, retracts).
-    Prompts are lognormal around 1200 tokens (saturate 6000), outputs around 350 (saturate 1500);
-    60% of prompts hit the prefix cache for 20-70% of their tokens.
+      ramp 1 -> 64 over 180 s; saturate 160 with long prompts (queue, high token usage, retracts);
+      long 4, with prompts that grow longer: lognormal (sd 0.25) around 2k tokens doubling every
+      40 s, up to the model's context length (4k at 40 s, 32k at 160 s, 64k at 200 s).
+    Prompts are lognormal around 1200 tokens (saturate 6000), outputs around 350 (saturate 1500,
+    long 250); 60% of prompts hit the prefix cache for 20-70% of their tokens. Prompts are capped
+    at the chunked prefill size (8192 at most), but long's at the context length less 4k.
 """
 
 from __future__ import annotations
@@ -117,6 +139,17 @@ class Difficulty:
         return self.x
 
 
+CONTEXT_FLAT = 8192  # tokens per running request up to which acceptance does not depend on context
+
+
+def context_factor(context: float) -> float:
+    """What the mean context per running request leaves of each q (see the module's doc)."""
+    if context <= CONTEXT_FLAT:
+        return 1.0
+    x = math.log2(context / CONTEXT_FLAT)
+    return 1.0 / (1.0 + 0.2 * x * x)
+
+
 def collapse_factor(t_ready: float, now: float, at: float | None) -> float:
     if at is None or now < t_ready + at:
         return 1.0
@@ -139,23 +172,37 @@ class Timing:
         self.graph_max_bs = args["cuda_graph_max_bs"]
         self.graphs = not (args["disable_cuda_graph"] or graphs_broken)
         self.prefill_per_token = 0.04 * max(0.3, preset.active_b / 10) / max(1, tp)
+        self.draft_cost = preset.draft_cost
 
     def graph_on(self, bs: int) -> bool:
         return self.graphs and bs <= self.graph_max_bs
 
-    def decode_ms(self, bs: int, rng: random.Random) -> float:
+    def step_ms(self, bs: int) -> float:
+        """The mean decode step at batch size bs."""
         t0 = self.t0 if self.graph_on(bs) else self.t0 * 1.7
         ms = t0 + self.a * bs * self.verify
         if self.spec:
             if self.ngram:
                 ms += 0.6  # the n-gram lookup runs on the CPU; no draft model
             else:
-                ms += self.steps * (0.18 * t0 + 0.15 * self.a * bs * self.topk)
+                ms += self.steps * (self.draft_cost * t0 + 0.15 * self.a * bs * self.topk)
             ms += 0.8 + (1.0 if self.topk > 1 else 0.0)
-        return ms * (1 + rng.uniform(-0.03, 0.03))
+        return ms
+
+    def decode_ms(self, bs: int, rng: random.Random) -> float:
+        return self.step_ms(bs) * (1 + rng.uniform(-0.03, 0.03))
 
     def prefill_ms(self, tokens: int) -> float:
         return 3.0 + tokens * self.prefill_per_token
+
+
+def implied_tok_s(args: dict, preset: models.Preset, requested: str | None, bs: int = 1,
+                  context: float = 0.0) -> float:
+    """The decode speed one request gets at batch size bs and a mean context per running request,
+    in tokens per second: the mean tokens per request-step (acceptance at its mean, no fault) over
+    the mean step time. A benchmark's ranking of profiles at low concurrency follows this order."""
+    accept, _ = chain_stats(acceptance_chain(args, preset, requested), context_factor(context))
+    return 1000.0 * accept / Timing(args, preset, graphs_broken=False).step_ms(bs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -176,12 +223,25 @@ def clients_target(shape: str | None, since_ready: float, phase: float) -> int:
         return round(1 + 63 * min(1.0, since_ready / 180.0))
     if shape == "saturate":
         return 160
+    if shape == "long":
+        return 4
     raise ValueError(shape)
 
 
-def request_size(shape: str | None, rng: random.Random, max_prompt: int) -> tuple[int, int, int]:
-    """(prompt tokens, cached tokens, output tokens) of one background request."""
-    if shape == "saturate":
+LONG_START = 2048  # long's median prompt at the ready line, doubling every LONG_DOUBLING seconds
+LONG_DOUBLING = 40.0
+
+
+def request_size(shape: str | None, rng: random.Random, max_prompt: int, since_ready: float = 0.0,
+                 context_len: int = 0) -> tuple[int, int, int]:
+    """(prompt tokens, cached tokens, output tokens) of one background request, since_ready
+    seconds after the ready line, on a model of context_len tokens."""
+    if shape == "long":
+        median = LONG_START * 2 ** (since_ready / LONG_DOUBLING)
+        prompt = int(rng.lognormvariate(math.log(median), 0.25))
+        out = int(rng.lognormvariate(math.log(250), 0.4))
+        max_prompt = max(max_prompt, context_len - 4096)
+    elif shape == "saturate":
         prompt = int(rng.lognormvariate(math.log(6000), 0.4))
         out = int(rng.lognormvariate(math.log(1500), 0.4))
     else:

@@ -2,7 +2,8 @@
 the project's simulator, its HTTP port is reached through a port forwarded over the SSH
 connection (the containers open nothing else), profiles are applied by systemd restarts, and the
 host is checked with the plain OpenSSH client afterwards: the drop-in byte for byte, the loaded
-ExecStart, the audit log."""
+ExecStart, the audit log. The full benchmark ranks the profiles at concurrency 1 in the order the
+simulator's model implies (mtptui.sim.behaviour.implied_tok_s)."""
 
 from __future__ import annotations
 
@@ -18,12 +19,22 @@ import pytest
 from hosts.helpers import unique_unit
 from test_spec_systemd import SIM, audit_entries, exec_start, install_unit, spec, write_config
 
+from mtptui.control.launch import apply_profile
+from mtptui.control.profiles import BUILTINS
+from mtptui.sim import behaviour
+from mtptui.sim.scenario import config_from_argv
+
 pytestmark = pytest.mark.systemd
 
 # The smoke test's server has no background load; the benchmark's a light one (4 clients), so that
 # `spec` verifies the host's starting state without waiting out an idle minute.
 QUIET = [a if a != "steady" else "none" for a in SIM]
 LIGHT = [a if a != "steady" else "light" for a in SIM]
+# The ranking test's server: a model whose MTP draft is cheap next to the target, so that each
+# draft step pays at batch 1 by a margin (behaviour.implied_tok_s) that the machine's noise
+# cannot reverse; the Qwen3-8B of SIM gains a few per cent from the third step.
+RANKED = ["/usr/bin/python3", "-m", "mtptui.sim", "--model-path", "Qwen/Qwen3.5-397B-A17B", "--tp", "8",
+          "--sim-load", "light", "--sim-startup-seconds", "1", "--decode-log-interval", "10"]
 COLUMNS = {"profile", "concurrency", "requests", "output_tok_s", "req_s", "ttft_p50_ms", "ttft_p99_ms",
            "itl_p50_ms", "itl_p99_ms", "errors", "accept_len", "accept_rate"}
 
@@ -49,6 +60,20 @@ def dropin_of(h, unit: str) -> bytes | None:
     r = subprocess.run(h.ssh_argv(shlex.join(["cat", f"/etc/systemd/system/{unit}.service.d/50-mtptui-spec.conf"])),
                        capture_output=True)
     return r.stdout if r.returncode == 0 else None
+
+
+def journal_tail(h, unit: str) -> str:
+    """The unit's last lines, systemd's among them, for a failure's message."""
+    return h.ssh(["journalctl", f"--unit={unit}", "--lines=150", "--no-pager", "--output=short-precise"],
+                 check=False).stdout
+
+
+def unit_files(h, unit: str) -> str:
+    """The unit file and every drop-in, with their digests, and what systemd loaded of them."""
+    path = f"/etc/systemd/system/{unit}.service"
+    files = h.ssh(["sh", "-c", 'find "$1" "$1.d" -type f -print0 | sort -z | xargs -0 sha256sum', "sh", path]).stdout
+    loaded = h.ssh(["systemctl", "show", "--property=DropInPaths", "--value", unit]).stdout
+    return files + loaded
 
 
 @pytest.fixture
@@ -83,41 +108,60 @@ def test_smoke_pass_wrong_answer_and_server_down(cluster, tmp_path, audit):
     assert not audit.exists()  # a smoke test changes nothing
 
 
-def test_bench_measures_two_profiles_and_restores_the_drop_in(cluster, tmp_path, audit):
-    h = cluster.hosts[1]
-    unit = unique_unit("bench")
-    install_unit(h, unit, sim=LIGHT)
+def test_bench_ranks_the_profiles_as_the_model_implies_and_leaves_the_unit_as_found(cluster, tmp_path, audit):
+    h = cluster.hosts[0]
+    assert h.index == 1
+    unit = unique_unit("rank")
+    port = install_unit(h, unit, sim=RANKED)
+    # the host as found: the operator's own drop-in, and mtp1 applied by an earlier `spec`
+    subprocess.run(h.ssh_argv(shlex.join(["sh", "-c", 'mkdir -p "$1" && cat > "$1/10-operator.conf"', "sh",
+                                          f"/etc/systemd/system/{unit}.service.d"])),
+                   input="[Service]\nEnvironment=OPERATOR_NOTE=kept\n", text=True, check=True, capture_output=True)
+    h.ssh(["systemctl", "daemon-reload"])
     cfg = write_config(tmp_path, h, unit)
-    name = f"gpu{h.index}"
-    # the host as found: mtp1 applied by an earlier `spec`, so there is a drop-in to restore
-    assert spec(cfg, name, "mtp1", "--yes", audit=audit).returncode == 0
-    before, loaded = dropin_of(h, unit), exec_start(h, unit)
-    assert before and b"--speculative-num-steps 1" in before
+    assert spec(cfg, "gpu1", "mtp1", "--yes", audit=audit).returncode == 0
+    files, before, loaded = unit_files(h, unit), dropin_of(h, unit), exec_start(h, unit)
+    assert "10-operator.conf" in files and before and b"--speculative-num-steps 1" in before
+
+    # the order the simulator's model implies at concurrency 1 (one request besides the light
+    # load's clients), from the argv each profile gives the unit
+    argv = RANKED + ["--port", str(port)]
+    batch = 1 + behaviour.clients_target("light", 0.0, 0.0)
+    implied = {}
+    for name in ("off", "mtp1", "mtp3"):
+        c = config_from_argv(apply_profile(argv, BUILTINS[name])[3:])
+        implied[name] = behaviour.implied_tok_s(c.args, c.preset, c.requested_algorithm, batch)
+    assert sorted(implied, key=implied.get) == ["off", "mtp1", "mtp3"]
 
     out = tmp_path / "r.json"
-    r = mtptui("bench", "--config", cfg, name, "--profiles", "off,mtp3", "--concurrency", "1,2", "--requests", "3",
-               "--max-tokens", "32", "--yes", "--json", str(out), "--csv", str(tmp_path / "r.csv"),
+    t0 = time.monotonic()
+    r = mtptui("bench", "--config", cfg, "gpu1", "--profiles", "off,mtp1,mtp3", "--concurrency", "1,8", "--requests",
+               "8", "--max-tokens", "64", "--yes", "--json", str(out), "--csv", str(tmp_path / "r.csv"),
                audit=audit, data=tmp_path / "data")
-    assert r.returncode == 0, r.stdout + r.stderr
+    took = time.monotonic() - t0
+    assert r.returncode == 0, r.stdout + r.stderr + journal_tail(h, unit)
     report = json.loads(out.read_text())
     assert set(report) == {"host", "unit", "started", "results", "restored"}
-    assert report["host"] == name and report["unit"] == f"{unit}.service" and report["restored"] is True
+    assert report["host"] == "gpu1" and report["unit"] == f"{unit}.service" and report["restored"] is True
     rows = report["results"]
-    assert [(x["profile"], x["concurrency"]) for x in rows] == [("off", 1), ("off", 2), ("mtp3", 1), ("mtp3", 2)]
-    assert all(set(x) == COLUMNS and x["requests"] == 3 and x["errors"] == 0 and x["output_tok_s"] > 0 for x in rows)
+    assert [(x["profile"], x["concurrency"]) for x in rows] == [(p, c) for p in ("off", "mtp1", "mtp3") for c in (1, 8)]
+    assert all(set(x) == COLUMNS and x["requests"] == 8 and x["errors"] == 0 for x in rows)
     assert all(x["accept_len"] is None for x in rows if x["profile"] == "off")
     assert any((x["accept_len"] or 0) > 1 for x in rows if x["profile"] == "mtp3")
-    assert "★" in r.stdout and "concurrency 2" in r.stdout
+    measured = {x["profile"]: x["output_tok_s"] for x in rows if x["concurrency"] == 1}
+    print(f"bench {took:.0f} s; tok/s at c=1 measured {measured}, implied {implied}")
+    assert sorted(measured, key=measured.get) == sorted(implied, key=implied.get)
+    assert "★" in r.stdout and "concurrency 8" in r.stdout
     csv_lines = (tmp_path / "r.csv").read_text().splitlines()
-    assert len(csv_lines) == 5 and csv_lines[0].startswith("host,unit,started,profile,concurrency")
-    assert len(list((tmp_path / "data" / "mtptui" / "bench").glob(f"{name}-*.json"))) == 1
+    assert len(csv_lines) == 7 and csv_lines[0].startswith("host,unit,started,profile,concurrency")
+    assert len(list((tmp_path / "data" / "mtptui" / "bench").glob("gpu1-*.json"))) == 1
 
-    assert dropin_of(h, unit) == before and exec_start(h, unit) == loaded
+    assert unit_files(h, unit) == files and dropin_of(h, unit) == before and exec_start(h, unit) == loaded
     assert h.ssh(["systemctl", "is-active", unit], check=False).stdout.strip() == "active"
     entries = audit_entries(audit)
     assert [(e["action"], e.get("profile"), e["result"]) for e in entries] == [
         ("apply", "mtp1", "applied"), ("bench", None, "done"), ("apply", "off", "applied"),
-        ("apply", "mtp3", "applied"), ("restore", None, "applied")]
+        ("apply", "mtp1", "applied"), ("apply", "mtp3", "applied"), ("restore", None, "applied")]
     assert entries[1]["restored"] is True and entries[1]["exit_code"] == 0
     assert entries[-1]["dropin_after"].encode() == before
 

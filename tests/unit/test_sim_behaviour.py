@@ -9,10 +9,12 @@ import time
 
 import pytest
 
-from mtptui.sim import answers, scenario
+from mtptui.sim import answers, behaviour, scenario
+from mtptui.core import parallel
 
 QWEN = ["--model-path", "Qwen/Qwen3.5-122B-A10B", "--tp", "4"]
 LLAMA = ["--model-path", "meta-llama/Llama-3.1-8B-Instruct"]
+BIG = ["--model-path", "Qwen/Qwen3.5-397B-A17B", "--tp", "8"]
 
 
 def render(argv, duration=90, load="steady", envelope="cat"):
@@ -60,6 +62,29 @@ def test_speculation_gains_less_at_large_batches():
     assert small > large > 1.1
 
 
+def implied(argv, bs=1, context=0.0):
+    cfg = scenario.config_from_argv(argv)
+    return behaviour.implied_tok_s(cfg.args, cfg.preset, cfg.requested_algorithm, bs, context)
+
+
+def test_a_cheap_draft_makes_each_draft_step_pay_at_batch_one():
+    off, one, three = (implied(BIG + extra) for extra in ([], scenario.nextn(1), scenario.nextn(3)))
+    assert one > 1.25 * off and three > 1.25 * one
+    # long contexts take the gain away: at 64k tokens a request, the third step costs more than it gives
+    assert implied(BIG + scenario.nextn(3), context=65536) < implied(BIG + scenario.nextn(1), context=65536)
+    # a draft a fifth of the step (the 8B's): the third step gains little
+    small = [implied(["--model-path", "Qwen/Qwen3-8B"] + extra) for extra in ([], scenario.nextn(1), scenario.nextn(3))]
+    assert small[0] < small[1] < small[2] < 1.1 * small[1]
+
+
+def test_the_engine_runs_at_the_implied_speed():
+    for extra in ([], scenario.nextn(1), scenario.nextn(3)):
+        fields = decode(render(BIG + extra, duration=60, load="light"))
+        per_request = sum(f["gen_throughput"] for f in fields) / sum(f["running_req"] for f in fields)
+        bs = round(statistics.mean(f["running_req"] for f in fields))
+        assert per_request == pytest.approx(implied(BIG + extra, bs), rel=0.06)
+
+
 def test_load_moves_batch_usage_and_queue():
     model = ["--model-path", "meta-llama/Llama-3.1-70B-Instruct", "--tp", "4"]
     light = render(model, load="light", duration=60)
@@ -91,6 +116,43 @@ def test_acceptance_collapse_fault():
     after = [ln.truth["fields"]["accept_len"] for ln in lines
              if ln.truth.get("kind") == "decode" and ln.truth["ts"] > ready + 35]
     assert min(before) > 2.3 and max(after) < 1.2
+
+
+def _context(fields: dict) -> float:
+    """Tokens in use per running request, as a decode line gives them (a hybrid pool: #full token)."""
+    return fields.get("num_token", fields.get("full_token")) / fields["running_req"]
+
+
+def test_acceptance_falls_with_context():
+    assert [behaviour.context_factor(c) for c in (0, 4096, 8192)] == [1.0, 1.0, 1.0]
+    factors = [behaviour.context_factor(1024 * k) for k in (9, 16, 32, 64, 128)]
+    assert factors == sorted(factors, reverse=True) and factors[0] < 1
+    assert factors[2] == pytest.approx(1 / 1.8)  # 32k: 0.56 of each q
+    lines = decode(render(QWEN + scenario.nextn(3), duration=240, load="long"))
+    by_context = {}
+    for f in lines:
+        if f["running_req"]:
+            by_context.setdefault(min(4, int(_context(f) // 16384)), []).append(f["accept_len"])
+    short, long_ = statistics.mean(by_context[0]), statistics.mean(by_context[3] + by_context[4])
+    assert short > 2.5 and long_ < 1.6
+    assert max(_context(f) for f in lines if f["running_req"]) > 65536  # the long load reaches past 64k
+
+
+def test_the_long_context_sample_finds_where_speculation_stops_paying(tmp_path):
+    """Off, then NEXTN 3 steps, with contexts growing: MTP pays under 32k tokens per request and
+    runs slower than without it from 32-64k on, as the model above implies; summary says so."""
+    path = tmp_path / "long.log"
+    scenario.write_log(str(path), scenario.render("long-context-toggle"))
+    summary, counts = parallel.summarise([str(path)], jobs=1)
+    off, on = summary.to_json(counts.to_json())["epochs"]
+    assert off["label"] == "spec off" and on["label"].startswith("EAGLE")
+    changes = {b["context"]: b["vs_baseline"] for b in on["by_context"]}
+    assert list(changes) == ["<4k", "4-16k", "16-32k", "32-64k", "64k+"]
+    assert changes["<4k"] > 0.3 and changes["4-16k"] > 0.3 and changes["16-32k"] > 0
+    assert changes["32-64k"] < 0 and changes["64k+"] < 0
+    assert on["stops_paying_from"] == "32-64k"
+    accept = [b["accept_len"] for b in on["by_context"]]
+    assert accept == sorted(accept, reverse=True)
 
 
 @pytest.mark.parametrize("how", [["--sim-fault", "no-cuda-graph"], ["--disable-cuda-graph"]])

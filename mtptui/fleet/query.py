@@ -270,5 +270,3 @@ def assemble(answers: dict[str, list[Sample]]) -> list[Host]:
                     r.accept_len = r.accept_rate = None
         h.ranks.sort(key=lambda r: rank_key(r.rank))
     return sorted(hosts.values(), key=lambda h: (h.host, h.source))
-
-

@@ -98,8 +98,8 @@ def rank_row(h: Host, r: Rank) -> Row:
     flags = flag_kinds(h, r.rank) if h.flags else ""
     values = {"host": f"  {r.rank or '(rank)'}", "source": "", "settings": "", "ranks": "",
               "accept_len": r.accept_len, "accept_rate": r.accept_rate, "gen_throughput": r.gen_throughput,
-              "running": r.running, "queue": r.queue, "graph": None if r.graph is None else ("on" if r.graph else "off"),
-              "flags": flags}
+              "running": r.running, "queue": r.queue,
+              "graph": None if r.graph is None else ("on" if r.graph else "off"), "flags": flags}
     return Row(f"{host_key(h)}\t{r.rank}", h, r, values, _cells(values), bool(flags))
 
 

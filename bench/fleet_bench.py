@@ -5,9 +5,12 @@ package), and `mtptui export` following 16 hosts x 200 lines/s. Prints figures; 
    (`sglang:*`, one target each) and 500 hosts behind 50 `mtptui export`s (`mtptui_*`), 8 ranks
    each, a few collapsed, is written as OpenMetrics and turned into TSDB blocks with
    `promtool tsdb create-blocks-from openmetrics`; Prometheus serves them (no scraping). Timed:
-   a refresh (the fleet's queries, assembled and flagged: what the view does every few seconds),
-   and keys in the fleet view (Textual's run_test, 8,000-row table expanded: cursor moves and
-   sorts, key posted to the screen composed).
+   a refresh (the fleet's queries, assembled and flagged, and the table's rows made: what the view
+   does every few seconds, off its loop), and keys in the fleet view (Textual's run_test, every
+   host's ranks expanded: 9,000 rows): from the key posted to its frame drawn, the messages it
+   caused handled; then again with a refresh a second (its worker thread shares the interpreter with
+   the keys, and each ends in the table's rows replaced). Pilot's own press-and-pause adds at least 60 ms of idle waits
+   (wait_for_idle three times), which no user sees: it is printed apart, as "pilot round trip".
 2. export: `mtptui export --file` (a child process) following 16 log files written at 200 lines/s
    each by this script... as 16 hosts: one exporter per file would not be one process, so it runs
    the exporter's state in-process on 16 hosts' lines, paced at 16 x 200 lines/s, measuring CPU
@@ -34,16 +37,24 @@ import sys
 import tempfile
 import time
 import urllib.request
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(ROOT / "bench"))
+
+from machine import line as machine_line  # noqa: E402
+from rich.cells import cell_len  # noqa: E402
+
 from mtptui.commands.fleet import load  # noqa: E402
 from mtptui.config import load_config  # noqa: E402
-from mtptui.fleet.outliers import Limits  # noqa: E402
+from mtptui.fleet.outliers import Limits, flag_fleet  # noqa: E402
 from mtptui.fleet.prom import Prometheus  # noqa: E402
-from mtptui.fleet.table import ViewState  # noqa: E402
+from mtptui.fleet.query import read_fleet  # noqa: E402
+from mtptui.fleet.table import FleetRows, ViewState  # noqa: E402
+from mtptui.tui.gcpace import GcPacer  # noqa: E402
 
 HOSTS, RANKS, EXPORTERS = 1000, 8, 50
 STEP, STEPS = 30, 10  # seconds between samples, samples per series
@@ -112,6 +123,13 @@ def openmetrics(path: Path, now: float) -> int:
     return n
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a process (Prometheus' share of a refresh)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -137,27 +155,65 @@ def start_prometheus(work: Path) -> tuple[subprocess.Popen, str]:
     raise SystemExit("prometheus did not become ready")
 
 
-async def keys(hosts, fetch) -> list[float]:
-    from textual.widgets import DataTable
+KEYS = ["down"] * 60 + ["s", "S"] * 5 + ["pagedown"] * 10 + ["e", "e", "space", "space"]
 
+
+async def press(pilot, key: str) -> float:
+    """Seconds from the key posted to its frame drawn (the key's messages, and those they post,
+    handled; then the screen's update, which a timer would run next)."""
+    from textual import events
+
+    app = pilot.app
+    t = time.perf_counter()
+    event = events.Key(key, key if len(key) == 1 else None)
+    event.set_sender(app)
+    app._driver.send_message(event)
+    for _ in range(3):
+        await pilot._wait_for_screen()
+    app.screen._on_timer_update()
+    return time.perf_counter() - t
+
+
+async def keys(hosts, fetch, keys: list[str], interval: float, label: str, trips: bool) -> None:
+    """Keys on the table with every host's ranks expanded; refreshes every `interval` s meanwhile."""
     from mtptui.tui.fleet_app import FleetApp
+    from mtptui.tui.widgets.fleet_table import FleetTable
 
-    app = FleetApp(fetch, config=load_config("/dev/null"), hosts=hosts, interval=3600, title="bench")
-    out = []
+    loads = []
+
+    def counted():
+        loads.append(1)
+        return fetch()
+
+    app = FleetApp(counted, config=load_config("/dev/null"), hosts=hosts, interval=interval, title="bench")
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.pause()
-        await pilot.press("e")  # every host's ranks: 9,000 rows
+        expand = await press(pilot, "e")  # every host's ranks
         await pilot.pause()
-        table = app.query_one(DataTable)
-        for key in ["down"] * 60 + ["s", "S"] * 5 + ["pagedown"] * 10:
+        table = app.query_one(FleetTable)
+        rows = table.row_count
+        took: dict[str, list[float]] = {}
+        for key in keys:
+            took.setdefault(key, []).append(await press(pilot, key))
+            if trips:
+                await pilot.pause()
+            else:  # a key every 100 ms, as a user's: Pilot's pause would wait for the refresh's thread
+                await asyncio.sleep(0.1)
+        round_trips = []
+        for key in (["down"] * 20 + ["s", "S"]) if trips else []:
             t = time.perf_counter()
             await pilot.press(key)
             await pilot.pause()
-            out.append(time.perf_counter() - t)
-        rows = table.row_count
-    print(f"  keys ({len(out)} presses, {rows:,} rows): p50 {statistics.median(out) * 1e3:.0f} ms, "
-          f"p99 {pct(out, 99) * 1e3:.0f} ms, max {max(out) * 1e3:.0f} ms")
-    return out
+            round_trips.append(time.perf_counter() - t)
+    every = [x for v in took.values() for x in v]
+    print(f"  {label} ({len(every)} presses, {rows:,} rows, {len(loads)} refreshes meanwhile): p50 "
+          f"{statistics.median(every) * 1e3:.0f} ms, p99 {pct(every, 99) * 1e3:.0f} ms, max {max(every) * 1e3:.0f} ms; "
+          "by key (median/max ms): "
+          + ", ".join(f"{k} {statistics.median(v) * 1e3:.0f}/{max(v) * 1e3:.0f}" for k, v in took.items())
+          + f"; e (expand all) first {expand * 1e3:.0f}")
+    if round_trips:
+        print(f"  pilot round trip (press + pause, its idle waits included): p50 "
+              f"{statistics.median(round_trips) * 1e3:.0f} ms, max {max(round_trips) * 1e3:.0f} ms")
 
 
 def bench_fleet() -> None:
@@ -178,17 +234,35 @@ def bench_fleet() -> None:
         (work / "fleet.om").unlink()
         proc, url = start_prometheus(work)
         try:
-            fetch = lambda: load(Prometheus(url), None, Limits())  # noqa: E731
+            prom = Prometheus(url)
+            fetch = partial(load, prom, None, Limits())
             hosts = fetch()  # the first, warming Prometheus' caches
-            times = []
+            GcPacer().start()  # the collector's settings of the fleet view, whose worker refreshes
+            times, parts = [], []
+            cpu, prom_cpu = time.process_time(), cpu_seconds(proc.pid)
             for _ in range(10):
-                t = time.perf_counter()
-                hosts = fetch()
-                times.append(time.perf_counter() - t)
+                t0 = time.perf_counter()
+                hosts = read_fleet(prom)
+                t1 = time.perf_counter()
+                flag_fleet(hosts, Limits())
+                t2 = time.perf_counter()
+                model = FleetRows(hosts, ranks=True)  # as the screen's refresh makes them
+                model.widths(cell_len)
+                model.rows(ViewState())
+                t3 = time.perf_counter()
+                times.append(t3 - t0)
+                parts.append((t1 - t0, t2 - t1, t3 - t2))
+            cpu, prom_cpu = (time.process_time() - cpu) / 10, (cpu_seconds(proc.pid) - prom_cpu) / 10
             flagged = sum(bool(h.flags) for h in hosts)
+            mid = sorted(parts)[len(parts) // 2]
             print(f"  refresh ({len(hosts):,} hosts, {sum(len(h.ranks) for h in hosts):,} ranks, {flagged} flagged): "
-                  f"median {statistics.median(times) * 1e3:.0f} ms, max {max(times) * 1e3:.0f} ms")
-            asyncio.run(keys(hosts, fetch))
+                  f"median {statistics.median(times) * 1e3:.0f} ms, max {max(times) * 1e3:.0f} ms "
+                  f"(a middle one: queries and assembly {mid[0] * 1e3:.0f}, flags {mid[1] * 1e3:.0f}, "
+                  f"rows, every host's and every rank's, {mid[2] * 1e3:.0f} ms); CPU a refresh: Prometheus "
+                  f"{prom_cpu * 1e3:.0f} ms, this process {cpu * 1e3:.0f} ms")
+            asyncio.run(keys(hosts, fetch, KEYS, 3600, "keys", True))
+            # Again with a refresh a second (5 s by default): its thread shares the interpreter.
+            asyncio.run(keys(hosts, fetch, ["down"] * 30 + ["s", "S"] * 3, 1.0, "keys, a refresh a second", False))
         finally:
             proc.terminate()
             proc.wait(30)
@@ -246,10 +320,12 @@ def main() -> None:
     p.add_argument("--hour-lines", type=int, default=16 * 200 * 3600)
     p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args()
+    print(machine_line())
     if not a.skip_fleet:
         bench_fleet()
     if not a.skip_export:
         bench_export(a.export_seconds, a.hour_lines)
+    print(machine_line("machine speed after"))
 
 
 if __name__ == "__main__":

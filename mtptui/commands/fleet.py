@@ -27,10 +27,10 @@ accept_len_one_max), accept_outlier (accept len more than --outlier-pct from the
 hosts with the same settings; for SGLang's metrics, the same model), rank_outlier (a rank that far
 from its host's median), graph_off (decode without CUDA graphs in the last 2 minutes).
 
-Keys: Enter opens the host's live dashboard over SSH (the config host whose name or address is the
-host, else the address with the config's [defaults]); quit it to come back. space: its ranks,
-e: every host's ranks, s / S: sort by the next column / reverse (or click a header), /: filter,
-f: find, n: next match, !: flagged only, r: refresh now, q: quit.
+Keys: Enter (or a click on the row under the cursor) opens the host's live dashboard over SSH (the
+config host whose name or address is the host, else the address with the config's [defaults]); quit
+it to come back. space: its ranks, e: every host's ranks, s / S: sort by the next column / reverse
+(or click a header), /: filter, f: find, n: next match, !: flagged only, r: refresh now, q: quit.
 
 --once prints the table and exits; --json prints {"hosts": [{"host", "source", "spec", "ranks":
 [{"rank", "accept_len", "accept_rate", "gen_throughput", "running", "queue", "graph"}], "flags":

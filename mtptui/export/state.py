@@ -3,7 +3,10 @@ each host's epochs and speculation settings, and each stream's state.
 
 `ExportState` is the sources' Feed (lines are parsed as they come, one `Ingest` per host so each
 host's lines are counted apart) and the parser's sink. Nothing is kept per line: memory stays
-flat however long it runs. The HTTP thread reads it under `lock` while the sources' loop writes.
+flat however long it runs. Of the epochs, only each host's current one is kept, and without
+values (the metrics serve its start and settings, and last values, never an epoch's statistics);
+those before it are counted as restarts. The HTTP thread reads it under `lock` while the
+sources' loop writes.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ class ExportState:
         self.clock = clock
         self.lock = threading.Lock()
         self.epochs = EpochTracker()
+        self.past_restarts: dict[str | None, int] = {}  # restarts of the epochs no longer kept
         self.ranks: dict[tuple[str, str], RankState] = {}
         self.hosts: dict[str, HostState] = {}
         for h in hosts:
@@ -113,7 +117,7 @@ class ExportState:
             for k in ("accept_len", "accept_rate"):
                 if k in f:
                     values[k] = f[k]
-        self.epochs.add_batch(rec, ts)
+        self.epochs.open(rec.host, ts).records += 1  # counted (a later server_args is a new process), not kept
         r.last_ts = ts
         r.last_arrival = self.clock()
 
@@ -124,8 +128,13 @@ class ExportState:
         if name is not None:
             h.events[name] += 1
         self.epochs.add_event(ev, ts)
+        epochs = self.epochs.epochs.get(ev.host)
+        if epochs and len(epochs) > 1:
+            past = self.past_restarts.get(ev.host, 0)
+            self.past_restarts[ev.host] = past + sum(e.reason != "first seen" for e in epochs[:-1])
+            del epochs[:-1]
 
     # -- for the collector (under the lock) ---------------------------------------------------
     def restarts(self, host: str | None) -> int:
         """Epochs that began with a restart: systemd's `Started`, or a new server process."""
-        return sum(e.reason != "first seen" for e in self.epochs.epochs.get(host, ()))
+        return self.past_restarts.get(host, 0) + sum(e.reason != "first seen" for e in self.epochs.epochs.get(host, ()))

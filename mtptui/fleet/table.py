@@ -8,6 +8,7 @@ report the one batch they share).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mtptui.fleet.query import Host, Rank
@@ -42,6 +43,10 @@ class ViewState:
     flagged_only: bool = False
     expanded: set[str] = field(default_factory=set)  # host keys
     cursor: str | None = None  # the row key under the cursor
+
+    def rows_key(self) -> tuple:
+        """What decides the rows shown (all but the cursor)."""
+        return (self.sort, self.reverse, self.filter, self.flagged_only, frozenset(self.expanded))
 
 
 @dataclass(frozen=True)
@@ -90,24 +95,29 @@ def host_row(h: Host) -> Row:
 
 
 def rank_row(h: Host, r: Rank) -> Row:
+    flags = flag_kinds(h, r.rank) if h.flags else ""
     values = {"host": f"  {r.rank or '(rank)'}", "source": "", "settings": "", "ranks": "",
-              **{k: getattr(r, k) for k in RANK_COLUMNS if k != "graph"},
-              "graph": graph_state([r.graph]) if r.graph is not None else None,
-              "flags": flag_kinds(h, r.rank)}
-    return Row(f"{host_key(h)}\t{r.rank}", h, r, values, _cells(values), bool(values["flags"]))
+              "accept_len": r.accept_len, "accept_rate": r.accept_rate, "gen_throughput": r.gen_throughput,
+              "running": r.running, "queue": r.queue,
+              "graph": None if r.graph is None else ("on" if r.graph else "off"), "flags": flags}
+    return Row(f"{host_key(h)}\t{r.rank}", h, r, values, _cells(values), bool(flags))
+
+
+# How each column's value is written (a fleet's refresh writes 100,000 cells).
+_WRITE = tuple(FORMATS[c.key].format if c.key in FORMATS else None for c in COLUMNS)
 
 
 def _cells(values: dict) -> tuple[str, ...]:
     out = []
-    for key in COLUMN_KEYS:
+    for key, write in zip(COLUMN_KEYS, _WRITE):
         v = values[key]
-        if v == "":
-            out.append("")
-        elif v is None:
+        if v is None:
             out.append("-")
-        elif key in FORMATS:
-            out.append(FORMATS[key].format(v))
-        elif isinstance(v, float):
+        elif v.__class__ is str:
+            out.append(v)
+        elif write is not None:
+            out.append(write(v))
+        elif v.__class__ is float:
             out.append(f"{v:g}")
         else:
             out.append(str(v))
@@ -131,23 +141,61 @@ def _sorted(rows: list[Row], column: str, reverse: bool) -> list[Row]:
     return have + sorted((r for r in rows if r.values[column] in (None, "")), key=lambda r: r.host.host)
 
 
+class FleetRows:
+    """The rows of one refresh, each made once: a sort, a filter or an expand only picks and orders
+    them (1,000 hosts and their 8,000 ranks: formatting every cell again per key costs 100 ms).
+    A host's rank rows are made when it is first expanded, or all at once with `ranks` (a screen
+    makes them with the refresh, off its loop, so that no key has to)."""
+
+    def __init__(self, hosts: list[Host], ranks: bool = False) -> None:
+        self.hosts = hosts
+        self.tops = [host_row(h) for h in hosts]
+        self._ranks: dict[str, list[Row]] = {}
+        if ranks:
+            for top in self.tops:
+                self.ranks(top)
+        self._widths: tuple[Callable, int, tuple[int, ...]] | None = None  # measure, rank lists, widths
+
+    def ranks(self, top: Row) -> list[Row]:
+        got = self._ranks.get(top.key)
+        if got is None:
+            got = self._ranks[top.key] = [rank_row(top.host, r) for r in top.host.ranks]
+        return got
+
+    def widths(self, measure: Callable[[str], int] = len) -> tuple[int, ...]:
+        """Each column's widest cell over the rows made so far, shown or not (every host's, and
+        the ranks made: folding or filtering rows keeps the columns), by `measure` (a screen's:
+        cells, not chars)."""
+        made = len(self._ranks)
+        if self._widths is None or self._widths[:2] != (measure, made):
+            every = self.tops + [r for ranks in self._ranks.values() for r in ranks]
+            columns = zip(*(r.cells for r in every)) if every else [()] * len(COLUMNS)
+            # Each distinct text measured once: a column of 9,000 cells holds a few hundred.
+            self._widths = (measure, made, tuple(max(map(measure, set(col)), default=0) for col in columns))
+        return self._widths[2]
+
+    def rows(self, state: ViewState) -> list[Row]:
+        """The rows to show, in order: hosts sorted and filtered, each followed by its ranks when
+        it is expanded (sorted by the same column when it is one a rank has, else in rank order)."""
+        tops = self.tops
+        if state.flagged_only:
+            tops = [r for r in tops if r.flagged]
+        if state.filter:
+            tops = [r for r in tops if matches(r, state.filter)]
+        out: list[Row] = []
+        for top in _sorted(tops, state.sort, state.reverse):
+            out.append(top)
+            if top.key in state.expanded:
+                ranks = self.ranks(top)
+                if state.sort in RANK_COLUMNS:
+                    ranks = _sorted(ranks, state.sort, state.reverse)
+                out += ranks
+        return out
+
+
 def rows(hosts: list[Host], state: ViewState) -> list[Row]:
-    """The rows to show, in order: hosts sorted and filtered, each followed by its ranks when it
-    is expanded (sorted by the same column when it is one a rank has, else in rank order)."""
-    tops = [host_row(h) for h in hosts]
-    if state.flagged_only:
-        tops = [r for r in tops if r.flagged]
-    if state.filter:
-        tops = [r for r in tops if matches(r, state.filter)]
-    out: list[Row] = []
-    for top in _sorted(tops, state.sort, state.reverse):
-        out.append(top)
-        if top.key in state.expanded:
-            ranks = [rank_row(top.host, r) for r in top.host.ranks]
-            if state.sort in RANK_COLUMNS:
-                ranks = _sorted(ranks, state.sort, state.reverse)
-            out += ranks
-    return out
+    """The rows to show (see FleetRows.rows)."""
+    return FleetRows(hosts).rows(state)
 
 
 def text_table(rows_: list[Row]) -> str:

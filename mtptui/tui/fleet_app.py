@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from textual import events
 from textual.app import App
 
 from mtptui.config import Config, ConfigError
 from mtptui.fleet.query import Host
 from mtptui.fleet.table import ViewState
 from mtptui.fleet.target import live_host, live_spec
+from mtptui.tui.gcpace import GcPacer
 from mtptui.tui.screens.fleet import FleetScreen
 from mtptui.tui.themes import install_themes
 
@@ -23,6 +25,9 @@ class FleetApp(App):
                  theme: str | None = None, overrides: dict | None = None) -> None:
         super().__init__()
         self.animation_level = "none"
+        # Collections between frames, as the dashboard's (gcpace): left to its thresholds, the
+        # collector went through a refresh's 50,000 objects in the middle of a key (100 ms and more).
+        self.gc_pacer = GcPacer()
         self.config = config
         self.overrides = overrides or {}  # `mtptui live`'s --unit, --sudo, --identity
         self.theme_problems = install_themes(self, theme or config.theme)[1]
@@ -33,8 +38,17 @@ class FleetApp(App):
         return self.fleet
 
     def on_mount(self) -> None:
+        self.gc_pacer.start()
         for p in self.theme_problems:
             self.notify(p, severity="warning", timeout=8)
+
+    async def on_event(self, event: events.Event) -> None:
+        key = isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp))
+        if key:
+            self.gc_pacer.input()
+        await super().on_event(event)
+        if key:
+            self.call_after_refresh(self.gc_pacer.after_key_frame)
 
     def open_host(self, host: Host) -> str | None:
         """Ends the app with the HOST argument of `mtptui live` for the host, or says why it cannot."""

@@ -19,7 +19,7 @@ import pytest
 from exportproc import Exporter, expected
 from promproc import PrometheusServer, available
 from simproc import ROOT, Sim
-from textual.widgets import DataTable, Input
+from textual.widgets import Input
 
 from mtptui.commands.fleet import load
 from mtptui.config import load_config
@@ -27,6 +27,7 @@ from mtptui.fleet.outliers import Limits
 from mtptui.fleet.prom import Prometheus
 from mtptui.sim import scenario
 from mtptui.tui.fleet_app import FleetApp
+from mtptui.tui.widgets.fleet_table import FleetTable
 
 MODEL = "Qwen/Qwen3-8B"
 COMMON = ["--model-path", MODEL, "--tp", "2", "--enable-metrics", "--enable-metrics-for-all-schedulers",
@@ -191,10 +192,6 @@ def test_errors_are_one_line(rig):
 
 # --- the view, driven with Textual's Pilot ---------------------------------------------------------
 
-def column(table: DataTable, key: str) -> list[str]:
-    return [str(table.get_cell_at((i, table.get_column_index(key)))) for i in range(table.row_count)]
-
-
 async def wait_loaded(pilot, app) -> None:
     end = time.monotonic() + 30
     while app.fleet.refreshed is None:
@@ -210,39 +207,39 @@ async def test_table_sorts_filters_finds_and_opens(rig, tmp_path):
                    interval=3600, title=rig.prom.url)
     async with app.run_test(size=(170, 40)) as pilot:
         await wait_loaded(pilot, app)
-        table = app.query_one(DataTable)
-        assert column(table, "host") == sorted(rig.hosts.values())
+        table = app.query_one(FleetTable)
+        assert table.column("host") == sorted(rig.hosts.values())
 
         # s: the next column each time; accept len is the fifth. Absent figures go last either way.
         await pilot.press(*"ssss")
-        assert str(table.columns["accept_len"].label) == "accept len ▲"
-        values = column(table, "accept_len")
+        assert table.header("accept_len") == "accept len ▲"
+        values = table.column("accept_len")
         assert values[-1] == "-" and values[:-1] == sorted(values[:-1], key=float)
-        assert column(table, "host")[-1] == rig.hosts["spec-off"]
+        assert table.column("host")[-1] == rig.hosts["spec-off"]
         await pilot.press("S")
-        values = column(table, "accept_len")
+        values = table.column("accept_len")
         assert values[-1] == "-" and values[:-1] == sorted(values[:-1], key=float, reverse=True)
 
         # /: rows filtered as you type; Escape clears the filter.
         await pilot.press("slash", *"spec_off")
         assert app.query_one(Input).has_focus
-        assert column(table, "host") == [rig.hosts["spec-off"]]
+        assert table.column("host") == [rig.hosts["spec-off"]]
         await pilot.press("escape")
         assert table.row_count == len(rig.hosts) and table.has_focus
 
         # !: flagged hosts only; space: the ranks of the host under the cursor.
         await pilot.press("exclamation_mark")
-        assert sorted(column(table, "host")) == sorted([rig.hosts["spec-off"], rig.hosts["collapse"], "box1"])
+        assert sorted(table.column("host")) == sorted([rig.hosts["spec-off"], rig.hosts["collapse"], "box1"])
         await pilot.press("exclamation_mark", "f", *"box1", "enter")
-        assert column(table, "host")[table.cursor_row] == "box1"
+        assert table.column("host")[table.cursor_row] == "box1"
         await pilot.press("space")
-        hosts = column(table, "host")
+        hosts = table.column("host")
         i = hosts.index("box1")
         assert [h.strip() for h in hosts[i + 1:i + 3]] == ["TP0", "TP1"]
-        assert column(table, "flags")[i:i + 3] == ["accept_collapsed", "", ""]
+        assert table.column("flags")[i:i + 3] == ["accept_collapsed", "", ""]
 
         # Enter: the app ends with the live dashboard's HOST: the config's box1.
-        table.move_cursor(row=i)
+        table.move_cursor(i)
         await pilot.press("enter")
     assert app.return_value == "box1"
 

@@ -151,3 +151,20 @@ def test_vllm_acceptance_comes_from_its_own_line():
     key = rank("v1", r[1])
     assert m[("mtptui_spec_accept_length", key)] == 2.83 and m[("mtptui_spec_accept_ratio", key)] == 0.61
     assert m[("mtptui_running_requests", key)] == 23 and m[("mtptui_token_usage_ratio", key)] == 0.078
+
+
+def test_a_crash_loop_is_counted_while_only_the_current_epoch_is_kept():
+    """Memory stays flat: however many restarts and batches, one epoch per host, holding no values."""
+    state, registry, _ = setup()
+    for i in range(40):
+        t = f"16:{i:02d}"
+        state.lines([f"2026-03-09T{t}:00+00:00 gpu-h1 systemd[1]: Started sglang.service - SGLang.",
+                     f"2026-03-09T{t}:01+00:00 gpu-h1 python3[1]: " + SERVER_ARGS,
+                     *(f"2026-03-09T{t}:{s:02d}+00:00 gpu-h1 python3[1]: " + decode(f"{s:02d}", "TP0", 4)
+                       for s in range(10, 40))], "gpu1")
+    m = scrape(registry)
+    assert m[("mtptui_events_total", (("host", "gpu1"), ("kind", "restart")))] == 40
+    assert m[("mtptui_epoch_start_time_seconds", (("host", "gpu1"),))] == 1773074340.0  # 16:39:00, the last start
+    assert m[("mtptui_decode_batches_total", rank("gpu1", "TP0"))] == 40 * 30
+    [epoch] = state.epochs.epochs["gpu1"]
+    assert epoch.records == 30 and epoch.per_rank == {} and epoch.spec["algorithm"] == "EAGLE"

@@ -9,9 +9,9 @@ import pytest
 from mtptui.config import ConfigError, load_config
 from mtptui.fleet.outliers import Limits, flag_fleet
 from mtptui.fleet.prom import PromError, check_url
-from mtptui.fleet.query import (Host, Rank, SelectorError, Sample, assemble, dp_group, queries,
-                                selector_matchers, sglang_rank)
-from mtptui.fleet.table import ViewState, rows, text_table
+from mtptui.fleet.query import (Host, Rank, SelectorError, Sample, assemble, dp_group, queries, selector_matchers,
+                                sglang_rank)
+from mtptui.fleet.table import FleetRows, ViewState, rows, text_table
 from mtptui.fleet.target import live_host, live_spec
 
 NO_ANSWERS = {k: [] for k in queries(None)}
@@ -22,8 +22,14 @@ def sglang(name: str, value: float, instance: str = "10.0.0.5:30000", **labels: 
                    "engine_type": "unified", "pp_rank": "0", **labels}, value)
 
 
-def answers(**given: list[Sample]) -> dict[str, list[Sample]]:
-    return {**NO_ANSWERS, **given}
+def answers(sglang: list[Sample] = (), mtptui: list[Sample] = (), **given: list[Sample]) -> dict[str, list[Sample]]:
+    """The answers by query; gauges' samples (sglang, mtptui) go to their metric's query, which
+    answers them without the metric's name (`max by` the rank's labels)."""
+    out = {k: list(v) for k, v in {**NO_ANSWERS, **given}.items()}
+    for s in [*sglang, *mtptui]:
+        labels = dict(s.labels)
+        out[labels.pop("__name__")].append(Sample(labels, s.value))
+    return out
 
 
 def host(name: str, *accept: float | None, source: str = "sglang", gen: float = 1000.0, spec: dict | None = None,
@@ -119,6 +125,19 @@ def test_match_is_added_to_every_query_and_must_be_matchers():
 def test_a_url_that_is_not_one(url):
     with pytest.raises(PromError):
         check_url(url)
+
+
+def test_rows_are_made_once_a_hosts_ranks_when_it_is_expanded_and_columns_fit_what_was_made():
+    hosts = [host("a", 2.5, 2.5), Host("b", "sglang", spec={"model_name": "m"},
+                                         ranks=[Rank("DP1 TP1 EP1", accept_len=2.0)])]
+    model = FleetRows(hosts)
+    assert model.widths()[0] == 1  # the host names only: no rank row made yet
+    shown = ViewState(expanded={"sglang:b"})
+    got = model.rows(shown)
+    assert [r.cells[0] for r in got] == ["a", "b", "  DP1 TP1 EP1"]
+    assert model.rows(ViewState(sort="accept_len", expanded={"sglang:b"}))[1] is got[2]  # b first: 2.00
+    assert model.widths()[0] == len("  DP1 TP1 EP1") == FleetRows(hosts, ranks=True).widths()[0]
+    assert model.rows(ViewState()) == got[:2] and model.widths()[0] == len("  DP1 TP1 EP1")  # folded: kept
 
 
 # --- outliers --------------------------------------------------------------------------------------

@@ -115,7 +115,7 @@ class EnvelopeReader:
 
     def _iso_time(self, stamp: str) -> float | None:
         ts = timeparse.iso_with_zone(stamp)
-        if len(self._iso_ts) > 100_000:
+        if len(self._iso_ts) >= timeparse.STAMPS_KEPT:
             self._iso_ts.clear()
         self._iso_ts[stamp] = ts
         return ts

@@ -113,7 +113,7 @@ class LogDate:
         ts = self._month_day.get(stamp, False)
         if ts is False:
             ts = month_day_hms(self.year, MONTHS[stamp[:3]], int(stamp[4:6]), stamp[7:])
-            if len(self._month_day) > 100_000:
+            if len(self._month_day) >= STAMPS_KEPT:  # as STAMPS: a long log's memory stays flat
                 self._month_day.clear()
             self._month_day[stamp] = ts
         if ts is not None and frac:

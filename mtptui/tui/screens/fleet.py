@@ -7,17 +7,20 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import Footer, Input, Static
 
 from mtptui.fleet.prom import PromError
 from mtptui.fleet.query import Host
-from mtptui.fleet.table import COLUMN_KEYS, COLUMNS, Row, ViewState, host_key, matches, rows
+from mtptui.fleet.table import COLUMN_KEYS, COLUMNS, FleetRows, Row, ViewState, host_key, matches
+from mtptui.tui.widgets.fleet_table import FleetTable
 
 
 class FleetScreen(Screen):
@@ -51,61 +54,71 @@ class FleetScreen(Screen):
         self.interval = interval
         self.where = title
         self.open_host = open_host  # returns a reason when the host cannot be opened
-        self.hosts = hosts or []
+        self.model = FleetRows(hosts or [], ranks=True)
         self.shown: list[Row] = []
         self.find_term = ""
         self.asking = ""  # "filter" or "find" while the input is open
         self.refreshed: float | None = time.time() if hosts is not None else None
         self.error = ""
+        self.loading = False  # a refresh is under way
+        self.detail_shape: int | None = None  # the detail's lines when none wraps
 
     def compose(self) -> ComposeResult:
         yield Static(id="fleet-title")
-        table = DataTable(id="fleet-table", cursor_type="row", zebra_stripes=True)
-        yield table
+        yield FleetTable(id="fleet-table")
         yield Static(id="fleet-detail")
         yield Input(id="fleet-input")
         yield Footer()
 
     def on_mount(self) -> None:
         self.rebuild()
-        self.query_one(DataTable).focus()
+        self.query_one(FleetTable).focus()
         if self.refreshed is None:
             self.action_refresh()
         self.set_interval(self.interval, self.action_refresh)
 
     # -- data ------------------------------------------------------------------------------------
-    @work(exclusive=True, group="fleet-load")
+    @property
+    def hosts(self) -> list[Host]:
+        return self.model.hosts
+
+    @work(group="fleet-load")
     async def action_refresh(self) -> None:
+        # One at a time: a refresh's thread cannot be cancelled, so one started over it (a tick,
+        # `r`) would run beside it, and a Prometheus slower than the interval would pile them up.
+        if self.loading:
+            return
+        self.loading = True
+        state = replace(self.state, expanded=set(self.state.expanded))
+        shown = None
         try:
-            hosts = await asyncio.to_thread(self.load)
+            model, shown = await asyncio.to_thread(self._fetch, state)
         except PromError as e:
             self.error = str(e)
         else:
-            self.hosts, self.error, self.refreshed = hosts, "", time.time()
-        self.rebuild()
+            self.model, self.error, self.refreshed = model, "", time.time()
+        finally:
+            self.loading = False
+        # The rows the thread ordered, unless a key changed the order meanwhile.
+        self.rebuild(shown if shown is not None and state.rows_key() == self.state.rows_key() else None)
+        self.call_after_refresh(self.app.gc_pacer.after_frame)
 
-    def rebuild(self) -> None:
-        table = self.query_one(DataTable)
+    def _fetch(self, state: ViewState) -> tuple[FleetRows, list[Row]]:
+        """The fleet, all its rows, and those shown in `state`'s order, made off the screen's
+        loop: a refresh of 1,000 hosts."""
+        model = FleetRows(self.load(), ranks=True)
+        model.widths(cell_len)
+        return model, model.rows(state)
+
+    def rebuild(self, shown: list[Row] | None = None) -> None:
+        """The rows again (`shown`: already in order), after new figures or another sort, filter
+        or expand: the cursor stays on its row when the row is still shown."""
+        self.shown = shown if shown is not None else self.model.rows(self.state)
+        titles = [c.title + ((" ▼" if self.state.reverse else " ▲") if c.key == self.state.sort else "")
+                  for c in COLUMNS]
         keep = self.state.cursor
-        self.shown = rows(self.hosts, self.state)
-        table.clear(columns=True)
-        for c in COLUMNS:
-            mark = (" ▼" if self.state.reverse else " ▲") if c.key == self.state.sort else ""
-            table.add_column(Text(c.title + mark, justify="right" if c.numeric else "left"), key=c.key)
-        error = self.app.current_theme.error or "red"
-        for r in self.shown:
-            cells = []
-            for c, text in zip(COLUMNS, r.cells):
-                style = ""
-                if c.key == "flags" and text:
-                    style = f"bold {error}"
-                elif c.key == "host" and r.rank is None:
-                    style = "bold"
-                cells.append(Text(text, style=style, justify="right" if c.numeric else "left", no_wrap=True))
-            table.add_row(*cells, key=r.key)
-        keys = [r.key for r in self.shown]
-        if keep in keys:
-            table.move_cursor(row=keys.index(keep), animate=False)
+        cursor = next((i for i, r in enumerate(self.shown) if r.key == keep), 0)
+        self.query_one(FleetTable).show(self.shown, titles, self.model.widths(cell_len), cursor)
         self.show_title()
         self.show_detail()
 
@@ -122,10 +135,10 @@ class FleetScreen(Screen):
         text = Text(" · ".join(parts))
         if self.error:
             text.append(f" · {self.error}", style=f"bold {self.app.current_theme.error or 'red'}")
-        self.query_one("#fleet-title", Static).update(text)
+        self.query_one("#fleet-title", Static).update(text, layout=False)  # one line, always
 
     def current(self) -> Row | None:
-        table = self.query_one(DataTable)
+        table = self.query_one(FleetTable)
         if not self.shown or not 0 <= table.cursor_row < len(self.shown):
             return None
         return self.shown[table.cursor_row]
@@ -146,27 +159,28 @@ class FleetScreen(Screen):
                 detail.append(f.text)
             if not flags:
                 detail.append("\nno flags", style="dim")
-        self.query_one("#fleet-detail", Static).update(detail)
+        box = self.query_one("#fleet-detail", Static)
+        # A new layout only when the box may change height: one per cursor move redraws the screen.
+        lines = detail.plain.split("\n")
+        shape = len(lines) if all(cell_len(line) <= box.content_size.width for line in lines) else None
+        box.update(detail, layout=shape is None or shape != self.detail_shape)
+        self.detail_shape = shape
 
-    @on(DataTable.RowHighlighted)
-    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.row_key is not None and event.row_key.value is not None:
-            self.state.cursor = event.row_key.value
+    @on(FleetTable.RowHighlighted)
+    def _highlighted(self, event: FleetTable.RowHighlighted) -> None:
+        self.state.cursor = event.row.key
         self.show_detail()
 
     # -- keys ------------------------------------------------------------------------------------
-    @on(DataTable.RowSelected)
-    def _open(self, event: DataTable.RowSelected) -> None:
-        row = self.current()
-        if row is None:
-            return
-        why = self.open_host(row.host)
+    @on(FleetTable.RowSelected)
+    def _open(self, event: FleetTable.RowSelected) -> None:
+        why = self.open_host(event.row.host)
         if why:
             self.notify(why, severity="error", timeout=8, markup=False)
 
-    @on(DataTable.HeaderSelected)
-    def _header(self, event: DataTable.HeaderSelected) -> None:
-        self.sort_by(str(event.column_key.value))
+    @on(FleetTable.HeaderSelected)
+    def _header(self, event: FleetTable.HeaderSelected) -> None:
+        self.sort_by(event.column)
 
     def sort_by(self, key: str) -> None:
         if key == self.state.sort:
@@ -232,7 +246,7 @@ class FleetScreen(Screen):
     def close_input(self) -> None:
         self.asking = ""
         self.query_one(Input).remove_class("-open")
-        self.query_one(DataTable).focus()
+        self.query_one(FleetTable).focus()
 
     def action_clear(self) -> None:
         if self.asking == "filter" or (not self.asking and self.state.filter):
@@ -243,11 +257,11 @@ class FleetScreen(Screen):
     def action_find_next(self) -> None:
         if not self.find_term or not self.shown:
             return
-        table = self.query_one(DataTable)
+        table = self.query_one(FleetTable)
         n = len(self.shown)
         for step in range(1, n + 1):
             i = (table.cursor_row + step) % n
             if matches(self.shown[i], self.find_term):
-                table.move_cursor(row=i, animate=False)
+                table.move_cursor(i)
                 return
         self.notify(f"not found: {self.find_term}", timeout=3, markup=False)

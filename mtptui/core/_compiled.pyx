@@ -23,7 +23,7 @@ from cpython cimport array
 from libc.string cimport memchr, memcmp, memcpy
 
 from mtptui.core.parse import MAX_LINE, events, sglang
-from mtptui.core.records import DECODE, PREFILL, Event
+from mtptui.core.records import DECODE, PREFILL, TIME, Event
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object o)
@@ -395,6 +395,9 @@ cdef class Lane:
     cdef public Py_ssize_t events
     cdef int batch_word
     cdef tuple word_names
+    # per kind: the row's column for the line's time and for its cuda graph (1, 0, NaN), or -1
+    cdef int[2] time_col
+    cdef int[2] graph_col
 
     def __init__(self, parser, sink, tuple decode_columns, tuple prefill_columns):
         if len(decode_columns) > MAX_COLUMNS or len(prefill_columns) > MAX_COLUMNS:
@@ -403,6 +406,9 @@ cdef class Lane:
         self.sink = sink
         sink.lane = self
         self.columns = (decode_columns, prefill_columns)
+        for k, cols in enumerate(self.columns):
+            self.time_col[k] = cols.index(TIME) if TIME in cols else -1
+            self.graph_col[k] = cols.index("graph") if "graph" in cols else -1
         self.table = [None] * SLOTS
         self.used = 0
         self.layouts = [[], []]
@@ -506,6 +512,10 @@ cdef class Lane:
             acc = self._acc(s, &ln)
             if acc is None:
                 return False
+            if self.time_col[ln.kind] >= 0:
+                row[self.time_col[ln.kind]] = ln.ts
+            if self.graph_col[ln.kind] >= 0:
+                row[self.graph_col[ln.kind]] = NAN if graph < 0 else <double>graph
             filled = len(acc.buf)
             array.resize_smart(acc.buf, filled + ncols)
             for k in range(ncols):

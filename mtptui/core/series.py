@@ -58,6 +58,28 @@ class Ring:
             col[i] = v
         return i
 
+    def extend(self, times: array, columns: dict[str, array]) -> None:
+        """Appends samples in bulk (times in order, one array per column of the same length; a
+        column not given is absent). Only the newest `capacity` can stay, so only they are copied."""
+        n = len(times)
+        cap = self.capacity
+        skip = max(0, n - cap)
+        k = skip
+        while k < n:
+            if self._len < cap:
+                i = (self._start + self._len) % cap
+            else:
+                i = self._start
+            run = min(n - k, cap - i)  # free or oldest slots from i on, up to the end of storage
+            self._t[i:i + run] = times[k:k + run]
+            for name, col in self._cols.items():
+                given = columns.get(name)
+                col[i:i + run] = given[k:k + run] if given is not None else array("d", [NAN]) * run
+            grow = min(run, cap - self._len)
+            self._len += grow
+            self._start = (self._start + run - grow) % cap
+            k += run
+
     def set(self, slot: int, column: str, value: float) -> None:
         self._cols[column][slot] = value
 
@@ -136,3 +158,102 @@ class Ring:
     def last_time(self) -> float | None:
         slot = self.last_slot()
         return None if slot is None else self._t[slot]
+
+
+OVERVIEW_BUCKETS = 512  # at most this many spans of time per series, however long the log
+
+
+class Overview:
+    """A series over its whole span at a coarse grain, in memory that does not grow: the sum and
+    count of each column per span of time. A span is `width` seconds, a power of two, aligned to
+    multiples of it, so two overviews of consecutive parts of a log add up span by span; when the
+    spans would outnumber OVERVIEW_BUCKETS, the width doubles and pairs of spans join."""
+
+    __slots__ = ("columns", "width", "spans")
+
+    def __init__(self, columns: Iterable[str]) -> None:
+        self.columns = tuple(columns)
+        self.width = 1.0
+        self.spans: dict[int, list[float]] = {}  # span index -> time sum, count, then (sum, count) per column
+
+    def add(self, times: array, columns: dict[str, array]) -> None:
+        """Samples in time order, in bulk: one bisect and a few slices per span they cover."""
+        n = len(times)
+        if not n:
+            return
+        self._fit(times[0], times[-1])
+        w = self.width
+        cols = [columns.get(c) for c in self.columns]
+        lo = 0
+        while lo < n:
+            key = math.floor(times[lo] / w)
+            hi = bisect_left(times, (key + 1) * w, lo, n)
+            if hi <= lo:
+                hi = lo + 1
+            span = self.spans.get(key)
+            if span is None:
+                span = self.spans[key] = [0.0] * (2 + 2 * len(cols))
+            span[0] += math.fsum(times[lo:hi]) if hi - lo > 1 else times[lo]
+            span[1] += hi - lo
+            for j, col in enumerate(cols):
+                if col is None:
+                    continue
+                _, vs = present(times[lo:hi], col[lo:hi])
+                if vs:
+                    span[2 + 2 * j] += math.fsum(vs)
+                    span[3 + 2 * j] += len(vs)
+            lo = hi
+        self._shrink()
+
+    def _fit(self, first: float, last: float) -> None:
+        lo = min(first, min(self.spans) * self.width) if self.spans else first
+        hi = max(last, (max(self.spans) + 1) * self.width) if self.spans else last
+        while (hi - lo) / self.width > OVERVIEW_BUCKETS:
+            self._coarsen()
+
+    def _coarsen(self) -> None:
+        joined: dict[int, list[float]] = {}
+        for key, span in self.spans.items():
+            mine = joined.get(key >> 1)
+            if mine is None:
+                joined[key >> 1] = span
+            else:
+                for j, v in enumerate(span):
+                    mine[j] += v
+        self.spans = joined
+        self.width *= 2
+
+    def _shrink(self) -> None:
+        while len(self.spans) > OVERVIEW_BUCKETS:
+            self._coarsen()
+
+    def merge(self, later: Overview) -> None:
+        """Adds another overview's spans (of the same columns)."""
+        while self.width < later.width:
+            self._coarsen()
+        while later.width < self.width:
+            later._coarsen()
+        for key, span in later.spans.items():
+            mine = self.spans.get(key)
+            if mine is None:
+                self.spans[key] = span
+            else:
+                for j, v in enumerate(span):
+                    mine[j] += v
+        if self.spans:
+            self._fit(min(self.spans) * self.width, (max(self.spans) + 1) * self.width)
+        self._shrink()
+
+    def points(self, column: str, t0: float | None = None, t1: float | None = None) -> tuple[list[float], list[float]]:
+        """(mean time, mean value) of each span in [t0, t1] where the column has values, in order."""
+        j = 2 + 2 * self.columns.index(column)
+        ts, vs = [], []
+        for key in sorted(self.spans):
+            span = self.spans[key]
+            if not span[j + 1]:
+                continue
+            t = span[0] / span[1]
+            if (t0 is None or t >= t0) and (t1 is None or t <= t1):
+                ts.append(t)
+                vs.append(span[j] / span[j + 1])
+        return ts, vs

@@ -37,6 +37,7 @@ ALL_HOSTS = object()  # for host_events: every host, as opposed to host None (lo
 LANE_DECODE = (TIME, *DECODE_COLUMNS, "full_token_usage")
 LANE_PREFILL = (TIME, *PREFILL_COLUMNS)
 LANE_FOLD = 4096  # rows a buffer holds before they are handed on
+WHOLE_METRICS = (*DECODE_METRICS, "token_usage")  # summary's series statistics, and the KV use
 
 
 @dataclass(eq=False)
@@ -67,7 +68,7 @@ class RankSeries:
     def __post_init__(self) -> None:
         self.decode = Ring(DECODE_COLUMNS, self.capacity)
         self.prefill = Ring(PREFILL_COLUMNS, self.capacity)
-        self.whole = Rows(DECODE_METRICS)
+        self.whole = Rows(WHOLE_METRICS)
         self.overview = Overview(DECODE_COLUMNS)
         self.lane_decode, self.lane_prefill = array("d"), array("d")
         self._lane_counts = [0, 0, 0]
@@ -148,7 +149,7 @@ class RankSeries:
                         usage[i] = full[i]
             self.decode.extend(times, cols)
             self.overview.add(times, cols)
-            for name in DECODE_METRICS:
+            for name in WHOLE_METRICS:
                 self.whole.sets[name].extend(cols[name])
             if epoch is not None:
                 rows = epoch.rows(self.rank)
@@ -296,6 +297,16 @@ class Store:
         for s in todo:
             s.fold()
         self._dirty.clear()
+
+    def seal(self) -> None:
+        """settle(), and puts the value sets in the order their statistics need: a reader of a
+        file's part does this on its own core, before the parts are joined."""
+        self.settle()
+        for s in self._by_key.values():
+            s.whole.seal()
+        for e in self._epochs.all():
+            for rows in e.per_rank.values():
+                rows.seal()
 
     # The compiled lane's way in (core/compiled.py): it writes SGLang's batch lines straight into
     # a rank's row buffer, and hands over the counts and the last time in bulk.

@@ -15,7 +15,7 @@ from textual.css.query import NoMatches
 from textual.containers import Horizontal, Vertical
 from textual.geometry import Size
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Tab, Tabs
+from textual.widgets import Footer, Header, Input, ProgressBar, Tab, Tabs
 
 from mtptui.core.alerts import ERROR, by_rank
 from mtptui.tui.bindings import screen_bindings
@@ -23,7 +23,7 @@ from mtptui.tui.keytable import ACTING_ACTIONS
 from mtptui.tui.controller import Dashboard
 from mtptui.tui.running import Running
 from mtptui.tui.themes import host_accent, host_tags
-from mtptui.tui.viewmodel import (METRICS, accept_len_cap, after, chart_series, clock_text, host_epoch_rows,
+from mtptui.tui.viewmodel import (METRICS, accept_len_cap, after, chart_series, clock_text, exact_rows, host_epoch_rows,
                                   host_label, host_scales, layout_text, panel_view, run_state, spec_for,
                                   spec_short, spec_text, strip_view)
 from mtptui.tui.widgets.action_bar import ActionBar
@@ -84,6 +84,7 @@ class MainScreen(Screen):
         yield Input(placeholder="filter the log: a word or phrase (Enter applies, Esc closes, empty clears)",
                     id="filter")
         with Vertical(id="bars"):
+            yield ProgressBar(id="loading", show_eta=False)
             yield StatusBar(id="status")
             yield Footer()
 
@@ -92,6 +93,7 @@ class MainScreen(Screen):
         self.sub_title = self.dash.title or self.dash.source_label()
         self.query_one("#hosts", Tabs).display = False
         self.query_one("#filter", Input).display = False
+        self.query_one("#loading", ProgressBar).display = self.dash.opening is not None
         self.query_one("#events", EventTimeline).border_title = "events"
         self.set_interval(1 / self.tick_hz, self.tick, name="redraw")
         self.call_after_refresh(self.tick)
@@ -122,6 +124,7 @@ class MainScreen(Screen):
                 self.tick_redraws += 1
             self._draw_data(host, t0, t1, force_chart)
         self.query_one(ActionBar).show(list(d.running.values()))
+        self._draw_loading()
         pinned = not d.timeline.following() or d.timeline.is_replay
         self.query_one(LogView).show(t1, host, len(d.hosts()) > 1, pinned)
         self._draw_status(host, t1)
@@ -159,7 +162,8 @@ class MainScreen(Screen):
             self._stamp = None
         else:
             spark_from = pt0 if pt0 is not None else d.timeline.oldest()
-            views = [panel_view(s, pt0, t1, spec=spec, th=d.th, run=run, spark_from=spark_from)
+            views = [panel_view(s, pt0, t1, spec=spec, th=d.th, run=run, spark_from=spark_from,
+                                exact=exact_rows(s, pt0, t1, run, d.epoch_scope))
                      for s in store.ranks(host)]
             scales = host_scales(views, accept_len_cap(store, host, pt0, t1))
             scope = (f"epoch {run.number}" if d.epoch_scope and run.epoch is not None
@@ -198,6 +202,21 @@ class MainScreen(Screen):
         else:
             self._stamp = None  # come back next tick for the chart
         self._draw_events(host, t1)
+
+    def _draw_loading(self) -> None:
+        """The bar of an open while it reads; gone once the file is on screen."""
+        opening = self.dash.opening
+        bar = self.query_one("#loading", ProgressBar)
+        if opening is None or not bar.display:
+            return
+        if opening.done:
+            bar.display = False
+            return
+        frac = opening.progress.fraction()
+        if frac is None:
+            bar.update(total=None)
+        else:
+            bar.update(total=100, progress=round(frac * 100, 1))
 
     def _grid_room(self, alerts: list) -> int:
         """Rows the rank grid may take: its box's max-height (app.tcss) as Textual resolves it,
@@ -287,7 +306,7 @@ class MainScreen(Screen):
             else:
                 self._flash = None
         self.query_one(StatusBar).show(StatusData(
-            source=d.source_label(), state=d.timeline.state_label(), playhead=clock_text(t1),
+            source=d.source_label(), state=d.state_label(), playhead=clock_text(t1),
             lines_per_s=d.lines_per_s, read=c.read, parsed=c.batch + c.event, unparsed=c.unparsed,
             dropped=c.dropped, malformed=c.malformed, backlog=d.feed.pending,
             lag="" if lag is None else f"last line {lag:.1f}s ago",

@@ -329,6 +329,11 @@ def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: 
     last = _last_time_at_or_before(series, t1)
     if t1 is not None and last is not None and t1 - last > th.stale_s:
         stale_s = t1 - last
+    early = series.overview.totals("graph", t0, first) if truncated else None
+    if early is not None:  # the batches before the ring, and those without graphs, from the overview
+        n_early, on_early = early[0], early[1]
+        graph_off += round(n_early - on_early)
+        n_decode += n_early
     if truncated and exact is not None:
         # More than the ring holds: the figures from the value sets of every line there.
         for m, st in exact.describe().items():

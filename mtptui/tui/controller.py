@@ -52,6 +52,7 @@ class Dashboard:
         self.opening = opening
         if opening is not None and self.replay is None:
             self.replay = ReplayClock(MAX_SPEED)
+        self.feed.clock = self.replay  # the replay's lines are released to the store at its pace
         self.timeline = Timeline(self.store, replay=self.replay, wall=wall,
                                  last_arrival=lambda: self.feed.last_arrival,
                                  link=lambda: self.feed.state_of(self.host))

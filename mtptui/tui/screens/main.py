@@ -60,6 +60,7 @@ class MainScreen(Screen):
         self._hosts_shown: list = []
         self.redraws = 0  # full redraws done, by the tick or by a key (the benchmark reads them)
         self.tick_redraws = 0
+        self.data_redraws = 0  # the panels' numbers computed afresh from the store, by a tick or a key
         self._chart_at = 0.0
         self._data_at = 0.0
         self._flash: tuple[str, float] | None = None
@@ -161,6 +162,7 @@ class MainScreen(Screen):
             views = self._views[1]
             self._stamp = None
         else:
+            self.data_redraws += 1
             spark_from = pt0 if pt0 is not None else d.timeline.oldest()
             views = [panel_view(s, pt0, t1, spec=spec, th=d.th, run=run, spark_from=spark_from,
                                 exact=exact_rows(s, pt0, t1, run, d.epoch_scope))

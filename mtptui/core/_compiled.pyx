@@ -398,6 +398,7 @@ cdef class Lane:
     # per kind: the row's column for the line's time and for its cuda graph (1, 0, NaN), or -1
     cdef int[2] time_col
     cdef int[2] graph_col
+    cdef object host  # the host the lines are read for (a source's name for it), or None: the envelope's
 
     def __init__(self, parser, sink, tuple decode_columns, tuple prefill_columns):
         if len(decode_columns) > MAX_COLUMNS or len(prefill_columns) > MAX_COLUMNS:
@@ -429,17 +430,21 @@ cdef class Lane:
                 self.first[w[0]] = k
             self.last[w[0]] = k + 1
         self.pending = False
+        self.host = None
         self.batches = 0
         self.unparsed = 0
         self.events = 0
 
     def scan(self, list lines, Py_ssize_t i, host=None):
         """Reads lines[i:] up to the first one it cannot read; returns its index (or the end).
-        Lines read for another host than their own (host given) are left to the Python path."""
+        `host`: the host they are read for, whatever their envelope says (as parse()'s host)."""
         cdef Py_ssize_t n = len(lines), size
         cdef const char* s
-        if host is not None:
-            return i
+        if host != self.host:  # the series are another host's: look them up afresh
+            self.flush()
+            self.table = [None] * SLOTS
+            self.used = 0
+            self.host = host
         self.date = self.parser.date
         while i < n:
             line = lines[i]
@@ -460,6 +465,11 @@ cdef class Lane:
         cdef const char* s = <const char*>data
         cdef Py_ssize_t n = len(data)
         cdef const char* end
+        if self.host is not None:
+            self.flush()
+            self.table = [None] * SLOTS
+            self.used = 0
+            self.host = None
         self.date = self.parser.date
         while pos < n:
             end = <const char*>memchr(s + pos, c'\n', n - pos)
@@ -570,7 +580,8 @@ cdef class Lane:
             msg = PyUnicode_DecodeASCII(s + ln.msg, n - ln.msg, NULL)
             hit = events.classify(msg, {self.word_names[w] for w in range(len(self.word_names)) if found >> w & 1})
             if hit is not None:
-                host = PyUnicode_DecodeASCII(s + ln.host0, ln.host1 - ln.host0, NULL) if ln.host0 >= 0 else None
+                host = self.host if self.host is not None else (
+                    PyUnicode_DecodeASCII(s + ln.host0, ln.host1 - ln.host0, NULL) if ln.host0 >= 0 else None)
                 rank = PyUnicode_DecodeASCII(s + ln.rank0, ln.rank1 - ln.rank0, NULL)
                 self.events += 1
                 self.sink.add_event(Event(hit[0], ln.ts, host, msg, rank, hit[1]))
@@ -631,7 +642,8 @@ cdef class Lane:
         return acc
 
     cdef Acc _new_acc(self, const char* s, Line* ln):
-        host = PyUnicode_DecodeASCII(s + ln.host0, ln.host1 - ln.host0, NULL) if ln.host0 >= 0 else None
+        host = self.host if self.host is not None else (
+            PyUnicode_DecodeASCII(s + ln.host0, ln.host1 - ln.host0, NULL) if ln.host0 >= 0 else None)
         rank = PyUnicode_DecodeASCII(s + ln.rank0, ln.rank1 - ln.rank0, NULL)
         if ln.eng0 >= 0:  # a Ray actor's engine leads the rank, as prefix.actor names it
             engine = "pid=" + PyUnicode_DecodeASCII(s + ln.eng0, ln.eng1 - ln.eng0, NULL)

@@ -64,6 +64,7 @@ class RankSeries:
     lane_prefill: array = field(init=False)
     _lane_counts: list = field(init=False)  # decode batches, prefill batches, graph off
     epoch: Epoch | None = None  # the host's current epoch: folded decode rows count there
+    newest: object = None  # the store's note of the newest log time, for what the lane read
 
     def __post_init__(self) -> None:
         self.decode = Ring(DECODE_COLUMNS, self.capacity)
@@ -118,11 +119,15 @@ class RankSeries:
             self.last_batch_ts = last
         if self.first_batch_ts is None or first < self.first_batch_ts:
             self.first_batch_ts = first
+        if self.newest is not None:
+            self.newest(last)
 
     def fold(self) -> int:
         """Hands the buffered rows on in columns: to the rings, the whole-span statistics and
         overview, and (the decode rows) to the current epoch, with the counts. Returns the rows
         folded."""
+        if not (self.lane_decode or self.lane_prefill or any(self._lane_counts)):
+            return 0
         epoch = self.epoch
         n_dec, n_pre, off = self._lane_counts
         self._lane_counts = [0, 0, 0]
@@ -206,17 +211,18 @@ class Store:
         self._host_series: dict[str | None, list[RankSeries]] = {}
         self._dirty: dict[RankSeries, None] = {}  # ranks with buffered rows, until settle()
         self.lane = None  # the compiled lane writing into the ranks' buffers, when one does
+        self._lane_read = 0  # its count of batch lines at the last settle()
 
     # Readers see every row read so far: buffered rows are folded first.
     @property
     def series(self) -> dict[tuple[str | None, str], RankSeries]:
-        if self._dirty or self.lane is not None:
+        if self._dirty or (self.lane is not None and self.lane.batches != self._lane_read):
             self.settle()
         return self._by_key
 
     @property
     def epochs(self) -> dict[str | None, list[Epoch]]:
-        if self._dirty or self.lane is not None:
+        if self._dirty or (self.lane is not None and self.lane.batches != self._lane_read):
             self.settle()
         return self._epochs.epochs
 
@@ -226,6 +232,7 @@ class Store:
         if s is None:
             s = self._by_key[(host, rank)] = RankSeries(host, rank, engine, self.capacity)
             s.epoch = self._epochs.open(host, ts)
+            s.newest = self.lane_time
             self._host_series.setdefault(host, []).append(s)
         return s
 
@@ -256,7 +263,8 @@ class Store:
             self._fold(s)
         else:
             self._dirty[s] = None
-        s.last_batch_ts = ts
+        if s.last_batch_ts is None or ts > s.last_batch_ts:
+            s.last_batch_ts = ts
         if s.first_batch_ts is None or ts < s.first_batch_ts:
             s.first_batch_ts = ts
         s.last_arrival = self.clock()
@@ -291,9 +299,13 @@ class Store:
         """Hands every buffered row on (the views read the rings, epochs and statistics): on
         each tick of the screen, and at the end of a read."""
         todo = list(self._dirty)
-        if self.lane is not None:
-            self.lane.flush()
-            todo = self._by_key.values()  # the lane fills buffers without a word
+        lane = self.lane
+        if lane is not None:
+            read = lane.batches
+            if read != self._lane_read:  # the lane fills buffers without a word: every rank then
+                self._lane_read = read
+                lane.flush()
+                todo = self._by_key.values()
         for s in todo:
             s.fold()
         self._dirty.clear()
@@ -326,7 +338,14 @@ class Store:
     def __getstate__(self) -> dict:
         # sent from a parallel reader: with all the lane read, not the lane itself
         self.settle()
+        for s in self._by_key.values():
+            s.newest = None
         return {**self.__dict__, "lane": None, "clock": None}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        for s in self._by_key.values():
+            s.newest = self.lane_time
 
     def merge(self, later: Store, ranks_before: dict | None = None) -> None:
         """Adds the store of the input that came after this one's (the next part of a file read in
@@ -340,6 +359,7 @@ class Store:
                 rank = s.rank = ranks_before.get(host, "")
             mine = self._by_key.get((host, rank))
             if mine is None:
+                s.newest = self.lane_time
                 self._by_key[(host, rank)] = s
                 self._host_series.setdefault(host, []).append(s)
             else:
@@ -374,7 +394,7 @@ class Store:
         return list(seen)
 
     def ranks(self, host: str | None) -> list[RankSeries]:
-        if self._dirty or self.lane is not None:
+        if self._dirty or (self.lane is not None and self.lane.batches != self._lane_read):
             self.settle()
         return sorted((s for (h, _), s in self._by_key.items() if h == host), key=lambda s: rank_key(s.rank))
 

@@ -13,7 +13,6 @@ from mtptui.config import Config
 from mtptui.core.alerts import Alert, AlertTracker, evaluate
 from mtptui.core.store import Store
 from mtptui.sources.base import Source
-from mtptui.core.ingest import Ingest
 from mtptui.core.opener import Opened
 from mtptui.sources.replay import MAX_SPEED, ReplayClock, ReplaySource
 from mtptui.tui.feed import DashboardFeed
@@ -140,6 +139,7 @@ class Dashboard:
 
     # -- per tick -----------------------------------------------------------------------------
     def tick(self) -> None:
+        self.store.settle()  # what the lane read since the last tick, in the rings and epochs
         now_wall = self.wall()
         read = self.feed.counts.read
         marks = self._rate_marks
@@ -179,8 +179,7 @@ class Dashboard:
         self.store.merge(opened.store)
         self.feed.counts.merge(opened.counts)
         if self.opening is not None:
-            tail = Ingest(self.log)
-            tail.feed_many(self.opening.log_tail(self.log.lines.maxlen or 0))
+            self.log.add_raw(self.opening.log_tail(self.log.lines.maxlen or 0), None)  # read when shown
             self.opening.finish()
         self._rate_marks.clear()  # read at once: no rate of lines to show
         clock = self.replay

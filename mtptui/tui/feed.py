@@ -26,6 +26,8 @@ from mtptui.core.store import Store
 from mtptui.sources.base import RECONNECTING, SourceStatus
 from mtptui.tui.logbuffer import LogBuffer
 
+SLICE_LINES = 512  # lines parsed between two looks at the clock (a slice is over at slice_s)
+
 
 class DashboardFeed:
     def __init__(self, store: Store, *, log: LogBuffer | None = None, max_pending: int = 400_000,
@@ -33,7 +35,9 @@ class DashboardFeed:
                  wall: Callable[[], float] = time.time) -> None:
         self.store = store
         self.log = log if log is not None else LogBuffer()
-        self.ingest = Ingest(store, self.log)
+        # The store alone: so the compiled lane reads the lines that come as they are (a flood);
+        # the log pane takes them raw, read only when shown.
+        self.ingest = Ingest(store)
         self.wall = wall
         self.max_pending = max_pending
         self.room = room  # a waiting source pushes more once the backlog is below this
@@ -103,7 +107,6 @@ class DashboardFeed:
         budget = self.slice_s if budget_s is None else budget_s
         deadline = time.perf_counter() + budget
         parse = self.ingest.parser.parse
-        take = self.ingest.take
         done = moved = self._release()
         while self._pending:
             host, chunk, pace = self._pending[0]
@@ -112,10 +115,11 @@ class DashboardFeed:
             i = self._pos
             n = len(chunk)
             while i < n:
-                stop = min(n, i + 256)
+                stop = min(n, i + SLICE_LINES)
                 if pace is None or self.clock is None:
-                    for k in range(i, stop):
-                        take(parse(chunk[k], host))
+                    part = chunk[i:stop] if i or stop < n else chunk
+                    self.ingest.feed_many(part, host)
+                    self.log.add_raw(part, host)
                 else:
                     self._hold(pace, [parse(chunk[k], host) for k in range(i, stop)])
                 done += stop - i
@@ -155,6 +159,7 @@ class DashboardFeed:
             return 0
         pos = clock.position()
         take = self.ingest.take
+        add_line = self.log.add_line
         n = 0
         newest = None
         for q in self._held.values():
@@ -166,6 +171,7 @@ class DashboardFeed:
                     newest = ts if newest is None or ts > newest else newest
                 q.popleft()
                 take(p)
+                add_line(p)
                 n += 1
         clock.held -= n
         if newest is not None:

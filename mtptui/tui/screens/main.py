@@ -119,7 +119,6 @@ class MainScreen(Screen):
         # number on every tick); keys and the status bar are not held back.
         if stamp != self._stamp and (force_chart or now - self._data_at >= 0.9 / DATA_HZ):
             self._stamp = stamp
-            self._data_at = now
             self.redraws += 1
             if not force_chart:
                 self.tick_redraws += 1
@@ -162,7 +161,10 @@ class MainScreen(Screen):
             views = self._views[1]
             self._stamp = None
         else:
+            # Fresh numbers: the next tick's come 1/DATA_HZ after these (a key that reused the
+            # panels of the last redraw does not put them off).
             self.data_redraws += 1
+            self._data_at = time.monotonic()
             spark_from = pt0 if pt0 is not None else d.timeline.oldest()
             views = [panel_view(s, pt0, t1, spec=spec, th=d.th, run=run, spark_from=spark_from,
                                 exact=exact_rows(s, pt0, t1, run, d.epoch_scope))

@@ -11,12 +11,11 @@ bulk, so a file is read into the store at summary's pace (core/opener.py reads o
 
 from __future__ import annotations
 
+import math
 import time
+from array import array
 from collections import deque
 from dataclasses import dataclass, field
-
-import math
-from array import array
 
 from mtptui.core.records import DECODE, PREFILL, SGLANG, SPEC, TIME, BatchStats, Event
 from mtptui.core.epochs import EPOCH_EVENTS, EPOCH_METRICS, Epoch, EpochTracker, rank_key, spec_label

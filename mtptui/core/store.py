@@ -18,7 +18,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from mtptui.core.records import DECODE, PREFILL, SGLANG, SPEC, TIME, BatchStats, Event
-from mtptui.core.epochs import EPOCH_EVENTS, EPOCH_METRICS, Epoch, EpochTracker, rank_key, spec_label
+from mtptui.core.epochs import EPOCH_EVENTS, Epoch, EpochTracker, rank_key, spec_label
 from mtptui.core.loadmatch import LOAD_FIELDS
 from mtptui.core.series import Overview, Ring
 from mtptui.core.stats import describe
@@ -68,7 +68,7 @@ class RankSeries:
     def __post_init__(self) -> None:
         self.decode = Ring(DECODE_COLUMNS, self.capacity)
         self.prefill = Ring(PREFILL_COLUMNS, self.capacity)
-        self.whole = Rows(WHOLE_METRICS)
+        self.whole = Rows(WHOLE_METRICS, tally=True)  # exact sums kept as values come: panels read them often
         self.overview = Overview(DECODE_COLUMNS)
         self.lane_decode, self.lane_prefill = array("d"), array("d")
         self._lane_counts = [0, 0, 0]
@@ -153,12 +153,9 @@ class RankSeries:
                         usage[i] = full[i]
             self.decode.extend(times, cols)
             self.overview.add(times, cols)
-            for name in WHOLE_METRICS:
-                self.whole.sets[name].extend(cols[name])
+            self.whole.add_columns(cols)
             if epoch is not None:
-                rows = epoch.rows(self.rank)
-                for name in EPOCH_METRICS:
-                    rows.sets[name].extend(cols[name])
+                epoch.rows(self.rank).add_columns(cols)
                 epoch.load.add_columns(*(cols[name] for name in LOAD_FIELDS))
             if not self.spec_seen and (any(v == v for v in cols["accept_len"])
                                        or any(v == v for v in cols["accept_rate"])):

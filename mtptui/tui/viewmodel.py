@@ -336,7 +336,7 @@ def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: 
         n_decode += n_early
     if truncated and exact is not None:
         # More than the ring holds: the figures from the value sets of every line there.
-        for m, st in exact.describe().items():
+        for m, st in exact.describe(percentiles=False).items():
             if m in metrics:
                 metrics[m].stats = st
         if exact is series.whole:

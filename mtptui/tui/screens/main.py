@@ -38,6 +38,7 @@ from mtptui.tui.widgets.status_bar import StatusBar, StatusData
 
 MAX_TIMELINE = 300
 CHART_HZ = 4.0
+FLOOD_CHART_HZ = 2.0  # under a flood the panels' numbers come first (DATA_HZ); the plot, half as often
 FLOOD_LINES_PER_S = 5000
 FLASH_S = 3.0
 DATA_HZ = 5.0
@@ -183,9 +184,10 @@ class MainScreen(Screen):
         self.query_one(RankGrid).show(views, d.focused_rank, by_rank(alerts), room=self._grid_room(alerts),
                                       enlarged=self.maximized is self.query_one("#grid-scroll"))
         # The plot is the costliest widget (plotext builds it in Python): while data streams it is
-        # redrawn at most CHART_HZ times a second; a key redraws it at once.
+        # redrawn at most CHART_HZ times a second (FLOOD_CHART_HZ under a flood); a key redraws it at once.
         now = time.monotonic()
-        if force_chart or now - self._chart_at >= 0.9 / CHART_HZ:
+        chart_hz = FLOOD_CHART_HZ if (d.lines_per_s or 0) > FLOOD_LINES_PER_S else CHART_HZ
+        if force_chart or now - self._chart_at >= 0.9 / chart_hz:
             self._chart_at = now
             chart = self.query_one(MetricChart)
             points = max(20, chart.size.width * 2)

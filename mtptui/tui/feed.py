@@ -6,7 +6,8 @@ blocks a keypress for more than a slice. The screen reads the store on its own t
 
 A replay's lines come paced (``paced``): parsed here like any others (once), then held, each file
 on its own, until the replay clock reaches their time, and only then handed to the store; a line
-without a time (a traceback's) goes with the line before it.
+without a time (a traceback's) goes with the line before it. At full speed nothing waits: they go
+in as live lines do, through the compiled lane, the log pane taking them raw.
 
 Nothing is lost silently: when the backlog grows past ``max_pending`` (a live stream faster than
 this machine can parse) the oldest pending chunks are dropped and counted as dropped lines.
@@ -116,10 +117,14 @@ class DashboardFeed:
             n = len(chunk)
             while i < n:
                 stop = min(n, i + SLICE_LINES)
-                if pace is None or self.clock is None:
+                clock = self.clock
+                if pace is None or clock is None or (clock.unlimited and not self._held.get(pace)):
+                    # As they come (live; a replay at full speed): the compiled lane, in bulk.
                     part = chunk[i:stop] if i or stop < n else chunk
                     self.ingest.feed_many(part, host)
                     self.log.add_raw(part, host)
+                    if pace is not None and self.store.last_ts is not None:
+                        clock.note_released(self.store.last_ts)
                 else:
                     self._hold(pace, [parse(chunk[k], host) for k in range(i, stop)])
                 done += stop - i

@@ -106,8 +106,9 @@ class MainScreen(Screen):
         if not force_chart and d.feed.holding():
             return  # a key is being shown: its own redraw did this tick's work
         self._ticks += 1
-        if not force_chart and self._ticks % 2 and (d.lines_per_s or 0) > FLOOD_LINES_PER_S:
-            return  # a flood: every frame costs parsing time, so the screen moves at 5 Hz
+        if (not force_chart and self._ticks % 2 and (d.lines_per_s or 0) > FLOOD_LINES_PER_S
+                and time.monotonic() - self._data_at < 0.9 / DATA_HZ):
+            return  # a flood: every frame costs parsing time, so the screen moves at DATA_HZ
         d.tick()
         self._sync_tabs()
         t0, t1 = d.timeline.bounds()

@@ -7,6 +7,7 @@ mtptui then reads every line in Python, with the same results, more slowly.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import sysconfig
@@ -16,6 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 SOURCE = "mtptui/core/_compiled.pyx"
 MODULE = "mtptui.core._compiled"
+STAMP = "mtptui/core/_compiled.sha256"  # the source the lane was built from (core/compiled.py checks it)
 
 
 def build_in_place() -> Path:
@@ -41,6 +43,7 @@ def build_in_place() -> Path:
     path = ROOT / (MODULE.replace(".", "/") + sysconfig.get_config_var("EXT_SUFFIX"))
     if not path.exists():
         raise RuntimeError(f"{path.name} was not made")
+    (ROOT / STAMP).write_text(hashlib.sha256((ROOT / SOURCE).read_bytes()).hexdigest() + "\n")
     return path
 
 
@@ -65,7 +68,8 @@ class LaneBuildHook(BuildHookInterface):
         build_data["pure_python"] = False
         build_data["infer_tag"] = True
         if version != "editable":  # an editable install imports it from the source tree
-            build_data["force_include"][str(path)] = str(path.relative_to(ROOT))
+            for built in (path, ROOT / STAMP):
+                build_data["force_include"][str(built)] = str(built.relative_to(ROOT))
 
 
 if __name__ == "__main__":

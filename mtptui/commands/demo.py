@@ -17,7 +17,7 @@ from mtptui.sources.process import ProcessSource
 from mtptui.tui.windows import WINDOW_LABELS
 
 SIM_LABEL = "simulator (mtptui sim, not a real SGLang)"
-LOADS = ("light", "steady", "burst", "ramp", "saturate")
+LOADS = ("light", "steady", "burst", "ramp", "saturate", "long")
 
 EPILOG = """\
 The simulated server: DeepSeek-V3 on TP 8 with DP attention and EP 8 (8 schedulers, each logging

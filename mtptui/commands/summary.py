@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import TextIO
 
-from mtptui.core.compare import DELTA_MIN_BATCHES, delta_text, epoch_rows, load_cells
+from mtptui.core.compare import DELTA_MIN_BATCHES, bucket_cells, delta_text, epoch_rows
 from mtptui.core.parallel import summarise
 from mtptui.core.timespec import when
 from mtptui.sources.file import InputError
@@ -144,9 +144,30 @@ def _epoch_lines(epochs: list[dict]) -> list[str]:
             f"{'vs spec off':>11}"]
     for r in rows:
         for b in r.by_load:
-            running, decode, al, gen, prev, base = load_cells(b)
+            running, decode, al, gen, prev, base = bucket_cells(b)
             out.append(f"  {(r.host or '-'):<12.12} {r.index + 1:>2} {running:>7} {decode:>7} {al:>7} {gen:>10} "
                        f"{prev:>7} {base:>11}")
+    if any(r.by_context for r in rows):
+        out += _context_lines(rows)
+    return out
+
+
+def _context_lines(rows: list) -> list[str]:
+    """The epochs by context (tokens in use per running request), each bucket where speculation
+    runs slower than without it marked, and where that begins."""
+    out = ["", "epochs by context (decode lines by tokens in use per running request; `below`: speculation "
+               "slower there than the last run without it):",
+           f"  {'host':<12} {'#':>2} {'context':>7} {'decode':>7} {'acc len':>7} {'tok/s':>10} {'vs prev':>7} "
+           f"{'vs spec off':>11}"]
+    for r in rows:
+        for b in r.by_context:
+            context, decode, al, gen, prev, base = bucket_cells(b)
+            out.append(f"  {(r.host or '-'):<12.12} {r.index + 1:>2} {context:>7} {decode:>7} {al:>7} {gen:>10} "
+                       f"{prev:>7} {base:>11}{'  below' if b.below_baseline else ''}")
+    for r in rows:
+        if r.stops_paying_from is not None:
+            out.append(f"  {(r.host or '-')} epoch {r.index + 1} ({r.label}): speculation stops paying from "
+                       f"{r.stops_paying_from} tokens per request")
     return out
 
 

@@ -3,7 +3,8 @@
 C, the values of batch lines written straight into the rows of the summary's series, no object
 made per line; and a metric's values counted and ordered in C.
 
-What it reads, exactly as LineParser.parse reads it (tests/unit/test_compiled.py holds the two to it):
+What it reads, exactly as LineParser.parse reads it (tests/unit/test_compiled.py and
+test_fast_general.py hold it to that):
 - a batch line, raw or in journald's `short` envelope, or behind a Ray actor's decoration, with
   SGLang's prefix (parse/__init__.py's _FAST: the same shapes, written out below), and a body of a
   layout that the Python fast path reads (sglang.layout_of), in plain numbers (`12`, `-3`, `0.75`);
@@ -221,7 +222,7 @@ cdef bint prefix(const char* s, Py_ssize_t p, Line* ln) nogil:
     if q < n and s[q] == c' ':
         q += 1
     ln.msg = q
-    # the time, as timeparse.ymd_hms (and prefix_time for the milliseconds) gives it
+    # the time, as timeparse.instant gives it
     year = two(t) * 100 + two(t + 2)
     month, day, hh, mm, ss = two(t + 5), two(t + 8), two(t + 11), two(t + 14), two(t + 17)
     if year >= 1 and 1 <= month <= 12 and 1 <= day <= 31 and hh < 24 and mm < 60 and ss < 62:
@@ -374,7 +375,7 @@ cdef class Acc:
 cdef class Lane:
     """scan() reads the lines it can and returns where it stopped; flush() hands the waiting
     counts to the series (before anything else reaches the sink, and at the end)."""
-    cdef object parser
+    cdef object dates  # the parser's LogDate
     cdef object sink
     cdef tuple columns  # per kind: the names of the row's columns
     cdef list table  # SLOTS entries: Acc or None, by the hash of their key
@@ -389,7 +390,7 @@ cdef class Lane:
     cdef int[256] last
     cdef double last_ts
     cdef bint pending
-    cdef object date  # the parser's date of the last full stamp, as this scan began
+    cdef object date  # the date of the last full stamp, as this scan began
     cdef public Py_ssize_t batches
     cdef public Py_ssize_t unparsed
     cdef public Py_ssize_t events
@@ -403,7 +404,7 @@ cdef class Lane:
     def __init__(self, parser, sink, tuple decode_columns, tuple prefill_columns):
         if len(decode_columns) > MAX_COLUMNS or len(prefill_columns) > MAX_COLUMNS:
             raise ValueError("too many columns")
-        self.parser = parser
+        self.dates = parser.dates
         self.sink = sink
         sink.lane = self
         self.columns = (decode_columns, prefill_columns)
@@ -445,7 +446,7 @@ cdef class Lane:
             self.table = [None] * SLOTS
             self.used = 0
             self.host = host
-        self.date = self.parser.date
+        self.date = self.dates.date
         while i < n:
             line = lines[i]
             if type(line) is not str or not PyUnicode_IS_ASCII(line):
@@ -470,7 +471,7 @@ cdef class Lane:
             self.table = [None] * SLOTS
             self.used = 0
             self.host = None
-        self.date = self.parser.date
+        self.date = self.dates.date
         while pos < n:
             end = <const char*>memchr(s + pos, c'\n', n - pos)
             if not self._read(s + pos, (end - s if end != NULL else n) - pos):
@@ -545,8 +546,8 @@ cdef class Lane:
             self.batches += 1
         # the date of the last full stamp, for year-less and time-only stamps, as parse() keeps it
         if len(<str>self.date) != 10 or memcmp(<const char*>PyUnicode_DATA(self.date), s + ln.stamp, 10) != 0:
-            self.parser.assume_date(PyUnicode_DecodeASCII(s + ln.stamp, 10, NULL))
-            self.date = self.parser.date
+            self.dates.note(PyUnicode_DecodeASCII(s + ln.stamp, 10, NULL))
+            self.date = self.dates.date
         if ln.kind >= 0 and filled + ncols >= acc.limit:
             self.flush()  # a fold hands the counts over to the epoch
             acc.fold()
@@ -824,48 +825,31 @@ def sort_values(array.array values):
         free(signs)
 
 
+cdef array.array _DOUBLES = array.array("d")
+
+
 cdef array.array _doubles(values):
     return values if type(values) is array.array and values.typecode == "d" else array.array("d", values)
 
 
-def split_by_load(running_, gen_, accept_, list table, double top, Py_ssize_t buckets):
-    """loadmatch.LoadBuckets.add_columns' loop: per bucket, the lines in it and their gen
-    throughputs and accept lens (those they carried), in order. A row's bucket: the last one at
-    and past `top` running requests, table[int(running)] from 1 up to it, none below 1 or NaN.
-    The columns: arrays of doubles (or sequences of numbers)."""
-    cdef array.array running = _doubles(running_), gen = _doubles(gen_), accept = _doubles(accept_)
-    cdef Py_ssize_t n = min(len(running), len(gen), len(accept)), i, b
-    cdef Py_ssize_t last = buckets - 1
-    cdef double r, g, a
-    cdef int[256] index
-    if not 1 <= top <= 256 or len(table) < top:
-        raise ValueError("buckets past 256 running requests")
-    for b in range(1, <Py_ssize_t>top):
-        index[b] = table[b]
-        if not 0 <= index[b] < buckets:
-            raise ValueError("a bucket out of range")
-    counts = [0] * (last + 1)
-    gens = [[] for _ in range(last + 1)]
-    accepts = [[] for _ in range(last + 1)]
+def context_keys(tokens_, full_, running_):
+    """loadmatch.context_keys: per line, tokens (or, where NaN, full) over running, NaN where
+    running is below 1 or NaN; the same division Python does (IEEE, correctly rounded)."""
+    cdef array.array tokens = _doubles(tokens_), full = _doubles(full_), running = _doubles(running_)
+    cdef Py_ssize_t n = min(len(tokens), len(full), len(running)), i
+    cdef array.array out = array.clone(_DOUBLES, n, False)
+    cdef double* ts = tokens.data.as_doubles
+    cdef double* fs = full.data.as_doubles
     cdef double* rs = running.data.as_doubles
-    cdef double* gs = gen.data.as_doubles
-    cdef double* acs = accept.data.as_doubles
+    cdef double* o = out.data.as_doubles
+    cdef double t, r
     for i in range(n):
         r = rs[i]
-        if r >= top:
-            b = last
-        elif r >= 1:
-            b = index[<int>r]
-        else:
-            continue
-        counts[b] += 1
-        g = gs[i]
-        if g == g:
-            (<list>gens[b]).append(g)
-        a = acs[i]
-        if a == a:
-            (<list>accepts[b]).append(a)
-    return counts, gens, accepts
+        t = ts[i]
+        if t != t:
+            t = fs[i]
+        o[i] = t / r if r >= 1 else NAN
+    return out
 
 
 from libc.math cimport fabs, isfinite
@@ -873,33 +857,96 @@ from libc.math cimport fabs, isfinite
 DEF MAX_PARTIALS = 128
 
 
+cdef bint _grow(double* p, int* count, double x) nogil:
+    """Adds x to the partials p[:count] (Shewchuk's, as math.fsum keeps them); False when a sum
+    overflows or the partials run out (the caller's own way handles those)."""
+    cdef int i, j = 0
+    cdef double y, hi, lo, t
+    for i in range(count[0]):
+        y = p[i]
+        if fabs(x) < fabs(y):
+            t = x
+            x = y
+            y = t
+        hi = x + y
+        lo = y - (hi - x)
+        if lo != 0.0:
+            p[j] = lo
+            j += 1
+        x = hi
+    if not isfinite(x) or j >= MAX_PARTIALS:
+        return False
+    p[j] = x
+    count[0] = j + 1
+    return True
+
+
+cdef list _nonzero(double* p, int count):
+    return [p[i] for i in range(count) if p[i] != 0.0]
+
+
 def exact_parts(list parts, list values):
-    """Floats that do not overlap and whose sum is exactly that of parts and values (Shewchuk's
-    partials, as math.fsum keeps them), without zeros: loadmatch's exact sums in one pass.
-    None when a value is not finite or a sum overflows (the caller's own way handles those)."""
+    """Floats that do not overlap and whose sum is exactly that of parts and values, without
+    zeros: loadmatch's exact sums in one pass. None when a value is not finite or a sum overflows
+    (the caller's own way handles those)."""
     cdef double[MAX_PARTIALS] p
-    cdef int count = 0, i, j
-    cdef double x, y, hi, lo, t
+    cdef int count = 0
+    cdef double x
     for source in (parts, values):
         for v in <list>source:
             x = v
-            if not isfinite(x):
+            if not isfinite(x) or not _grow(p, &count, x):
                 return None
-            j = 0
-            for i in range(count):
-                y = p[i]
-                if fabs(x) < fabs(y):
-                    t = x
-                    x = y
-                    y = t
-                hi = x + y
-                lo = y - (hi - x)
-                if lo != 0.0:
-                    p[j] = lo
-                    j += 1
-                x = hi
-            if not isfinite(x) or j >= MAX_PARTIALS:
+    return _nonzero(p, count)
+
+
+DEF MAX_BUCKETS = 16
+
+
+def split_sums(keys_, gen_, accept_, tuple bounds):
+    """loadmatch.split's loop and the exact sums of what it splits, in one pass, no float object
+    made per line: per bucket, its lines, and of the gen throughputs and accept lens its lines
+    carried, how many and their exact sum as parts (exact_parts'). A line's bucket: the last bound
+    at or below its key; none below the first bound, or for NaN. None when a value is not finite
+    or a sum overflows (the caller's own way handles those). The columns: arrays of doubles (or
+    sequences of numbers)."""
+    cdef array.array keys = _doubles(keys_), gen = _doubles(gen_), accept = _doubles(accept_)
+    cdef Py_ssize_t n = min(len(keys), len(gen), len(accept)), i
+    cdef int k = len(bounds), b
+    cdef double key, g, a
+    cdef double[MAX_BUCKETS] lo
+    cdef Py_ssize_t[MAX_BUCKETS] lines, gen_n, accept_n
+    cdef int[MAX_BUCKETS] gen_count, accept_count
+    cdef double[MAX_BUCKETS][MAX_PARTIALS] gen_p, accept_p
+    if not 1 <= k <= MAX_BUCKETS:
+        raise ValueError("from 1 to 16 buckets")
+    for b in range(k):
+        lo[b] = bounds[b]
+        if b and not lo[b] > lo[b - 1]:
+            raise ValueError("bounds not in order")
+        lines[b] = gen_n[b] = accept_n[b] = 0
+        gen_count[b] = accept_count[b] = 0
+    cdef double* ks = keys.data.as_doubles
+    cdef double* gs = gen.data.as_doubles
+    cdef double* acs = accept.data.as_doubles
+    for i in range(n):
+        key = ks[i]
+        if not key >= lo[0]:
+            continue
+        b = k - 1
+        while key < lo[b]:
+            b -= 1
+        lines[b] += 1
+        g = gs[i]
+        if g == g:
+            if not isfinite(g) or not _grow(gen_p[b], &gen_count[b], g):
                 return None
-            p[j] = x
-            count = j + 1
-    return [p[i] for i in range(count) if p[i] != 0.0]
+            gen_n[b] += 1
+        a = acs[i]
+        if a == a:
+            if not isfinite(a) or not _grow(accept_p[b], &accept_count[b], a):
+                return None
+            accept_n[b] += 1
+    return ([lines[b] for b in range(k)],
+            [gen_n[b] for b in range(k)], [_nonzero(gen_p[b], gen_count[b]) for b in range(k)],
+            [accept_n[b] for b in range(k)], [_nonzero(accept_p[b], accept_count[b]) for b in range(k)])

@@ -12,14 +12,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from mtptui.core.loadmatch import CONTEXT, LOAD, SCALES
+
 # An epoch's host total is compared with another epoch's only when both rest on at least this
 # many decode lines with gen throughput in every DP group. Each line averages
 # --decode-log-interval decode steps (40 by default), so 10 lines are some 400 steps of each
 # group, tens of seconds of decoding: enough that the first lines after a restart (warm-up, a
 # few requests, throughput far below the steady state) and a burst of load do not decide the sign.
 DELTA_MIN_BATCHES = 10
-# The same minimum holds for a load bucket (loadmatch.py): a bucket's gen throughput is compared
-# with another epoch's in that bucket only when each has DELTA_MIN_BATCHES decode lines in it.
+# The same minimum holds for a bucket of load or context (loadmatch.py): a bucket's gen throughput
+# is compared with another epoch's in that bucket only when each has DELTA_MIN_BATCHES decode
+# lines in it.
 
 _DP = re.compile(r"(?:^| )(DP-?\d+)(?: |$)")
 
@@ -50,30 +53,48 @@ class Delta:
 
 
 @dataclass(frozen=True)
-class LoadRow:
-    """An epoch's decode lines in one bucket of #running-req, and its mean gen throughput there
-    against the latest earlier epoch (vs_previous) and the latest earlier epoch without
-    speculation (vs_baseline) with enough lines in the same bucket (0.39: +39 %; None: none)."""
-    running: str  # the bucket: `5-16`
+class BucketRow:
+    """An epoch's decode lines in one bucket of a scale (#running-req, or context), and its mean
+    gen throughput there against the latest earlier epoch (vs_previous) and the latest earlier
+    epoch without speculation (vs_baseline) with enough lines in the same bucket (0.39: +39 %;
+    None: none). below_baseline: the epoch runs speculation and is slower there than that epoch."""
+    name: str  # the scale's name for its label in JSON: `running`, `context`
+    label: str  # the bucket: `5-16`, `32-64k`
     decode: int
     gen_throughput: float | None
     accept_len: float | None
     vs_previous: float | None = None
     vs_baseline: float | None = None
+    below_baseline: bool = False
 
     @property
     def comparable(self) -> bool:
         return bool(self.gen_throughput) and self.decode >= DELTA_MIN_BATCHES
 
     def to_json(self) -> dict:
-        return {"running": self.running, "decode": self.decode, "gen_throughput": self.gen_throughput,
+        return {self.name: self.label, "decode": self.decode, "gen_throughput": self.gen_throughput,
                 "accept_len": self.accept_len, "vs_previous": self.vs_previous, "vs_baseline": self.vs_baseline}
 
 
-def _load_change(row: dict, other: LoadRow | None) -> float | None:
+def _bucket_change(row: dict, other: BucketRow | None) -> float | None:
     if other is None or row["decode"] < DELTA_MIN_BATCHES or row["gen_throughput"] is None:
         return None
     return row["gen_throughput"] / other.gen_throughput - 1
+
+
+def stops_paying_from(buckets: list[BucketRow]) -> str | None:
+    """The first bucket from which speculation is slower than the run without it: below the
+    baseline there, and in every later bucket that can be compared with it; None when the last
+    such bucket is not below it (or none can be compared)."""
+    found = None
+    for b in buckets:
+        if b.vs_baseline is None:
+            continue
+        if not b.below_baseline:
+            found = None
+        elif found is None:
+            found = b.label
+    return found
 
 
 @dataclass
@@ -97,7 +118,18 @@ class EpochRow:
     vs_baseline: Delta | None  # against the latest earlier comparable epoch without speculation
     # The epoch just before, when it decoded too little to compare with: (index, min_batches)
     short_before: tuple[int, int] | None = None
-    by_load: list[LoadRow] = field(default_factory=list)  # the buckets it decoded in, fewest running first
+    # scale's json_key -> the buckets it decoded in, in the scale's order (loadmatch.SCALES)
+    matched: dict[str, list[BucketRow]] = field(default_factory=dict)
+    # the first context bucket from which this spec-on epoch is slower than the spec-off baseline
+    stops_paying_from: str | None = None
+
+    @property
+    def by_load(self) -> list[BucketRow]:
+        return self.matched.get(LOAD.json_key, [])
+
+    @property
+    def by_context(self) -> list[BucketRow]:
+        return self.matched.get(CONTEXT.json_key, [])
 
     @property
     def comparable(self) -> bool:
@@ -143,9 +175,9 @@ def epoch_rows(epochs: list[dict]) -> list[EpochRow]:
     previous: dict = {}  # host -> its latest comparable row
     baseline: dict = {}  # host -> its latest comparable row without speculation
     decoded: dict = {}  # host -> its latest row with a host total
-    # (host, bucket) -> the latest comparable LoadRow of any epoch / of one without speculation
-    previous_load: dict = {}
-    baseline_load: dict = {}
+    # (host, scale, bucket) -> the latest comparable BucketRow of any epoch / of one without speculation
+    previous_bucket: dict = {}
+    baseline_bucket: dict = {}
     for e in epochs:
         ranks = e["ranks"]
         per_rank = {rank: r["gen_throughput"]["mean"] for rank, r in ranks.items() if r.get("gen_throughput")}
@@ -170,15 +202,20 @@ def epoch_rows(epochs: list[dict]) -> list[EpochRow]:
             row.short_before = (last.index, last.min_batches)
         if row.gen_total is not None:
             decoded[host] = row
-        for b in e.get("by_load", ()):
-            key = (host, b["running"])
-            load = LoadRow(b["running"], b["decode"], b["gen_throughput"], b["accept_len"],
-                           _load_change(b, previous_load.get(key)), _load_change(b, baseline_load.get(key)))
-            row.by_load.append(load)
-            if load.comparable:
-                previous_load[key] = load
-                if spec_off:
-                    baseline_load[key] = load
+        for scale in SCALES:
+            buckets = row.matched[scale.json_key] = []
+            for b in e.get(scale.json_key, ()):
+                key = (host, scale.name, b[scale.name])
+                base = _bucket_change(b, baseline_bucket.get(key))
+                bucket = BucketRow(scale.name, b[scale.name], b["decode"], b["gen_throughput"], b["accept_len"],
+                                   _bucket_change(b, previous_bucket.get(key)), base,
+                                   not spec_off and base is not None and base < 0)
+                buckets.append(bucket)
+                if bucket.comparable:
+                    previous_bucket[key] = bucket
+                    if spec_off:
+                        baseline_bucket[key] = bucket
+        row.stops_paying_from = stops_paying_from(row.by_context)
         rows.append(row)
         if row.comparable:
             previous[host] = row
@@ -189,14 +226,18 @@ def epoch_rows(epochs: list[dict]) -> list[EpochRow]:
 
 def with_comparison(epochs: list[dict]) -> list[dict]:
     """The epochs of `summary --json`, each with its `host_totals`, `vs_previous` and
-    `vs_baseline` (null: nothing comparable before it, or too few lines), and its `by_load`
-    buckets each with their own `vs_previous` and `vs_baseline` (a change, as LoadRow's)."""
+    `vs_baseline` (null: nothing comparable before it, or too few lines), its `by_load` and
+    `by_context` buckets each with their own `vs_previous` and `vs_baseline` (a change, as
+    BucketRow's), each context bucket marked `below_baseline`, and `stops_paying_from`: the first
+    context bucket from which speculation is slower than without (stops_paying_from())."""
     out = []
     for e, r in zip(epochs, epoch_rows(epochs)):
         out.append({**e, "host_totals": r.totals_json(),
                     "vs_previous": r.vs_previous.to_json() if r.vs_previous else None,
                     "vs_baseline": r.vs_baseline.to_json() if r.vs_baseline else None,
-                    "by_load": [b.to_json() for b in r.by_load]})
+                    "by_load": [b.to_json() for b in r.by_load],
+                    "by_context": [{**b.to_json(), "below_baseline": b.below_baseline} for b in r.by_context],
+                    "stops_paying_from": r.stops_paying_from})
     return out
 
 
@@ -215,10 +256,10 @@ def delta_text(row: EpochRow, which: Delta | None, *, baseline: bool = False) ->
     return "base" if baseline and row.spec_off and row.comparable else "-"
 
 
-def load_cells(b: LoadRow) -> tuple[str, str, str, str, str, str]:
-    """A load bucket as shown: running, decode lines, accept len, gen tok/s, and its changes
-    (`n<10` while the bucket has too few lines to be compared; `-` with nothing to compare to)."""
+def bucket_cells(b: BucketRow) -> tuple[str, str, str, str, str, str]:
+    """A bucket as shown: its label, decode lines, accept len, gen tok/s, and its changes (`n<10`
+    while the bucket has too few lines to be compared; `-` with nothing to compare to)."""
     def change(c: float | None) -> str:
         return percent(c) if c is not None or b.comparable else f"n<{DELTA_MIN_BATCHES}"
-    return (b.running, str(b.decode), "-" if b.accept_len is None else f"{b.accept_len:.2f}",
+    return (b.label, str(b.decode), "-" if b.accept_len is None else f"{b.accept_len:.2f}",
             "-" if b.gen_throughput is None else f"{b.gen_throughput:.1f}", change(b.vs_previous), change(b.vs_baseline))

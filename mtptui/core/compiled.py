@@ -6,8 +6,8 @@ the two to it), more slowly. It holds:
 - the lane: the common lines of SGLang's logs read in C straight into a summary's rows, no record
   made per line; it stops at any other line, which the caller parses in Python;
 - count_values() and sort_values(): a metric's values counted and put in order in C (valueset.py);
-- split_by_load() and exact_parts(): decode lines sorted into load buckets, and their exact sums,
-  in C (loadmatch.py).
+- split_sums(), context_keys() and exact_parts(): decode lines sorted into buckets of load or
+  context, and their exact sums, in C (loadmatch.py).
 
 Why compiled, by measurement (README, Performance): compiling the Python modules as they are
 (Cython) saves 8% of the instructions per line; one regex over a block of text costs twice the
@@ -16,12 +16,29 @@ whole compiled lane; the lane needs 6.8x fewer instructions per line than the Py
 
 from __future__ import annotations
 
+import hashlib
 import os
+from pathlib import Path
 
-try:
-    from mtptui.core import _compiled
-except ImportError:  # not built: no compiler at install, or built for another Python
-    _compiled = None
+
+def built_from_this_source(here: Path) -> bool:
+    """An editable install keeps the lane it built after a pull changes `_compiled.pyx`: that lane
+    would read lines by other layouts than the Python code's. So a lane is used only if it was
+    built from the source that is here (hatch_build.py notes the source's hash beside it)."""
+    try:
+        noted = (here / "_compiled.sha256").read_text().strip()
+        source = (here / "_compiled.pyx").read_bytes()
+    except OSError:
+        return False
+    return noted == hashlib.sha256(source).hexdigest()
+
+
+_compiled = None
+if built_from_this_source(Path(__file__).parent):
+    try:
+        from mtptui.core import _compiled
+    except ImportError:  # built for another Python
+        _compiled = None
 
 BUILT = _compiled is not None
 # MTPTUI_PURE=1 leaves it unused (to compare the two paths, or to rule it out)
@@ -29,7 +46,8 @@ ENABLED = BUILT and not os.environ.get("MTPTUI_PURE")
 
 count_values = _compiled.count_values if ENABLED else None
 sort_values = _compiled.sort_values if ENABLED else None
-split_by_load = _compiled.split_by_load if ENABLED else None
+split_sums = _compiled.split_sums if ENABLED else None
+context_keys = _compiled.context_keys if ENABLED else None
 exact_parts = _compiled.exact_parts if ENABLED else None
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from mtptui.core.loadmatch import LoadBuckets
+from mtptui.core.loadmatch import Buckets, matched
 from mtptui.core.records import DECODE, SPEC, BatchStats, Event
 from mtptui.core.valueset import Rows
 
@@ -85,8 +85,9 @@ class Epoch:
     records: int = 0  # every batch record (decode, prefill, vLLM spec)
     # rank -> every value of EPOCH_METRICS it logged in this epoch
     per_rank: dict[str, Rows] = field(default_factory=dict)
-    # its decode lines by #running-req, for a comparison at the same load (loadmatch.py)
-    load: LoadBuckets = field(default_factory=LoadBuckets)
+    # its decode lines by #running-req and by context, one Buckets per scale, for a comparison
+    # at the same load and at the same context (loadmatch.py)
+    matched: tuple[Buckets, ...] = field(default_factory=matched)
     # (time, kind) of its LIFECYCLE_EVENTS, in log order (the dashboard's store feeds them)
     lifecycle: list[tuple[float, str]] = field(default_factory=list)
     tally: bool = False  # its value sets keep exact sums as values come (ValueSet.tally): the dashboard
@@ -100,7 +101,8 @@ class Epoch:
         self.batches += other.batches
         self.records += other.records
         self.lifecycle += other.lifecycle
-        self.load.merge(other.load)
+        for mine, theirs in zip(self.matched, other.matched):
+            mine.merge(theirs)
         for rank, rows in other.per_rank.items():
             mine = self.per_rank.get(rank)
             if mine is None:
@@ -142,7 +144,8 @@ class Epoch:
                  for rank in sorted(self.per_rank, key=rank_key)}
         return {"host": self.host, "index": self.index, "start": self.start, "end": self.end,
                 "reason": self.reason, "label": self.label, "spec": self.spec,
-                "decode_batches": self.batches, "ranks": ranks, "by_load": self.load.to_json()}
+                "decode_batches": self.batches, "ranks": ranks,
+                **{b.scale.json_key: b.to_json() for b in self.matched}}
 
 
 class EpochTracker:
@@ -165,7 +168,8 @@ class EpochTracker:
             if kind == DECODE:
                 epoch.batches += 1
             epoch.rows(rec.rank).add(rec.fields)
-            epoch.load.add(rec.fields)
+            for buckets in epoch.matched:
+                buckets.add(rec.fields)
 
     def current(self, host: str | None) -> Epoch | None:
         epochs = self.epochs.get(host)

@@ -1,115 +1,184 @@
-"""An epoch's decode batches by load: mean throughput between two runs says little when their
-traffic differed (speculation can help at one running request and hurt at sixty-four), so each
-epoch also keeps, per bucket of `#running-req`, how many decode lines fell in it and the exact sum
-of their gen throughput and accept len. compare.py sets the buckets of two epochs side by side.
+"""An epoch's decode batches matched by load and by context: mean throughput between two runs says
+little when their traffic differed (speculation can help at one running request and hurt at
+sixty-four; its acceptance falls as contexts grow long), so each epoch also keeps, per bucket of a
+scale, how many decode lines fell in it and the exact sum of their gen throughput and accept len.
+compare.py sets the buckets of two epochs side by side.
 
-Each line counts where its own scheduler's running requests put it: its gen throughput is that
-DP group's at that load (not the host's sum). A line without `#running-req` (vLLM's separate
-speculative line) counts in no bucket. Used by summary's series and by the dashboard's epochs
-through one routine (add_columns), so both give the same buckets to the bit.
+Two scales, one mechanism (Buckets), each a bucket table and a key per line:
+- LOAD: the line's `#running-req`;
+- CONTEXT: the tokens in use per running request (`#token`, or a hybrid pool's `#full token`, over
+  `#running-req`), the mean context of a running request, where speculation stops paying.
+
+Each line counts where its own scheduler put it: its gen throughput is that DP group's at that
+load or context (not the host's sum). A line without the key's fields (vLLM's separate speculative
+line, an idle line with no running request) counts in no bucket. Used by summary's series and by
+the dashboard's epochs through one routine (add_columns), so both give the same buckets to the bit.
 """
 
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from itertools import repeat
 
 from mtptui.core import compiled
 from mtptui.core.stats import ExactSum
 
-# (label, the smallest #running-req of the bucket); each runs up to the next one's.
-LOAD_BUCKETS = (("1", 1), ("2-4", 2), ("5-16", 5), ("17-64", 17), ("65+", 65))
-LOAD_FIELDS = ("running_req", "gen_throughput", "accept_len")
-_NAN3 = (float("nan"),) * 3
-_FOLD = 3 * 4096  # the dashboard's buffered rows are summed at least this often
+VALUE_FIELDS = ("gen_throughput", "accept_len")  # what a bucket sums, after the key's fields in a row
+_ROWS_PER_FOLD = 4096  # the dashboard's buffered rows are summed at least this often
+_NAN = float("nan")
 
 
-# bucket index by int(#running-req) below the last bucket's start (None: idle); the last at and past it
-_BY_RUNNING = [None] + [max(i for i, (_, lo) in enumerate(LOAD_BUCKETS) if lo <= r) for r in range(1, LOAD_BUCKETS[-1][1])]
-_LAST = len(LOAD_BUCKETS) - 1
+def _running_keys(running: Sequence[float]) -> Sequence[float]:
+    return running
 
 
-def bucket_of(running: float) -> int | None:
-    """The bucket's index for a line's `#running-req`; None for none (NaN) or an idle 0."""
-    if not running >= 1:
-        return None
-    return _BY_RUNNING[int(running)] if running < LOAD_BUCKETS[-1][1] else _LAST
+def context_keys(tokens: Sequence[float], full: Sequence[float], running: Sequence[float]) -> Sequence[float]:
+    """Each line's tokens in use per running request: `#token` (or, when a hybrid pool logs none,
+    `#full token`) over `#running-req`; NaN with neither, or with no request running."""
+    if compiled.context_keys is not None:  # the same loop in C (summary's hot path)
+        return compiled.context_keys(tokens, full, running)
+    return [(t if t == t else f) / r if r >= 1 else _NAN for t, f, r in zip(tokens, full, running)]
 
 
-class LoadBuckets:
-    """Per bucket of LOAD_BUCKETS: decode lines, gen throughput and accept len (exact sums)."""
+@dataclass(frozen=True)
+class Scale:
+    """How decode lines are bucketed: a line's key from some of its fields, and the bucket table."""
+    name: str  # a bucket's label in JSON: {"running": "5-16"}
+    json_key: str  # the epoch's list of buckets in JSON: "by_load"
+    buckets: tuple[tuple[str, float], ...]  # (label, the smallest key in it); each runs up to the next one's
+    fields: tuple[str, ...]  # the decode fields the key is made of
+    keys: Callable[..., Sequence[float]]  # their columns -> each line's key (NaN: in no bucket)
 
-    __slots__ = ("decode", "gen", "accept", "buf")
+    @cached_property
+    def bounds(self) -> tuple[float, ...]:
+        return tuple(lo for _, lo in self.buckets)
 
-    def __init__(self) -> None:
-        k = len(LOAD_BUCKETS)
+    @cached_property  # read per record by the dashboard
+    def row(self) -> tuple[str, ...]:
+        """The fields of a buffered row: the key's, then what the buckets sum."""
+        return self.fields + VALUE_FIELDS
+
+    def bucket_of(self, key: float) -> int | None:
+        """The bucket's index for a line's key; None below the first bucket (or NaN)."""
+        return bisect_right(self.bounds, key) - 1 if key >= self.buckets[0][1] else None
+
+
+K = 1024  # contexts in tokens, as models state them (32k: 32768)
+LOAD = Scale("running", "by_load", (("1", 1), ("2-4", 2), ("5-16", 5), ("17-64", 17), ("65+", 65)),
+             ("running_req",), _running_keys)
+CONTEXT = Scale("context", "by_context", (("<4k", 0), ("4-16k", 4 * K), ("16-32k", 16 * K), ("32-64k", 32 * K),
+                                          ("64k+", 64 * K)),
+                ("num_token", "full_token", "running_req"), context_keys)
+SCALES = (LOAD, CONTEXT)
+# every field a scale reads from a decode line, each once, in the order the scales name them
+MATCH_FIELDS = tuple(dict.fromkeys(f for s in SCALES for f in s.row))
+
+
+def split(keys: Sequence[float], gen: Sequence[float], accept: Sequence[float],
+          bounds: tuple[float, ...]) -> tuple[list[int], list[list[float]], list[list[float]]]:
+    """Per bucket: the lines whose key falls in it (the last bound at or below the key), and their
+    gen throughputs and accept lens (those they carried), in order. A key below the first bound,
+    or NaN, falls in none."""
+    k = len(bounds)
+    lo = bounds[0]
+    counts = [0] * k
+    gens: list[list[float]] = [[] for _ in range(k)]
+    accepts: list[list[float]] = [[] for _ in range(k)]
+    for key, g, a in zip(keys, gen, accept):  # this runs for every line
+        if not key >= lo:
+            continue
+        i = bisect_right(bounds, key) - 1
+        counts[i] += 1
+        if g == g:
+            gens[i].append(g)
+        if a == a:
+            accepts[i].append(a)
+    return counts, gens, accepts
+
+
+class Buckets:
+    """Per bucket of a scale: decode lines, gen throughput and accept len (exact sums)."""
+
+    __slots__ = ("scale", "decode", "gen", "accept", "buf")
+
+    def __init__(self, scale: Scale) -> None:
+        k = len(scale.buckets)
+        self.scale = scale
         self.decode = [0] * k
         self.gen = [ExactSum() for _ in range(k)]
         self.accept = [ExactSum() for _ in range(k)]
-        self.buf = array("d")  # add()'s rows, LOAD_FIELDS each, until fold()
+        self.buf = array("d")  # add()'s rows, the scale's row fields each, until fold()
 
     def add(self, fields: dict) -> None:
         """One record's row (the dashboard's way; summary hands its rows over in columns)."""
+        row = self.scale.row
         buf = self.buf
-        buf.extend(map(fields.get, LOAD_FIELDS, _NAN3))
-        if len(buf) >= _FOLD:
+        buf.extend(map(fields.get, row, repeat(_NAN)))
+        if len(buf) >= _ROWS_PER_FOLD * len(row):
             self.fold()
 
     def fold(self) -> None:
         buf = self.buf
         if buf:
-            self.add_columns(buf[0::3], buf[1::3], buf[2::3])
+            self.add_rows(buf, self.scale.row)
             del buf[:]
 
-    def add_columns(self, running, gen, accept) -> None:
-        """Lines in columns (NaN: the line did not carry the field): the one routine that sorts
-        lines into buckets."""
-        k = len(LOAD_BUCKETS)
-        decode = self.decode
-        table, top = _BY_RUNNING, LOAD_BUCKETS[-1][1]
-        if compiled.split_by_load is not None:  # the same loop in C (summary's hot path)
-            counts, gens, accepts = compiled.split_by_load(running, gen, accept, table, top, k)
-            for i in range(k):
-                decode[i] += counts[i]
-        else:
-            gens = [[] for _ in range(k)]
-            accepts = [[] for _ in range(k)]
-            for r, g, a in zip(running, gen, accept):  # bucket_of(), inlined: this runs for every line
-                if r >= top:
-                    i = _LAST
-                elif r >= 1:
-                    i = table[int(r)]
-                else:
-                    continue  # NaN or idle
-                decode[i] += 1
-                if g == g:
-                    gens[i].append(g)
-                if a == a:
-                    accepts[i].append(a)
-        for i in range(k):
-            if gens[i]:
-                self.gen[i].add(gens[i])
-            if accepts[i]:
-                self.accept[i].add(accepts[i])
+    def add_rows(self, buf: array, names: tuple[str, ...]) -> None:
+        """Rows of these fields one after another (NaN: the line did not carry the field): the
+        columns this scale reads."""
+        k = len(names)
+        self.add_columns(*(buf[names.index(name)::k] for name in self.scale.row))
 
-    def merge(self, later: LoadBuckets) -> None:
+    def add_columns(self, *columns: Sequence[float]) -> None:
+        """Lines in columns, the scale's row fields in order: the one routine that sorts lines
+        into buckets."""
+        scale = self.scale
+        n = len(scale.fields)
+        keys, gen, accept = scale.keys(*columns[:n]), columns[n], columns[n + 1]
+        # In C (summary's hot path): the same split, each bucket's values summed as they come,
+        # as parts of the same exact sums; None leaves the values that C does not sum to Python.
+        sums = None if compiled.split_sums is None else compiled.split_sums(keys, gen, accept, scale.bounds)
+        if sums is not None:
+            counts, gen_n, gens, accept_n, accepts = sums
+        else:
+            counts, gens, accepts = split(keys, gen, accept, scale.bounds)
+            gen_n, accept_n = map(len, gens), map(len, accepts)
+        for i, (c, ng, na) in enumerate(zip(counts, gen_n, accept_n)):
+            self.decode[i] += c
+            if ng:
+                self.gen[i].add(gens[i], ng)
+            if na:
+                self.accept[i].add(accepts[i], na)
+
+    def merge(self, later: Buckets) -> None:
         self.fold()
         later.fold()
-        for i in range(len(LOAD_BUCKETS)):
+        for i in range(len(self.decode)):
             self.decode[i] += later.decode[i]
             self.gen[i].merge(later.gen[i])
             self.accept[i].merge(later.accept[i])
 
     def __getstate__(self) -> tuple:
         self.fold()
-        return self.decode, self.gen, self.accept
+        return self.scale.json_key, self.decode, self.gen, self.accept
 
     def __setstate__(self, state: tuple) -> None:
-        self.decode, self.gen, self.accept = state
+        key, self.decode, self.gen, self.accept = state
+        self.scale = next(s for s in SCALES if s.json_key == key)
         self.buf = array("d")
 
     def to_json(self) -> list[dict]:
-        """The buckets with decode lines, fewest running requests first."""
+        """The buckets with decode lines, in the scale's order."""
         self.fold()
-        return [{"running": label, "decode": self.decode[i], "gen_throughput": self.gen[i].mean(),
+        return [{self.scale.name: label, "decode": self.decode[i], "gen_throughput": self.gen[i].mean(),
                  "accept_len": self.accept[i].mean()}
-                for i, (label, _) in enumerate(LOAD_BUCKETS) if self.decode[i]]
+                for i, (label, _) in enumerate(self.scale.buckets) if self.decode[i]]
+
+
+def matched() -> tuple[Buckets, ...]:
+    """An epoch's buckets, one per scale."""
+    return tuple(Buckets(s) for s in SCALES)

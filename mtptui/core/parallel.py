@@ -90,7 +90,7 @@ def _read(part: Part, sink, progress: Callable[[int], None] | None = None) -> tu
     else:
         date = _date_before(part.path, part.start)
         if date is not None:
-            ingest.parser.assume_date(date)
+            ingest.parser.dates.note(date)
         done = 0
         for data in byte_blocks(part.path, part.start, part.end):
             ingest.feed_block(data)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from mtptui.core.records import DECODE, PREFILL, SGLANG, SPEC, TIME, BatchStats, Event
 from mtptui.core.epochs import EPOCH_EVENTS, Epoch, EpochTracker, rank_key, spec_label
-from mtptui.core.loadmatch import LOAD_FIELDS
+from mtptui.core.loadmatch import MATCH_FIELDS
 from mtptui.core.series import Overview, Ring
 from mtptui.core.stats import describe
 from mtptui.core.summary import DECODE_METRICS, UNRESOLVED
@@ -31,9 +31,10 @@ DECODE_COLUMNS = ("accept_len", "accept_rate", "gen_throughput", "running_req", 
                   "token_usage", "graph")
 PREFILL_COLUMNS = ("input_throughput", "new_token", "cached_token")
 ALL_HOSTS = object()  # for host_events: every host, as opposed to host None (logs without one)
-# The rows the compiled lane writes: the time, the ring's columns, and the pool a hybrid model's
-# lines give instead of token usage.
-LANE_DECODE = (TIME, *DECODE_COLUMNS, "full_token_usage")
+# The rows the compiled lane writes: the time, the ring's columns, the pool a hybrid model's lines
+# give instead of token usage, and what the epochs' buckets read besides.
+CARRIED = ("full_token_usage", *(f for f in MATCH_FIELDS if f not in DECODE_COLUMNS))
+LANE_DECODE = (TIME, *DECODE_COLUMNS, *CARRIED)
 LANE_PREFILL = (TIME, *PREFILL_COLUMNS)
 LANE_FOLD = 4096  # rows a buffer holds before they are handed on
 WHOLE_METRICS = (*DECODE_METRICS, "token_usage")  # summary's series statistics, and the KV use
@@ -90,7 +91,7 @@ class RankSeries:
             buf.extend(map(f.get, DECODE_COLUMNS[:-1], _NANS))
             g = f.get("graph")  # a bool, stored as 1.0 / 0.0
             buf.append(math.nan if g is None else float(g))
-            buf.append(f.get("full_token_usage", math.nan))
+            buf.extend(map(f.get, CARRIED, _NANS))
             self._lane_counts[0] += 1
             if g is False:
                 self._lane_counts[2] += 1
@@ -145,7 +146,7 @@ class RankSeries:
             k = len(LANE_DECODE)
             cols = {c: buf[i::k] for i, c in enumerate(LANE_DECODE)}
             times = cols.pop(TIME)
-            full = cols.pop("full_token_usage")
+            full = cols["full_token_usage"]
             if any(v == v for v in full):  # a hybrid model's pool stands in
                 usage = cols["token_usage"]
                 for i, v in enumerate(usage):
@@ -156,7 +157,8 @@ class RankSeries:
             self.whole.add_columns(cols)
             if epoch is not None:
                 epoch.rows(self.rank).add_columns(cols)
-                epoch.load.add_columns(*(cols[name] for name in LOAD_FIELDS))
+                for buckets in epoch.matched:  # by load and by context (loadmatch.py)
+                    buckets.add_columns(*(cols[name] for name in buckets.scale.row))
             if not self.spec_seen and (any(v == v for v in cols["accept_len"])
                                        or any(v == v for v in cols["accept_rate"])):
                 self.spec_seen = True

@@ -12,11 +12,13 @@ from dataclasses import dataclass, field
 from mtptui.core.compare import with_comparison
 from mtptui.core.epochs import EPOCH_EVENTS, Epoch, EpochTracker, rank_key
 from mtptui.core.eventlog import EventLog
-from mtptui.core.loadmatch import LOAD_FIELDS
+from mtptui.core.loadmatch import MATCH_FIELDS
 from mtptui.core.records import DECODE, PREFILL, SGLANG, SPEC, BatchStats, Event
 from mtptui.core.valueset import Rows
 
 DECODE_METRICS = ("accept_len", "accept_rate", "gen_throughput", "running_req", "queue_req")
+# what a decode row carries besides its metrics: the fields the epoch's buckets read (loadmatch.py)
+DECODE_CARRIED = tuple(f for f in MATCH_FIELDS if f not in DECODE_METRICS)
 PREFILL_METRICS = ("input_throughput",)
 # The rank of vLLM spec lines that come before any throughput line of their input: a reader that
 # starts after other input (the next part of a file) cannot tell it; merge() gives them the rank
@@ -36,7 +38,7 @@ class SeriesSummary:
     # first and last log time; the sentinels keep the per-line test to two comparisons
     first_ts: float = math.inf
     last_ts: float = -math.inf
-    decode: Rows = field(default_factory=lambda: Rows(DECODE_METRICS))
+    decode: Rows = field(default_factory=lambda: Rows(DECODE_METRICS, carried=DECODE_CARRIED))
     prefill: Rows = field(default_factory=lambda: Rows(PREFILL_METRICS))
     # The epoch now running on this host: buffered rows and counts go to it when folded, so the
     # per-line path feeds one buffer, not two (folds happen before every epoch change).
@@ -72,7 +74,7 @@ class SeriesSummary:
                 self.spec_records += 1
             d = self.decode
             buf = d.buf
-            buf.extend(map(f.get, DECODE_METRICS, d.nans))
+            buf.extend(map(f.get, d.names, d.nans))
             if len(buf) >= d.limit:
                 self.fold()
         elif kind == PREFILL:
@@ -111,9 +113,9 @@ class SeriesSummary:
             self.decode.fold()
             return
         buf = self.decode.buf
-        if buf:  # the epoch's load buckets take the rows whole (they pair running with throughput)
-            k = len(DECODE_METRICS)
-            epoch.load.add_columns(*(buf[DECODE_METRICS.index(name)::k] for name in LOAD_FIELDS))
+        if buf:  # the epoch's buckets take the rows whole (they pair a line's load with its throughput)
+            for buckets in epoch.matched:
+                buckets.add_rows(buf, self.decode.names)
         records, batches = self.records, self.decode_batches
         epoch.records += records - self._records_folded
         epoch.batches += batches - self._batches_folded
@@ -204,7 +206,7 @@ class Summary:
     def lane_columns(self) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
         """The fields of a decode row and of a prefill row, or None when the summary keeps a
         time range (the lane does not filter)."""
-        return None if self._ranged else (DECODE_METRICS, PREFILL_METRICS)
+        return None if self._ranged else (DECODE_METRICS + DECODE_CARRIED, PREFILL_METRICS)
 
     def lane_series(self, ts: float, host: str | None, rank: str) -> SeriesSummary:
         """The series of SGLang's batch lines of this host and rank, made (at a line of time ts)

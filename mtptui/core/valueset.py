@@ -484,12 +484,14 @@ class Rows:
 
     __slots__ = ("names", "sets", "buf", "nans", "limit")
 
-    def __init__(self, names: tuple[str, ...], tally: bool = False) -> None:
-        self.names = names
+    def __init__(self, names: tuple[str, ...], tally: bool = False, carried: tuple[str, ...] = ()) -> None:
+        # carried: fields a row holds after the metrics, for the buffer's readers (an epoch's
+        # buckets), kept in no value set
+        self.names = names + carried
         self.sets = {n: ValueSet(tally) for n in names}
         self.buf = array("d")
-        self.nans = (NAN,) * len(names)
-        self.limit = FOLD * len(names)
+        self.nans = (NAN,) * len(self.names)
+        self.limit = FOLD * len(self.names)
 
     def add(self, fields: dict) -> None:
         buf = self.buf
@@ -516,9 +518,9 @@ class Rows:
         if not buf:
             return
         k = len(self.names)
-        for i, name in enumerate(self.names):
+        for i, (name, values) in enumerate(self.sets.items()):  # the metrics lead the row, in order
             column = buf[i::k]
-            self.sets[name].extend(column)
+            values.extend(column)
             if also is not None and name in also.sets:
                 also.sets[name].extend(column)
         del buf[:]

@@ -17,7 +17,8 @@ Command line (`mtptui sim ...` is the same as `python -m mtptui.sim ...`)
     SGLang does (exit 2). Its own options start with --sim-:
         --sim-version 0.4.9|0.5.3|0.5.4|0.5.8|0.5.10|0.5.12 (default)   log format to print
         --sim-hybrid auto|none|mamba|swa   memory-pool fields (auto: from the model name)
-        --sim-load none|light|steady|burst|ramp|saturate   background load per DP group
+        --sim-load none|light|steady|burst|ramp|saturate|long   background load per DP group
+                                           (long: prompts doubling every 40 s, up to the context)
         --sim-fault NAME[@S] (repeatable)  oom, oom@S, crash@S, accept-collapse@S, no-cuda-graph,
                                            nccl@S, hang@S (S: seconds after the ready line)
         --sim-seed N, --sim-startup-seconds S (default 3), --sim-truth FILE (JSONL: what each line

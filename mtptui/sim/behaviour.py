@@ -16,6 +16,18 @@ Acceptance
     differ as real traffic does; the window average then adds the sampling noise of its
     request-steps. The `accept-collapse` fault scales q down to 5% over 8 seconds.
 
+Acceptance and context length
+    SGLang and vLLM users report acceptance falling as contexts grow, until speculation costs more
+    than it gives (past about 32k tokens): draft heads are trained on short sequences. Every q is
+    scaled by a factor of the scheduler's mean context per running request (its tokens in use
+    over its running requests, what `#token` / `#running-req` of its decode lines gives):
+        1 up to 8k tokens, then 1 / (1 + 0.2 x^2) with x = log2(context / 8k)
+        16k 0.83 (NEXTN 3 steps: accept len about 2.2), 32k 0.56 (about 1.7), 64k 0.36 (about 1.4)
+    With the step times below, the Qwen3.5 preset on TP4 with NEXTN 3 steps at a few running
+    requests breaks even near an accept len of 1.66 (factor 0.53), just past 32k: speculation
+    pays under 32k tokens per request and runs slower than without it past that. Step times do
+    not grow with context here (a run with speculation and one without would slow alike).
+
 Step time (milliseconds, per scheduler, i.e. per DP group)
     target = T0 + a x bs x n_verify        T0 from the model preset and TP (the bs=1 floor),
                                            a = 0.05 ms per token (0.12 under DP attention),
@@ -36,9 +48,12 @@ Load (`--sim-load`, per DP group)
     A closed loop of clients, each sending a request, waiting for it, thinking ~0.4 s (exponential)
     and sending the next. The number of clients follows the shape:
       none 0; light 4; steady 24 +- 20% (slow wave); burst 8, and 96 for 15 s of every 60 s;
-      ramp 1 -> 64 over 180 s; saturate 160 with long prompts (queue, high token usage, retracts).
-    Prompts are lognormal around 1200 tokens (saturate 6000), outputs around 350 (saturate 1500);
-    60% of prompts hit the prefix cache for 20-70% of their tokens.
+      ramp 1 -> 64 over 180 s; saturate 160 with long prompts (queue, high token usage, retracts);
+      long 4, with prompts that grow longer: lognormal (sd 0.25) around 2k tokens doubling every
+      40 s, up to the model's context length (4k at 40 s, 32k at 160 s, 64k at 200 s).
+    Prompts are lognormal around 1200 tokens (saturate 6000), outputs around 350 (saturate 1500,
+    long 250); 60% of prompts hit the prefix cache for 20-70% of their tokens. Prompts are capped
+    at the chunked prefill size (8192 at most), but long's at the context length less 4k.
 """
 
 from __future__ import annotations
@@ -117,6 +132,17 @@ class Difficulty:
         return self.x
 
 
+CONTEXT_FLAT = 8192  # tokens per running request up to which acceptance does not depend on context
+
+
+def context_factor(context: float) -> float:
+    """What the mean context per running request leaves of each q (see the module's doc)."""
+    if context <= CONTEXT_FLAT:
+        return 1.0
+    x = math.log2(context / CONTEXT_FLAT)
+    return 1.0 / (1.0 + 0.2 * x * x)
+
+
 def collapse_factor(t_ready: float, now: float, at: float | None) -> float:
     if at is None or now < t_ready + at:
         return 1.0
@@ -176,12 +202,25 @@ def clients_target(shape: str | None, since_ready: float, phase: float) -> int:
         return round(1 + 63 * min(1.0, since_ready / 180.0))
     if shape == "saturate":
         return 160
+    if shape == "long":
+        return 4
     raise ValueError(shape)
 
 
-def request_size(shape: str | None, rng: random.Random, max_prompt: int) -> tuple[int, int, int]:
-    """(prompt tokens, cached tokens, output tokens) of one background request."""
-    if shape == "saturate":
+LONG_START = 2048  # long's median prompt at the ready line, doubling every LONG_DOUBLING seconds
+LONG_DOUBLING = 40.0
+
+
+def request_size(shape: str | None, rng: random.Random, max_prompt: int, since_ready: float = 0.0,
+                 context_len: int = 0) -> tuple[int, int, int]:
+    """(prompt tokens, cached tokens, output tokens) of one background request, since_ready
+    seconds after the ready line, on a model of context_len tokens."""
+    if shape == "long":
+        median = LONG_START * 2 ** (since_ready / LONG_DOUBLING)
+        prompt = int(rng.lognormvariate(math.log(median), 0.25))
+        out = int(rng.lognormvariate(math.log(250), 0.4))
+        max_prompt = max(max_prompt, context_len - 4096)
+    elif shape == "saturate":
         prompt = int(rng.lognormvariate(math.log(6000), 0.4))
         out = int(rng.lognormvariate(math.log(1500), 0.4))
     else:

@@ -186,7 +186,8 @@ class Group:
             if self.clients > target:
                 self.clients -= 1
                 continue
-            prompt, cached, out = behaviour.request_size(e.cfg.load, self.rng, e.max_prompt)
+            prompt, cached, out = behaviour.request_size(e.cfg.load, self.rng, e.max_prompt, now - e.t_ready,
+                                                         e.context_len)
             if e.args["disable_radix_cache"]:
                 cached = 0
             self.waiting.append(_Bg(prompt, cached, out))
@@ -230,23 +231,33 @@ class Group:
             reserve += r.prompt
         if not admitted:
             return False
-        pool = self.pool()
-        gap = now - self.last_prefill_tic
-        input_tp = self.last_prefill_tokens / gap if gap > 0 else 0.0
-        self.last_prefill_tic = now
-        self.last_prefill_tokens = new_tok
+        # A prompt past the chunked prefill size (only long's) runs a chunk per prefill batch, each
+        # logged, as SGLang's chunked prefill does; other admissions run as one batch.
+        chunk = e.args["chunked_prefill_size"] or 0
+        pieces = [new_tok]
+        if len(admitted) == 1 and 0 < chunk < new_tok:
+            pieces = [chunk] * (new_tok // chunk) + ([new_tok % chunk] if new_tok % chunk else [])
         pending = sum(r.prompt for r in self.waiting)
-        if self.metrics is not None:
-            self.metrics.prefill(now, running=self.running, queue=len(self.waiting), pool=pool)
-        text, fields, tol = formats.prefill_line(
-            e.cfg.v, new_seq=len(admitted), new_token=new_tok, cached_token=cached_tok, pool=pool,
-            running=self.running, queue=len(self.waiting), pending_token=pending,
-            input_throughput=input_tp, forward_ct=self.forward_ct)
-        for label in self.labels:
-            e.out.append(Msg(now, label, text, batch("prefill", label, fields, tol)))
-        dt = e.timing.prefill_ms(new_tok) / 1000
-        self.forward_ct += 1
-        t_end = now + dt
+        t_end = now
+        used = self.used  # the pool grows chunk by chunk; the prompts are counted whole below
+        for i, piece in enumerate(pieces):
+            pool = self.pool()
+            gap = t_end - self.last_prefill_tic
+            input_tp = self.last_prefill_tokens / gap if gap > 0 else 0.0
+            self.last_prefill_tic = t_end
+            self.last_prefill_tokens = piece
+            if self.metrics is not None:
+                self.metrics.prefill(t_end, running=self.running, queue=len(self.waiting), pool=pool)
+            text, fields, tol = formats.prefill_line(
+                e.cfg.v, new_seq=len(admitted), new_token=piece, cached_token=cached_tok if i == 0 else 0,
+                pool=pool, running=self.running, queue=len(self.waiting), pending_token=pending,
+                input_throughput=input_tp, forward_ct=self.forward_ct)
+            for label in self.labels:
+                e.out.append(Msg(t_end, label, text, batch("prefill", label, fields, tol)))
+            t_end += e.timing.prefill_ms(piece) / 1000
+            self.forward_ct += 1
+            self.used += piece
+        self.used = used
         for r in admitted:
             # The prefill also yields each request's first token.
             self.used += r.prompt + 1
@@ -275,7 +286,7 @@ class Group:
                 # The acceptance drifts slowly; refreshing it every few steps keeps offline
                 # rendering fast without changing what a logging window averages.
                 mult = self.difficulty.step(self._since_acc) * behaviour.collapse_factor(
-                    e.t_ready or now, now, e.collapse_at)
+                    e.t_ready or now, now, e.collapse_at) * behaviour.context_factor(self.used / bs)
                 self._since_acc = 0.0
                 self._acc = (mult, *behaviour.chain_stats(e.chain, mult))
             mult, mean, var = self._acc
@@ -399,6 +410,7 @@ class Engine:
         self.max_running = self.args["max_running_requests"]
         self.max_prefill_tokens = self.args["max_prefill_tokens"]
         self.max_prompt = min(self.args["chunked_prefill_size"] or 8192, 8192)
+        self.context_len = self.args["context_length"] or cfg.preset.context_len
         self.interval = max(1, self.args["decode_log_interval"])
         self.chain = behaviour.acceptance_chain(self.args, cfg.preset, cfg.requested_algorithm)
         self.timing = behaviour.Timing(self.args, cfg.preset, cfg.fault("no-cuda-graph") is not None)

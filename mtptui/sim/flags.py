@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from mtptui.sim import models
 from mtptui.sim.formats import DEFAULT_VERSION, VERSIONS, vtuple
 
-LOADS = ("none", "light", "steady", "burst", "ramp", "saturate")
+LOADS = ("none", "light", "steady", "burst", "ramp", "saturate", "long")
 HYBRIDS = ("auto", "none", "mamba", "swa")
 # name -> whether it takes @SECONDS (seconds after the ready line)
 FAULTS = {

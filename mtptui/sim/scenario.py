@@ -202,6 +202,11 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("old-format-0.4.9", "DeepSeek-V3 on TP8 with NEXTN, SGLang 0.4.9's log format",
              [Run(DEEPSEEK + nextn(3) + ["--sim-version", "0.4.9", "--sim-load", "steady"], serve=150, end="keep")],
              unit="sglang-dsv3.service", unit_description="SGLang DeepSeek-V3 server", startup_seconds=60.0),
+    Scenario("long-context-toggle",
+             "contexts growing from 2k to past 64k tokens, speculation off, then NEXTN 3 steps: MTP pays "
+             "under 32k tokens per request and runs slower past that",
+             [Run(QWEN + ["--sim-load", "long"], serve=240),
+              Run(QWEN + nextn(3) + ["--sim-load", "long"], serve=240, end="keep")]),
     Scenario("vllm-eagle", "vLLM V1 with an EAGLE3 draft: its throughput and SpecDecoding lines",
              [], unit="vllm-llama.service", unit_description="vLLM Llama-3.1-8B server", engine="vllm",
              extra={"serve": 180.0}),

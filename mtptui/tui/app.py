@@ -45,7 +45,7 @@ class MtpApp(App):
         if self.keymap_used:
             self.set_keymap(self.keymap_used)
         # The status bar's "ended; ← to seek" names the key this user has for it.
-        back = self.keymap_used.get("seek_back") or next(k[1] for k in KEYS if k[0] == "seek_back")
+        back = self.keymap_used.get("seek_back") or next(k.keys for k in KEYS if k.id == "seek_back")
         dash.timeline.back_key = self.get_key_display(Binding(back.split(",")[0], ""))
 
     def get_theme_variable_defaults(self) -> dict[str, str]:

@@ -1,8 +1,8 @@
 """Every key of the dashboard as a Textual binding with an id, so that config `[keys]` remaps it.
 
 `[keys]` maps a binding id to one key or a comma-separated list: `pause = "p"`,
-`seek_back = "left,h"`. The ids, default keys and help texts are in `keytable.py`; the help
-screen (?) lists them. mtptui.config has already refused unknown ids.
+`seek_back = "left,h"`. The ids, default keys and help texts are in `keytable.py`'s one table;
+the help screen (?) lists them. mtptui.config has already refused unknown ids.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ _MODIFIERS = {"ctrl", "shift", "alt", "meta", "super", "hyper"}
 
 def screen_bindings() -> list[Binding]:
     out = []
-    for bid, key, action, desc, show in KEYS:
+    for k in KEYS:
         # Host switching must win over Textual's focus-cycling tab.
-        out.append(Binding(key, action, desc, show=show, id=bid, priority=bid in ("next_host", "prev_host")))
+        out.append(Binding(k.keys, k.action, k.footer, show=k.shown, id=k.id,
+                           priority=k.id in ("next_host", "prev_host")))
     return out
 
 

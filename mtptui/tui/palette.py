@@ -8,6 +8,7 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from mtptui.tui.keytable import shown_keys
 from mtptui.tui.viewmodel import METRICS, host_label
 from mtptui.tui.windows import WINDOWS
 
@@ -20,31 +21,10 @@ class DashboardCommands(Provider):
         if screen is None:
             return []
         dash = screen.dash
+        # the actions of the key table that have a palette name, as their keys run them
         cmds: list[tuple[str, str, Callable[[], object]]] = [
-            ("Pause / resume", "replay: pause the replay · live: freeze the view", screen.action_pause),
-            ("Seek back", "a tenth of the window back", partial(screen.action_seek, -1)),
-            ("Seek forward", "a tenth of the window forward", partial(screen.action_seek, 1)),
-            ("Replay faster", "next speed step", partial(screen.action_speed, 1)),
-            ("Replay slower", "previous speed step", partial(screen.action_speed, -1)),
-            ("Filter the log", "show only lines with a word", screen.action_filter),
-            ("Enlarge events", "the event timeline on the whole screen", screen.action_events),
-            ("Enlarge log", "the log pane on the whole screen", screen.action_log),
-            ("Enlarge ranks", "every rank on the whole screen (r)", screen.action_ranks),
-            ("Next theme", "cycle the colour theme", screen.action_theme),
-            ("Compare epochs", "this host's runs between restarts side by side (c)", screen.action_compare),
-            ("Audit log", "every action mtptui took, its phases and the ExecStart (a)", screen.action_audit),
-            ("Smoke test", "ask this host's server a fixed question and check the answer (x)", screen.action_smoke),
-            ("Help", "keys and what each panel shows", screen.action_help),
-        ]
-        if dash.can_act:
-            cmds += [
-                ("Speculation on/off", "restart this host with speculation toggled (s)", screen.action_spec_toggle),
-                ("One draft step less", "restart with one speculative step less ([)", partial(screen.action_spec_step, -1)),
-                ("One draft step more", "restart with one speculative step more (])", partial(screen.action_spec_step, 1)),
-                ("Apply a profile", "pick a speculation profile for this host (p)", screen.action_profiles),
-                ("Restart the service", "restart this host's service as it is (R)", screen.action_restart),
-                ("Benchmark profiles", "A/B of off, mtp1, mtp3, then the host restored as found (b)", screen.action_bench),
-            ]
+            (k.palette, k.help, partial(self.app.run_action, k.action, screen))
+            for k in shown_keys(not dash.can_act) if k.palette]
 
         def set_metric(m: str) -> None:
             dash.set_metric(m)

@@ -21,26 +21,18 @@ SPEC = ["--speculative-algorithm", "NEXTN", "--speculative-num-steps", "3", "--s
 def test_live_sim_health_chat_stream_info_and_sigterm(sim_factory):
     sim = sim_factory(["--model-path", "Qwen/Qwen3.5-122B-A10B", "--tp", "4", "--sim-load", "light",
                        "--sim-startup-seconds", "2"] + SPEC)
-    # /health: refused or 503 while starting, 200 from the ready line on.
-    seen = []
+    # /health: refused or 503 while starting, 200 from the ready line on (that it turns exactly
+    # there is the session's, checked on a fake clock in tests/unit/test_sim_session_clock.py).
+    codes = []
     end = time.monotonic() + 20
-    while time.monotonic() < end:
-        t = time.monotonic()
+    while time.monotonic() < end and 200 not in codes:
         try:
-            code, _ = sim.get("/health", timeout=2)
+            codes.append(sim.get("/health", timeout=2)[0])
         except (urllib.error.URLError, ConnectionError):
-            code = None
-        seen.append((t, code))
-        if code == 200:
-            break
+            codes.append(None)
         time.sleep(0.02)
-    codes = [c for _, c in seen]
     assert codes[-1] == 200 and 503 in codes
-    t_ready, _ = sim.wait_line("The server is fired up and ready to roll!", timeout=2)
-    last_503 = max(t for t, c in seen if c == 503)
-    first_200 = seen[-1][0]
-    assert last_503 <= t_ready + 0.05  # never 503 after the ready line was printed
-    assert t_ready <= first_200 + 0.25  # and 200 only once it is (allowing for the pipe's delay)
+    sim.wait_line("The server is fired up and ready to roll!", timeout=2)
 
     status, body = sim.post("/v1/chat/completions", {
         "model": "Qwen/Qwen3.5-122B-A10B", "messages": [{"role": "user", "content": "What is 15*23?"}]})
@@ -48,20 +40,18 @@ def test_live_sim_health_chat_stream_info_and_sigterm(sim_factory):
     assert status == 200 and "345" in reply["choices"][0]["message"]["content"]
     assert reply["usage"]["completion_tokens"] > 0
 
-    # Streaming: several SSE chunks, then [DONE]; the tokens come at the simulated pace.
+    # Streaming: several SSE chunks, then [DONE] (their pace: test_sim_session_clock.py).
     req = urllib.request.Request(sim.url("/v1/chat/completions"), data=json.dumps({
         "messages": [{"role": "user", "content": "Tell me something"}], "max_tokens": 60, "stream": True}).encode())
-    chunks, t0 = [], time.monotonic()
+    chunks = []
     with urllib.request.urlopen(req, timeout=30) as r:
         for raw in r:
             line = raw.decode().strip()
             if line.startswith("data: "):
                 chunks.append(line[6:])
-    elapsed = time.monotonic() - t0
     assert chunks[-1] == "[DONE]"
     text = "".join(json.loads(c)["choices"][0]["delta"].get("content") or "" for c in chunks[:-1])
     assert "mtptui SGLang simulator" in text and len(chunks) > 5
-    assert 0.1 < elapsed < 10  # 60 tokens at roughly 100-200 tokens/s, not all at once
 
     status, body = sim.post("/generate", {"text": "2+2=", "sampling_params": {"max_new_tokens": 8}})
     gen = json.loads(body)

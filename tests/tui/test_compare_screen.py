@@ -8,11 +8,13 @@ from test_screen_truth import summary_json
 from textual.widgets import DataTable, Static
 from tui_helpers import make_app, settle
 
-from mtptui.core.compare import epoch_rows
+from mtptui.core.compare import bucket_cells, epoch_rows
 from mtptui.core.epochs import EPOCH_METRICS
 from mtptui.tui.screens.compare import CompareScreen, row_cells
 
-TOGGLE = str(Path(__file__).resolve().parents[2] / "sample_logs" / "mtp-toggle-restarts.log")
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
+TOGGLE = str(SAMPLES / "mtp-toggle-restarts.log")
+LONG = str(SAMPLES / "long-context-toggle.log")
 SIZE = (160, 48)
 
 
@@ -46,8 +48,32 @@ async def test_c_shows_summarys_epochs_and_escape_closes():
         # Under it, the epoch at each load against the spec-off run at that load (summary's numbers).
         lines = ranks.splitlines()
         at = lines.index(next(ln for ln in lines if ln.startswith("at the same load")))
-        assert [ln.split() for ln in lines[at + 1:]] == [
-            [b.running, f"{b.gen_throughput:.1f}", "tok/s", "acc", "len", f"{b.accept_len:.2f}", str(b.decode), "lines",
+        by_context = lines.index(next(ln for ln in lines if ln.startswith("by context")))
+        assert [ln.split() for ln in lines[at + 1:by_context]] == [
+            [b.label, f"{b.gen_throughput:.1f}", "tok/s", "acc", "len", f"{b.accept_len:.2f}", str(b.decode), "lines",
              "vs", "prev", "+40%", "vs", "spec", "off", "+40%"] for b in want[1].by_load]
         await pilot.press("escape")
         assert not isinstance(app.screen, CompareScreen)
+
+
+async def test_c_shows_where_speculation_stops_paying_by_context():
+    want = epoch_rows(summary_json(LONG)["epochs"])
+    assert want[1].stops_paying_from == "32-64k"
+    app = make_app(LONG)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("c")
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        await pilot.press("down")
+        lines = str(screen.query_one("#ranks", Static).render()).splitlines()
+        at = lines.index(next(ln for ln in lines if ln.startswith("by context")))
+        # Under the load buckets: the epoch by tokens in use per running request, against the spec-off
+        # run in each bucket (summary's numbers), the buckets where MTP runs slower marked, and where
+        # that begins.
+        shown = [ln.split() for ln in lines[at + 1:at + 1 + len(want[1].by_context)]]
+        cells = [bucket_cells(b) for b in want[1].by_context]
+        assert [row[:6] for row in shown] == [[c[0], c[3], "tok/s", "acc", "len", c[2]] for c in cells]
+        assert [row[-4:] == ["▼", "below", "spec", "off"] for row in shown] == [False, False, False, True, True]
+        assert [row[row.index("off") + 1] for row in shown] == [c[5] for c in cells]
+        assert lines[at + 1 + len(cells)].strip() == "speculation stops paying from 32-64k tokens per request"

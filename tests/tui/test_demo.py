@@ -99,7 +99,7 @@ async def test_s_in_the_demo_restarts_the_simulator_without_speculation(audit):
             labels = [r.label for r in compare.rows]
             assert labels[0].startswith("EAGLE (MTP) steps=3") and labels[-1] == "spec off"
             await pilot.press("escape", "a")
-            assert isinstance(app.screen, AuditScreen)
+            await until(pilot, lambda: isinstance(app.screen, AuditScreen) and app.screen.query(DataTable), "the audit table")
             table = app.screen.query_one(DataTable)
             assert str(table.get_row_at(0)[3]) == "apply off" and str(table.get_row_at(0)[4]) == "applied"
     finally:

@@ -210,6 +210,19 @@ async def test_ctrl_p_palette_runs_a_dashboard_command():
         assert app.dash.timeline.window_label == "1h"
 
 
+async def test_the_palette_runs_the_key_tables_actions():
+    """The palette's actions are the key table's (keytable.KEYS): by name, they do what their keys do."""
+    app = make_app(speed=1.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.2)
+        assert not app.dash.replay.paused
+        await pilot.press("ctrl+p", *"Pause / resume")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+        assert app.dash.replay.paused
+
+
 async def test_keys_remap_from_config():
     app = make_app(speed=1.0, config=parse_config('[keys]\npause = "p"\nmetric = "x"\nwindow = "lefft"\n'))
     async with app.run_test(size=SIZE) as pilot:

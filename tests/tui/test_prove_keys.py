@@ -73,9 +73,10 @@ async def test_b_previews_runs_shows_the_results_and_restores_the_child(short_be
         bar = app.screen.query_one(ActionBar)
         await until(pilot, lambda: "ACTING" in str(bar.render()) and "benchmark gpu1" in str(bar.render()),
                     "the benchmark in the action bar")
-        await until(pilot, lambda: isinstance(app.screen, ResultsScreen), "the results screen", seconds=120)
+        # pushed is not yet composed: its tables mount on a later turn of the loop
+        await until(pilot, lambda: isinstance(app.screen, ResultsScreen) and len(app.screen.query(DataTable)) == 2,
+                    "the results screen with its two tables", seconds=120)
         tables = list(app.screen.query(DataTable))
-        assert len(tables) == 2
         profiles = [tables[0].get_row_at(i)[1] for i in range(tables[0].row_count)]
         assert profiles == ["off", "mtp2"] and tables[0].get_row_at(1)[3].endswith("%")
         assert source.argv == before and app.dash.running == {}

@@ -123,9 +123,12 @@ def test_summary_json_of_every_sample_only_gains_keys():
         doc = s.to_json(counts.to_json())
         assert len(doc["epochs"]) == len(plain)
         for before, after in zip(plain, doc["epochs"]):
-            assert {k: after[k] for k in before if k != "by_load"} == {k: v for k, v in before.items() if k != "by_load"}
-            assert set(after) - set(before) == {"host_totals", "vs_previous", "vs_baseline"}
-            # each load bucket gains its changes
-            assert [{k: b[k] for k in a} for a, b in zip(before["by_load"], after["by_load"])] == before["by_load"]
-            assert all(set(b) - set(a) == {"vs_previous", "vs_baseline"}
-                       for a, b in zip(before["by_load"], after["by_load"]))
+            buckets = ("by_load", "by_context")
+            assert {k: after[k] for k in before if k not in buckets} == {k: v for k, v in before.items()
+                                                                         if k not in buckets}
+            assert set(after) - set(before) == {"host_totals", "vs_previous", "vs_baseline", "stops_paying_from"}
+            # each bucket gains its changes (a context bucket also its mark)
+            for key, gained in zip(buckets, ({"vs_previous", "vs_baseline"},
+                                             {"vs_previous", "vs_baseline", "below_baseline"})):
+                assert [{k: b[k] for k in a} for a, b in zip(before[key], after[key])] == before[key]
+                assert all(set(b) - set(a) == gained for a, b in zip(before[key], after[key]))

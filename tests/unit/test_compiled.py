@@ -34,7 +34,8 @@ def _python_path(m: pytest.MonkeyPatch) -> None:
     m.setattr(compiled, "ENABLED", False)
     m.setattr(compiled, "count_values", None)
     m.setattr(compiled, "sort_values", None)
-    m.setattr(compiled, "split_by_load", None)
+    m.setattr(compiled, "split_sums", None)
+    m.setattr(compiled, "context_keys", None)
     m.setattr(compiled, "exact_parts", None)
 
 
@@ -48,7 +49,7 @@ def _summary(feed) -> tuple[str, object]:
     ingest = Ingest(summary)
     feed(ingest)
     doc = summary.to_json(ingest.counts.to_json())
-    return json.dumps(doc), (ingest.parser._date_text, ingest.parser.envelope.year)
+    return json.dumps(doc), (ingest.parser.dates.date, ingest.parser.dates.year)
 
 
 def _both(feed, fold: int = valueset.FOLD, distinct: int = valueset.MAX_DISTINCT) -> tuple:
@@ -94,7 +95,7 @@ _values = st.one_of(
                      "123456789012345", "1234567890123456", "123456789012345678", "1234567890.12345",
                      "0.1234567890123456", "", "True", "False", "x", "12%", "1.2.3"]),
 )
-_keys = st.sampled_from(["#running-req", "#queue-req", "#token", "token usage", "accept len", "accept rate",
+_keys = st.sampled_from(["#running-req", "#queue-req", "#token", "#full token", "token usage", "accept len", "accept rate",
                          "cuda graph", "npu graph", "gen throughput (token/s)", "input throughput (token/s)",
                          "#new-seq", "#new-token", "#cached-token", "cache hit rate", "largest-len", "#cache_miss"])
 
@@ -107,6 +108,8 @@ def _bodies(draw) -> str:
                  f"token usage: {draw(st.floats(0, 1)):.2f}", f"accept len: {al:.2f}",
                  f"accept rate: {draw(st.floats(0, 1)):.2f}", f"cuda graph: {draw(st.booleans())}",
                  f"gen throughput (token/s): {draw(st.floats(0, 3000)):.2f}", f"#queue-req: {draw(st.integers(0, 5))}"]
+        if draw(st.booleans()):  # a hybrid pool's count of tokens in use (the context buckets read either)
+            items[1] = f"#full token: {draw(st.integers(0, 10**5))}"
         if draw(st.booleans()):
             items = [items[i] for i in sorted(draw(st.sets(st.integers(0, 7), min_size=1)))]
         if draw(st.booleans()):
@@ -345,3 +348,32 @@ def test_the_store_fed_by_the_lane_is_the_store_fed_by_the_python_path(chunks):
         _python_path(m)
         slow = _store(feed)
     assert fast == slow
+_key_parts = st.one_of(st.floats(min_value=-10, max_value=2e5), st.sampled_from(
+    [float("nan"), 0.0, 1.0, 4096.0, 16384.0, 65536.0, 1e308, float("inf")]))
+# (an infinite value: C leaves the sums to Python)
+_bucket_values = st.one_of(st.floats(min_value=0, max_value=1e4), st.sampled_from([float("nan"), float("inf")]))
+_columns = st.lists(st.tuples(_key_parts, _key_parts, _key_parts, _bucket_values, _bucket_values), max_size=80)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_columns)
+def test_buckets_of_load_and_context_fill_as_the_python_way_fills_them(rows):
+    """loadmatch's keys (tokens per running request), split and sums in C, against the Python loops."""
+    from mtptui.core.loadmatch import SCALES, Buckets
+
+    columns = [list(c) for c in zip(*rows)] or [[]] * 5
+    tokens, full, running, gen, accept = columns
+
+    def fill(use_c: bool):
+        with pytest.MonkeyPatch.context() as m:
+            if not use_c:
+                _python_path(m)
+            out = []
+            for scale in SCALES:
+                b = Buckets(scale)
+                keys = {"num_token": tokens, "full_token": full, "running_req": running}
+                b.add_columns(*(keys[f] for f in scale.fields), gen, accept)
+                out.append((b.decode, [s.n for s in b.gen], [s.n for s in b.accept], json.dumps(b.to_json())))
+            return out
+
+    assert fill(True) == fill(False)

@@ -14,9 +14,9 @@ import pytest
 from logsynth import sglang_line, utc
 from test_compare import store_epochs, store_of
 
-from mtptui.core.compare import DELTA_MIN_BATCHES, epoch_rows, load_cells
-from mtptui.core.loadmatch import LoadBuckets, bucket_of
 from mtptui.core import parallel
+from mtptui.core.compare import DELTA_MIN_BATCHES, bucket_cells, epoch_rows
+from mtptui.core.loadmatch import LOAD, Buckets
 
 T0 = utc(2026, 3, 9, 16)
 
@@ -87,11 +87,11 @@ def test_a_bucket_needs_the_minimum_in_both_epochs(log):
     rows = epoch_rows(summary_json(log)["epochs"])
     assert DELTA_MIN_BATCHES == 10
     one = rows[1].by_load[0]
-    assert load_cells(one) == ("1", "30", "2.62", "155.0", "+48%", "+48%")
-    assert load_cells(rows[1].by_load[2]) == ("65+", "9", "1.25", "200.0", "n<10", "n<10")
+    assert bucket_cells(one) == ("1", "30", "2.62", "155.0", "+48%", "+48%")
+    assert bucket_cells(rows[1].by_load[2]) == ("65+", "9", "1.25", "200.0", "n<10", "n<10")
     # 3 lines at 2-4 running: too few to be compared, whatever comes after
-    assert load_cells(rows[0].by_load[1]) == ("2-4", "3", "-", "300.0", "n<10", "n<10")
-    assert load_cells(rows[0].by_load[2])[4:] == ("-", "-")
+    assert bucket_cells(rows[0].by_load[1]) == ("2-4", "3", "-", "300.0", "n<10", "n<10")
+    assert bucket_cells(rows[0].by_load[2])[4:] == ("-", "-")
 
 
 def test_the_dashboard_and_a_parallel_read_give_the_same_buckets(log, monkeypatch):
@@ -114,7 +114,7 @@ def test_the_table_shows_the_buckets(log):
 @pytest.mark.parametrize("running, bucket", [(float("nan"), None), (0, None), (1, 0), (2, 1), (4, 1), (5, 2),
                                              (16, 2), (17, 3), (64, 3), (65, 4), (1000, 4)])
 def test_bucket_edges(running, bucket):
-    assert bucket_of(running) == bucket
+    assert LOAD.bucket_of(running) == bucket
 
 
 def test_a_buckets_mean_is_exact_whatever_the_parts():
@@ -124,10 +124,10 @@ def test_a_buckets_mean_is_exact_whatever_the_parts():
     values = [rnd.choice([1e16, -1e16, 0.1, 2.675, 1234.57]) for _ in range(400)]
     want = round(math.fsum(values) / len(values), 9)
     for cut in (1, 37, 400):
-        whole = LoadBuckets()
+        whole = Buckets(LOAD)
         parts = [values[i:i + cut] for i in range(0, len(values), cut)]
         for part in parts:
-            later = LoadBuckets()
+            later = Buckets(LOAD)
             later.add_columns([3.0] * len(part), part, [float("nan")] * len(part))
             whole.merge(later)
         assert whole.to_json() == [{"running": "2-4", "decode": 400, "gen_throughput": want, "accept_len": None}]

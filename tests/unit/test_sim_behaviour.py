@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from mtptui.sim import answers, scenario
+from mtptui.sim import answers, behaviour, scenario
+from mtptui.core import parallel
 
 QWEN = ["--model-path", "Qwen/Qwen3.5-122B-A10B", "--tp", "4"]
 LLAMA = ["--model-path", "meta-llama/Llama-3.1-8B-Instruct"]
@@ -91,6 +92,43 @@ def test_acceptance_collapse_fault():
     after = [ln.truth["fields"]["accept_len"] for ln in lines
              if ln.truth.get("kind") == "decode" and ln.truth["ts"] > ready + 35]
     assert min(before) > 2.3 and max(after) < 1.2
+
+
+def _context(fields: dict) -> float:
+    """Tokens in use per running request, as a decode line gives them (a hybrid pool: #full token)."""
+    return fields.get("num_token", fields.get("full_token")) / fields["running_req"]
+
+
+def test_acceptance_falls_with_context():
+    assert [behaviour.context_factor(c) for c in (0, 4096, 8192)] == [1.0, 1.0, 1.0]
+    factors = [behaviour.context_factor(1024 * k) for k in (9, 16, 32, 64, 128)]
+    assert factors == sorted(factors, reverse=True) and factors[0] < 1
+    assert factors[2] == pytest.approx(1 / 1.8)  # 32k: 0.56 of each q
+    lines = decode(render(QWEN + scenario.nextn(3), duration=240, load="long"))
+    by_context = {}
+    for f in lines:
+        if f["running_req"]:
+            by_context.setdefault(min(4, int(_context(f) // 16384)), []).append(f["accept_len"])
+    short, long_ = statistics.mean(by_context[0]), statistics.mean(by_context[3] + by_context[4])
+    assert short > 2.5 and long_ < 1.6
+    assert max(_context(f) for f in lines if f["running_req"]) > 65536  # the long load reaches past 64k
+
+
+def test_the_long_context_sample_finds_where_speculation_stops_paying(tmp_path):
+    """Off, then NEXTN 3 steps, with contexts growing: MTP pays under 32k tokens per request and
+    runs slower than without it from 32-64k on, as the model above implies; summary says so."""
+    path = tmp_path / "long.log"
+    scenario.write_log(str(path), scenario.render("long-context-toggle"))
+    summary, counts = parallel.summarise([str(path)], jobs=1)
+    off, on = summary.to_json(counts.to_json())["epochs"]
+    assert off["label"] == "spec off" and on["label"].startswith("EAGLE")
+    changes = {b["context"]: b["vs_baseline"] for b in on["by_context"]}
+    assert list(changes) == ["<4k", "4-16k", "16-32k", "32-64k", "64k+"]
+    assert changes["<4k"] > 0.3 and changes["4-16k"] > 0.3 and changes["16-32k"] > 0
+    assert changes["32-64k"] < 0 and changes["64k+"] < 0
+    assert on["stops_paying_from"] == "32-64k"
+    accept = [b["accept_len"] for b in on["by_context"]]
+    assert accept == sorted(accept, reverse=True)
 
 
 @pytest.mark.parametrize("how", [["--sim-fault", "no-cuda-graph"], ["--disable-cuda-graph"]])

@@ -1,5 +1,16 @@
 """One raw line in, at most one record out: envelope, then SGLang (behind its own prefix or any
-other) or vLLM, then events."""
+other) or vLLM, then events.
+
+Two paths, one result. ``LineParser.general`` reads any line: the envelope, then the message.
+``LineParser.parse`` first tries its fast paths, which read the common lines (SGLang's batch
+lines and other prefixed lines, raw or in journald's `short` envelope, or behind a Ray actor's
+decoration) from one regex match or a head remembered from an earlier line, and hands every
+other line to ``general``. The rule: for every line, after any lines before it, a fast path
+either declines or gives what ``general`` gives: the same record, the same LogLine when lines
+are kept, and the same date noted (``LogDate``, timeparse.py: the one place the date a log has
+reached is kept). The compiled lane (core/_compiled.pyx) is a fast path of its own, held to the
+same rule. tests/unit/test_fast_general.py holds all of them to it.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +18,8 @@ import re
 from dataclasses import dataclass
 
 from mtptui.core.parse import events, prefix, sglang, timeparse, vllm
-from mtptui.core.parse.envelope import EnvelopeError, EnvelopeReader
-from mtptui.core.parse.envelope import SHORT_STAMP
-from mtptui.core.parse.timeparse import STAMPS
+from mtptui.core.parse.envelope import SHORT_STAMP, EnvelopeError, EnvelopeReader
+from mtptui.core.parse.timeparse import STAMPS, LogDate
 from mtptui.core.records import DECODE, PREFILL, SGLANG, SPEC, BatchStats, Event, LogLine
 
 # Lines longer than this are counted as dropped rather than parsed: no stats line comes near it,
@@ -21,14 +31,13 @@ HEAD_CACHE = 4096  # heads kept (cleared when full: stamps move on, old heads ne
 HEAD_MISSES = 64  # lookups missed in a row before they pause ...
 HEAD_PAUSE = 4096  # ... for this many lines
 PREFIX_CACHE = 4096  # other prefixes read, by their text
-DAY, HALF_DAY = 86400, 43200
 
 # Its classes, and the body templates' (sglang._Template), admit no NUL, CR or ESC: a batch line
 # read on this path needs none of the checks and cleaning the general path does for those.
 _FAST = re.compile(
     r"(?:(" + SHORT_STAMP + r")(\.\d{1,6})? ([^\s\x00\x1b]+) [^\s\[:\x00\x1b]+(?:\[\d+\])?: ?)?"
     r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:\.(\d{3}))?((?: [A-Z_]+-?\d+)*)\] ?"
-    r"(?:(D|P)(?:ecode|refill) batch(?: \[\d+\])?[.,] ?)?"
+    r"(?:(Decode|Prefill) batch(?: \[\d+\])?[.,] ?)?"
 )
 
 
@@ -41,23 +50,17 @@ class Parsed:
 
 
 class LineParser:
-    """Stateful only where the logs are: the date of the last full stamp (for year-less and
+    """Stateful only where the logs are: the date the log has reached (for year-less and
     time-only stamps) and vLLM's engine context."""
 
     def __init__(self, unresolved_rank: str = "") -> None:
-        self.envelope = EnvelopeReader()
+        self.dates = LogDate()
+        self.envelope = EnvelopeReader(self.dates)
         # host -> rank of its last vLLM throughput line, for the spec line that follows it
         self.vllm_rank: dict[str | None, str] = {}
         # the rank of a spec line with no throughput line before it; a reader of a file's middle
         # part marks them to resolve once the part before is known
         self.unresolved_rank = unresolved_rank
-        # The date of the last full stamp (`2026-03-09`): the year for year-less stamps, the
-        # day for time-only ones when the envelope has none. A time-only stamp more than half a
-        # day before the one before it has passed midnight (_tod_day moves on a day).
-        self._date_text = ""
-        self._tod_date = ""
-        self._tod_day = 0.0
-        self._tod_last: float | None = None
         self._prefixes: dict[str, tuple] = {}  # prefix.read of other prefixes, by their text
         # Batch heads by the text they begin with, up to the first field (envelope, stamp, rank,
         # head): a busy log repeats each for a second of lines, and a dict lookup costs less
@@ -94,7 +97,7 @@ class LineParser:
                         self._misses = 0
                         self._skip_lookups = HEAD_PAUSE
         m = _FAST.match(raw)
-        head = m is not None and m.group(7) is not None  # a batch head: D or P
+        head = m is not None and m.group(7) is not None  # a batch head
         if head:
             known = self._head(m)
             if key is not None and m.end() == len(key) and known[4] is None:
@@ -108,12 +111,18 @@ class LineParser:
             fast = self._actor_fast(raw, host, key)
             if fast is not None:
                 return fast
-        if "\x00" in raw:
-            return Parsed(DROPPED, None, reason="binary data (NUL bytes)")
-        if m is not None and not head and "\r" not in raw and "\x1b" not in raw:
+        if m is not None and not head and "\x00" not in raw and "\r" not in raw and "\x1b" not in raw:
             fast = self._fast_other(m, raw, host)
             if fast is not None:
                 return fast
+        return self.general(raw, host)
+
+    def general(self, raw: str, host: str | None = None) -> Parsed:
+        """Any line, read step by step: what parse() gives for it, without the fast paths."""
+        if len(raw) > MAX_LINE:
+            return Parsed(DROPPED, None, reason=f"line over {MAX_LINE} bytes")
+        if "\x00" in raw:
+            return Parsed(DROPPED, None, reason="binary data (NUL bytes)")
         try:
             line = self.envelope.read(raw)
         except EnvelopeError as e:
@@ -145,7 +154,7 @@ class LineParser:
                 return Parsed(BATCH, line, rec)
         text = line.text
         if vllm.looks_like_vllm(text):
-            rec, inner = vllm.parse_stats(text, line.host, self.envelope.year)
+            rec, inner = vllm.parse_stats(text, line.host, self.dates.year)
             if rec is not None:
                 if not line.zoned and inner is not None:
                     rec.ts = inner
@@ -158,56 +167,14 @@ class LineParser:
                 return Parsed(BATCH, line, rec)
         return self._event(line, text, line.ts, "")
 
-    @property
-    def date(self) -> str:
-        """The date of the last full stamp (`2026-03-09`), or "" before one."""
-        return self._date_text
-
-    def assume_date(self, date: str) -> None:
-        """Reads on as if the last full stamp had been of this date (`2026-03-09`); also for a
-        reader that starts in the middle of a log. (Hot paths compare before they call.)"""
-        if date != self._date_text:
-            self._date_text = date
-            self.envelope.year = int(date[:4])
-
     def _stamp_time(self, line: LogLine, stamp: str, millis: str | None) -> float | None:
         """The time of a line with SGLang's prefix: a zoned envelope's, else the prefix's."""
         if line.zoned:
             return line.ts
         if len(stamp) == 8:
-            return self._time_of_day(stamp, millis, line.ts)
-        inner = sglang.prefix_time(stamp, millis)
-        if inner is None:
-            return line.ts
-        if stamp[:10] != self._date_text:
-            self.assume_date(stamp[:10])
-        return inner
-
-    def _time_of_day(self, hms: str, frac: str | None, env_ts: float | None) -> float | None:
-        """A time-only stamp on the day of the envelope's time (the nearest such instant), else
-        on the day of the last full stamp; None when neither is known."""
-        t = timeparse.seconds_of_day(hms)
-        if t is None:
-            return env_ts
-        if frac:
-            t += int(frac) / 10 ** len(frac)
-        if env_ts is not None:
-            ts = env_ts - env_ts % DAY + t
-            if ts - env_ts > HALF_DAY:
-                return ts - DAY
-            return ts + DAY if env_ts - ts > HALF_DAY else ts
-        if not self._date_text:
-            return None
-        if self._tod_date != self._date_text:
-            self._tod_date = self._date_text
-            self._tod_day = timeparse.ymd_hms(self._date_text + " 00:00:00") or 0.0
-            self._tod_last = None
-        ts = self._tod_day + t
-        if self._tod_last is not None and self._tod_last - ts > HALF_DAY:
-            self._tod_day += DAY
-            ts += DAY
-        self._tod_last = ts
-        return ts
+            return self.dates.time_of_day(stamp, millis, line.ts)
+        inner = self.dates.full(stamp, millis)
+        return line.ts if inner is None else inner
 
     def _other_prefix(self, line: LogLine, text: str, engine: str) -> BatchStats | None:
         """A batch line after any other prefix (text: the message, without a Ray actor's
@@ -248,16 +215,11 @@ class LineParser:
             return line.ts
         _, date, hms, frac, zone = stamp
         if kind == prefix.TIME_ONLY:
-            return self._time_of_day(hms, frac, line.ts)
+            return self.dates.time_of_day(hms, frac, line.ts)
         if kind == prefix.MONTH_DAY:
-            return self.envelope.short_time(f"{date} {hms}", "." + frac if frac else None)
-        ts = timeparse.instant(f"{date} {hms}", frac, zone)
-        if ts is None:
-            return line.ts
-        if zone:
-            return ts
-        self.assume_date(date)
-        return ts
+            return self.dates.month_day(f"{date} {hms}", "." + frac if frac else None)
+        ts = timeparse.instant(f"{date} {hms}", frac, zone) if zone else self.dates.full(f"{date} {hms}", frac)
+        return line.ts if ts is None else ts
 
     @staticmethod
     def _head(m: re.Match) -> tuple:
@@ -266,26 +228,29 @@ class LineParser:
         short, frac, env_host, stamp, millis, rank, kind = m.groups()
         ts = STAMPS.get(stamp) if millis is None else None
         if ts is None:
-            ts = sglang.prefix_time(stamp, millis)
-        return (DECODE if kind == "D" else PREFILL, ts, env_host, rank[1:], millis, stamp[:10], short, frac,
+            ts = timeparse.instant(stamp, millis, None)
+        return (DECODE if kind == "Decode" else PREFILL, ts, env_host, rank[1:], millis, stamp[:10], short, frac,
                 m.start(4) - 1)
 
     def _fast(self, head: tuple, end: int, raw: str, host: str | None) -> Parsed | None:
         """The common case: an SGLang batch line, raw or in journald's `short` envelope, with a
         body of a known layout, its head read by one regex (or known from an earlier line that
         began with the same text up to the first field). Anything else returns None for the
-        general path, which gives the same result for these lines (the tests hold both to it)."""
+        general path, which gives the same result for these lines (the module's rule)."""
         kind, ts, env_host, rank, _, date, short, frac, start = head
         fields = sglang.fast_body(kind, raw, end)
         if fields is None:
             return None
-        if date != self._date_text:
-            self.assume_date(date)
         if host is None:
             host = env_host
         if not self.keep_lines and ts is not None:
+            if date != self.dates.date:  # as dates.full() notes it
+                self.dates.note(date)
             return Parsed(BATCH, None, BatchStats(kind, ts, host, rank, SGLANG, fields, {}, False))
-        env_ts = None if short is None else self.envelope.short_time(short, frac)
+        # the envelope's year is the one before this line's date is noted, as for general()
+        env_ts = None if short is None else self.dates.month_day(short, frac)
+        if ts is not None and date != self.dates.date:
+            self.dates.note(date)
         text = raw[start:-1] if raw.endswith("\n") else raw[start:]
         rec = BatchStats(kind, ts if ts is not None else env_ts, host, rank, SGLANG, fields, {}, False)
         return Parsed(BATCH, LogLine(text, host, None, env_ts), rec)
@@ -320,12 +285,10 @@ class LineParser:
         if msg.endswith("\n"):
             msg = msg[:-1]
             raw = raw[:-1]
-        env_ts = None if short is None else self.envelope.short_time(short, frac)
-        ts = sglang.prefix_time(stamp, millis)
+        env_ts = None if short is None else self.dates.month_day(short, frac)
+        ts = self.dates.full(stamp, millis)
         if ts is None:
             ts = env_ts
-        elif stamp[:10] != self._date_text:
-            self.assume_date(stamp[:10])
         line = LogLine(raw[m.start(4) - 1:], env_host if host is None else host, None, env_ts)
         return self._event(line, msg, ts, rank[1:])
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
 
 from mtptui.core.parse import timeparse
 from mtptui.core.records import LogLine
@@ -107,34 +106,12 @@ def _from_docker(obj: dict) -> LogLine:
 
 
 class EnvelopeReader:
-    """Turns raw lines into LogLines. Keeps a year hint for journald's year-less `short` stamps."""
+    """Turns raw lines into LogLines. journald's year-less `short` stamps take the year of the
+    log's date (``dates``, shared with the parser that reads the messages)."""
 
-    def __init__(self) -> None:
-        self._year = datetime.now(timezone.utc).year
-        self._short_ts: dict[str, float | None] = {}  # 'Mar 09 16:03:25' -> epoch, for self._year
+    def __init__(self, dates: timeparse.LogDate | None = None) -> None:
+        self.dates = dates if dates is not None else timeparse.LogDate()
         self._iso_ts: dict[str, float | None] = {}
-
-    @property
-    def year(self) -> int:
-        return self._year
-
-    @year.setter
-    def year(self, value: int) -> None:
-        if value != self._year:
-            self._year = value
-            self._short_ts.clear()
-
-    def short_time(self, stamp: str, frac: str | None) -> float | None:
-        """'Mar 09 16:03:25' (+ '.123456') in the year of the hint, as epoch seconds."""
-        ts = self._short_ts.get(stamp, False)
-        if ts is False:
-            ts = timeparse.month_day_hms(self._year, timeparse.MONTHS[stamp[:3]], int(stamp[4:6]), stamp[7:])
-            if len(self._short_ts) > 100_000:
-                self._short_ts.clear()
-            self._short_ts[stamp] = ts
-        if ts is not None and frac:
-            ts += float(frac)
-        return ts
 
     def _iso_time(self, stamp: str) -> float | None:
         ts = timeparse.iso_with_zone(stamp)
@@ -153,7 +130,7 @@ class EnvelopeReader:
             m = _SHORT.match(text)
             if m:
                 stamp, frac, host = m.groups()
-                return LogLine(text[m.end():], host, None, self.short_time(stamp, frac))
+                return LogLine(text[m.end():], host, None, self.dates.month_day(stamp, frac))
         elif c.isdigit() and text[10:11] == "T":
             m = _SHORT_ISO.match(text)
             if m:
@@ -177,7 +154,7 @@ class EnvelopeReader:
             m = _SHORT.match(text, p.end())
             if m:
                 stamp, frac, host = m.groups()
-                return LogLine(text[m.end():], host, None, self.short_time(stamp, frac))
+                return LogLine(text[m.end():], host, None, self.dates.month_day(stamp, frac))
             m = _RFC5424.match(text, p.end())
             if m:
                 stamp, host = m.groups()

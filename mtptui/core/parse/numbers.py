@@ -1,14 +1,17 @@
 """Reading numbers from log text: only values a server can mean.
 
-Python's int() and float() also read `inf` and digit strings too large for a double. No server
-logs those, and each breaks statistics downstream (a mean of inf, invalid JSON, an overflow when
-stored as a double), so such a field is unreadable, like any other bad value. `nan` is kept: SGLang
+Python's int() and float() also read `inf`, digit strings too large for a double, and doubles so
+large that a sum of two overflows. No server logs those, and each breaks statistics downstream (a
+mean of inf, invalid JSON, an overflow when stored or summed as a double), so a field of magnitude
+10**290 or more is unreadable, like any other bad value: a sum of fewer than 10**18 values stays
+finite. `nan` is kept: SGLang
 prints `fwd occupancy: nan%` when it has no sample, and every consumer reads NaN as "no value".
 """
 
 from __future__ import annotations
 
-_BIG = 10**300
+_BIG = 10**290
+_BIG_FLOAT = 1e290
 
 
 def bounded_int(v: str) -> int:
@@ -19,8 +22,8 @@ def bounded_int(v: str) -> int:
 
 
 def real_float(v: str) -> float:
-    """float(v), refusing the infinities (nan passes: see above)."""
+    """float(v), refusing the infinities and near them (nan passes: see above)."""
     x = float(v)
-    if x - x == 0.0 or x != x:  # x - x is nan for inf as well as for nan
+    if -_BIG_FLOAT < x < _BIG_FLOAT or x != x:
         return x
-    raise ValueError(f"infinite: {v[:40]}")
+    raise ValueError(f"out of range: {v[:40]}")

@@ -110,16 +110,6 @@ def split_prefix(text: str) -> tuple[str, str | None, str, str] | None:
     return stamp, millis, rank[1:], text[m.end():]
 
 
-def prefix_time(stamp: str, millis: str | None) -> float | None:
-    ts = timeparse.ymd_hms(stamp)
-    if ts is not None and millis:
-        try:
-            ts += int(millis) / 1000
-        except ValueError:
-            pass
-    return ts
-
-
 def batch_head(msg: str) -> tuple[str, str] | None:
     """(kind, body) when msg starts with a batch head, else None. A head cut short (`Decode
     batch [12`, `Decode batch `) still names a batch; its body is then empty."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from datetime import datetime
+from datetime import datetime, timezone
 
 MONTHS = {m: i for i, m in enumerate(
     ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), start=1)}
@@ -62,6 +62,89 @@ def iso_with_zone(s: str) -> float | None:
         except ValueError:
             return None
     return None
+
+
+DAY, HALF_DAY = 86400, 43200
+
+
+class LogDate:
+    """The date a log has reached: the one place a reader of a log keeps it, for the stamps that
+    do not say it all.
+
+    - ``date``: the date of the last full stamp (`2026-03-09`), "" before one. A reader notes it
+      (``note``) for each full stamp that reads as a time; one that no clock shows notes nothing.
+    - ``year``: the year of year-less stamps (journald's `short`, syslog's, vLLM's): the date's,
+      else this year (UTC).
+    - a time-only stamp (`[04:40:55 TP0]`, old versions) is on the day of its envelope's time
+      (the nearest such instant), else on the date's day; one more than half a day before the
+      time-only stamp before it has passed midnight, and moves that day on.
+    """
+
+    __slots__ = ("date", "year", "_month_day", "_day_of", "_day", "_last")
+
+    def __init__(self) -> None:
+        self.date = ""
+        self.year = datetime.now(timezone.utc).year
+        self._month_day: dict[str, float | None] = {}  # 'Mar 09 16:03:25' -> epoch, in self.year
+        self._day_of = ""  # the date whose midnight _day is (time-only stamps without an envelope)
+        self._day = 0.0
+        self._last: float | None = None  # the time-only stamp before, on that path
+
+    def note(self, date: str) -> None:
+        """Reads on as if the last full stamp had been of this date (`2026-03-09`); also for a
+        reader that starts in the middle of a log. (Hot paths compare before they call.)"""
+        if date != self.date:
+            self.date = date
+            year = int(date[:4])
+            if year != self.year:
+                self.year = year
+                self._month_day.clear()
+
+    def full(self, stamp: str, frac: str | None) -> float | None:
+        """'2026-03-09 16:03:25' and its fraction's digits as epoch seconds, its date noted; None
+        for a stamp that no clock shows."""
+        ts = instant(stamp, frac, None)
+        if ts is not None and stamp[:10] != self.date:
+            self.note(stamp[:10])
+        return ts
+
+    def month_day(self, stamp: str, frac: str | None) -> float | None:
+        """'Mar 09 16:03:25' (+ '.123456') in ``year``, as epoch seconds."""
+        ts = self._month_day.get(stamp, False)
+        if ts is False:
+            ts = month_day_hms(self.year, MONTHS[stamp[:3]], int(stamp[4:6]), stamp[7:])
+            if len(self._month_day) > 100_000:
+                self._month_day.clear()
+            self._month_day[stamp] = ts
+        if ts is not None and frac:
+            ts += float(frac)
+        return ts
+
+    def time_of_day(self, hms: str, frac: str | None, env_ts: float | None) -> float | None:
+        """A time-only stamp ('16:03:25' and its fraction's digits) as epoch seconds: on the day
+        of the envelope's time, else on the date's; None when neither is known."""
+        t = seconds_of_day(hms)
+        if t is None:
+            return env_ts
+        if frac:
+            t += int(frac) / 10 ** len(frac)
+        if env_ts is not None:
+            ts = env_ts - env_ts % DAY + t
+            if ts - env_ts > HALF_DAY:
+                return ts - DAY
+            return ts + DAY if env_ts - ts > HALF_DAY else ts
+        if not self.date:
+            return None
+        if self._day_of != self.date:
+            self._day_of = self.date
+            self._day = ymd_hms(self.date + " 00:00:00") or 0.0
+            self._last = None
+        ts = self._day + t
+        if self._last is not None and self._last - ts > HALF_DAY:
+            self._day += DAY
+            ts += DAY
+        self._last = ts
+        return ts
 
 
 def seconds_of_day(hms: str) -> int | None:

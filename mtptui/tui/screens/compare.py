@@ -2,7 +2,8 @@
 and how long it ran, decode batches, accept len and rate, the host's gen throughput (summed over
 DP groups) and its change against the run before and the last run without speculation, and the
 mean per rank, and for the epoch picked, its decode lines by #running-req with their changes at the
-same load. The numbers are `mtptui summary`'s epochs (core/compare.py), as on the epoch
+same load, and by context (tokens in use per running request) with the buckets where speculation
+runs slower than without it marked. The numbers are `mtptui summary`'s epochs (core/compare.py), as on the epoch
 strip, kept up to date while the dashboard runs."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from mtptui.core.compare import DELTA_MIN_BATCHES, EpochRow, delta_text, load_cells
+from mtptui.core.compare import DELTA_MIN_BATCHES, BucketRow, EpochRow, bucket_cells, delta_text
 from mtptui.core.epochs import short_rank_labels
 from mtptui.tui.viewmodel import clock_text, duration_text, host_epoch_rows, host_label
 
@@ -38,16 +39,32 @@ def row_cells(r: EpochRow, newest: float | None) -> tuple[str, ...]:
             str(r.decode_batches), clock_text(r.start), ran)
 
 
+def _bucket_parts(buckets: list[BucketRow]) -> list:
+    """A line per bucket: its throughput and accept len, and its changes against the runs before
+    in the same bucket; `▼ below spec off` where speculation runs slower there than without."""
+    parts: list = []
+    for b in buckets:
+        label, decode, al, gen, prev, base = bucket_cells(b)
+        parts += [(f"\n  {label:>6} ", "bold"), f"{gen:>8} tok/s  acc len {al:>4}  ",
+                  (f"{decode} lines", "$text-muted"), f"  vs prev {prev}  vs spec off {base}"]
+        if b.below_baseline:
+            parts.append(("  ▼ below spec off", "bold $error"))
+    return parts
+
+
 def load_parts(r: EpochRow) -> list:
-    """The epoch's load buckets: a line each, its changes against the runs before at that load."""
+    """The epoch's load buckets, then its context buckets, with where speculation stops paying."""
     parts: list = [(f"\nat the same load (#running-req; changes need {DELTA_MIN_BATCHES} lines in the bucket "
                      "in both epochs):", "bold")]
     if not r.by_load:
         parts.append(" no decode line with #running-req")
-    for b in r.by_load:
-        running, decode, al, gen, prev, base = load_cells(b)
-        parts += [(f"\n  {running:>5} ", "bold"), f"{gen:>8} tok/s  acc len {al:>4}  ",
-                  (f"{decode} lines", "$text-muted"), f"  vs prev {prev}  vs spec off {base}"]
+    parts += _bucket_parts(r.by_load)
+    parts.append(("\nby context (tokens in use per running request):", "bold"))
+    if not r.by_context:
+        parts.append(" no decode line with #token and #running-req")
+    parts += _bucket_parts(r.by_context)
+    if r.stops_paying_from is not None:
+        parts.append((f"\n  speculation stops paying from {r.stops_paying_from} tokens per request", "bold $error"))
     return parts
 
 

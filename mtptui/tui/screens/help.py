@@ -9,7 +9,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from mtptui.tui.keytable import HELP, shown_keys
+from mtptui.tui.keytable import PALETTE_HELP, shown_keys
 
 PANELS: list[tuple[str, str]] = [
     ("host line", "the host (in its accent colour), the speculation settings read from the server's "
@@ -68,10 +68,10 @@ class HelpScreen(ModalScreen):
         if self.acting_off:
             rows.append((f"\n  {self.acting_off}", "bold $text-warning"))
         rows.append("\n")
-        for bid, key, _action, _desc, _show in shown_keys(self.acting_off is not None):
-            shown = key_text(keymap.get(bid, key))
-            rows += [(f"  {shown:<12}", "bold $accent"), (f"{bid:<15}", "$text-muted"), HELP.get(bid, ""), "\n"]
+        for k in shown_keys(self.acting_off is not None):
+            shown = key_text(keymap.get(k.id, k.keys))
+            rows += [(f"  {shown:<12}", "bold $accent"), (f"{k.id:<15}", "$text-muted"), k.help, "\n"]
         rows += [(f"  {key_text(keymap.get('palette', 'ctrl+p')):<12}", "bold $accent"), (f"{'palette':<15}", "$text-muted"),
-                 HELP["palette"], "\n", ("\nEsc, q or ? closes this help.", "$text-muted")]
+                 PALETTE_HELP, "\n", ("\nEsc, q or ? closes this help.", "$text-muted")]
         with VerticalScroll():
             yield Static(Content.assemble(*rows))

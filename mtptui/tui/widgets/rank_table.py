@@ -15,6 +15,7 @@ from textual.widgets import Static
 
 from mtptui.core.alerts import ERROR, Alert
 from mtptui.core.epochs import rank_label, short_rank_labels
+from mtptui.tui.keytable import KEYS
 from mtptui.tui.viewmodel import (DOWN, LOADING, NOT_DECODING, SPEC_OFF, SPEC_ON, WAITING, PanelView,
                                   duration_text, fmt_value)
 from mtptui.tui.widgets.fit import Part, fit
@@ -83,7 +84,7 @@ GROUPS = (
     ("KV", "KV", (("token_usage", "now", 11),)),
 )
 HEAD_ROWS = 2
-RANKS_KEY = "r"  # the key that enlarges the rank grid (keytable.py)
+RANKS_KEY = next(k.keys for k in KEYS if k.id == "ranks")  # the default key that enlarges the rank grid
 
 
 def _layout(width: int, left: int, widths: dict[tuple[str, str], int]) -> list[tuple[str, str, tuple]]:

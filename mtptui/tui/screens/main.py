@@ -110,6 +110,7 @@ class MainScreen(Screen):
                 and time.monotonic() - self._data_at < 0.9 / DATA_HZ):
             return  # a flood: every frame costs parsing time, so the screen moves at DATA_HZ
         d.tick()
+        self._draw_loading()
         self._sync_tabs()
         t0, t1 = d.timeline.bounds()
         host = d.host
@@ -126,7 +127,6 @@ class MainScreen(Screen):
                 self.tick_redraws += 1
             self._draw_data(host, t0, t1, force_chart)
         self.query_one(ActionBar).show(list(d.running.values()))
-        self._draw_loading()
         pinned = not d.timeline.following() or d.timeline.is_replay
         self.query_one(LogView).show(t1, host, len(d.hosts()) > 1, pinned)
         self._draw_status(host, t1)
@@ -217,7 +217,9 @@ class MainScreen(Screen):
         if opening is None or not bar.display:
             return
         if opening.done:
+            # The screen has a row more: once laid out without the bar, the grid is fitted anew.
             bar.display = False
+            self.call_after_refresh(self.redraw_now)
             return
         frac = opening.progress.fraction()
         if frac is None:

@@ -352,10 +352,15 @@ class ValueSet:
     def __len__(self) -> int:
         return self.n + len(self.buf)
 
-    def describe(self) -> dict | None:
-        """{n, mean, p50, p90, min, max, last}, or None with no values (see core/stats.py)."""
+    def describe(self, percentiles: bool = True) -> dict | None:
+        """{n, mean, p50, p90, min, max, last}, or None with no values (see core/stats.py).
+        Without percentiles, for views that redraw often (the dashboard's panels) while values
+        come: no sort, when the sum is kept as they come (a set that stopped growing is
+        described once, in full, and kept)."""
         self.fold()
         n = self.n
+        if not percentiles and n and self.tally is not None and (self._described is None or self._described[0] != n):
+            return self._extremes()
         if self._described is None or self._described[0] != n:
             self._described = (n, self._describe() if n else None)
         result = self._described[1]
@@ -382,6 +387,22 @@ class ValueSet:
             return weighted_sum(*next(self._groups()))
         # dense values are decimals well inside the range where exact_terms holds
         return math.fsum(chain.from_iterable(exact_terms(v, c) for v, c in self._groups()))
+
+    def _extremes(self) -> dict:
+        """describe() without the percentiles, and without the sort they need."""
+        if self.form == SPILLED:
+            lo, hi = min(self.spill), max(self.spill)
+        elif self.form == COUNTED:
+            lo, hi = min(self.counts), max(self.counts)
+        else:  # the first and the last value counted: a C-level look at a chunk at a time
+            dense, scale = self.dense, 10**self.decimals
+            starts = range(0, len(dense), CHUNK)
+            first = next(i for i in starts if any(dense[i:i + CHUNK]))
+            lo = (self.lo + first + next(k for k, c in enumerate(dense[first:first + CHUNK]) if c)) / scale
+            last = next(i for i in reversed(starts) if any(dense[i:i + CHUNK]))
+            block = dense[last:last + CHUNK]
+            hi = (self.lo + last + next(k for k in range(len(block) - 1, -1, -1) if block[k])) / scale
+        return assemble(self.n, self._total(), lo, hi, self.last)
 
     def _describe(self) -> dict:
         n = self.n
@@ -478,6 +499,19 @@ class Rows:
         if len(buf) >= self.limit:
             self.fold()
 
+    def add_columns(self, columns: dict[str, array]) -> None:
+        """Rows given as columns of equal length (arrays of doubles; NaN: absent), for the metrics
+        these rows have: buffered as add() buffers them, interleaved in C."""
+        names = self.names
+        k = len(names)
+        n = len(columns[names[0]])
+        block = array("d", [NAN]) * (n * k)
+        for i, name in enumerate(names):
+            block[i::k] = columns[name]
+        self.buf.extend(block)
+        if len(self.buf) >= self.limit:
+            self.fold()
+
     def fold(self, also: Rows | None = None) -> None:
         """Hands the buffered rows to the value sets (and to `also`'s, for the metrics it has)."""
         buf = self.buf
@@ -497,9 +531,9 @@ class Rows:
         for name, values in later.sets.items():
             self.sets[name].merge(values)
 
-    def describe(self) -> dict[str, dict | None]:
+    def describe(self, percentiles: bool = True) -> dict[str, dict | None]:
         self.fold()
-        return {name: values.describe() for name, values in self.sets.items()}
+        return {name: values.describe(percentiles) for name, values in self.sets.items()}
 
     def brief(self) -> dict[str, dict | None]:
         self.fold()

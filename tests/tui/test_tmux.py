@@ -87,7 +87,7 @@ def test_replay_at_80x24_keeps_what_matters(need):
         assert all(len(line) <= 80 for line in lines)
         assert "host gpu-h2  TP 8 · DP 8" in screen and "\n epoch 1/1 " in screen
         assert "spec EAGLE (MTP) steps=3 topk=1 draft=4" in screen  # the status bar's settings
-        assert "replay dp-attention-8.log │ REPLAY ended; ← to seek at 16:02:57" in screen
+        assert "open dp-attention-8.log │ REPLAY ended; ← to seek at 16:02:57" in screen  # max: opened
         assert "╭─ accept len (tokens per step" in screen
         rows = [line for line in lines if line.startswith("│ ") and " SPEC ON " in line]
         assert rows

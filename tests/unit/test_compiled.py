@@ -307,6 +307,47 @@ def test_exact_parts_sum_as_the_python_way_does(batches):
     assert mean(True) == mean(False)
 
 
+@settings(max_examples=150, deadline=None)
+@given(chunks=st.lists(st.tuples(_logs, st.sampled_from([None, "gpu1", "gpu2"])), max_size=4),
+       fold=st.sampled_from([2, valueset.FOLD]))
+def test_lines_read_for_a_host_read_as_the_python_path_does(chunks, fold):
+    """A source that names its host (a config name, over the envelope's): the lane reads its lines
+    for that host, as parse(raw, host) does, however the hosts of the chunks alternate."""
+    fast, slow = _both(lambda i: [i.feed_many(lines, host) for lines, host in chunks], fold)
+    assert fast == slow
+
+
+def _store(feed) -> str:
+    """A dashboard store fed through an Ingest: its rings, whole-span statistics, epochs, events."""
+    from mtptui.core.store import Store
+
+    store = Store(capacity=8, clock=lambda: 0.0)
+    ingest = Ingest(store)
+    feed(ingest)
+    ranks = {f"{h} {r}": {"decode": [s.decode.times(), {c: s.decode.raw_windows((c,))[1][c].tolist()
+                                                         for c in s.decode.columns}],
+                          "prefill": s.prefill.times(), "whole": s.whole.describe(),
+                          "counts": [s.decode_batches, s.prefill_batches, s.graph_off, s.first_batch_ts, s.last_batch_ts]}
+             for (h, r), s in store.series.items()}
+    epochs = [e.to_json() for e in store._epochs.all()]
+    events = [(e.kind, e.ts, e.host, e.rank) for e in store.events]
+    return json.dumps([ranks, epochs, events, ingest.counts.to_json(), store.last_ts], default=str)
+
+
+@settings(max_examples=150, deadline=None)
+@given(chunks=st.lists(st.tuples(_logs, st.sampled_from([None, "gpu1"])), max_size=3))
+def test_the_store_fed_by_the_lane_is_the_store_fed_by_the_python_path(chunks):
+    """The dashboard's store takes the lane's timed rows in bulk: the same rings, statistics,
+    epochs and events as from one record at a time."""
+    def feed(i):
+        for lines, host in chunks:
+            i.feed_many(lines, host)
+
+    with pytest.MonkeyPatch.context() as m:
+        fast = _store(feed)
+        _python_path(m)
+        slow = _store(feed)
+    assert fast == slow
 _key_parts = st.one_of(st.floats(min_value=-10, max_value=2e5), st.sampled_from(
     [float("nan"), 0.0, 1.0, 4096.0, 16384.0, 65536.0, 1e308, float("inf")]))
 # (an infinite value: C leaves the sums to Python)

@@ -25,7 +25,7 @@ from array import array
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from itertools import accumulate, chain, compress, repeat
+from itertools import accumulate, chain, compress, count, repeat
 from operator import add, mul, truediv
 
 from mtptui.core import compiled
@@ -43,6 +43,11 @@ CHUNK = 1 << 16  # counts or values walked at a time: a big set is never copied 
 COUNTED, DENSE, SPILLED = "counted", "dense", "spilled"
 _WIDTHS = tuple((code, (1 << 8 * array(code).itemsize) - 1) for code in "BHIQ")  # counts' types
 _LIMIT = dict(_WIDTHS)
+# Sets fed alike (a metric on every rank of a flood) would all outgrow counting on the same tick,
+# each change of form taking milliseconds: the screen would stall for most of a second. So each
+# view's set (one with a tally) outgrows it at one of eight sizes from MAX_DISTINCT up, by the
+# order sets were made.
+_STAGGER = count()
 
 
 def _dense_fits(bins: int, n: int) -> bool:
@@ -56,7 +61,7 @@ class ValueSet:
     FOLD appends; or with ``append``, which folds by itself."""
 
     __slots__ = ("buf", "form", "counts", "dense", "lo", "decimals", "spill", "_sorted", "_next_try",
-                 "last", "n", "_described", "tally")
+                 "last", "n", "_described", "tally", "_distinct")
 
     def __init__(self, tally: bool = False) -> None:
         self.buf = array("d")
@@ -77,6 +82,8 @@ class ValueSet:
         # the exact sum of every value so far, kept as they come, for a view that reads the mean
         # often (brief()); None: summed when asked (summary's sets, read once)
         self.tally: ExactSum | None = ExactSum() if tally else None
+        # counted up to this many distinct values (staggered for a view's sets, see _STAGGER)
+        self._distinct = MAX_DISTINCT + (MAX_DISTINCT // 8 * (next(_STAGGER) % 8) if tally else 0)
 
     def _state(self) -> tuple:
         return (self.form, self.counts, self.dense, self.lo, self.decimals, self.spill, self._next_try,
@@ -94,6 +101,7 @@ class ValueSet:
         self._sorted = True
         self._described = None
         self.tally = None
+        self._distinct = MAX_DISTINCT
 
     def _load(self, state: tuple) -> None:
         (self.form, self.counts, self.dense, self.lo, self.decimals, self.spill, self._next_try,
@@ -148,7 +156,7 @@ class ValueSet:
                 compiled.count_values(values, self.counts)  # the same, one dict update per distinct value
             else:
                 self.counts.update(values)  # counted in C
-            if len(self.counts) > MAX_DISTINCT:
+            if len(self.counts) > self._distinct:
                 self._outgrow_counts()
         elif self.form == DENSE:
             self._add_dense(values)
@@ -201,7 +209,7 @@ class ValueSet:
         """Adds distinct values with their counts (n is already counted)."""
         if self.form == COUNTED:
             self.counts.update(dict(zip(vals, cnts)))
-            if len(self.counts) > MAX_DISTINCT:
+            if len(self.counts) > self._distinct:
                 self._outgrow_counts()
         elif self.form == DENSE:
             self._add_dense(vals, cnts)

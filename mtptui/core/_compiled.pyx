@@ -852,7 +852,7 @@ def context_keys(tokens_, full_, running_):
     return out
 
 
-from libc.math cimport fabs, isfinite
+from libc.math cimport fabs, isfinite, nearbyint
 
 DEF MAX_PARTIALS = 128
 
@@ -950,3 +950,85 @@ def split_sums(keys_, gen_, accept_, tuple bounds):
     return ([lines[b] for b in range(k)],
             [gen_n[b] for b in range(k)], [_nonzero(gen_p[b], gen_count[b]) for b in range(k)],
             [accept_n[b] for b in range(k)], [_nonzero(accept_p[b], accept_count[b]) for b in range(k)])
+
+
+# -- dense counts (valueset.py's dense form): arrays of counts of any of the widths B, H, I, Q ------
+cdef inline unsigned long long _count_at(const char* p, Py_ssize_t i, int size) noexcept nogil:
+    if size == 1:
+        return (<const unsigned char*>p)[i]
+    if size == 2:
+        return (<const unsigned short*>p)[i]
+    if size == 4:
+        return (<const unsigned int*>p)[i]
+    return (<const unsigned long long*>p)[i]
+
+
+cdef inline void _count_set(char* p, Py_ssize_t i, int size, unsigned long long v) noexcept nogil:
+    if size == 1:
+        (<unsigned char*>p)[i] = <unsigned char>v
+    elif size == 2:
+        (<unsigned short*>p)[i] = <unsigned short>v
+    elif size == 4:
+        (<unsigned int*>p)[i] = <unsigned int>v
+    else:
+        (<unsigned long long*>p)[i] = v
+
+
+def dense_add(array.array dst, Py_ssize_t at, array.array src):
+    """dst[at + i] += src[i] for every i, when every sum fits dst's width; returns the greatest
+    sum either way, so that the caller widens dst and adds again when it did not fit (nothing was
+    written then). What valueset's merge of two dense parts does range to range in Python."""
+    cdef Py_ssize_t i, n = len(src)
+    cdef int ds = dst.ob_descr.itemsize, ss = src.ob_descr.itemsize
+    cdef unsigned long long top = 0, v, room
+    cdef char* d = dst.data.as_chars
+    cdef const char* s = src.data.as_chars
+    if at < 0 or at + n > len(dst):
+        raise IndexError("dense_add: the counts do not fall inside dst")
+    room = 0xFFFFFFFFFFFFFFFFULL if ds == 8 else (1ULL << (8 * ds)) - 1
+    for i in range(n):
+        v = _count_at(d, at + i, ds) + _count_at(s, i, ss)
+        if v > top:
+            top = v
+    if top <= room:
+        for i in range(n):
+            _count_set(d, at + i, ds, _count_at(d, at + i, ds) + _count_at(s, i, ss))
+    return top
+
+
+def dense_nonzero(array.array counts, long long key, long long scale):
+    """(values, counts) of the keys that have a count, the value of key k being k / scale: what
+    valueset._nonzero gives. Keys and scale are below 2**53, so the division of their doubles is
+    the correctly rounded quotient that Python's int / int gives."""
+    cdef Py_ssize_t i, n = len(counts)
+    cdef int size = counts.ob_descr.itemsize
+    cdef const char* p = counts.data.as_chars
+    cdef unsigned long long c
+    cdef double sc = <double>scale
+    vals, cnts = [], []
+    for i in range(n):
+        c = _count_at(p, i, size)
+        if c:
+            vals.append(<double>(key + i) / sc)
+            cnts.append(c)
+    return vals, cnts
+
+
+def at_scale(array.array values, long long scale):
+    """valueset._at_scale in one pass over an array of doubles: each value times scale, rounded
+    half to even (as round() does), when every value is that whole number over scale exactly and
+    below 2**52 at scale; else None. Keys and scale are exact doubles, so the check's division is
+    the correctly rounded one of Python's int / int."""
+    cdef Py_ssize_t i, n = len(values)
+    cdef const double* v = values.data.as_doubles
+    cdef double sc = <double>scale, k
+    for i in range(n):
+        if fabs(v[i]) * sc >= 4503599627370496.0:  # 2**52
+            return None
+    keys = []
+    for i in range(n):
+        k = nearbyint(v[i] * sc)
+        if k / sc != v[i]:
+            return None
+        keys.append(<long long>k)
+    return keys

@@ -323,6 +323,12 @@ class ValueSet:
         if other.decimals != self.decimals or not self._cover(other.lo, other.lo + len(theirs) - 1):
             return False
         at = other.lo - self.lo
+        if compiled.dense_add is not None:
+            top = compiled.dense_add(self.dense, at, theirs)
+            if top > _LIMIT[self.dense.typecode]:  # nothing added: widened, then added
+                self.dense = _wide_enough(self.dense, top)
+                compiled.dense_add(self.dense, at, theirs)
+            return True
         for i in range(0, len(theirs), CHUNK):
             j = at + i
             summed = list(map(add, self.dense[j:j + CHUNK], theirs[i:i + CHUNK]))
@@ -447,6 +453,8 @@ def _wide_enough(counts: array, top: int) -> array:
 
 def _nonzero(counts: array, key: int, scale: int) -> tuple[list[float], list[int]]:
     """The values that have a count in `counts` (whose first is of `key`), and those counts."""
+    if compiled.dense_nonzero is not None:
+        return compiled.dense_nonzero(counts, key, scale)
     keys = compress(range(key, key + len(counts)), counts)
     return list(map(truediv, keys, repeat(scale))), list(filter(None, counts))
 
@@ -463,6 +471,8 @@ def _repeated(vals, cnts):
 def _at_scale(vals, scale: int) -> list[int] | None:
     """Each value (a list or an array of doubles) times scale, when every value is a whole number
     of 1/scale exactly (the float the log's text gave is the one its key gives back), else None."""
+    if compiled.at_scale is not None:
+        return compiled.at_scale(vals if isinstance(vals, array) else array("d", vals), scale)
     if not vals:
         return []
     if max(map(abs, vals)) * scale >= 2.0**52:

@@ -37,6 +37,9 @@ def _python_path(m: pytest.MonkeyPatch) -> None:
     m.setattr(compiled, "split_sums", None)
     m.setattr(compiled, "context_keys", None)
     m.setattr(compiled, "exact_parts", None)
+    m.setattr(compiled, "dense_add", None)
+    m.setattr(compiled, "dense_nonzero", None)
+    m.setattr(compiled, "at_scale", None)
 
 
 @pytest.fixture
@@ -377,3 +380,52 @@ def test_buckets_of_load_and_context_fill_as_the_python_way_fills_them(rows):
             return out
 
     assert fill(True) == fill(False)
+
+
+_counts = st.lists(st.integers(0, 300), max_size=80)
+
+
+@settings(max_examples=300, deadline=None)
+@given(mine=_counts, theirs=_counts, at=st.integers(0, 20), mine_code=st.sampled_from("BHIQ"),
+       theirs_code=st.sampled_from("BHIQ"), lo=st.integers(-10**6, 10**6), decimals=st.integers(0, 6))
+def test_dense_counts_merge_and_read_back_as_the_python_way_does(mine, theirs, at, mine_code, theirs_code, lo, decimals):
+    """Two dense sets' counts added range to range (widened when a sum outgrows the type, as
+    counts past 255 do here in a set of bytes), and read back as (values, counts)."""
+    from mtptui.core import valueset
+
+    def sets():
+        a, b = valueset.ValueSet(), valueset.ValueSet()
+        for s, counts, code, first in ((a, mine, mine_code, lo), (b, theirs, theirs_code, lo + at)):
+            s.form, s.decimals, s.lo, s.n = valueset.DENSE, decimals, first, sum(counts) + 1
+            s.dense = array(code, [min(c, (1 << 8 * array(code).itemsize) - 1) for c in counts] or [1])
+            s.last = 0.0
+        return a, b
+
+    def merged(use_c: bool):
+        with pytest.MonkeyPatch.context() as m:
+            if not use_c:
+                _python_path(m)
+            a, b = sets()
+            a.merge(b)
+            return a.form, a.dense.typecode if a.dense is not None else None, \
+                list(a.dense) if a.dense is not None else None, [list(x) for g in a._groups() for x in g]
+
+    assert merged(True) == merged(False)
+
+
+@settings(max_examples=500, deadline=None)
+@given(values=st.lists(st.one_of(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12),
+                                  st.integers(-10**9, 10**9).map(lambda k: k / 100),
+                                  st.sampled_from([0.0, -0.0, 0.005, 2.5, -2.5, 1e15, 4503599627370496.0])),
+                       max_size=40),
+       decimals=st.integers(0, 6))
+def test_values_turn_into_dense_keys_as_the_python_way_does(values, decimals):
+    from mtptui.core import valueset
+
+    def keys(use_c: bool):
+        with pytest.MonkeyPatch.context() as m:
+            if not use_c:
+                _python_path(m)
+            return valueset._at_scale(values, 10**decimals)
+
+    assert keys(True) == keys(False)

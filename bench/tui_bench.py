@@ -9,15 +9,19 @@ asserts nothing (timings never fail tests).
    for --live-seconds, while keys are pressed every 200 ms: lines parsed per second, backlog,
    drops, redraw rate, and keypress-to-screen latency (key posted -> first frame composed after
    the key's redraw) p50/p95/p99/max.
-3. soak (--soak-lines N, alone): an N-line log replayed at full speed, RSS at each million lines
+3. open: `mtptui open` of the same 1,000,000-line log (the file read at once, in parallel parts):
+   wall time from the process's start to the whole file on screen, against `mtptui summary --json`
+   of the same file (its wall time, a process too), and the ratio (issue 13: at most 1.5x).
+4. soak (--soak-lines N, alone): an N-line log replayed at full speed, RSS at each million lines
    and at the end: the dashboard's memory must stay flat (issue 13: at most 1.2x the RSS after
    1,000,000 when 10,000,000 are read).
 
-Targets (issue 4): redraw <= 10 Hz; 50,000 lines/s sustained with keypress p99 <= 100 ms;
-1,000,000 lines replayed in <= 15 s; RSS <= 300 MB after 1,000,000 lines.
+Targets: redraw <= 10 Hz; 50,000 lines/s sustained with keypress p99 <= 100 ms and the panels'
+numbers redrawn at >= 4 Hz meanwhile; 1,000,000 lines replayed in <= 15 s, opened in <= 1.5x
+summary's time; RSS <= 300 MB after 1,000,000 lines.
 
 Usage: python bench/tui_bench.py [--replay-lines N] [--live-seconds S] [--rate R] [--skip-replay]
-       [--skip-live] | --soak-lines N
+       [--skip-live] [--skip-open] | --soak-lines N
 """
 
 from __future__ import annotations
@@ -182,6 +186,44 @@ async def soak(lines: int) -> list[tuple[int, float]]:
     return marks
 
 
+# -- 3. open -----------------------------------------------------------------------------------
+async def open_file(path: str) -> dict:
+    """In a process of its own (started by the parent): the file opened, until it is on screen."""
+    from mtptui.tui.opening import Opening
+
+    app = build_app([], title="bench open", window="all", opening=Opening([path]))
+    async with app.run_test(size=SIZE) as pilot:
+        frames = FrameClock(app)
+        opening = app.dash.opening
+        while not opening.done:
+            await asyncio.sleep(0.005)
+        done = time.perf_counter()
+        while not frames.frames or frames.frames[-1] < done:  # its first frame after the read
+            await asyncio.sleep(0.005)
+        shown = time.time()
+        return {"shown": shown, "read_s": opening.seconds, "lines": app.dash.feed.counts.read,
+                "rss_mb": rss_mb()[0]}
+
+
+def bench_open(lines: int) -> None:
+    import json
+    import subprocess
+
+    path = str(bench_log(lines))
+    mtptui = [sys.executable, "-m", "mtptui"]
+    t0 = time.time()
+    subprocess.run(mtptui + ["summary", "--json", path], stdout=subprocess.DEVNULL, check=True)
+    summary_s = time.time() - t0
+    t0 = time.time()
+    out = subprocess.run([sys.executable, __file__, "--open-only", path], capture_output=True, text=True,
+                         check=True).stdout
+    r = json.loads(out.strip().splitlines()[-1])
+    open_s = r["shown"] - t0
+    print(f"open {r['lines']:,} lines: on screen {open_s:.2f} s after the command started (the read "
+          f"{r['read_s']:.2f} s), summary --json {summary_s:.2f} s: {open_s / summary_s:.2f}x summary; "
+          f"RSS {r['rss_mb']:.0f} MB")
+
+
 # -- 2. live -----------------------------------------------------------------------------------
 class SyntheticLive:
     """8 hosts x 4 ranks of SGLang decode/prefill lines, stamped with the wall clock."""
@@ -232,6 +274,7 @@ async def live(rate: int, seconds: float) -> dict:
         lat, backlog = [], []
         k = 0
         redraws0 = app.screen.tick_redraws
+        data0 = app.screen.data_redraws
         while time.perf_counter() - t0 < seconds:
             await asyncio.sleep(0.2)
             backlog.append(dash.feed.pending)
@@ -243,11 +286,13 @@ async def live(rate: int, seconds: float) -> dict:
         elapsed = time.perf_counter() - t0
         c = dash.feed.counts
         redraws = app.screen.tick_redraws - redraws0
+        data = app.screen.data_redraws - data0
         n_frames = len(frames.frames)
         return {
             "pushed": src.pushed, "push_rate": src.pushed / elapsed, "parsed": c.read - dash.feed.pending,
             "parse_rate": (c.read - c.dropped) / elapsed, "dropped": c.dropped, "backlog_max": max(backlog),
             "backlog_end": dash.feed.pending, "redraw_hz": redraws / elapsed, "frames_hz": n_frames / elapsed,
+            "data_hz": data / elapsed,
             "key_latencies": lat, "hosts": len(dash.hosts()), "rss_mb": rss_mb()[0],
         }
 
@@ -267,6 +312,8 @@ def main() -> int:
     p.add_argument("--rate", type=int, default=50_000, help="live lines per second (default 50000)")
     p.add_argument("--skip-replay", action="store_true")
     p.add_argument("--skip-live", action="store_true")
+    p.add_argument("--skip-open", action="store_true")
+    p.add_argument("--open-only", metavar="PATH", help=argparse.SUPPRESS)  # the open's own process
     p.add_argument("--soak-lines", type=int, metavar="N",
                    help="only the soak: replay an N-line log at full speed, RSS at each million and at the end")
     args = p.parse_args()
@@ -280,6 +327,11 @@ def main() -> int:
         print(f"soak: RSS after {n:,} lines {rss:.0f} MB" +
               (f", after the first 1,000,000 {first:.0f} MB ({rss / first:.2f}x)" if first else ""))
         return 0
+    if args.open_only:
+        import json
+
+        print(json.dumps(asyncio.run(open_file(args.open_only))))
+        return 0
     if not args.skip_live and not args.skip_replay:
         # Each part in a fresh process: the app freezes what it built at start out of the garbage
         # collector's view, so a second app in the same process would measure the first's memory.
@@ -287,8 +339,9 @@ def main() -> int:
 
         base = [sys.executable, __file__, "--replay-lines", str(args.replay_lines), "--live-seconds",
                 str(args.live_seconds), "--rate", str(args.rate)]
-        rc = subprocess.run(base + ["--skip-replay"]).returncode
-        return rc or subprocess.run(base + ["--skip-live"]).returncode
+        rc = subprocess.run(base + ["--skip-replay", "--skip-open"]).returncode
+        rc = rc or subprocess.run(base + ["--skip-live", "--skip-open"]).returncode
+        return rc or subprocess.run(base + ["--skip-live", "--skip-replay"]).returncode
     from machine import line
 
     print(f"cpus: {os.cpu_count()}, python {sys.version.split()[0]}, load avg {os.getloadavg()[0]:.2f}")
@@ -300,7 +353,8 @@ def main() -> int:
               f"backlog max {r['backlog_max']:,} end {r['backlog_end']:,} lines")
         print(f"  data redraws by the tick {r['redraw_hz']:.1f} Hz (frames composed, keys included, "
               f"{r['frames_hz']:.1f}/s), RSS {r['rss_mb']:.0f} MB")
-        print(f"  keypress-to-screen: {show_latency(r['key_latencies'])}")
+        print(f"  keypress-to-screen: {show_latency(r['key_latencies'])}; the panels' numbers redrawn "
+              f"{r['data_hz']:.1f} Hz meanwhile (by ticks and keys)")
     if not args.skip_replay:
         r = asyncio.run(replay(args.replay_lines))
         print(f"replay {r['lines']:,} lines at full speed:")
@@ -310,6 +364,8 @@ def main() -> int:
               f"{r['frames_hz']:.1f}/s)")
         print(f"  RSS after: {r['rss_mb']:.0f} MB (peak {r['peak_rss_mb']:.0f} MB)")
         print(f"  keypress-to-screen during replay: {show_latency(r['key_latencies'])}")
+    if not args.skip_open:
+        bench_open(args.replay_lines)
     return 0
 
 

@@ -13,6 +13,7 @@ import sys
 COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("mtptui.commands.demo", "open the dashboard on the built-in SGLang simulator"),
     "replay": ("mtptui.commands.replay", "replay saved logs in the dashboard"),
+    "open": ("mtptui.commands.open", "open saved logs in the dashboard at once, whole"),
     "live": ("mtptui.commands.live", "stream journald from hosts over SSH into the dashboard"),
     "local": ("mtptui.commands.local", "stream this machine's journald into the dashboard"),
     "record": ("mtptui.commands.record", "record hosts' journald to a file, headless"),

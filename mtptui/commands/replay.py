@@ -1,4 +1,6 @@
-"""`mtptui replay PATH... [--speed X]`: saved logs in the dashboard, paced by their own timestamps."""
+"""`mtptui replay PATH... [--speed X]`: saved logs in the dashboard, paced by their own timestamps.
+At `--speed max` (and as `mtptui open PATH...`) the files are opened instead: read at once, at
+summary's pace, and shown whole, the playhead at their end."""
 
 from __future__ import annotations
 
@@ -7,14 +9,15 @@ import os
 import sys
 
 from mtptui.config import Config, ConfigError, load_config
-from mtptui.sources.replay import ReplayClock, ReplaySource, parse_speed
+from mtptui.sources.replay import MAX_SPEED, ReplayClock, ReplaySource, parse_speed
 from mtptui.tui.windows import WINDOW_LABELS
 
 EPILOG = """\
 PATH is a saved log: a journalctl export in any short mode or json (-o json), a raw server log,
 a .gz of either, or - for standard input. Several PATHs replay side by side on one clock (one
 per host, say). Time comes from the logs: a 10-minute gap stays 10 minutes at 1x, 1 minute at
-10x. --speed max reads as fast as the machine parses.
+10x. --speed max opens the files instead (as `mtptui open`): read at once, in parallel parts, and
+shown whole (window all), the playhead at their end; a progress bar while it reads; left seeks back.
 
 keys: space pause · left/right seek · +/- speed · m metric · w window · ? all keys
 
@@ -29,15 +32,17 @@ def _speed(s: str) -> float:
         raise argparse.ArgumentTypeError(f"not a speed: {s!r} (a positive number like 2 or 0.5, or max)") from None
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mtptui replay", description=__doc__, epilog=EPILOG,
+def build_parser(prog: str = "mtptui replay") -> argparse.ArgumentParser:
+    opening = prog.endswith("open")
+    p = argparse.ArgumentParser(prog=prog, description=__doc__, epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="+", metavar="PATH")
-    p.add_argument("--speed", type=_speed, default=1.0, metavar="X",
-                   help="log seconds per second: 0.5, 1 (default), 10, 100 ... or max")
-    p.add_argument("--paused", action="store_true", help="start paused (space plays)")
-    p.add_argument("--window", choices=WINDOW_LABELS, default="5m",
-                   help="time window of the panels and the chart (w cycles it; default 5m)")
+    if not opening:
+        p.add_argument("--speed", type=_speed, default=1.0, metavar="X",
+                       help="log seconds per second: 0.5, 1 (default), 10, 100 ... or max (opens the files)")
+        p.add_argument("--paused", action="store_true", help="start paused (space plays)")
+    p.add_argument("--window", choices=WINDOW_LABELS, default=None,
+                   help="time window of the panels and the chart (w cycles it; default 5m, all when opening)")
     p.add_argument("--theme", metavar="NAME", help="colour theme (t cycles: mtptui-dark, -light, -high-contrast)")
     p.add_argument("--config", metavar="PATH",
                    help="config file: thresholds, keys, theme, hosts' accents (default: the user's config dir)")
@@ -88,22 +93,22 @@ def attach_terminal() -> str | None:
     return None
 
 
-def main(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: list[str], prog: str = "mtptui replay") -> int:
+    args = build_parser(prog).parse_args(argv)
     try:
         config = load_config(args.config)
     except ConfigError as e:
-        print(f"mtptui replay: {e}", file=sys.stderr)
+        print(f"{prog}: {e}", file=sys.stderr)
         return 2
     if args.paths.count("-") > 1:
-        print("mtptui replay: standard input (-) can be replayed only once", file=sys.stderr)
+        print(f"{prog}: standard input (-) can be read only once", file=sys.stderr)
         return 1
     paths, spooled = spool_stdin(args.paths)
     try:
         shown = ["stdin" if p == "-" else p for p in args.paths]
         problem = check_paths(paths, shown) or (attach_terminal() if spooled else None)
         if problem:
-            print(f"mtptui replay: {problem}", file=sys.stderr)
+            print(f"{prog}: {problem}", file=sys.stderr)
             return 1
         return _run(args, paths, config)
     finally:
@@ -111,14 +116,25 @@ def main(argv: list[str]) -> int:
             os.unlink(spooled)
 
 
+def opens(args: argparse.Namespace) -> bool:
+    """`open`, or a replay at full speed from the start: the files are read at once."""
+    return getattr(args, "speed", MAX_SPEED) == MAX_SPEED and not getattr(args, "paused", False)
+
+
 def _run(args: argparse.Namespace, paths: list[str], config: Config) -> int:
     from mtptui.tui.launch import run_dashboard
 
+    names = ", ".join(os.path.basename(p) if p != "-" else "stdin" for p in args.paths)
+    if opens(args):
+        from mtptui.tui.opening import Opening
+
+        shown = ["stdin" if g == "-" else g for g in args.paths]
+        return run_dashboard([], config=config, title=f"open: {names}", window=args.window or "all",
+                             theme=args.theme, opening=Opening(paths, shown))
     clock = ReplayClock(args.speed, paused=args.paused)
     sources = [ReplaySource(p, clock) for p in paths]
     for src, given in zip(sources, args.paths):
         if given == "-":
             src.label = "replay stdin"
-    names = ", ".join(os.path.basename(p) if p != "-" else "stdin" for p in args.paths)
-    return run_dashboard(sources, config=config, title=f"replay: {names}", window=args.window,
+    return run_dashboard(sources, config=config, title=f"replay: {names}", window=args.window or "5m",
                          theme=args.theme)

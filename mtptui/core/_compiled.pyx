@@ -24,7 +24,7 @@ from cpython cimport array
 from libc.string cimport memchr, memcmp, memcpy
 
 from mtptui.core.parse import MAX_LINE, events, sglang
-from mtptui.core.records import DECODE, PREFILL, Event
+from mtptui.core.records import DECODE, PREFILL, TIME, Event
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object o)
@@ -396,6 +396,10 @@ cdef class Lane:
     cdef public Py_ssize_t events
     cdef int batch_word
     cdef tuple word_names
+    # per kind: the row's column for the line's time and for its cuda graph (1, 0, NaN), or -1
+    cdef int[2] time_col
+    cdef int[2] graph_col
+    cdef object host  # the host the lines are read for (a source's name for it), or None: the envelope's
 
     def __init__(self, parser, sink, tuple decode_columns, tuple prefill_columns):
         if len(decode_columns) > MAX_COLUMNS or len(prefill_columns) > MAX_COLUMNS:
@@ -404,6 +408,9 @@ cdef class Lane:
         self.sink = sink
         sink.lane = self
         self.columns = (decode_columns, prefill_columns)
+        for k, cols in enumerate(self.columns):
+            self.time_col[k] = cols.index(TIME) if TIME in cols else -1
+            self.graph_col[k] = cols.index("graph") if "graph" in cols else -1
         self.table = [None] * SLOTS
         self.used = 0
         self.layouts = [[], []]
@@ -424,17 +431,21 @@ cdef class Lane:
                 self.first[w[0]] = k
             self.last[w[0]] = k + 1
         self.pending = False
+        self.host = None
         self.batches = 0
         self.unparsed = 0
         self.events = 0
 
     def scan(self, list lines, Py_ssize_t i, host=None):
         """Reads lines[i:] up to the first one it cannot read; returns its index (or the end).
-        Lines read for another host than their own (host given) are left to the Python path."""
+        `host`: the host they are read for, whatever their envelope says (as parse()'s host)."""
         cdef Py_ssize_t n = len(lines), size
         cdef const char* s
-        if host is not None:
-            return i
+        if host != self.host:  # the series are another host's: look them up afresh
+            self.flush()
+            self.table = [None] * SLOTS
+            self.used = 0
+            self.host = host
         self.date = self.dates.date
         while i < n:
             line = lines[i]
@@ -455,6 +466,11 @@ cdef class Lane:
         cdef const char* s = <const char*>data
         cdef Py_ssize_t n = len(data)
         cdef const char* end
+        if self.host is not None:
+            self.flush()
+            self.table = [None] * SLOTS
+            self.used = 0
+            self.host = None
         self.date = self.dates.date
         while pos < n:
             end = <const char*>memchr(s + pos, c'\n', n - pos)
@@ -507,6 +523,10 @@ cdef class Lane:
             acc = self._acc(s, &ln)
             if acc is None:
                 return False
+            if self.time_col[ln.kind] >= 0:
+                row[self.time_col[ln.kind]] = ln.ts
+            if self.graph_col[ln.kind] >= 0:
+                row[self.graph_col[ln.kind]] = NAN if graph < 0 else <double>graph
             filled = len(acc.buf)
             array.resize_smart(acc.buf, filled + ncols)
             for k in range(ncols):
@@ -561,7 +581,8 @@ cdef class Lane:
             msg = PyUnicode_DecodeASCII(s + ln.msg, n - ln.msg, NULL)
             hit = events.classify(msg, {self.word_names[w] for w in range(len(self.word_names)) if found >> w & 1})
             if hit is not None:
-                host = PyUnicode_DecodeASCII(s + ln.host0, ln.host1 - ln.host0, NULL) if ln.host0 >= 0 else None
+                host = self.host if self.host is not None else (
+                    PyUnicode_DecodeASCII(s + ln.host0, ln.host1 - ln.host0, NULL) if ln.host0 >= 0 else None)
                 rank = PyUnicode_DecodeASCII(s + ln.rank0, ln.rank1 - ln.rank0, NULL)
                 self.events += 1
                 self.sink.add_event(Event(hit[0], ln.ts, host, msg, rank, hit[1]))
@@ -622,7 +643,8 @@ cdef class Lane:
         return acc
 
     cdef Acc _new_acc(self, const char* s, Line* ln):
-        host = PyUnicode_DecodeASCII(s + ln.host0, ln.host1 - ln.host0, NULL) if ln.host0 >= 0 else None
+        host = self.host if self.host is not None else (
+            PyUnicode_DecodeASCII(s + ln.host0, ln.host1 - ln.host0, NULL) if ln.host0 >= 0 else None)
         rank = PyUnicode_DecodeASCII(s + ln.rank0, ln.rank1 - ln.rank0, NULL)
         if ln.eng0 >= 0:  # a Ray actor's engine leads the rank, as prefix.actor names it
             engine = "pid=" + PyUnicode_DecodeASCII(s + ln.eng0, ln.eng1 - ln.eng0, NULL)
@@ -830,7 +852,7 @@ def context_keys(tokens_, full_, running_):
     return out
 
 
-from libc.math cimport fabs, isfinite
+from libc.math cimport fabs, isfinite, nearbyint
 
 DEF MAX_PARTIALS = 128
 
@@ -928,3 +950,85 @@ def split_sums(keys_, gen_, accept_, tuple bounds):
     return ([lines[b] for b in range(k)],
             [gen_n[b] for b in range(k)], [_nonzero(gen_p[b], gen_count[b]) for b in range(k)],
             [accept_n[b] for b in range(k)], [_nonzero(accept_p[b], accept_count[b]) for b in range(k)])
+
+
+# -- dense counts (valueset.py's dense form): arrays of counts of any of the widths B, H, I, Q ------
+cdef inline unsigned long long _count_at(const char* p, Py_ssize_t i, int size) noexcept nogil:
+    if size == 1:
+        return (<const unsigned char*>p)[i]
+    if size == 2:
+        return (<const unsigned short*>p)[i]
+    if size == 4:
+        return (<const unsigned int*>p)[i]
+    return (<const unsigned long long*>p)[i]
+
+
+cdef inline void _count_set(char* p, Py_ssize_t i, int size, unsigned long long v) noexcept nogil:
+    if size == 1:
+        (<unsigned char*>p)[i] = <unsigned char>v
+    elif size == 2:
+        (<unsigned short*>p)[i] = <unsigned short>v
+    elif size == 4:
+        (<unsigned int*>p)[i] = <unsigned int>v
+    else:
+        (<unsigned long long*>p)[i] = v
+
+
+def dense_add(array.array dst, Py_ssize_t at, array.array src):
+    """dst[at + i] += src[i] for every i, when every sum fits dst's width; returns the greatest
+    sum either way, so that the caller widens dst and adds again when it did not fit (nothing was
+    written then). What valueset's merge of two dense parts does range to range in Python."""
+    cdef Py_ssize_t i, n = len(src)
+    cdef int ds = dst.ob_descr.itemsize, ss = src.ob_descr.itemsize
+    cdef unsigned long long top = 0, v, room
+    cdef char* d = dst.data.as_chars
+    cdef const char* s = src.data.as_chars
+    if at < 0 or at + n > len(dst):
+        raise IndexError("dense_add: the counts do not fall inside dst")
+    room = 0xFFFFFFFFFFFFFFFFULL if ds == 8 else (1ULL << (8 * ds)) - 1
+    for i in range(n):
+        v = _count_at(d, at + i, ds) + _count_at(s, i, ss)
+        if v > top:
+            top = v
+    if top <= room:
+        for i in range(n):
+            _count_set(d, at + i, ds, _count_at(d, at + i, ds) + _count_at(s, i, ss))
+    return top
+
+
+def dense_nonzero(array.array counts, long long key, long long scale):
+    """(values, counts) of the keys that have a count, the value of key k being k / scale: what
+    valueset._nonzero gives. Keys and scale are below 2**53, so the division of their doubles is
+    the correctly rounded quotient that Python's int / int gives."""
+    cdef Py_ssize_t i, n = len(counts)
+    cdef int size = counts.ob_descr.itemsize
+    cdef const char* p = counts.data.as_chars
+    cdef unsigned long long c
+    cdef double sc = <double>scale
+    vals, cnts = [], []
+    for i in range(n):
+        c = _count_at(p, i, size)
+        if c:
+            vals.append(<double>(key + i) / sc)
+            cnts.append(c)
+    return vals, cnts
+
+
+def at_scale(array.array values, long long scale):
+    """valueset._at_scale in one pass over an array of doubles: each value times scale, rounded
+    half to even (as round() does), when every value is that whole number over scale exactly and
+    below 2**52 at scale; else None. Keys and scale are exact doubles, so the check's division is
+    the correctly rounded one of Python's int / int."""
+    cdef Py_ssize_t i, n = len(values)
+    cdef const double* v = values.data.as_doubles
+    cdef double sc = <double>scale, k
+    for i in range(n):
+        if fabs(v[i]) * sc >= 4503599627370496.0:  # 2**52
+            return None
+    keys = []
+    for i in range(n):
+        k = nearbyint(v[i] * sc)
+        if k / sc != v[i]:
+            return None
+        keys.append(<long long>k)
+    return keys

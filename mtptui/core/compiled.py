@@ -5,7 +5,9 @@ loaded, the Python code does the same work with the same results (tests/unit/tes
 the two to it), more slowly. It holds:
 - the lane: the common lines of SGLang's logs read in C straight into a summary's rows, no record
   made per line; it stops at any other line, which the caller parses in Python;
-- count_values() and sort_values(): a metric's values counted and put in order in C (valueset.py);
+- count_values() and sort_values(): a metric's values counted and put in order in C; at_scale(),
+  dense_add() and dense_nonzero(): values turned into dense keys, dense counts merged and read
+  back as values (valueset.py);
 - split_sums(), context_keys() and exact_parts(): decode lines sorted into buckets of load or
   context, and their exact sums, in C (loadmatch.py).
 
@@ -49,6 +51,9 @@ sort_values = _compiled.sort_values if ENABLED else None
 split_sums = _compiled.split_sums if ENABLED else None
 context_keys = _compiled.context_keys if ENABLED else None
 exact_parts = _compiled.exact_parts if ENABLED else None
+dense_add = _compiled.dense_add if ENABLED else None
+dense_nonzero = _compiled.dense_nonzero if ENABLED else None
+at_scale = _compiled.at_scale if ENABLED else None
 
 
 def lane_for(parser, sinks: list):

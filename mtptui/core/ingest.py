@@ -59,7 +59,10 @@ class Ingest:
         self._lane = None if self._line_sinks else compiled.lane_for(self.parser, self.sinks)
 
     def feed(self, raw: str, host: str | None = None) -> Parsed:
-        p = self.parser.parse(raw, host)
+        return self.take(self.parser.parse(raw, host))
+
+    def take(self, p: Parsed) -> Parsed:
+        """Counts a line already parsed (by this ingest's parser) and hands it to the sinks."""
         if p.outcome == BATCH:
             c = self.counts
             c.read += 1

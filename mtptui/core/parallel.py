@@ -21,6 +21,7 @@ import pickle
 import re
 import signal
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mtptui.core.eventlog import EventLog
@@ -77,21 +78,27 @@ def _batched(lines, n: int = 4096):
         yield chunk
 
 
-def _read(part: Part, since, until, events: EventLog | None = None) -> tuple[Summary, LineCounts, dict]:
-    """One input's summary, its line counts, and the vLLM rank each host ended on."""
-    summary = Summary(since, until, events=events)
-    ingest = Ingest(summary, parser=LineParser(unresolved_rank="" if part.first else UNRESOLVED))
+def _read(part: Part, sink, progress: Callable[[int], None] | None = None) -> tuple:
+    """One input read into a new sink (Summary or Store): it, the line counts, and the vLLM rank
+    each host ended on. `progress(bytes)` is told the bytes read of a plain file's part."""
+    ingest = Ingest(sink, parser=LineParser(unresolved_rank="" if part.first else UNRESOLVED))
     if part.end is None:
         for lines in _batched(open_lines(part.path)):  # raises InputError, after the head checks
             ingest.feed_many(lines)
+            if progress is not None:
+                progress(0)  # no byte count to give (gzip, stdin): a moment to give up
     else:
         date = _date_before(part.path, part.start)
         if date is not None:
             ingest.parser.dates.note(date)
+        done = 0
         for data in byte_blocks(part.path, part.start, part.end):
             ingest.feed_block(data)
-    summary.seal()  # in a worker, on its own core
-    return summary, ingest.counts, ingest.parser.vllm_rank
+            if progress is not None:
+                done += len(data)
+                progress(done)
+    sink.seal()  # in a worker, on its own core
+    return sink, ingest.counts, ingest.parser.vllm_rank
 
 
 class _Worker:
@@ -100,24 +107,32 @@ class _Worker:
     a time, where a pipe would hold all of it at once on each side. The process ends when its part
     is read, and its memory with it."""
 
-    def __init__(self, part: Part, since, until) -> None:
+    def __init__(self, part: Part, make: Callable, done=None, slot: int = 0) -> None:
         self.part = part
         self.events, self.result = tempfile.TemporaryFile(), tempfile.TemporaryFile()
-        self.process = multiprocessing.get_context("fork").Process(target=self._run, args=(since, until),
+        self.process = multiprocessing.get_context("fork").Process(target=self._run, args=(make, done, slot),
                                                                    daemon=True)
         self.process.start()
 
-    def _run(self, since, until) -> None:  # in the child
+    def _run(self, make: Callable, done, slot: int) -> None:  # in the child
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the parent's to report
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+        def progress(n: int) -> None:
+            done[slot] = n
+
         try:
-            out = ("read", _read(self.part, since, until, EventLog(self.events)))
+            out = ("read", _read(self.part, make(EventLog(self.events)), None if done is None else progress))
         except BaseException as e:  # raised again in the parent (an InputError, say)
             out = ("failed", e)
         pickle.dump(out, self.result, pickle.HIGHEST_PROTOCOL)
         self.result.flush()
 
-    def join(self) -> tuple[Summary, LineCounts, dict]:
+    def join(self, wait: Callable[[], None] | None = None) -> tuple:
+        """The part's results; `wait` is called every tenth of a second until it is read."""
+        while wait is not None and self.process.is_alive():
+            wait()
+            self.process.join(0.1)
         self.process.join()
         with self.result as f:
             f.seek(0)
@@ -129,7 +144,9 @@ class _Worker:
                                  f"(exit code {self.process.exitcode})") from None
         if status == "failed":
             raise value
-        value[0].events.adopt(self.events)
+        adopt = getattr(value[0].events, "adopt", None)  # a Summary's events wait on disk
+        if adopt is not None:
+            adopt(self.events)
         return value
 
     def stop(self) -> None:
@@ -139,7 +156,7 @@ class _Worker:
 
 
 @contextlib.contextmanager
-def _workers(parts: list[Part], since, until):
+def _workers(parts: list[Part], make: Callable, done=None):
     """Forked readers of the parts, that a Ctrl-C stops without a word from them.
 
     The terminal sends SIGINT to the whole process group: each worker would print its own
@@ -151,8 +168,8 @@ def _workers(parts: list[Part], since, until):
     try:
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
-            for p in parts:
-                workers.append(_Worker(p, since, until))
+            for i, p in enumerate(parts):
+                workers.append(_Worker(p, make, done, i + 1))
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         yield workers
@@ -164,14 +181,14 @@ def _workers(parts: list[Part], since, until):
 class _Total:
     """The inputs' results merged in order."""
 
-    def __init__(self, since, until) -> None:
-        self.summary = Summary(since, until)
+    def __init__(self, sink) -> None:
+        self.sink = sink
         self.counts = LineCounts()
         self.ranks: dict = {}  # host -> the vLLM rank the inputs so far ended on
 
-    def add(self, result: tuple[Summary, LineCounts, dict]) -> None:
-        summary, counts, ranks = result
-        self.summary.merge(summary, self.ranks)
+    def add(self, result: tuple) -> None:
+        sink, counts, ranks = result
+        self.sink.merge(sink, self.ranks)
         self.counts.merge(counts)
         self.ranks.update(ranks)
 
@@ -191,29 +208,73 @@ def _without_cycle_collector():
 
 def summarise(paths: list[str], since=None, until=None, jobs: int | None = None) -> tuple[Summary, LineCounts]:
     """Raises InputError (one line) for an input that cannot be read."""
+    return read_inputs(paths, lambda events=None: Summary(since, until, events=events), jobs)
+
+
+class Progress:
+    """Bytes read so far of the plain files' parts, from every reader (a shared array: workers
+    are processes), against the bytes there are to read; `stop()` makes the read give up."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self._before = 0  # bytes of the inputs already read
+        self._done = None
+        self.stopped = False
+
+    @property
+    def read(self) -> int:
+        return self._before + (sum(self._done) if self._done is not None else 0)
+
+    def fraction(self) -> float | None:
+        return None if not self.total else min(1.0, self.read / self.total)
+
+    def stop(self) -> None:
+        self.stopped = True
+
+    def _check(self) -> None:
+        if self.stopped:
+            raise Stopped()
+
+
+class Stopped(Exception):
+    """The read was given up (Progress.stop())."""
+
+
+def read_inputs(paths: list[str], make: Callable, jobs: int | None = None,
+                progress: Progress | None = None) -> tuple:
+    """Every input read into a sink made by make(events=None) (a Summary or a Store), the parts of
+    big plain files by one process each; returns the sink of the whole, merged in order, and the
+    line counts. Raises InputError (one line) for an input that cannot be read; Stopped when
+    progress.stop() was called meanwhile."""
     with _without_cycle_collector():
-        return _summarise(paths, since, until, jobs)
+        return _read_inputs(paths, make, jobs, progress or Progress())
 
 
-def _summarise(paths: list[str], since, until, jobs: int | None) -> tuple[Summary, LineCounts]:
+def _read_inputs(paths: list[str], make: Callable, jobs: int | None, progress: Progress) -> tuple:
     jobs = jobs or os.cpu_count() or 1
-    total = _Total(since, until)
+    total = _Total(make())
+    progress.total = sum(os.path.getsize(p) for p in paths if splittable(p))
     for i, path in enumerate(paths):
         parallel = jobs > 1 and splittable(path) and os.path.getsize(path) >= PARALLEL_MIN_BYTES
-        if not parallel:
-            total.add(_read(Part(path, first=not i), since, until))
-            continue
-        next(iter(open_lines(path)), None)  # the same head checks as a sequential read
-        parts = plan(path, jobs, first=not i)
+        parts = plan(path, jobs, first=not i) if parallel else [Part(path, first=not i)]
+        done = progress._done = multiprocessing.RawArray("q", len(parts))
+
+        def mine(n: int) -> None:
+            done[0] = n
+            progress._check()
+
         if len(parts) == 1:
-            total.add(_read(parts[0], since, until))
-            continue
-        with _workers(parts[1:], since, until) as workers:
-            # this process reads the first part itself meanwhile: one fork and one transfer fewer
-            total.add(_read(parts[0], since, until))
-            for w in workers:
-                total.add(w.join())
-    return total.summary, total.counts
+            total.add(_read(parts[0], make(), mine))
+        else:
+            next(iter(open_lines(path)), None)  # the same head checks as a sequential read
+            with _workers(parts[1:], make, done) as workers:
+                # this process reads the first part itself meanwhile: one fork and one transfer fewer
+                total.add(_read(parts[0], make(), mine))
+                for w in workers:
+                    total.add(w.join(progress._check))
+        progress._before += os.path.getsize(path) if splittable(path) else 0
+        progress._done = None
+    return total.sink, total.counts
 
 
-__all__ = ["summarise", "plan", "InputError", "PARALLEL_MIN_BYTES"]
+__all__ = ["summarise", "read_inputs", "plan", "Progress", "Stopped", "InputError", "PARALLEL_MIN_BYTES"]

@@ -67,6 +67,10 @@ class BatchStats:
     truncated: bool = False  # the head was there but the body was cut or unreadable in part
 
 
+# A column of a row that no field of a line fills: the line's time (the dashboard's rows are
+# timed; the compiled lane writes it where a sink's columns name it).
+TIME = "\x00time"
+
 def token_usage(fields: dict[str, Any]) -> float | None:
     """A batch line's KV pool usage; for a hybrid model's pools (SWA, mamba), the full one."""
     usage = fields.get("token_usage")

@@ -25,7 +25,7 @@ from array import array
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from itertools import accumulate, chain, compress, repeat
+from itertools import accumulate, chain, compress, count, repeat
 from operator import add, mul, truediv
 
 from mtptui.core import compiled
@@ -43,6 +43,11 @@ CHUNK = 1 << 16  # counts or values walked at a time: a big set is never copied 
 COUNTED, DENSE, SPILLED = "counted", "dense", "spilled"
 _WIDTHS = tuple((code, (1 << 8 * array(code).itemsize) - 1) for code in "BHIQ")  # counts' types
 _LIMIT = dict(_WIDTHS)
+# Sets fed alike (a metric on every rank of a flood) would all outgrow counting on the same tick,
+# each change of form taking milliseconds: the screen would stall for most of a second. So each
+# view's set (one with a tally) outgrows it at one of eight sizes from MAX_DISTINCT up, by the
+# order sets were made.
+_STAGGER = count()
 
 
 def _dense_fits(bins: int, n: int) -> bool:
@@ -56,7 +61,7 @@ class ValueSet:
     FOLD appends; or with ``append``, which folds by itself."""
 
     __slots__ = ("buf", "form", "counts", "dense", "lo", "decimals", "spill", "_sorted", "_next_try",
-                 "last", "n", "_described", "tally")
+                 "last", "n", "_described", "tally", "_distinct")
 
     def __init__(self, tally: bool = False) -> None:
         self.buf = array("d")
@@ -77,6 +82,8 @@ class ValueSet:
         # the exact sum of every value so far, kept as they come, for a view that reads the mean
         # often (brief()); None: summed when asked (summary's sets, read once)
         self.tally: ExactSum | None = ExactSum() if tally else None
+        # counted up to this many distinct values (staggered for a view's sets, see _STAGGER)
+        self._distinct = MAX_DISTINCT + (MAX_DISTINCT // 8 * (next(_STAGGER) % 8) if tally else 0)
 
     def _state(self) -> tuple:
         return (self.form, self.counts, self.dense, self.lo, self.decimals, self.spill, self._next_try,
@@ -94,6 +101,7 @@ class ValueSet:
         self._sorted = True
         self._described = None
         self.tally = None
+        self._distinct = MAX_DISTINCT
 
     def _load(self, state: tuple) -> None:
         (self.form, self.counts, self.dense, self.lo, self.decimals, self.spill, self._next_try,
@@ -148,7 +156,7 @@ class ValueSet:
                 compiled.count_values(values, self.counts)  # the same, one dict update per distinct value
             else:
                 self.counts.update(values)  # counted in C
-            if len(self.counts) > MAX_DISTINCT:
+            if len(self.counts) > self._distinct:
                 self._outgrow_counts()
         elif self.form == DENSE:
             self._add_dense(values)
@@ -201,7 +209,7 @@ class ValueSet:
         """Adds distinct values with their counts (n is already counted)."""
         if self.form == COUNTED:
             self.counts.update(dict(zip(vals, cnts)))
-            if len(self.counts) > MAX_DISTINCT:
+            if len(self.counts) > self._distinct:
                 self._outgrow_counts()
         elif self.form == DENSE:
             self._add_dense(vals, cnts)
@@ -315,6 +323,12 @@ class ValueSet:
         if other.decimals != self.decimals or not self._cover(other.lo, other.lo + len(theirs) - 1):
             return False
         at = other.lo - self.lo
+        if compiled.dense_add is not None:
+            top = compiled.dense_add(self.dense, at, theirs)
+            if top > _LIMIT[self.dense.typecode]:  # nothing added: widened, then added
+                self.dense = _wide_enough(self.dense, top)
+                compiled.dense_add(self.dense, at, theirs)
+            return True
         for i in range(0, len(theirs), CHUNK):
             j = at + i
             summed = list(map(add, self.dense[j:j + CHUNK], theirs[i:i + CHUNK]))
@@ -352,10 +366,15 @@ class ValueSet:
     def __len__(self) -> int:
         return self.n + len(self.buf)
 
-    def describe(self) -> dict | None:
-        """{n, mean, p50, p90, min, max, last}, or None with no values (see core/stats.py)."""
+    def describe(self, percentiles: bool = True) -> dict | None:
+        """{n, mean, p50, p90, min, max, last}, or None with no values (see core/stats.py).
+        Without percentiles, for views that redraw often (the dashboard's panels) while values
+        come: no sort, when the sum is kept as they come (a set that stopped growing is
+        described once, in full, and kept)."""
         self.fold()
         n = self.n
+        if not percentiles and n and self.tally is not None and (self._described is None or self._described[0] != n):
+            return self._extremes()
         if self._described is None or self._described[0] != n:
             self._described = (n, self._describe() if n else None)
         result = self._described[1]
@@ -382,6 +401,22 @@ class ValueSet:
             return weighted_sum(*next(self._groups()))
         # dense values are decimals well inside the range where exact_terms holds
         return math.fsum(chain.from_iterable(exact_terms(v, c) for v, c in self._groups()))
+
+    def _extremes(self) -> dict:
+        """describe() without the percentiles, and without the sort they need."""
+        if self.form == SPILLED:
+            lo, hi = min(self.spill), max(self.spill)
+        elif self.form == COUNTED:
+            lo, hi = min(self.counts), max(self.counts)
+        else:  # the first and the last value counted: a C-level look at a chunk at a time
+            dense, scale = self.dense, 10**self.decimals
+            starts = range(0, len(dense), CHUNK)
+            first = next(i for i in starts if any(dense[i:i + CHUNK]))
+            lo = (self.lo + first + next(k for k, c in enumerate(dense[first:first + CHUNK]) if c)) / scale
+            last = next(i for i in reversed(starts) if any(dense[i:i + CHUNK]))
+            block = dense[last:last + CHUNK]
+            hi = (self.lo + last + next(k for k in range(len(block) - 1, -1, -1) if block[k])) / scale
+        return assemble(self.n, self._total(), lo, hi, self.last)
 
     def _describe(self) -> dict:
         n = self.n
@@ -418,6 +453,8 @@ def _wide_enough(counts: array, top: int) -> array:
 
 def _nonzero(counts: array, key: int, scale: int) -> tuple[list[float], list[int]]:
     """The values that have a count in `counts` (whose first is of `key`), and those counts."""
+    if compiled.dense_nonzero is not None:
+        return compiled.dense_nonzero(counts, key, scale)
     keys = compress(range(key, key + len(counts)), counts)
     return list(map(truediv, keys, repeat(scale))), list(filter(None, counts))
 
@@ -434,6 +471,8 @@ def _repeated(vals, cnts):
 def _at_scale(vals, scale: int) -> list[int] | None:
     """Each value (a list or an array of doubles) times scale, when every value is a whole number
     of 1/scale exactly (the float the log's text gave is the one its key gives back), else None."""
+    if compiled.at_scale is not None:
+        return compiled.at_scale(vals if isinstance(vals, array) else array("d", vals), scale)
     if not vals:
         return []
     if max(map(abs, vals)) * scale >= 2.0**52:
@@ -478,6 +517,19 @@ class Rows:
         if len(buf) >= self.limit:
             self.fold()
 
+    def add_columns(self, columns: dict[str, array]) -> None:
+        """Rows given as columns of equal length (arrays of doubles; NaN: absent), for the metrics
+        these rows have: buffered as add() buffers them, interleaved in C."""
+        names = self.names
+        k = len(names)
+        n = len(columns[names[0]])
+        block = array("d", [NAN]) * (n * k)
+        for i, name in enumerate(names):
+            block[i::k] = columns[name]
+        self.buf.extend(block)
+        if len(self.buf) >= self.limit:
+            self.fold()
+
     def fold(self, also: Rows | None = None) -> None:
         """Hands the buffered rows to the value sets (and to `also`'s, for the metrics it has)."""
         buf = self.buf
@@ -497,9 +549,9 @@ class Rows:
         for name, values in later.sets.items():
             self.sets[name].merge(values)
 
-    def describe(self) -> dict[str, dict | None]:
+    def describe(self, percentiles: bool = True) -> dict[str, dict | None]:
         self.fold()
-        return {name: values.describe() for name, values in self.sets.items()}
+        return {name: values.describe(percentiles) for name, values in self.sets.items()}
 
     def brief(self) -> dict[str, dict | None]:
         self.fold()

@@ -125,3 +125,23 @@ def byte_blocks(path: str, start: int, end: int, block: int = 1 << 20) -> Iterat
                 yield data
         if tail:
             yield tail
+
+
+def tail_lines(path: str, n: int, block: int = 1 << 16) -> list[str]:
+    """The last n lines of a plain file (without their endings), read from its end."""
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        pos = f.tell()
+        data = b""
+        while pos > 0 and data.count(b"\n") <= n:
+            step = min(block, pos)
+            pos -= step
+            f.seek(pos)
+            data = f.read(step) + data
+            block *= 2
+    lines = data.decode("utf-8", "replace").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if pos > 0:
+        lines = lines[1:]  # the first is cut
+    return lines[-n:] if n else []

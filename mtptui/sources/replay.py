@@ -5,13 +5,14 @@ reached, moving at ``speed`` log-seconds per wall-second from an anchor. One clo
 every ``ReplaySource`` of a session (one per file), so several hosts' logs replay in step and a
 gap in the logs stays a gap, scaled by the speed.
 
-A source releases a line once the clock has reached its time. At full speed (``speed`` is
-``math.inf``) nothing waits and lines are not even timed (only the last of each chunk, so the
-clock knows how far the data goes); the dashboard then follows the newest line. Seeking only
-moves the clock: lines already released stay in the store (the view clips at the clock), and a
-forward seek makes the sources release up to the new position at once. Once every source has
-ended the clock stops at the newest line: a seek back starts from the end, not from wherever
-wall time would have carried it.
+A source reads its file and hands the lines on, as fast as the reader takes them (back-pressure:
+``Feed.wait_room``); it never parses them, so it cannot tell their times. The feed that parses
+them (tui/feed.py) holds each line until the clock has reached its time, then releases it to the
+store: lines are parsed once, and paced after. At full speed (``speed`` is ``math.inf``) nothing
+waits; the dashboard then follows the newest line. Seeking only moves the clock: lines already
+released stay in the store (the view clips at the clock), and a forward seek releases up to the
+new position at once. Once every source has ended and no line is held, the clock stops at the
+newest line: a seek back starts from the end, not from wherever wall time would have carried it.
 """
 
 from __future__ import annotations
@@ -22,14 +23,13 @@ import os
 import time
 from collections.abc import Callable
 
-from mtptui.core.parse import LineParser
 from mtptui.sources.base import ENDED, FAILED, STREAMING, Feed, Source, SourceStatus
 from mtptui.sources.file import InputError, open_lines
 
 MAX_SPEED = math.inf
 # The steps of +/-: the ones an operator reaches for, then full speed.
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 100.0, 300.0, 1000.0, MAX_SPEED)
-CHUNK = 2000  # lines per push at full speed: one Feed call per chunk, never one per line
+CHUNK = 2000  # lines per push: one Feed call per chunk, never one per line
 
 
 def speed_label(speed: float) -> str:
@@ -60,9 +60,10 @@ class ReplayClock:
         self._clock = clock
         self._anchor_log: float | None = None
         self._anchor_wall = clock()
-        self.released: float | None = None  # newest log time a source has let through
+        self.released: float | None = None  # newest log time let through to the store
         self.open_sources = 0
         self.sources_seen = 0
+        self.held = 0  # lines read and parsed, waiting for the clock to reach them
         self._changed = asyncio.Event() if _has_loop() else None
 
     # -- reading ------------------------------------------------------------------------------
@@ -72,8 +73,8 @@ class ReplayClock:
 
     @property
     def ended(self) -> bool:
-        """Every source has read its input to the end."""
-        return self.sources_seen > 0 and self.open_sources == 0
+        """Every source has read its input to the end, and every line of it is let through."""
+        return self.sources_seen > 0 and self.open_sources == 0 and self.held == 0
 
     @property
     def unlimited(self) -> bool:
@@ -155,7 +156,7 @@ class ReplayClock:
         self._reanchor(target)
         return target
 
-    # -- for sources --------------------------------------------------------------------------
+    # -- for the feed that paces the lines -----------------------------------------------------
     def note_released(self, ts: float) -> None:
         if self.released is None or ts > self.released:
             self.released = ts
@@ -192,25 +193,6 @@ def _has_loop() -> bool:
     return True
 
 
-class LineTimer:
-    """The log time of a raw line, read as the store will read it (same parser)."""
-
-    def __init__(self) -> None:
-        self._parser = LineParser()
-        self.last: float | None = None
-
-    def __call__(self, raw: str) -> float | None:
-        p = self._parser.parse(raw)
-        ts = None
-        if p.record is not None and p.record.ts is not None:
-            ts = p.record.ts
-        elif p.line is not None and p.line.ts is not None:
-            ts = p.line.ts
-        if ts is not None:
-            self.last = ts
-        return ts
-
-
 class ReplaySource(Source):
     """One saved log (plain, .gz, or '-' for stdin), released as the shared clock reaches its lines."""
 
@@ -228,13 +210,18 @@ class ReplaySource(Source):
         clock.open_sources += 1
         clock.sources_seen += 1
         feed.status(SourceStatus(self.host, STREAMING, self.label))
-        timer = LineTimer()
-        batch: list[str] = []
+        # A feed that paces (the dashboard's) is told whose lines these are: each file is paced on
+        # its own, so one file's later lines never hold back another's earlier ones.
+        paced = getattr(feed, "paced", None)
         wait_room = getattr(feed, "wait_room", None)
+        batch: list[str] = []
 
         async def flush() -> None:
             if batch:
-                feed.lines(list(batch), self.host)
+                if paced is not None:
+                    paced(self, list(batch), self.host)
+                else:
+                    feed.lines(list(batch), self.host)
                 self.lines_read += len(batch)
                 batch.clear()
             if wait_room is not None:
@@ -242,37 +229,11 @@ class ReplaySource(Source):
             else:
                 await asyncio.sleep(0)
 
-        def note_newest() -> None:
-            # Full speed times no line; the last stamped one of a chunk tells the clock how far
-            # the data goes (one parse per chunk), so the clock can stop there at the end.
-            for raw in reversed(batch):
-                ts = timer(raw)
-                if ts is not None:
-                    clock.note_released(ts)
-                    return
-
         try:
             for raw in open_lines(self.path):
-                if clock.unlimited:
-                    batch.append(raw)
-                    if len(batch) >= CHUNK:
-                        note_newest()
-                        await flush()
-                    continue
-                ts = timer(raw)
-                if ts is None:
-                    batch.append(raw)  # a continuation (traceback, tqdm): goes with its line
-                    continue
-                clock.start_at(ts)
-                pos = clock.position()
-                if pos is None or ts > pos:
-                    await flush()
-                    await clock.wait_until(ts)
-                clock.note_released(ts)
                 batch.append(raw)
                 if len(batch) >= CHUNK:
                     await flush()
-            note_newest()
             await flush()
         except InputError as e:
             feed.status(SourceStatus(self.host, FAILED, str(e)))
@@ -280,6 +241,7 @@ class ReplaySource(Source):
         finally:
             self.done = True
             clock.open_sources -= 1
+            clock._notify()
         feed.status(SourceStatus(self.host, ENDED, f"{self.label}: {self.lines_read} lines"))
 
 

@@ -61,6 +61,34 @@ class MtpApp(App):
         self.run_worker(self.dash.feed.run_pump(), name="pump", group="pump", exit_on_error=True)
         if self.start_sources:
             self.start_source_workers()
+        if self.dash.opening is not None:
+            self.run_worker(self._open_files, name=self.dash.opening.label, group="open", thread=True,
+                            exit_on_error=False)
+
+    def _open_files(self) -> None:
+        """In a thread: the files read at once (tui/opening.py), then handed to the screen."""
+        from mtptui.core.opener import Stopped
+        from mtptui.sources.file import InputError
+
+        opening = self.dash.opening
+        store = self.dash.store
+        try:
+            opened = opening.read(store.capacity, store.events.maxlen or 5000)
+        except Stopped:
+            return  # the session ended first
+        except InputError as e:
+            self.call_from_thread(self._open_failed, str(e))
+            return
+        self.call_from_thread(self._opened, opened)
+
+    def _opened(self, opened) -> None:
+        self.dash.adopt(opened)
+        self.screen.redraw_now()
+
+    def _open_failed(self, problem: str) -> None:
+        self.dash.opening.finish(problem)
+        self.dash.feed.status(SourceStatus(None, FAILED, problem))
+        self.notify(problem, severity="error", timeout=STICKY_S, markup=False)
 
     def start_source_workers(self) -> None:
         for src in self.dash.sources:
@@ -68,6 +96,8 @@ class MtpApp(App):
                             exit_on_error=False)
 
     async def on_unmount(self) -> None:
+        if self.dash.opening is not None:
+            self.dash.opening.progress.stop()  # a read under way gives up (q during the load)
         for ctl in self.dash.controls.values():
             await ctl.close()
 

@@ -13,8 +13,10 @@ from mtptui.config import Config
 from mtptui.core.alerts import Alert, AlertTracker, evaluate
 from mtptui.core.store import Store
 from mtptui.sources.base import Source
-from mtptui.sources.replay import ReplayClock, ReplaySource
+from mtptui.core.opener import Opened
+from mtptui.sources.replay import MAX_SPEED, ReplayClock, ReplaySource
 from mtptui.tui.feed import DashboardFeed
+from mtptui.tui.opening import Opening
 from mtptui.tui.running import Running
 from mtptui.tui.timeline import Timeline
 from mtptui.tui.viewmodel import CHART_METRICS
@@ -26,7 +28,7 @@ ALERT_EVERY_S = 0.5  # alerts hold for tens of seconds: judging them twice a sec
 class Dashboard:
     def __init__(self, sources: list[Source], *, config: Config | None = None, read_only: bool = False,
                  title: str = "", wall: Callable[[], float] = time.time, store_capacity: int = 4096,
-                 log_lines: int = 20000, controls: dict | None = None) -> None:
+                 log_lines: int = 20000, controls: dict | None = None, opening: Opening | None = None) -> None:
         from mtptui.tui.logbuffer import LogBuffer
 
         self.sources = list(sources)
@@ -45,6 +47,11 @@ class Dashboard:
         self.feed = DashboardFeed(self.store, log=self.log, wall=wall)
         clocks = {id(s.clock): s.clock for s in self.sources if isinstance(s, ReplaySource)}
         self.replay: ReplayClock | None = next(iter(clocks.values()), None)
+        # open: the files read at once (opening.py); then a replay at its end, to seek back in
+        self.opening = opening
+        if opening is not None and self.replay is None:
+            self.replay = ReplayClock(MAX_SPEED)
+        self.feed.clock = self.replay  # the replay's lines are released to the store at its pace
         self.timeline = Timeline(self.store, replay=self.replay, wall=wall,
                                  last_arrival=lambda: self.feed.last_arrival,
                                  link=lambda: self.feed.state_of(self.host))
@@ -132,6 +139,7 @@ class Dashboard:
 
     # -- per tick -----------------------------------------------------------------------------
     def tick(self) -> None:
+        self.store.settle()  # what the lane read since the last tick, in the rings and epochs
         now_wall = self.wall()
         read = self.feed.counts.read
         marks = self._rate_marks
@@ -165,7 +173,29 @@ class Dashboard:
             self.alerts.update(h, found, now)
             self.active_alerts[h] = found
 
+    def adopt(self, opened: Opened) -> None:
+        """The opened files' store becomes this one's content (on the app's thread, at once):
+        their figures, the log pane's last lines, and a replay clock that has reached the end."""
+        self.store.merge(opened.store)
+        self.feed.counts.merge(opened.counts)
+        if self.opening is not None:
+            self.log.add_raw(self.opening.log_tail(self.log.lines.maxlen or 0), None)  # read when shown
+            self.opening.finish()
+        self._rate_marks.clear()  # read at once: no rate of lines to show
+        clock = self.replay
+        if clock is not None:
+            clock.sources_seen += 1  # one source, already at its end
+            if self.store.last_ts is not None:
+                clock.note_released(self.store.last_ts)
+
+    def state_label(self) -> str:
+        if self.opening is not None and not self.opening.done:
+            return "OPENING"
+        return self.timeline.state_label()
+
     def source_label(self) -> str:
+        if self.opening is not None:
+            return self.opening.label if self.opening.done else self.opening.status()
         labels = [s.label for s in self.sources if s.label]
         if not labels:
             return "no source"

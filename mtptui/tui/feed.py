@@ -4,6 +4,11 @@ Pushing is an append (sources may push from any task on the event loop, in chunk
 parses at most ``slice_s`` of work at a time and then yields, so a burst of 100,000 lines never
 blocks a keypress for more than a slice. The screen reads the store on its own tick.
 
+A replay's lines come paced (``paced``): parsed here like any others (once), then held, each file
+on its own, until the replay clock reaches their time, and only then handed to the store; a line
+without a time (a traceback's) goes with the line before it. At full speed nothing waits: they go
+in as live lines do, through the compiled lane, the log pane taking them raw.
+
 Nothing is lost silently: when the backlog grows past ``max_pending`` (a live stream faster than
 this machine can parse) the oldest pending chunks are dropped and counted as dropped lines.
 """
@@ -16,10 +21,13 @@ from collections import deque
 from collections.abc import Callable
 
 from mtptui.core.ingest import Ingest
+from mtptui.core.parse import Parsed
 from mtptui.core.records import Event
 from mtptui.core.store import Store
 from mtptui.sources.base import RECONNECTING, SourceStatus
 from mtptui.tui.logbuffer import LogBuffer
+
+SLICE_LINES = 512  # lines parsed between two looks at the clock (a slice is over at slice_s)
 
 
 class DashboardFeed:
@@ -28,12 +36,18 @@ class DashboardFeed:
                  wall: Callable[[], float] = time.time) -> None:
         self.store = store
         self.log = log if log is not None else LogBuffer()
-        self.ingest = Ingest(store, self.log)
+        # The store alone: so the compiled lane reads the lines that come as they are (a flood);
+        # the log pane takes them raw, read only when shown.
+        self.ingest = Ingest(store)
         self.wall = wall
         self.max_pending = max_pending
         self.room = room  # a waiting source pushes more once the backlog is below this
         self.slice_s = slice_s
-        self._pending: deque[tuple[str | None, list[str]]] = deque()
+        # (host, chunk, whose pace: a replay source, or None for lines taken as they come)
+        self._pending: deque[tuple[str | None, list[str], object]] = deque()
+        # a replay source -> its lines parsed and waiting for the clock: (log time or None, line)
+        self._held: dict[object, deque[tuple[float | None, Parsed]]] = {}
+        self.clock = None  # the ReplayClock that paces the replay sources' lines
         self._pos = 0  # lines of the first pending chunk already parsed
         self.pending = 0
         self.statuses: dict[str | None, SourceStatus] = {}
@@ -46,14 +60,21 @@ class DashboardFeed:
 
     # -- the Feed protocol (called by sources) ------------------------------------------------
     def lines(self, raw: list[str], host: str | None) -> None:
+        self._push(raw, host, None)
+
+    def paced(self, source: object, raw: list[str], host: str | None) -> None:
+        """A replay source's lines: released to the store as the replay clock reaches them."""
+        self._push(raw, host, source)
+
+    def _push(self, raw: list[str], host: str | None, pace: object) -> None:
         if not raw:
             return
-        self._pending.append((host, raw))
+        self._pending.append((host, raw, pace))
         self._streamed.add(host)
         self.pending += len(raw)
         self.last_arrival = self.wall()
         while self.pending > self.max_pending and len(self._pending) > 1:
-            h, old = self._pending.popleft()
+            h, old, _ = self._pending.popleft()
             lost = len(old) - self._pos
             self._pos = 0
             self.pending -= lost
@@ -82,19 +103,30 @@ class DashboardFeed:
 
     # -- parsing ------------------------------------------------------------------------------
     def pump(self, budget_s: float | None = None) -> int:
-        """Parses pending lines for about `budget_s` seconds; returns how many it parsed."""
+        """Parses pending lines for about `budget_s` seconds, and releases the held lines that
+        are due; returns how many lines it parsed or released."""
         budget = self.slice_s if budget_s is None else budget_s
         deadline = time.perf_counter() + budget
-        feed = self.ingest.feed
-        done = 0
+        parse = self.ingest.parser.parse
+        done = moved = self._release()
         while self._pending:
-            host, chunk = self._pending[0]
+            host, chunk, pace = self._pending[0]
+            if pace is not None and self.clock is not None and self.clock.held >= self.room:
+                break  # parsed far enough ahead of the clock
             i = self._pos
             n = len(chunk)
             while i < n:
-                stop = min(n, i + 256)
-                for k in range(i, stop):
-                    feed(chunk[k], host)
+                stop = min(n, i + SLICE_LINES)
+                clock = self.clock
+                if pace is None or clock is None or (clock.unlimited and not self._held.get(pace)):
+                    # As they come (live; a replay at full speed): the compiled lane, in bulk.
+                    part = chunk[i:stop] if i or stop < n else chunk
+                    self.ingest.feed_many(part, host)
+                    self.log.add_raw(part, host)
+                    if pace is not None and self.store.last_ts is not None:
+                        clock.note_released(self.store.last_ts)
+                else:
+                    self._hold(pace, [parse(chunk[k], host) for k in range(i, stop)])
                 done += stop - i
                 i = stop
                 if time.perf_counter() >= deadline:
@@ -106,17 +138,67 @@ class DashboardFeed:
                 self._pos = i
             if time.perf_counter() >= deadline:
                 break
-        self.pending -= done
-        if self._room is not None and self.pending <= self.room // 2:
+        self.pending -= done - moved
+        done += self._release()
+        if self._room is not None and self._load() <= self.room // 2:
             self._room.set()
         return done
 
+    def _hold(self, pace: object, parsed: list[Parsed]) -> None:
+        q = self._held.get(pace)
+        if q is None:
+            q = self._held[pace] = deque()
+        clock = self.clock
+        for p in parsed:
+            rec = p.record
+            ts = rec.ts if rec is not None and rec.ts is not None else (p.line.ts if p.line is not None else None)
+            if ts is not None:
+                clock.start_at(ts)  # the first line anchors the clock
+            q.append((ts, p))
+        clock.held += len(parsed)
+
+    def _release(self) -> int:
+        """Hands the held lines that the clock has reached to the store; returns how many."""
+        clock = self.clock
+        if clock is None or not clock.held:
+            return 0
+        pos = clock.position()
+        take = self.ingest.take
+        add_line = self.log.add_line
+        n = 0
+        newest = None
+        for q in self._held.values():
+            while q:
+                ts, p = q[0]
+                if ts is not None:
+                    if pos is None or ts > pos:
+                        break
+                    newest = ts if newest is None or ts > newest else newest
+                q.popleft()
+                take(p)
+                add_line(p)
+                n += 1
+        clock.held -= n
+        if newest is not None:
+            clock.note_released(newest)
+        return n
+
+    def _next_due(self) -> float | None:
+        """The earliest log time a held line waits for."""
+        heads = [q[0][0] for q in self._held.values() if q and q[0][0] is not None]
+        return min(heads) if heads else None
+
+    def _load(self) -> int:
+        return self.pending + (self.clock.held if self.clock is not None else 0)
+
     def drain(self) -> int:
-        """Parses everything pending (tests, headless use)."""
+        """Parses everything pending, and releases what is due (tests, headless use)."""
         total = 0
-        while self._pending:
-            total += self.pump(1.0)
-        return total
+        while True:
+            n = self.pump(1.0)
+            total += n
+            if not n:
+                return total
 
     def hold(self, seconds: float) -> None:
         """Pauses parsing for a moment: a key was pressed, and its frame comes first. Lines wait
@@ -133,20 +215,38 @@ class DashboardFeed:
     async def run_pump(self) -> None:
         """Runs for the session: parse a slice, yield to the UI, repeat while lines wait."""
         self._wake = asyncio.Event()
+        idle = False
         while True:
-            if not self._pending:
-                self._wake.clear()
-                await self._wake.wait()
+            if idle or not (self._pending or self._held_due()):
+                await self._idle()
             wait = self._hold_until - time.monotonic()
             if wait > 0:
                 await asyncio.sleep(wait)
                 continue
-            self.pump()
+            idle = self.pump() == 0
             await asyncio.sleep(0)
+
+    def _held_due(self) -> bool:
+        clock = self.clock
+        return clock is not None and clock.held > 0
+
+    async def _idle(self) -> None:
+        """Until lines come, or the clock reaches a held line (a seek or a change of speed too)."""
+        self._wake.clear()
+        due = self._next_due()
+        if due is None or self.clock is None:
+            await self._wake.wait()
+            return
+        waits = [asyncio.ensure_future(self._wake.wait()), asyncio.ensure_future(self.clock.wait_until(due))]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
 
     async def wait_room(self) -> None:
         """Back-pressure for sources that can wait (a file replay): returns once the backlog is small."""
-        if self.pending < self.room:
+        if self._load() < self.room:
             await asyncio.sleep(0)
             return
         if self._room is None:

@@ -12,11 +12,12 @@ from mtptui.sources.base import Source
 
 def run_dashboard(sources: list[Source], *, config: Config, read_only: bool = False,
                   title: str = "", window: str | None = None, theme: str | None = None,
-                  controls: dict | None = None) -> int:
+                  controls: dict | None = None, opening=None) -> int:
     """Opens the dashboard on `sources` until the user quits. Returns the exit code (0 on quit).
 
     `config`: the typed config (hosts with accent colours and tags, thresholds, keys, theme,
-    profiles, control settings), as every command loads it. `read_only` hides actions that change a server.
+    profiles, control settings), as every command loads it. `opening`: files to read at once
+    (tui/opening.py) instead of sources, for `open`. `read_only` hides actions that change a server.
     `window` (a label of tui/windows.py) and `theme` are the starting choices. `controls`:
     host -> HostControl, what the keys s [ ] p R act on; by default one for each source that can act
     (SSH, the local journal, the demo's child: control.session.host_controls). None at all (a
@@ -31,14 +32,14 @@ def run_dashboard(sources: list[Source], *, config: Config, read_only: bool = Fa
 
         controls = host_controls(sources, config)
     app = build_app(sources, config=config, read_only=read_only, title=title, window=window, theme=theme,
-                    controls=controls)
+                    controls=controls, opening=opening)
     result = app.run()
     return int(result or 0) if isinstance(result, int) else (app.return_code or 0)
 
 
 def build_app(sources: list[Source], *, config: Config | None = None, read_only: bool = False,
               title: str = "", tick_hz: float = 10.0, theme: str | None = None, window: str | None = None,
-              wall=None, start_sources: bool = True, controls: dict | None = None):
+              wall=None, start_sources: bool = True, controls: dict | None = None, opening=None):
     """The app without running it: tests and the benchmark drive it with Textual's Pilot.
     `config` None: the defaults, as from an empty config file."""
     import time
@@ -47,7 +48,7 @@ def build_app(sources: list[Source], *, config: Config | None = None, read_only:
     from mtptui.tui.controller import Dashboard
 
     dash = Dashboard(sources, config=config, read_only=read_only, title=title, wall=wall or time.time,
-                     controls=controls)
+                     controls=controls, opening=opening)
     if window:
         dash.timeline.set_window(window)
     return MtpApp(dash, tick_hz=tick_hz, theme=theme, start_sources=start_sources)

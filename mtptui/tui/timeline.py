@@ -88,8 +88,7 @@ class Timeline:
         return (None if w is None else t1 - w), t1
 
     def oldest(self) -> float | None:
-        firsts = [t for s in self.store.series.values()
-                  for t in (s.decode.first_time(), s.prefill.first_time()) if t is not None]
+        firsts = [s.first_batch_ts for s in self.store.series.values() if s.first_batch_ts is not None]
         return min(firsts) if firsts else None
 
     def following(self) -> bool:

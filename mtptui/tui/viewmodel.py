@@ -17,8 +17,9 @@ from mtptui.core.alerts import Thresholds
 from mtptui.core.compare import EpochRow, epoch_rows
 from mtptui.core.epochs import Epoch, spec_settings
 from mtptui.core.series import present
-from mtptui.core.stats import describe
+from mtptui.core.stats import assemble, describe
 from mtptui.core.store import RankSeries, Store
+from mtptui.core.valueset import Rows
 
 
 @dataclass(frozen=True)
@@ -243,11 +244,30 @@ class PanelView:
     scope: str = ""  # what min/mean/max cover: `epoch 3` or `window 5m`
 
 
+def exact_rows(series: RankSeries, t0: float | None, t1: float | None, run: RunState | None,
+               epoch_scope: bool) -> Rows | None:
+    """The value sets that hold exactly the rank's lines in [t0, t1], where there are such: all
+    its lines (the window "all" over the whole span, at or past its last line), or all of the
+    epoch's (the epoch at the playhead, its whole span in the window, at or past its end). For
+    numbers over more than the ring buffer holds: `summary`'s numbers, not the newest samples'."""
+    if t1 is None or series.last_batch_ts is None:
+        return None
+    if not epoch_scope:
+        return series.whole if t0 is None and t1 >= series.last_batch_ts else None
+    e = run.epoch if run is not None else None
+    if e is None or (t0 is not None and t0 > after(e.start)):
+        return None
+    end = e.end if e.end is not None else series.last_batch_ts
+    return e.per_rank.get(series.rank) if t1 >= end else None
+
+
 def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: dict | None,
                th: Thresholds, run: RunState | None = None, spark_from: float | None = None,
-               spark_points: int = SPARK_POINTS) -> PanelView:
+               spark_points: int = SPARK_POINTS, exact: Rows | None = None) -> PanelView:
     """One rank over [t0, t1]. `run`: the epoch at t1, for the state before its first decode
-    line; `spark_from`: where the sparklines begin when t0 is None (the window "all")."""
+    line; `spark_from`: where the sparklines begin when t0 is None (the window "all"); `exact`:
+    the value sets of exactly its lines in [t0, t1] (exact_rows), for figures over more than
+    the ring buffer holds."""
     metrics: dict[str, MetricView] = {}
     last_t: dict[str, float] = {}
     times, columns = series.decode.raw_windows(PANEL_COLUMNS, t0, t1)
@@ -255,12 +275,34 @@ def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: 
     b = t1 if t1 is not None else (times[-1] if times else None)
     limit = gap_limit(times)
     shared = cell_cuts(times, a, b, spark_points) if a is not None and b is not None and b > a else None
+    first = series.decode.first_time()
+    truncated = bool(len(series.decode) >= series.decode.capacity and first is not None
+                     and (t0 is None or t0 < first))
+    if truncated:  # the overview's spans draw the part of the window before the ring
+        limit = max(limit, 2 * series.overview.width)
     for m in MAIN_METRICS + SMALL_METRICS:
         ts, vs = present(times, columns[m])
-        spark = (spark_cells(ts, vs, a, b, spark_points, limit, shared if ts is times else None)
+        sts, svs, cuts = ts, vs, (shared if ts is times else None)
+        if truncated and shared is not None:
+            early_t, early_v = series.overview.points(m, a, first)
+            keep = sum(1 for t in early_t if t < first)
+            if keep:
+                sts, svs, cuts = early_t[:keep] + list(ts), early_v[:keep] + list(vs), None
+        spark = (spark_cells(sts, svs, a, b, spark_points, limit, cuts)
                  if shared is not None else [None] * spark_points)
         # no percentiles: a panel does not show them, and they need a sort, every frame
-        metrics[m] = MetricView(m, describe(vs, percentiles=False), spark)
+        stats = describe(vs, percentiles=False)
+        early = series.overview.totals(m, t0, first) if truncated and exact is None else None
+        if early is not None:
+            # Before the ring: the overview's spans (figures at their grain; `exact` has better)
+            n, total, lo, hi, last, at = early
+            if stats is not None:
+                n, total, lo, hi = n + stats["n"], total + math.fsum(vs), min(lo, stats["min"]), max(hi, stats["max"])
+                last = stats["last"]
+            stats = assemble(n, total, lo, hi, last)
+            if not ts:
+                last_t[m] = at
+        metrics[m] = MetricView(m, stats, spark)
         if ts:
             last_t[m] = ts[-1]
     g_ts, g_vs = present(times, columns["graph"])
@@ -287,9 +329,19 @@ def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: 
     last = _last_time_at_or_before(series, t1)
     if t1 is not None and last is not None and t1 - last > th.stale_s:
         stale_s = t1 - last
-    first = series.decode.first_time()
-    truncated = bool(len(series.decode) >= series.decode.capacity and first is not None
-                     and (t0 is None or t0 < first))
+    early = series.overview.totals("graph", t0, first) if truncated else None
+    if early is not None:  # the batches before the ring, and those without graphs, from the overview
+        n_early, on_early = early[0], early[1]
+        graph_off += round(n_early - on_early)
+        n_decode += n_early
+    if truncated and exact is not None:
+        # More than the ring holds: the figures from the value sets of every line there.
+        for m, st in exact.describe(percentiles=False).items():
+            if m in metrics:
+                metrics[m].stats = st
+        if exact is series.whole:
+            graph_off, n_decode = series.graph_off, series.decode_batches
+        truncated = False  # the figures cover the window; the sparklines draw it from the overview
     view = PanelView(series.host, series.rank, state, configured, graph_off_now, graph_off, n_decode,
                      stale_s, steps + 1 if isinstance(steps, int) else None, metrics, truncated, now)
     if run is not None and run.epoch is not None and run.fresh:
@@ -374,6 +426,14 @@ def chart_series(store: Store, host: str | None, metric: str, t0: float | None, 
     out = {}
     for s in store.ranks(host):
         ts, vs = s.window(metric, t0, t1)
+        first = s.decode.first_time()
+        if (len(s.decode) >= s.decode.capacity and first is not None and (t0 is None or t0 < first)
+                and metric in s.overview.columns):
+            # The window reaches past the ring: the overview's spans draw the time before it.
+            before = s.overview.points(metric, t0, first)
+            keep = [i for i, t in enumerate(before[0]) if t < first]
+            ts = [before[0][i] for i in keep] + ts
+            vs = [before[1][i] for i in keep] + vs
         if ts:
             out[s.rank] = bucket_by_time(ts, vs, points)
     return out

@@ -149,3 +149,42 @@ async def test_table_mode_on_a_short_screen_shows_the_same_numbers():
         for rank, exp in want.items():
             line = next(ln for ln in text.splitlines() if f" {rank} " in ln)
             assert f"{exp['mean']:.2f}" in line and f"{exp['min']:.2f}" in line
+
+
+# -- an opened file (mtptui open): read at once, more lines than the ring buffers hold ----------
+async def test_opened_file_panels_equal_summary_json_over_the_whole_file(tmp_path):
+    from tui_helpers import long_log, open_app
+
+    from mtptui.tui.widgets.status_bar import StatusBar
+
+    path = long_log(tmp_path / "long.log")
+    doc = summary_json(path)
+    app = open_app(path, window="all")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        store = app.dash.store
+        assert all(len(s.decode) == s.decode.capacity < s.decode_batches for s in store.ranks("gpu-h1"))
+        # At the end, by default: the last epoch (the spec-on run), every line of it.
+        last = doc["epochs"][-1]
+        for metric in ("accept_len", "accept_rate", "gen_throughput"):
+            for rank, got in panel_stats(app, metric).items():
+                assert_same(got, last["ranks"][rank][metric], (rank, metric))
+            for rank, row in panel_rows(app.screen, metric).items():
+                exp = last["ranks"][rank][metric]
+                assert row == [fmt_value(metric, exp[k]) for k in ("min", "mean", "max")]
+        # W: the whole file, across the restart, as summary's series.
+        await pilot.press("W")
+        want = {s["rank"]: s["decode"] for s in doc["series"]}
+        for metric in ("accept_len", "accept_rate", "gen_throughput", "running_req", "queue_req"):
+            for rank, got in panel_stats(app, metric).items():
+                assert_same(got, want[rank][metric], (rank, metric))
+        notes = {p.rank: str(p.border_subtitle) for p in app.screen.query(RankPanel)}
+        for rank, note in notes.items():
+            exp = want[rank]
+            assert f"no graphs {exp['graph_off']}/{exp['batches']} batches" in note
+        # The epoch strip and the status bar: summary's epochs and line counts.
+        strip = " ".join(plain(app.screen.query_one(EpochStrip)).split())
+        assert "epoch 2/2" in strip and f"accept len {last['host_totals']['accept_len']:.2f}" in strip
+        lines = doc["lines"]
+        status = plain(app.screen.query_one(StatusBar))
+        assert f"{lines['read']:,} lines" in status

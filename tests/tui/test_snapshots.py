@@ -106,3 +106,11 @@ def test_compare_screen(snap_compare):
         await pilot.press("c", "down")
 
     assert snap_compare(make_app(TOGGLE, window="all"), terminal_size=(160, 48), run_before=run_before)
+
+
+def test_opened_file_whole(snap_compare, tmp_path):
+    """`mtptui open` on a log longer than the ring buffers: the whole file at once, the playhead
+    at its end; the chart and sparklines over the full span (the overview before the rings)."""
+    from tui_helpers import long_log, open_app
+
+    assert snap_compare(open_app(long_log(tmp_path / "long.log")), terminal_size=(160, 48), run_before=_settled)

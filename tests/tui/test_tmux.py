@@ -43,6 +43,20 @@ def _wait_for(sock: str, text: str, timeout: float = 20.0) -> str:
     raise AssertionError(f"{text!r} never appeared; the screen was:\n{screen}")
 
 
+def _settled(sock: str, text: str, timeout: float = 20.0) -> str:
+    """The screen once text is on it and two captures a moment apart agree: the frame that shows
+    an open's end may come before the one that fits the panels to the row its bar gave back."""
+    screen = _wait_for(sock, text, timeout)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        time.sleep(0.3)
+        again = _screen(sock)
+        if again == screen:
+            return screen
+        screen = again
+    raise AssertionError(f"the screen never settled; the last was:\n{screen}")
+
+
 def test_replay_in_tmux_reads_right(need):
     need(shutil.which("tmux"), "tmux is not installed")
     sock = f"mtptui-test-{uuid.uuid4().hex[:8]}"
@@ -50,7 +64,7 @@ def test_replay_in_tmux_reads_right(need):
     started = _tmux(sock, "new-session", "-d", "-x", "160", "-y", "48", "-s", "t", cmd)
     assert started.returncode == 0, started.stderr
     try:
-        screen = _wait_for(sock, "REPLAY ended")
+        screen = _settled(sock, "REPLAY ended")
         # What a newcomer reads: the host and its settings, a badge per rank, labelled numbers.
         assert "host gpu-h2" in screen and "spec EAGLE (MTP) steps=3 topk=1 draft=4" in screen
         assert screen.count("SPEC ON") == 8
@@ -82,12 +96,12 @@ def test_replay_at_80x24_keeps_what_matters(need):
     started = _tmux(sock, "new-session", "-d", "-x", "80", "-y", "24", "-s", "t", cmd)
     assert started.returncode == 0, started.stderr
     try:
-        screen = _wait_for(sock, "REPLAY ended")
+        screen = _settled(sock, "REPLAY ended")
         lines = screen.splitlines()
         assert all(len(line) <= 80 for line in lines)
         assert "host gpu-h2  TP 8 · DP 8" in screen and "\n epoch 1/1 " in screen
         assert "spec EAGLE (MTP) steps=3 topk=1 draft=4" in screen  # the status bar's settings
-        assert "replay dp-attention-8.log │ REPLAY ended; ← to seek at 16:02:57" in screen
+        assert "open dp-attention-8.log │ REPLAY ended; ← to seek at 16:02:57" in screen  # max: opened
         assert "╭─ accept len (tokens per step" in screen
         rows = [line for line in lines if line.startswith("│ ") and " SPEC ON " in line]
         assert rows

@@ -37,6 +37,9 @@ def _python_path(m: pytest.MonkeyPatch) -> None:
     m.setattr(compiled, "split_sums", None)
     m.setattr(compiled, "context_keys", None)
     m.setattr(compiled, "exact_parts", None)
+    m.setattr(compiled, "dense_add", None)
+    m.setattr(compiled, "dense_nonzero", None)
+    m.setattr(compiled, "at_scale", None)
 
 
 @pytest.fixture
@@ -307,6 +310,47 @@ def test_exact_parts_sum_as_the_python_way_does(batches):
     assert mean(True) == mean(False)
 
 
+@settings(max_examples=150, deadline=None)
+@given(chunks=st.lists(st.tuples(_logs, st.sampled_from([None, "gpu1", "gpu2"])), max_size=4),
+       fold=st.sampled_from([2, valueset.FOLD]))
+def test_lines_read_for_a_host_read_as_the_python_path_does(chunks, fold):
+    """A source that names its host (a config name, over the envelope's): the lane reads its lines
+    for that host, as parse(raw, host) does, however the hosts of the chunks alternate."""
+    fast, slow = _both(lambda i: [i.feed_many(lines, host) for lines, host in chunks], fold)
+    assert fast == slow
+
+
+def _store(feed) -> str:
+    """A dashboard store fed through an Ingest: its rings, whole-span statistics, epochs, events."""
+    from mtptui.core.store import Store
+
+    store = Store(capacity=8, clock=lambda: 0.0)
+    ingest = Ingest(store)
+    feed(ingest)
+    ranks = {f"{h} {r}": {"decode": [s.decode.times(), {c: s.decode.raw_windows((c,))[1][c].tolist()
+                                                         for c in s.decode.columns}],
+                          "prefill": s.prefill.times(), "whole": s.whole.describe(),
+                          "counts": [s.decode_batches, s.prefill_batches, s.graph_off, s.first_batch_ts, s.last_batch_ts]}
+             for (h, r), s in store.series.items()}
+    epochs = [e.to_json() for e in store._epochs.all()]
+    events = [(e.kind, e.ts, e.host, e.rank) for e in store.events]
+    return json.dumps([ranks, epochs, events, ingest.counts.to_json(), store.last_ts], default=str)
+
+
+@settings(max_examples=150, deadline=None)
+@given(chunks=st.lists(st.tuples(_logs, st.sampled_from([None, "gpu1"])), max_size=3))
+def test_the_store_fed_by_the_lane_is_the_store_fed_by_the_python_path(chunks):
+    """The dashboard's store takes the lane's timed rows in bulk: the same rings, statistics,
+    epochs and events as from one record at a time."""
+    def feed(i):
+        for lines, host in chunks:
+            i.feed_many(lines, host)
+
+    with pytest.MonkeyPatch.context() as m:
+        fast = _store(feed)
+        _python_path(m)
+        slow = _store(feed)
+    assert fast == slow
 _key_parts = st.one_of(st.floats(min_value=-10, max_value=2e5), st.sampled_from(
     [float("nan"), 0.0, 1.0, 4096.0, 16384.0, 65536.0, 1e308, float("inf")]))
 # (an infinite value: C leaves the sums to Python)
@@ -336,3 +380,52 @@ def test_buckets_of_load_and_context_fill_as_the_python_way_fills_them(rows):
             return out
 
     assert fill(True) == fill(False)
+
+
+_counts = st.lists(st.integers(0, 300), max_size=80)
+
+
+@settings(max_examples=300, deadline=None)
+@given(mine=_counts, theirs=_counts, at=st.integers(0, 20), mine_code=st.sampled_from("BHIQ"),
+       theirs_code=st.sampled_from("BHIQ"), lo=st.integers(-10**6, 10**6), decimals=st.integers(0, 6))
+def test_dense_counts_merge_and_read_back_as_the_python_way_does(mine, theirs, at, mine_code, theirs_code, lo, decimals):
+    """Two dense sets' counts added range to range (widened when a sum outgrows the type, as
+    counts past 255 do here in a set of bytes), and read back as (values, counts)."""
+    from mtptui.core import valueset
+
+    def sets():
+        a, b = valueset.ValueSet(), valueset.ValueSet()
+        for s, counts, code, first in ((a, mine, mine_code, lo), (b, theirs, theirs_code, lo + at)):
+            s.form, s.decimals, s.lo, s.n = valueset.DENSE, decimals, first, sum(counts) + 1
+            s.dense = array(code, [min(c, (1 << 8 * array(code).itemsize) - 1) for c in counts] or [1])
+            s.last = 0.0
+        return a, b
+
+    def merged(use_c: bool):
+        with pytest.MonkeyPatch.context() as m:
+            if not use_c:
+                _python_path(m)
+            a, b = sets()
+            a.merge(b)
+            return a.form, a.dense.typecode if a.dense is not None else None, \
+                list(a.dense) if a.dense is not None else None, [list(x) for g in a._groups() for x in g]
+
+    assert merged(True) == merged(False)
+
+
+@settings(max_examples=500, deadline=None)
+@given(values=st.lists(st.one_of(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12),
+                                  st.integers(-10**9, 10**9).map(lambda k: k / 100),
+                                  st.sampled_from([0.0, -0.0, 0.005, 2.5, -2.5, 1e15, 4503599627370496.0])),
+                       max_size=40),
+       decimals=st.integers(0, 6))
+def test_values_turn_into_dense_keys_as_the_python_way_does(values, decimals):
+    from mtptui.core import valueset
+
+    def keys(use_c: bool):
+        with pytest.MonkeyPatch.context() as m:
+            if not use_c:
+                _python_path(m)
+            return valueset._at_scale(values, 10**decimals)
+
+    assert keys(True) == keys(False)

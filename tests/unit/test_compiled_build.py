@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import sysconfig
 from pathlib import Path
@@ -13,8 +14,11 @@ from mtptui.core import compiled
 
 
 def can_compile() -> bool:
+    """What the build would find: the compiler CC names (as setuptools takes it), else cc or gcc."""
     headers = Path(sysconfig.get_paths()["include"]) / "Python.h"
-    return bool(shutil.which("cc") or shutil.which("gcc")) and headers.exists()
+    cc = os.environ.get("CC", "").split()
+    found = shutil.which(cc[0]) if cc else shutil.which("cc") or shutil.which("gcc")
+    return bool(found) and headers.exists()
 
 
 @pytest.mark.skipif(not can_compile(), reason="no C compiler or Python headers here")

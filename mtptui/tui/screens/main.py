@@ -15,7 +15,7 @@ from textual.css.query import NoMatches
 from textual.containers import Horizontal, Vertical
 from textual.geometry import Size
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Tab, Tabs
+from textual.widgets import Footer, Header, Input, ProgressBar, Tab, Tabs
 
 from mtptui.core.alerts import ERROR, by_rank
 from mtptui.tui.bindings import screen_bindings
@@ -23,7 +23,7 @@ from mtptui.tui.keytable import ACTING_ACTIONS
 from mtptui.tui.controller import Dashboard
 from mtptui.tui.running import Running
 from mtptui.tui.themes import host_accent, host_tags
-from mtptui.tui.viewmodel import (METRICS, accept_len_cap, after, chart_series, clock_text, host_epoch_rows,
+from mtptui.tui.viewmodel import (METRICS, accept_len_cap, after, chart_series, clock_text, exact_rows, host_epoch_rows,
                                   host_label, host_scales, layout_text, panel_view, run_state, spec_for,
                                   spec_short, spec_text, strip_view)
 from mtptui.tui.widgets.action_bar import ActionBar
@@ -38,6 +38,7 @@ from mtptui.tui.widgets.status_bar import StatusBar, StatusData
 
 MAX_TIMELINE = 300
 CHART_HZ = 4.0
+FLOOD_CHART_HZ = 2.0  # under a flood the panels' numbers come first (DATA_HZ); the plot, half as often
 FLOOD_LINES_PER_S = 5000
 FLASH_S = 3.0
 DATA_HZ = 5.0
@@ -60,6 +61,7 @@ class MainScreen(Screen):
         self._hosts_shown: list = []
         self.redraws = 0  # full redraws done, by the tick or by a key (the benchmark reads them)
         self.tick_redraws = 0
+        self.data_redraws = 0  # the panels' numbers computed afresh from the store, by a tick or a key
         self._chart_at = 0.0
         self._data_at = 0.0
         self._flash: tuple[str, float] | None = None
@@ -84,6 +86,7 @@ class MainScreen(Screen):
         yield Input(placeholder="filter the log: a word or phrase (Enter applies, Esc closes, empty clears)",
                     id="filter")
         with Vertical(id="bars"):
+            yield ProgressBar(id="loading", show_eta=False)
             yield StatusBar(id="status")
             yield Footer()
 
@@ -92,6 +95,7 @@ class MainScreen(Screen):
         self.sub_title = self.dash.title or self.dash.source_label()
         self.query_one("#hosts", Tabs).display = False
         self.query_one("#filter", Input).display = False
+        self.query_one("#loading", ProgressBar).display = self.dash.opening is not None
         self.query_one("#events", EventTimeline).border_title = "events"
         self.set_interval(1 / self.tick_hz, self.tick, name="redraw")
         self.call_after_refresh(self.tick)
@@ -102,9 +106,11 @@ class MainScreen(Screen):
         if not force_chart and d.feed.holding():
             return  # a key is being shown: its own redraw did this tick's work
         self._ticks += 1
-        if not force_chart and self._ticks % 2 and (d.lines_per_s or 0) > FLOOD_LINES_PER_S:
-            return  # a flood: every frame costs parsing time, so the screen moves at 5 Hz
+        if (not force_chart and self._ticks % 2 and (d.lines_per_s or 0) > FLOOD_LINES_PER_S
+                and time.monotonic() - self._data_at < 0.9 / DATA_HZ):
+            return  # a flood: every frame costs parsing time, so the screen moves at DATA_HZ
         d.tick()
+        self._draw_loading()
         self._sync_tabs()
         t0, t1 = d.timeline.bounds()
         host = d.host
@@ -116,7 +122,6 @@ class MainScreen(Screen):
         # number on every tick); keys and the status bar are not held back.
         if stamp != self._stamp and (force_chart or now - self._data_at >= 0.9 / DATA_HZ):
             self._stamp = stamp
-            self._data_at = now
             self.redraws += 1
             if not force_chart:
                 self.tick_redraws += 1
@@ -158,8 +163,13 @@ class MainScreen(Screen):
             views = self._views[1]
             self._stamp = None
         else:
+            # Fresh numbers: the next tick's come 1/DATA_HZ after these (a key that reused the
+            # panels of the last redraw does not put them off).
+            self.data_redraws += 1
+            self._data_at = time.monotonic()
             spark_from = pt0 if pt0 is not None else d.timeline.oldest()
-            views = [panel_view(s, pt0, t1, spec=spec, th=d.th, run=run, spark_from=spark_from)
+            views = [panel_view(s, pt0, t1, spec=spec, th=d.th, run=run, spark_from=spark_from,
+                                exact=exact_rows(s, pt0, t1, run, d.epoch_scope))
                      for s in store.ranks(host)]
             scales = host_scales(views, accept_len_cap(store, host, pt0, t1))
             scope = (f"epoch {run.number}" if d.epoch_scope and run.epoch is not None
@@ -175,9 +185,10 @@ class MainScreen(Screen):
         self.query_one(RankGrid).show(views, d.focused_rank, by_rank(alerts), room=self._grid_room(alerts),
                                       enlarged=self.maximized is self.query_one("#grid-scroll"))
         # The plot is the costliest widget (plotext builds it in Python): while data streams it is
-        # redrawn at most CHART_HZ times a second; a key redraws it at once.
+        # redrawn at most CHART_HZ times a second (FLOOD_CHART_HZ under a flood); a key redraws it at once.
         now = time.monotonic()
-        if force_chart or now - self._chart_at >= 0.9 / CHART_HZ:
+        chart_hz = FLOOD_CHART_HZ if (d.lines_per_s or 0) > FLOOD_LINES_PER_S else CHART_HZ
+        if force_chart or now - self._chart_at >= 0.9 / chart_hz:
             self._chart_at = now
             chart = self.query_one(MetricChart)
             points = max(20, chart.size.width * 2)
@@ -198,6 +209,23 @@ class MainScreen(Screen):
         else:
             self._stamp = None  # come back next tick for the chart
         self._draw_events(host, t1)
+
+    def _draw_loading(self) -> None:
+        """The bar of an open while it reads; gone once the file is on screen."""
+        opening = self.dash.opening
+        bar = self.query_one("#loading", ProgressBar)
+        if opening is None or not bar.display:
+            return
+        if opening.done:
+            # The screen has a row more: once laid out without the bar, the grid is fitted anew.
+            bar.display = False
+            self.call_after_refresh(self.redraw_now)
+            return
+        frac = opening.progress.fraction()
+        if frac is None:
+            bar.update(total=None)
+        else:
+            bar.update(total=100, progress=round(frac * 100, 1))
 
     def _grid_room(self, alerts: list) -> int:
         """Rows the rank grid may take: its box's max-height (app.tcss) as Textual resolves it,
@@ -287,7 +315,7 @@ class MainScreen(Screen):
             else:
                 self._flash = None
         self.query_one(StatusBar).show(StatusData(
-            source=d.source_label(), state=d.timeline.state_label(), playhead=clock_text(t1),
+            source=d.source_label(), state=d.state_label(), playhead=clock_text(t1),
             lines_per_s=d.lines_per_s, read=c.read, parsed=c.batch + c.event, unparsed=c.unparsed,
             dropped=c.dropped, malformed=c.malformed, backlog=d.feed.pending,
             lag="" if lag is None else f"last line {lag:.1f}s ago",

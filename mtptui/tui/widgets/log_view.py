@@ -99,7 +99,7 @@ class LogView(Widget, can_focus=True):
     def _eligible(self):
         """Entries that pass the filters, newest first, at or before the anchor."""
         n = 0
-        for e in reversed(self.buffer.lines):
+        for e in self.buffer.newest_first(self.host if self.only_host else None):
             n += 1
             if n > SCAN_LIMIT:
                 return
@@ -116,7 +116,7 @@ class LogView(Widget, can_focus=True):
             newest = self.buffer.seq
             if self.follow:  # held by the playhead: count what is stamped after it
                 hidden = 0
-                for e in reversed(self.buffer.lines):
+                for e in self.buffer.newest_first():
                     if e[TS] is None or self.playhead is None or e[TS] <= self.playhead:
                         break
                     hidden += 1

@@ -1,4 +1,5 @@
-"""The replay clock and source, without a screen (the dashboard's feed: tests/unit/test_dashboard_feed.py)."""
+"""The replay clock and source, without a screen; the source only reads, and the dashboard's feed
+(tests/unit/test_dashboard_feed.py) parses each line once and paces it by the clock, on a fake clock."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import time
 
 import pytest
 
+from mtptui.core.store import Store
 from mtptui.sources.base import ENDED, FAILED, SourceStatus
 from mtptui.sources.replay import MAX_SPEED, ReplayClock, ReplaySource, parse_speed
+from mtptui.tui.feed import DashboardFeed
 
 T0 = 1773072000.0
 
@@ -114,18 +117,33 @@ class ListFeed:
         raise AssertionError("a file replay loses nothing")
 
 
-async def test_replay_keeps_the_gaps_scaled_by_speed(tmp_path):
+def paced_feed(clock: ReplayClock) -> tuple[Store, DashboardFeed]:
+    store = Store()
+    feed = DashboardFeed(store)
+    feed.clock = clock
+    return store, feed
+
+
+async def test_the_source_only_reads_the_feed_parses_once_and_releases_at_the_clock(tmp_path):
     p = tmp_path / "x.log"
-    # 0 s, 1 s, then a 4 s gap: at 20x that is 0.05 s and 0.2 s.
+    # 0 s, 1 s, then a 4 s gap: at 20x that is 0.05 s and 0.2 s of (fake) wall time.
     p.write_text(line(T0) + line(T0 + 1) + line(T0 + 5))
-    feed = ListFeed()
-    clock = ReplayClock(20.0)
+    wall = FakeWall()
+    clock = ReplayClock(20.0, clock=wall)
+    store, feed = paced_feed(clock)
+    parsed = []
+    parse = feed.ingest.parser.parse
+    feed.ingest.parser.parse = lambda raw, host=None: parsed.append(raw) or parse(raw, host)
     await ReplaySource(str(p), clock).run(feed)
-    times = [t for t, _ in feed.got]
-    assert len(times) == 3
-    assert 0.03 <= times[1] - times[0] <= 0.2
-    assert 0.15 <= times[2] - times[1] <= 0.5
-    assert feed.states[-1].state == ENDED and clock.ended
+    assert feed.pending == 3 and parsed == [], "the source reads; it parses nothing"
+    feed.pump()
+    assert len(parsed) == 3 and feed.counts.read == 1, "parsed at once, the first line released"
+    for step, read in ((0.04, 1), (0.01, 2), (0.19, 2), (0.01, 3)):
+        wall.t += step
+        feed.pump()
+        assert feed.counts.read == read, (step, read)
+    assert len(parsed) == 3, "each line parsed once"
+    assert clock.ended and store.last_ts == T0 + 5
 
 
 async def test_full_speed_reads_everything_in_chunks(tmp_path):
@@ -139,25 +157,48 @@ async def test_full_speed_reads_everything_in_chunks(tmp_path):
 async def test_full_speed_still_tells_the_clock_where_the_data_ends(tmp_path):
     p = tmp_path / "x.log"
     p.write_text("".join(line(T0 + k) for k in range(5000)) + "a last line without a stamp\n")
-    clock = ReplayClock(MAX_SPEED)
-    await ReplaySource(str(p), clock).run(ListFeed())
-    assert clock.ended and clock.released == T0 + 4999
+    wall = FakeWall()
+    clock = ReplayClock(MAX_SPEED, clock=wall)
+    _, feed = paced_feed(clock)
+    await ReplaySource(str(p), clock).run(feed)
+    feed.drain()
+    assert clock.ended and clock.released == T0 + 4999 and feed.counts.read == 5001
     clock.set_speed(1.0, at=T0 + 4999)  # slowed down after the end: the clock stays there
-    await asyncio.sleep(0.05)
+    wall.t += 50
     assert clock.position() == T0 + 4999
 
 
 async def test_paused_replay_releases_nothing_until_resumed(tmp_path):
     p = tmp_path / "x.log"
     p.write_text(line(T0) + line(T0 + 1))
-    feed = ListFeed()
-    clock = ReplayClock(1.0, paused=True)
-    task = asyncio.ensure_future(ReplaySource(str(p), clock).run(feed))
-    await asyncio.sleep(0.2)
-    assert len(feed.got) <= 1  # the first line anchors the clock; nothing after it plays
+    clock = ReplayClock(1.0, paused=True, clock=FakeWall())
+    _, feed = paced_feed(clock)
+    await ReplaySource(str(p), clock).run(feed)
+    feed.drain()
+    assert feed.counts.read == 1 and not clock.ended  # the first line anchors the clock; nothing after it plays
     clock.seek(+5)
-    await asyncio.wait_for(task, 2)
-    assert len(feed.got) == 2
+    feed.drain()
+    assert feed.counts.read == 2 and clock.ended
+
+
+async def test_each_file_is_paced_on_its_own(tmp_path):
+    """Two files on one clock: a later line of one never holds back an earlier line of the other."""
+    a, b = tmp_path / "a.log", tmp_path / "b.log"
+    a.write_text(line(T0) + line(T0 + 10))
+    b.write_text(line(T0 + 5, rank=1))
+    wall = FakeWall()
+    clock = ReplayClock(1.0, clock=wall)
+    store, feed = paced_feed(clock)
+    await ReplaySource(str(a), clock).run(feed)
+    await ReplaySource(str(b), clock).run(feed)
+    feed.drain()
+    assert feed.counts.read == 1
+    wall.t += 5
+    feed.drain()
+    assert feed.counts.read == 2 and [s.rank for s in store.ranks(None)] == ["TP0", "TP1"]
+    wall.t += 5
+    feed.drain()
+    assert feed.counts.read == 3 and clock.ended
 
 
 async def test_unreadable_input_is_a_failed_status(tmp_path):

@@ -1,0 +1,53 @@
+"""`mtptui open` (and `replay --speed max`): the files read at once into the dashboard's store.
+
+The read runs in a thread (and forked readers for the parts of a big file, core/opener.py), so
+the screen keeps drawing its progress and keys keep working; quitting gives the read up. When it
+is done the screen shows the whole file, its playhead at the end, as a replay that has ended.
+No Textual here: the app runs ``read`` in a worker and hands the result to ``Dashboard.adopt``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from mtptui.core.opener import Opened, Progress, open_store
+from mtptui.sources.file import splittable, tail_lines
+
+
+class Opening:
+    def __init__(self, paths: list[str], names: list[str] | None = None) -> None:
+        self.paths = list(paths)
+        shown = names or self.paths
+        self.label = "open " + ", ".join(os.path.basename(p) for p in shown)
+        self.progress = Progress()
+        self.started: float | None = None
+        self.seconds: float | None = None  # how long the read took, once done
+        self.done = False
+        self.error: str | None = None
+
+    def read(self, capacity: int, max_events: int) -> Opened:
+        """The whole input, in a store (in a worker thread). Raises InputError, or Stopped when
+        the session ends first."""
+        self.started = time.monotonic()
+        return open_store(self.paths, capacity=capacity, max_events=max_events, progress=self.progress)
+
+    def log_tail(self, n: int) -> list[str]:
+        """The last n lines of each plain file, for the log pane (read again from the file's end:
+        the store keeps figures, not text)."""
+        out: list[str] = []
+        for p in self.paths:
+            if splittable(p):
+                out += tail_lines(p, n)
+        return out[-n:]
+
+    def finish(self, error: str | None = None) -> None:
+        self.done = True
+        self.error = error
+        if self.started is not None:
+            self.seconds = time.monotonic() - self.started
+
+    def status(self) -> str:
+        """`opening a.log: 45%` while it reads."""
+        frac = self.progress.fraction()
+        return f"{self.label}: " + ("reading" if frac is None else f"{frac:.0%}")

@@ -60,6 +60,13 @@ async def test_two_hosts_stream_at_once(cluster, tmp_path):
             start_writer(h, unit, rate=100, count=300)
         await until(lambda: all(len(seqs(feed.got(s.host))) >= 300 for s in sources), 30,
                     "300 lines from each host")
+        # systemd's own entries of the unit's end come after its last line: the journals are
+        # whole once each writer's unit is gone, and the feed must then have every entry
+        await until(lambda: all(h.ssh(["systemctl", "is-active", unit], check=False).stdout.strip() not in ("active", "activating",
+                                                                                              "deactivating")
+                                for h in (h1, h2)), 30, "the writers' end", step=0.5)
+        await until(lambda: all(cursors([json.loads(x) for x in feed.got(s.host)]) == cursors(journal_of(h, unit))
+                                for s, h in zip(sources, (h1, h2))), 30, "every entry of each journal", step=0.5)
     finally:
         for t in tasks:
             await stop(t)

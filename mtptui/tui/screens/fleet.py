@@ -99,6 +99,8 @@ class FleetScreen(Screen):
             self.model, self.error, self.refreshed = model, "", time.time()
         finally:
             self.loading = False
+        if not self.query(FleetTable):  # the screen went (the app quit) while the thread read
+            return
         # The rows the thread ordered, unless a key changed the order meanwhile.
         self.rebuild(shown if shown is not None and state.rows_key() == self.state.rows_key() else None)
         self.call_after_refresh(self.app.gc_pacer.after_frame)

@@ -8,7 +8,7 @@ report the one batch they share).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -30,6 +30,9 @@ COLUMNS = (
     Column("flags", "flags"),
 )
 COLUMN_KEYS = tuple(c.key for c in COLUMNS)
+# The columns a screen too narrow for all leaves out, the first first (the line under the table
+# tells the cursor row's source, settings, graph and queue, and which are left out).
+SPARE = ("source", "ranks", "settings", "graph", "queue")
 RANK_COLUMNS = ("accept_len", "accept_rate", "gen_throughput", "running", "queue", "graph")
 FORMATS = {"accept_len": "{:.2f}", "accept_rate": "{:.2f}", "gen_throughput": "{:,.0f}"}
 
@@ -208,6 +211,20 @@ def refreshed(hosts: list[Host], state: ViewState, measure: Callable[[str], int]
 def rows(hosts: list[Host], state: ViewState) -> list[Row]:
     """The rows to show (see FleetRows.rows)."""
     return FleetRows(hosts).rows(state)
+
+
+def fitted(widths: Sequence[int], room: int, pad: int) -> tuple[int, ...]:
+    """The columns (indices) to draw in `room` cells, each `pad` cells wider than its widest cell:
+    all when they fit, else without the SPARE ones, in order, until they fit."""
+    shown = list(range(len(COLUMNS)))
+    need = sum(w + pad for w in widths)
+    for key in SPARE:
+        if need <= room:
+            break
+        i = COLUMN_KEYS.index(key)
+        shown.remove(i)
+        need -= widths[i] + pad
+    return tuple(shown)
 
 
 def text_table(rows_: list[Row]) -> str:

@@ -14,7 +14,7 @@ from mtptui.fleet.outliers import Limits, flag_fleet
 from mtptui.fleet.prom import IN_FLIGHT, Prometheus, PromError, check_url
 from mtptui.fleet.query import (Host, Rank, SelectorError, Sample, assemble, dp_group, queries, selector_matchers,
                                 sglang_rank)
-from mtptui.fleet.table import FleetRows, ViewState, rows, text_table
+from mtptui.fleet.table import COLUMN_KEYS, SPARE, FleetRows, ViewState, fitted, rows, text_table
 from mtptui.fleet.target import live_host, live_spec
 
 NO_ANSWERS = {k: [] for k in queries(None)}
@@ -295,3 +295,11 @@ def test_live_host_takes_the_defaults_or_says_why_not(config, tmp_path):
     bare.write_text("")
     with pytest.raises(ConfigError, match="which unit"):
         live_host(Host("10.0.0.7:30000", "sglang"), load_config(str(bare)))
+
+
+def test_columns_that_do_not_fit_are_left_out_spare_first():
+    widths = [10] * len(COLUMN_KEYS)  # 12 cells each with the padding
+    assert fitted(widths, 12 * len(COLUMN_KEYS), 2) == tuple(range(len(COLUMN_KEYS)))
+    two_less = fitted(widths, 12 * len(COLUMN_KEYS) - 13, 2)
+    assert [COLUMN_KEYS[i] for i in range(len(COLUMN_KEYS)) if i not in two_less] == list(SPARE[:2])
+    assert [COLUMN_KEYS[i] for i in fitted(widths, 0, 2)] == [k for k in COLUMN_KEYS if k not in SPARE]

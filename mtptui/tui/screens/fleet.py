@@ -131,6 +131,9 @@ class FleetScreen(Screen):
             parts.append("flagged only")
         if self.refreshed is not None:
             parts.append(f"at {time.strftime('%H:%M:%S', time.localtime(self.refreshed))}, every {self.interval:g} s")
+        hidden = self.query_one(FleetTable).hidden
+        if hidden:
+            parts.append(f"{len(hidden)} column{'s' * (len(hidden) != 1)} hidden")
         text = Text(" · ".join(parts))
         if self.error:
             text.append(f" · {self.error}", style=f"bold {self.app.current_theme.error or 'red'}")
@@ -152,6 +155,11 @@ class FleetScreen(Screen):
             h = row.host
             detail.append(f"{h.host} ({h.source}): ", style="bold")
             detail.append(", ".join(f"{k} {v}" for k, v in h.spec.items() if v not in (None, "")) or "settings unknown")
+            # The figures of the columns left out to fit the width (source and settings are above).
+            more = [f"{COLUMNS[i].title} {row.cells[i]}" for i, k in enumerate(COLUMN_KEYS)
+                    if k in self.query_one(FleetTable).hidden and k not in ("source", "settings") and row.cells[i]]
+            if more:
+                detail.append("\n" + " · ".join(more))
             flags = [f for f in h.flags if row.rank is None or f.rank == row.rank.rank]
             for f in flags:
                 detail.append(f"\n{f.kind}: ", style=f"bold {self.app.current_theme.error or 'red'}")
@@ -164,6 +172,11 @@ class FleetScreen(Screen):
         shape = len(lines) if all(cell_len(line) <= box.content_size.width for line in lines) else None
         box.update(detail, layout=shape is None or shape != self.detail_shape)
         self.detail_shape = shape
+
+    @on(FleetTable.Fitted)
+    def _fitted(self) -> None:
+        self.show_title()
+        self.show_detail()
 
     @on(FleetTable.RowHighlighted)
     def _highlighted(self, event: FleetTable.RowHighlighted) -> None:

@@ -19,6 +19,7 @@ from functools import lru_cache
 from dataclasses import dataclass, field
 
 from mtptui.core.epochs import rank_key
+from mtptui.core.nogc import without_cycle_collector
 from mtptui.fleet.prom import Prometheus, PromError, Sample
 
 SGLANG, MTPTUI = "sglang", "mtptui"
@@ -189,7 +190,8 @@ def _int(text: str) -> int | None:
 def read_fleet(prom: Prometheus, match: str | None = None) -> list[Host]:
     """Every host, sorted by name, with its ranks in natural order; no flags yet (see outliers).
     Raises PromError, SelectorError."""
-    return assemble(prom.queries(queries(match)))
+    with without_cycle_collector():  # the answers' dicts all live until assembled
+        return assemble(prom.queries(queries(match)))
 
 
 def assemble(answers: dict[str, list[Sample]]) -> list[Host]:

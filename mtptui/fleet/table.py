@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from mtptui.fleet.query import Host, Rank
 
@@ -49,8 +50,7 @@ class ViewState:
         return (self.sort, self.reverse, self.filter, self.flagged_only, frozenset(self.expanded))
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(NamedTuple):  # a tuple: a refresh makes 9,000
     key: str  # host_key(host), or with "\t" and the rank
     host: Host
     rank: Rank | None
@@ -96,32 +96,34 @@ def host_row(h: Host) -> Row:
 
 def rank_row(h: Host, r: Rank) -> Row:
     flags = flag_kinds(h, r.rank) if h.flags else ""
+    graph = None if r.graph is None else ("on" if r.graph else "off")
     values = {"host": f"  {r.rank or '(rank)'}", "source": "", "settings": "", "ranks": "",
               "accept_len": r.accept_len, "accept_rate": r.accept_rate, "gen_throughput": r.gen_throughput,
-              "running": r.running, "queue": r.queue,
-              "graph": None if r.graph is None else ("on" if r.graph else "off"), "flags": flags}
+              "running": r.running, "queue": r.queue, "graph": graph, "flags": flags}
     return Row(f"{host_key(h)}\t{r.rank}", h, r, values, _cells(values), bool(flags))
 
 
+def _writer(key: str) -> Callable[[object], str]:
+    """How a column's value is written ("-" for none)."""
+    fmt = FORMATS.get(key)
+
+    def write(v: object) -> str:
+        if v is None:
+            return "-"
+        if v.__class__ is str:
+            return v
+        if fmt is not None:
+            return fmt.format(v)
+        return f"{v:g}" if v.__class__ is float else str(v)
+    return write
+
+
 # How each column's value is written (a fleet's refresh writes 100,000 cells).
-_WRITE = tuple(FORMATS[c.key].format if c.key in FORMATS else None for c in COLUMNS)
+_WRITE = tuple(_writer(key) for key in COLUMN_KEYS)
 
 
 def _cells(values: dict) -> tuple[str, ...]:
-    out = []
-    for key, write in zip(COLUMN_KEYS, _WRITE):
-        v = values[key]
-        if v is None:
-            out.append("-")
-        elif v.__class__ is str:
-            out.append(v)
-        elif write is not None:
-            out.append(write(v))
-        elif v.__class__ is float:
-            out.append(f"{v:g}")
-        else:
-            out.append(str(v))
-    return tuple(out)
+    return tuple([write(values[k]) for write, k in zip(_WRITE, COLUMN_KEYS)])
 
 
 def matches(row: Row, text: str) -> bool:
@@ -191,6 +193,16 @@ class FleetRows:
                     ranks = _sorted(ranks, state.sort, state.reverse)
                 out += ranks
         return out
+
+
+def refreshed(hosts: list[Host], state: ViewState, measure: Callable[[str], int] = len) -> tuple[FleetRows, list[Row]]:
+    """What a screen's refresh makes off its loop: the rows shown in `state`'s order (the ranks of
+    the hosts it expands: those of the others are made when they are expanded, 8,000 rows that a
+    refresh of a folded fleet would make for nothing) and the columns' widths."""
+    model = FleetRows(hosts)
+    shown = model.rows(state)
+    model.widths(measure)
+    return model, shown
 
 
 def rows(hosts: list[Host], state: ViewState) -> list[Row]:

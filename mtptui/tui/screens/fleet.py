@@ -19,7 +19,7 @@ from textual.widgets import Footer, Input, Static
 
 from mtptui.fleet.prom import PromError
 from mtptui.fleet.query import Host
-from mtptui.fleet.table import COLUMN_KEYS, COLUMNS, FleetRows, Row, ViewState, host_key, matches
+from mtptui.fleet.table import COLUMN_KEYS, COLUMNS, FleetRows, Row, ViewState, host_key, matches, refreshed
 from mtptui.tui.widgets.fleet_table import FleetTable
 
 
@@ -106,11 +106,8 @@ class FleetScreen(Screen):
         self.call_after_refresh(self.app.gc_pacer.after_frame)
 
     def _fetch(self, state: ViewState) -> tuple[FleetRows, list[Row]]:
-        """The fleet, all its rows, and those shown in `state`'s order, made off the screen's
-        loop: a refresh of 1,000 hosts."""
-        model = FleetRows(self.load(), ranks=True)
-        model.widths(cell_len)
-        return model, model.rows(state)
+        """The fleet and the rows shown in `state`'s order, made off the screen's loop."""
+        return refreshed(self.load(), state, cell_len)
 
     def rebuild(self, shown: list[Row] | None = None) -> None:
         """The rows again (`shown`: already in order), after new figures or another sort, filter

@@ -27,7 +27,8 @@ from mtptui.core.eventlog import EventLog
 from mtptui.core.ingest import Ingest, LineCounts
 from mtptui.core.nogc import without_cycle_collector
 from mtptui.core.parse import LineParser
-from mtptui.core.summary import UNRESOLVED, Summary
+from mtptui.core.epochs import UNRESOLVED
+from mtptui.core.summary import Summary
 from mtptui.sources.file import InputError, byte_blocks, open_lines, splittable
 
 PARALLEL_MIN_BYTES = 32 << 20

@@ -97,13 +97,14 @@ def host_row(h: Host) -> Row:
     return Row(host_key(h), h, None, values, _cells(values), bool(h.flags))
 
 
-def rank_row(h: Host, r: Rank) -> Row:
+def rank_row(h: Host, r: Rank, key: str | None = None) -> Row:
+    """`key`: the host's (host_key), when the caller has it."""
     flags = flag_kinds(h, r.rank) if h.flags else ""
     graph = None if r.graph is None else ("on" if r.graph else "off")
     values = {"host": f"  {r.rank or '(rank)'}", "source": "", "settings": "", "ranks": "",
               "accept_len": r.accept_len, "accept_rate": r.accept_rate, "gen_throughput": r.gen_throughput,
               "running": r.running, "queue": r.queue, "graph": graph, "flags": flags}
-    return Row(f"{host_key(h)}\t{r.rank}", h, r, values, _cells(values), bool(flags))
+    return Row(f"{key or host_key(h)}\t{r.rank}", h, r, values, _cells(values), bool(flags))
 
 
 def _writer(key: str) -> Callable[[object], str]:
@@ -164,7 +165,7 @@ class FleetRows:
     def ranks(self, top: Row) -> list[Row]:
         got = self._ranks.get(top.key)
         if got is None:
-            got = self._ranks[top.key] = [rank_row(top.host, r) for r in top.host.ranks]
+            got = self._ranks[top.key] = [rank_row(top.host, r, top.key) for r in top.host.ranks]
         return got
 
     def widths(self, measure: Callable[[str], int] = len) -> tuple[int, ...]:

@@ -148,11 +148,13 @@ def queries(match: str | None) -> dict[str, str]:
     out = {name: f"max by ({SGLANG_RANK_BY}) ({name}{_sel(m)})" for name in SGLANG_GAUGES}
     out |= {name: f"max by ({MTPTUI_RANK_BY}) ({name}{_sel(m)})" for name in MTPTUI_GAUGES}
     return {
+        # Counts of 0 are left out (> 0) where they say nothing: most ranks never decode without
+        # graphs, and a rank that did not decode has no graph state.
         "sglang_graph": (f"sum by ({SGLANG_RANK_BY}, mode) (increase(sglang:cuda_graph_passes_total"
-                         f"{_sel(decode_modes, m)}[{GRAPH_WINDOW}]))"),
-        "mtptui_decodes": f"sum by ({MTPTUI_RANK_BY}) (increase(mtptui_decode_batches_total{_sel(m)}[{GRAPH_WINDOW}]))",
+                         f"{_sel(decode_modes, m)}[{GRAPH_WINDOW}])) > 0"),
+        "mtptui_decodes": f"sum by ({MTPTUI_RANK_BY}) (increase(mtptui_decode_batches_total{_sel(m)}[{GRAPH_WINDOW}])) > 0",
         "mtptui_no_graph": (f"sum by ({MTPTUI_RANK_BY}) (increase(mtptui_decode_batches_without_cuda_graph_total"
-                            f"{_sel(m)}[{GRAPH_WINDOW}]))"),
+                            f"{_sel(m)}[{GRAPH_WINDOW}])) > 0"),
         "sglang_targets": (f"group by (instance, job, model_name) (last_over_time(sglang:num_running_reqs"
                            f"{_sel(m)}[{DOWN_WINDOW}]))"),
         **out,

@@ -150,16 +150,13 @@ def _sorted(rows: list[Row], column: str, reverse: bool) -> list[Row]:
 class FleetRows:
     """The rows of one refresh, each made once: a sort, a filter or an expand only picks and orders
     them (1,000 hosts and their 8,000 ranks: formatting every cell again per key costs 100 ms).
-    A host's rank rows are made when it is first expanded, or all at once with `ranks` (a screen
-    makes them with the refresh, off its loop, so that no key has to)."""
+    A host's rank rows are made when it is first expanded (a screen's refresh makes those of the
+    hosts it shows expanded, off its loop: see `refreshed`)."""
 
-    def __init__(self, hosts: list[Host], ranks: bool = False) -> None:
+    def __init__(self, hosts: list[Host]) -> None:
         self.hosts = hosts
         self.tops = [host_row(h) for h in hosts]
         self._ranks: dict[str, list[Row]] = {}
-        if ranks:
-            for top in self.tops:
-                self.ranks(top)
         self._widths: tuple[Callable, int, tuple[int, ...]] | None = None  # measure, rank lists, widths
 
     def ranks(self, top: Row) -> list[Row]:

@@ -182,7 +182,9 @@ def test_rows_are_made_once_a_hosts_ranks_when_it_is_expanded_and_columns_fit_wh
     got = model.rows(shown)
     assert [r.cells[0] for r in got] == ["a", "b", "  DP1 TP1 EP1"]
     assert model.rows(ViewState(sort="accept_len", expanded={"sglang:b"}))[1] is got[2]  # b first: 2.00
-    assert model.widths()[0] == len("  DP1 TP1 EP1") == FleetRows(hosts, ranks=True).widths()[0]
+    every = FleetRows(hosts)
+    every.rows(ViewState(expanded={"sglang:a", "sglang:b"}))
+    assert model.widths()[0] == len("  DP1 TP1 EP1") == every.widths()[0]
     assert model.rows(ViewState()) == got[:2] and model.widths()[0] == len("  DP1 TP1 EP1")  # folded: kept
 
 

@@ -54,7 +54,7 @@ class FleetScreen(Screen):
         self.interval = interval
         self.where = title
         self.open_host = open_host  # returns a reason when the host cannot be opened
-        self.model = FleetRows(hosts or [], ranks=True)
+        self.model = FleetRows(hosts or [])
         self.shown: list[Row] = []
         self.find_term = ""
         self.asking = ""  # "filter" or "find" while the input is open

@@ -131,9 +131,10 @@ def _sel(*matchers: str) -> str:
 
 # What a host and a rank are, by source: the labels each answer is reduced to (`max by`/`sum by`),
 # so that Prometheus sends the figures, not every series' full label set (1,000 hosts x 8 ranks:
-# 9 MB of JSON a refresh, most of it labels repeated). SGLang's model_name comes once a target,
-# with the targets (`sglang_targets`), not once a rank and gauge.
+# 9 MB of JSON a refresh, most of it labels repeated). SGLang's model_name comes with one gauge
+# of the five, not all (the targets of the last hour name it too, but maybe the one before a swap).
 SGLANG_RANK_BY = "instance, dp_rank, pp_rank, tp_rank"
+SGLANG_MODEL_GAUGE = "sglang:num_running_reqs"
 MTPTUI_RANK_BY = "host, rank"
 
 
@@ -145,7 +146,8 @@ def queries(match: str | None) -> dict[str, str]:
     on the rest."""
     m = selector_matchers(match)
     decode_modes = 'mode=~"decode_.*"'
-    out = {name: f"max by ({SGLANG_RANK_BY}) ({name}{_sel(m)})" for name in SGLANG_GAUGES}
+    out = {name: f"max by ({SGLANG_RANK_BY}{', model_name' * (name == SGLANG_MODEL_GAUGE)}) ({name}{_sel(m)})"
+           for name in SGLANG_GAUGES}
     out |= {name: f"max by ({MTPTUI_RANK_BY}) ({name}{_sel(m)})" for name in MTPTUI_GAUGES}
     return {
         # Counts of 0 are left out (> 0) where they say nothing: most ranks never decode without
@@ -230,6 +232,9 @@ def assemble(answers: dict[str, list[Sample]]) -> list[Host]:
                 r = ranks.get(key := key_of(labels)) or rank(key, labels)
                 setattr(r, field_, int(v) if count and v.is_integer() else v)
 
+    for labels, _ in answers[SGLANG_MODEL_GAUGE]:
+        if "model_name" in labels:
+            hosts[(SGLANG, labels.get("instance", ""))].spec["model_name"] = labels["model_name"]
     up = {(s.labels.get("instance"), s.labels.get("job")) for s in answers["up"]}
     for s in answers["sglang_graph"]:
         if (SGLANG, s.labels.get("instance", "")) in hosts and s.value > 0:
@@ -239,6 +244,7 @@ def assemble(answers: dict[str, list[Sample]]) -> list[Host]:
             elif r.graph is None:
                 r.graph = True
     for s in answers["sglang_targets"]:  # after the figures: a target down has none, not old ones
+        # The model of a target down (an up one's is its gauge's: this may be the one before a swap)
         lab = s.labels
         down = (lab.get("instance"), lab.get("job")) not in up
         if down or (SGLANG, lab.get("instance", "")) in hosts:

@@ -115,6 +115,15 @@ def test_sglang_graph_state_and_a_target_that_is_down():
     assert (got[1].host, got[1].down, got[1].ranks) == ("10.0.0.9:30000", True, [])
 
 
+def test_a_target_that_swapped_models_within_the_hour_shows_the_one_it_serves():
+    """The targets of the last hour name both models; the running gauge names the current one."""
+    got = assemble(answers(
+        sglang=[sglang("num_running_reqs", 3.0, tp_rank="0", model_name="new")],
+        sglang_targets=[Sample({"instance": "10.0.0.5:30000", "job": "sglang", "model_name": "old"}, 1.0)],
+    ))
+    assert [(h.host, h.spec, h.down) for h in got] == [("10.0.0.5:30000", {"model_name": "new"}, False)]
+
+
 def test_host_totals_add_dp_groups_not_the_tp_ranks_of_one_batch():
     h = Host("x", "sglang", ranks=[Rank("DP0 TP0", running=10), Rank("DP0 TP1", running=10),
                                    Rank("DP1 TP2", running=4), Rank("DP1 TP3", running=4)])

@@ -5,7 +5,7 @@ package), and `mtptui export` following 16 hosts x 200 lines/s. Prints figures; 
    (`sglang:*`, one target each) and 500 hosts behind 50 `mtptui export`s (`mtptui_*`), 8 ranks
    each, a few collapsed, is written as OpenMetrics and turned into TSDB blocks with
    `promtool tsdb create-blocks-from openmetrics`; Prometheus serves them (no scraping). Timed:
-   a refresh (the fleet's queries, assembled and flagged, and the table's rows made: what the view
+   a refresh (the fleet's queries, assembled and flagged in the reader process, and the table's rows made: what the view
    does every few seconds, off its loop), folded and with every host's ranks shown, and keys in the fleet view (Textual's run_test, every
    host's ranks expanded: 9,000 rows): from the key posted to its frame drawn, the messages it
    caused handled; then again with a refresh a second (its worker thread shares the interpreter with
@@ -48,11 +48,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 from machine import line as machine_line  # noqa: E402
 from rich.cells import cell_len  # noqa: E402
 
-from mtptui.commands.fleet import load  # noqa: E402
+from mtptui.fleet.reader import ReaderProcess, load  # noqa: E402
 from mtptui.config import load_config  # noqa: E402
-from mtptui.fleet.outliers import Limits, flag_fleet  # noqa: E402
+from mtptui.fleet.outliers import Limits  # noqa: E402
 from mtptui.fleet.prom import Prometheus  # noqa: E402
-from mtptui.fleet.query import read_fleet  # noqa: E402
 from mtptui.fleet.table import ViewState, host_key, refreshed  # noqa: E402
 from mtptui.tui.gcpace import GcPacer  # noqa: E402
 
@@ -216,28 +215,35 @@ async def keys(hosts, fetch, keys: list[str], interval: float, label: str, trips
               f"{statistics.median(round_trips) * 1e3:.0f} ms, max {max(round_trips) * 1e3:.0f} ms")
 
 
-def refreshes(prom: Prometheus, pid: int, state: ViewState, label: str, n: int = 10) -> list:
-    """Times n refreshes as the fleet screen makes them off its loop (the queries, the hosts
-    assembled and flagged, the rows shown in `state` and the columns' widths); prints the figures."""
-    times, parts = [], []
-    cpu, prom_cpu = time.process_time(), cpu_seconds(pid)
-    for _ in range(n):
-        t0 = time.perf_counter()
-        hosts = read_fleet(prom)
-        t1 = time.perf_counter()
-        flag_fleet(hosts, Limits())
-        t2 = time.perf_counter()
-        refreshed(hosts, state, cell_len)
-        t3 = time.perf_counter()
-        times.append(t3 - t0)
-        parts.append((t1 - t0, t2 - t1, t3 - t2))
-    cpu, prom_cpu = (time.process_time() - cpu) / n, (cpu_seconds(pid) - prom_cpu) / n
+def refreshes(reader: ReaderProcess, pid: int, states: dict[str, ViewState], n: int = 10) -> list:
+    """Times refreshes as `mtptui fleet` makes them: the fleet read by the reader process (the
+    queries, the hosts assembled and flagged, sent back) and, in the view's thread, the rows shown
+    in a state and the columns' widths; n in each state, the states in turns (so that both see
+    the machine alike), after 3 to warm up. Prints the figures."""
+    times: dict[str, list] = {k: [] for k in states}
+    parts: dict[str, list] = {k: [] for k in states}
+    cpu: dict[str, list] = {k: [] for k in states}
+    child = reader._proc.pid
+    for i in range(3 + n):
+        for label, state in states.items():
+            c0, r0, p0 = time.process_time(), cpu_seconds(child), cpu_seconds(pid)
+            t0 = time.perf_counter()
+            hosts = reader()
+            t1 = time.perf_counter()
+            refreshed(hosts, state, cell_len)
+            t2 = time.perf_counter()
+            if i >= 3:
+                times[label].append(t2 - t0)
+                parts[label].append((t1 - t0, t2 - t1))
+                cpu[label].append((time.process_time() - c0, cpu_seconds(child) - r0, cpu_seconds(pid) - p0))
     flagged = sum(bool(h.flags) for h in hosts)
-    mid = sorted(parts)[len(parts) // 2]
-    print(f"  {label} ({len(hosts):,} hosts, {sum(len(h.ranks) for h in hosts):,} ranks, {flagged} flagged): "
-          f"median {statistics.median(times) * 1e3:.0f} ms, max {max(times) * 1e3:.0f} ms "
-          f"(a middle one: queries and assembly {mid[0] * 1e3:.0f}, flags {mid[1] * 1e3:.0f}, rows "
-          f"{mid[2] * 1e3:.0f} ms); CPU a refresh: Prometheus {prom_cpu * 1e3:.0f} ms, this process {cpu * 1e3:.0f} ms")
+    for label in states:
+        mid = sorted(parts[label])[n // 2]
+        view, read, prom = (statistics.mean(c[j] for c in cpu[label]) for j in (0, 1, 2))
+        print(f"  {label} ({len(hosts):,} hosts, {sum(len(h.ranks) for h in hosts):,} ranks, {flagged} flagged): "
+              f"median {statistics.median(times[label]) * 1e3:.0f} ms, max {max(times[label]) * 1e3:.0f} ms "
+              f"(a middle one: read and flagged {mid[0] * 1e3:.0f}, rows {mid[1] * 1e3:.0f} ms); CPU a refresh: "
+              f"Prometheus {prom * 1e3:.0f} ms, the reader process {read * 1e3:.0f} ms, the view's {view * 1e3:.0f} ms")
     return hosts
 
 
@@ -263,12 +269,19 @@ def bench_fleet() -> None:
             fetch = partial(load, prom, None, Limits())
             hosts = fetch()  # the first, warming Prometheus' caches
             GcPacer().start()  # the collector's settings of the fleet view, whose worker refreshes
-            for label, state in (("refresh", ViewState()),
-                                 ("refresh, every host expanded", ViewState(expanded={host_key(h) for h in hosts}))):
-                hosts = refreshes(prom, proc.pid, state, label)
-            asyncio.run(keys(hosts, fetch, KEYS, 3600, "keys", True))
-            # Again with a refresh a second (5 s by default): its thread shares the interpreter.
-            asyncio.run(keys(hosts, fetch, ["down"] * 30 + ["s", "S"] * 3, 1.0, "keys, a refresh a second", False))
+            reader = ReaderProcess(fetch)  # as `mtptui fleet` reads its refreshes
+            reader.start()
+            try:
+                hosts = refreshes(reader, proc.pid, {
+                    "refresh": ViewState(),
+                    "refresh, every host expanded": ViewState(expanded={host_key(h) for h in hosts})})
+                asyncio.run(keys(hosts, reader, KEYS, 3600, "keys", True))
+                # Again with a refresh a second (5 s by default): its thread waits for the reader
+                # process and makes the rows, beside the keys.
+                asyncio.run(keys(hosts, reader, (["down"] * 30 + ["s", "S"] * 3) * 3, 1.0,
+                                 "keys, a refresh a second", False))
+            finally:
+                reader.close()
         finally:
             proc.terminate()
             proc.wait(30)

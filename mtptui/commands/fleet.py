@@ -10,9 +10,10 @@ from functools import partial
 
 from mtptui.commands.live import add_stream_args
 from mtptui.config import Config, ConfigError, load_config
-from mtptui.fleet.outliers import Limits, flag_fleet
+from mtptui.fleet.outliers import Limits
 from mtptui.fleet.prom import Prometheus, PromError
-from mtptui.fleet.query import Host, SelectorError, read_fleet, selector_matchers
+from mtptui.fleet.query import Host, SelectorError, selector_matchers
+from mtptui.fleet.reader import ReaderProcess, load
 from mtptui.fleet.table import ViewState, rows, text_table
 
 EPILOG = """\
@@ -62,11 +63,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def load(prom: Prometheus, match: str | None, limits: Limits) -> list[Host]:
-    """The fleet now, flagged. Raises PromError."""
-    return flag_fleet(read_fleet(prom, match), limits)
-
-
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -107,13 +103,18 @@ def interactive(fetch, hosts: list[Host], args, config: Config) -> int:
     quiet_asyncssh()
     state = ViewState()
     overrides = {"unit": args.unit, "sudo": args.sudo, "identity": args.identity}
-    while True:
-        app = FleetApp(fetch, config=config, state=state, interval=args.interval, title=args.prometheus,
-                       hosts=hosts, overrides=overrides)
-        spec = app.run()
-        if spec is None:
-            return app.return_code or 0
-        sources = build_sources(argparse.Namespace(**vars(args), hosts=[spec]), config)
-        run_dashboard(sources, config=config, read_only=args.read_only, title=f"live: {sources[0].host}")
-        hosts = None  # fresh figures on the way back
+    reader = ReaderProcess(fetch)  # refreshes off the view's interpreter (see fleet/reader.py)
+    reader.start()  # before the view takes the terminal
+    try:
+        while True:
+            app = FleetApp(reader, config=config, state=state, interval=args.interval, title=args.prometheus,
+                           hosts=hosts, overrides=overrides)
+            spec = app.run()
+            if spec is None:
+                return app.return_code or 0
+            sources = build_sources(argparse.Namespace(**vars(args), hosts=[spec]), config)
+            run_dashboard(sources, config=config, read_only=args.read_only, title=f"live: {sources[0].host}")
+            hosts = None  # fresh figures on the way back
+    finally:
+        reader.close()
 

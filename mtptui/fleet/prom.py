@@ -26,6 +26,13 @@ class PromError(Exception):
         super().__init__(message)
         self.bad_query = bad_query
 
+    def __reduce__(self):  # from the fleet's reader process, bad_query kept
+        return _prom_error, (str(self), self.bad_query)
+
+
+def _prom_error(message: str, bad_query: bool) -> PromError:
+    return PromError(message, bad_query=bad_query)
+
 
 class Sample(NamedTuple):  # a tuple: a refresh makes tens of thousands
     labels: dict[str, str]

@@ -9,6 +9,7 @@ the flags exactly. The fleet is waited for until the collapse has happened, neve
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -21,7 +22,7 @@ from promproc import PrometheusServer, available
 from simproc import ROOT, Sim
 from textual.widgets import Input
 
-from mtptui.commands.fleet import load
+from mtptui.fleet.reader import ReaderProcess, load
 from mtptui.config import load_config
 from mtptui.fleet.outliers import Limits
 from mtptui.fleet.prom import Prometheus
@@ -203,12 +204,17 @@ async def test_table_sorts_filters_finds_and_opens(rig, tmp_path):
     settled(rig)
     conf = tmp_path / "config.toml"
     conf.write_text('[defaults]\nunit = "sglang"\n\n[[hosts]]\nname = "box1"\naddress = "10.0.0.9"\n')
-    app = FleetApp(partial(load, Prometheus(rig.prom.url), None, Limits()), config=load_config(str(conf)),
-                   interval=3600, title=rig.prom.url)
+    # As `mtptui fleet` runs it: its refreshes read in a process of their own.
+    reader = ReaderProcess(partial(load, Prometheus(rig.prom.url), None, Limits()))
+    app = FleetApp(reader, config=load_config(str(conf)), interval=3600, title=rig.prom.url)
     async with app.run_test(size=(170, 40)) as pilot:
         await wait_loaded(pilot, app)
         table = app.query_one(FleetTable)
         assert table.column("host") == sorted(rig.hosts.values())
+        assert reader._proc.pid != os.getpid() and reader._proc.is_alive()
+        await pilot.press("r")  # again, by the same child
+        await pilot.pause(0.5)
+        assert app.fleet.error == "" and table.column("host") == sorted(rig.hosts.values())
 
         # s: the next column each time; accept len is the fifth. Absent figures go last either way.
         await pilot.press(*"ssss")
@@ -241,6 +247,7 @@ async def test_table_sorts_filters_finds_and_opens(rig, tmp_path):
         # Enter: the app ends with the live dashboard's HOST: the config's box1.
         table.move_cursor(i)
         await pilot.press("enter")
+    reader.close()
     assert app.return_value == "box1"
 
 

@@ -25,7 +25,7 @@ from mtptui.transport.errors import TransportError
 from mtptui.transport.process import CompletedCommand, StreamedProcess
 
 LOCK_ROOT = "/run/lock"
-STATUS_PROPS = ("ActiveState", "SubState", "Result", "NRestarts", "MainPID", "ExecMainStatus")
+STATUS_PROPS = ("ActiveState", "SubState", "Result", "NRestarts", "MainPID", "ExecMainStatus", "InvocationID")
 # What marks a start and its end in the journal, for the downtime to expect.
 _START_GREP = r"^Started |fired up and ready to roll|Application startup complete"
 

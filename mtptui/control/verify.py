@@ -52,7 +52,8 @@ def mismatch(expect: dict, seen: dict) -> str | None:
 
 
 class Watch:
-    def __init__(self, expect: dict, *, batches: int = 3, engine: str = "sglang") -> None:
+    def __init__(self, expect: dict, *, batches: int = 3, engine: str = "sglang",
+                 running: str | None = None) -> None:
         self.expect = {k: expect.get(k) for k in SPEC_KEYS}
         self.on = expect.get("algorithm") is not None
         self.batches_needed = batches
@@ -62,7 +63,11 @@ class Watch:
         self.step = "waiting for the stop"  # what the server is doing, for the screen
         self.reason = ""  # why it failed
         self.seen: dict | None = None  # the settings the new run reported
-        self.started = False  # systemd's Started (or the child's start) seen
+        self.started = False  # systemd's Started (or the child's start, or a line of a new run) seen
+        # The unit's InvocationID before the restart: a line journald stamps with another one is
+        # the new run's, so the start is seen even when systemd's own `Started` line is not (PID 1
+        # drops a line journald does not take within 10 ms)
+        self.running = running
         self.decode = 0
         self.with_accept = 0
         self.accept_lens: list[float] = []
@@ -78,7 +83,7 @@ class Watch:
         return self.state in (VERIFIED, FAILED)
 
     def feed(self, raw_lines: list[str]) -> None:
-        from mtptui.sources.journal import cursor_of
+        from mtptui.sources.journal import cursor_of, invocation_of
 
         for raw in raw_lines:
             if self.done:
@@ -87,6 +92,10 @@ class Watch:
                 c = cursor_of(raw)
                 if c:
                     self.cursor = c
+                if not self.started:
+                    run = invocation_of(raw)
+                    if run is not None and run != self.running:
+                        self._start()
             p = self.parser.parse(raw)
             if p.line is None and p.record is None:
                 continue
@@ -103,6 +112,13 @@ class Watch:
                 elif self.done:
                     self.verdict_ts = p.line.ts
 
+    def _start(self) -> None:
+        self.started = True
+        self._context.clear()
+        self.step = "starting"
+        if self.state == STARTING:
+            self.state = LOADING
+
     def _fail(self, why: str) -> None:
         self.state = FAILED
         self.reason = why
@@ -112,11 +128,8 @@ class Watch:
         if kind == "stopping":
             self.step = "stopping"
         elif kind == "started":
-            self.started = True
-            self._context.clear()
-            self.step = "starting"
-            if self.state == STARTING:
-                self.state = LOADING
+            if not self.started:  # the new run's first lines may reach the journal before it
+                self._start()
         elif kind in ("failed", "auto_restart"):
             if not self.started and "Failed to start" not in ev.text:
                 return  # the old run ending badly on its stop is not the new run failing

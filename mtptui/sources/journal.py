@@ -82,6 +82,20 @@ def cursor_of(line: str) -> str | None:
     return line[i:j] if j > i else None
 
 
+_INVOCATION_KEY = '"_SYSTEMD_INVOCATION_ID":"'
+
+
+def invocation_of(line: str) -> str | None:
+    """The unit run a journal entry (json) came from: journald stamps every line of the unit's
+    processes with it (systemd's own lines about the unit carry INVOCATION_ID, without the _)."""
+    i = line.find(_INVOCATION_KEY)
+    if i < 0:
+        return None
+    i += len(_INVOCATION_KEY)
+    j = line.find('"', i)
+    return line[i:j] if j > i else None
+
+
 class LineSplitter:
     """Bytes in, whole lines out (as str, without the newline). Keeps the unfinished tail."""
 

@@ -43,6 +43,33 @@ def test_the_old_runs_lines_before_started_are_not_judged():
     assert w.state == READY
 
 
+def entry(n: int, message: str, *, run: str | None = None, pid: str = "4242") -> str:
+    """One entry as `journalctl --output=json` writes it: a line of the unit's process (its run's
+    _SYSTEMD_INVOCATION_ID), or PID 1's about the unit (run None: it says INVOCATION_ID)."""
+    e = {"__CURSOR": f"s=ab;i={n:x};b=cd;m={n:x};t={n:x};x={n:x}", "MESSAGE": message,
+         "_SYSTEMD_UNIT": "sglang-qwen.service"}
+    e.update({"_PID": pid, "_SYSTEMD_INVOCATION_ID": run} if run else {"_PID": "1", "UNIT": "sglang-qwen.service",
+                                                                         "INVOCATION_ID": "0ld"})
+    return json.dumps(e, separators=(",", ":"))
+
+
+def test_the_new_run_is_seen_by_its_invocation_when_systemds_started_line_is_lost():
+    # PID 1 drops a line journald does not take within 10 ms: the old run's last words, then the
+    # new run's lines, and no `Started` between them
+    w = Watch(MTP3, batches=3, running="0ld")
+    w.feed([entry(1, "Stopping sglang-qwen.service - SGLang..."),
+            entry(2, "[2026-03-09 16:00:00] SIGTERM received. Draining requests and shutting down...", run="0ld"),
+            entry(3, ARGS_OFF, run="0ld"),  # the old run's late line is not the new run's
+            entry(4, "Stopped sglang-qwen.service - SGLang.")])
+    assert not w.started and w.step == "stopping" and w.state not in (FAILED, READY)
+    w.feed([entry(5, ARGS_ON, run="n3w", pid="4343"), entry(6, READY_LINE, run="n3w", pid="4343")])
+    assert w.started and w.state == READY and w.seen["num_steps"] == 3
+    # systemd's line, late behind the run's own first lines, changes nothing
+    w.feed([entry(7, "Started sglang-qwen.service - SGLang.")] + [entry(8 + i, decode(2.4), run="n3w") for i in range(3)])
+    assert w.state == VERIFIED, w.summary()
+    assert w.cursor == "s=ab;i=a;b=cd;m=a;t=a;x=a"
+
+
 @pytest.mark.parametrize("lines, why", [
     ([ARGS_OFF], "the server runs algorithm none, asked for NEXTN (from server_args)"),
     ([ARGS_ON.replace("speculative_num_steps=3", "speculative_num_steps=2")],

@@ -92,7 +92,7 @@ class Watch:
                 c = cursor_of(raw)
                 if c:
                     self.cursor = c
-                if not self.started:
+                if not self.started and self.running is not None:  # else: by systemd's Started only
                     run = invocation_of(raw)
                     if run is not None and run != self.running:
                         self._start()

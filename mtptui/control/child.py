@@ -88,6 +88,9 @@ class ChildTarget:
         return {"ActiveState": "failed" if rc not in (0, None) else "inactive",
                 "Result": f"exit-code {rc}" if rc else ""}
 
+    async def running(self) -> None:
+        """No journald stamps the child's lines: its start is the restart itself."""
+
     async def follow(self, cursor) -> "TapFollower":
         q = getattr(self, "_follower_queue", None) or self.source.tap()
         self._follower_queue = None

@@ -168,12 +168,12 @@ class Action:
                              "remove our drop-in" if dropin is None else "")
             self._changed = True  # the mv is atomic: before it, nothing on the host changed
             await self._step(prefix + "reload", self.t.reload, steps_deadline)
-        async def mark() -> tuple[str | None, str | None]:
+        async def mark() -> tuple:
             # where the journal stands, and the run a restart replaces (a run's lines name it)
-            return await self.t.mark(), (await self.t.status()).get("InvocationID") or None
+            return await self.t.mark(), await self.t.running()
 
-        mark, running = await self._step(prefix + "mark", mark, steps_deadline)
-        watch = Watch(expect, batches=self.s.verify_batches, engine=self.engine, running=running)
+        mark, replaced = await self._step(prefix + "mark", mark, steps_deadline)
+        watch = Watch(expect, batches=self.s.verify_batches, engine=self.engine, replaced=replaced)
         tries = [0]
 
         async def restart_once() -> None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from mtptui.control import systemd
 from mtptui.control.errors import ControlError, LockedError
-from mtptui.sources.journal import LineSplitter, cursor_of, journalctl_argv
+from mtptui.sources.journal import LineSplitter, Run, cursor_of, journalctl_argv
 from mtptui.transport.errors import TransportError
 from mtptui.transport.process import CompletedCommand, StreamedProcess
 
@@ -173,6 +173,13 @@ class SystemdTarget:
         r = await self.run(["systemctl", "show", "--no-pager", f"--property={','.join(STATUS_PROPS)}",
                             "--", self.unit])
         return _props(r.stdout)
+
+    async def running(self) -> Run | None:
+        """The run a restart would replace, as journald stamps its lines; None when the unit has
+        no InvocationID (a stopped unit)."""
+        st = await self.status()
+        invocation = st.get("InvocationID")
+        return Run(self.unit, invocation, st.get("MainPID", "")) if invocation else None
 
     # --- the lock ----------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from collections import deque
 from mtptui.control.profiles import VLLM_METHODS, same_algorithm
 from mtptui.core.parse import BATCH, EVENT, LineParser
 from mtptui.core.records import DECODE, SPEC
+from mtptui.sources.journal import Run, cursor_of, run_of
 
 STARTING, LOADING, READY, VERIFIED, FAILED = "starting", "loading", "ready", "verified", "failed"
 SPEC_KEYS = ("algorithm", "num_steps", "topk", "num_draft_tokens")
@@ -53,7 +54,7 @@ def mismatch(expect: dict, seen: dict) -> str | None:
 
 class Watch:
     def __init__(self, expect: dict, *, batches: int = 3, engine: str = "sglang",
-                 running: str | None = None) -> None:
+                 replaced: Run | None = None) -> None:
         self.expect = {k: expect.get(k) for k in SPEC_KEYS}
         self.on = expect.get("algorithm") is not None
         self.batches_needed = batches
@@ -64,10 +65,11 @@ class Watch:
         self.reason = ""  # why it failed
         self.seen: dict | None = None  # the settings the new run reported
         self.started = False  # systemd's Started (or the child's start, or a line of a new run) seen
-        # The unit's InvocationID before the restart: a line journald stamps with another one is
-        # the new run's, so the start is seen even when systemd's own `Started` line is not (PID 1
-        # drops a line journald does not take within 10 ms)
-        self.running = running
+        # The run the restart replaces: a line of the unit's own processes from another run is the
+        # new run's, so the start is seen even when systemd's own `Started` line is not (PID 1
+        # drops a line journald does not take within 10 ms); the replaced run's late lines are
+        # never judged as the new run's
+        self.replaced = replaced
         self.decode = 0
         self.with_accept = 0
         self.accept_lens: list[float] = []
@@ -83,8 +85,6 @@ class Watch:
         return self.state in (VERIFIED, FAILED)
 
     def feed(self, raw_lines: list[str]) -> None:
-        from mtptui.sources.journal import cursor_of, invocation_of
-
         for raw in raw_lines:
             if self.done:
                 return
@@ -92,10 +92,8 @@ class Watch:
                 c = cursor_of(raw)
                 if c:
                     self.cursor = c
-                if not self.started and self.running is not None:  # else: by systemd's Started only
-                    run = invocation_of(raw)
-                    if run is not None and run != self.running:
-                        self._start()
+                if self.replaced is not None and self._by_run(raw):
+                    continue
             p = self.parser.parse(raw)
             if p.line is None and p.record is None:
                 continue
@@ -111,6 +109,23 @@ class Watch:
                     self.ready_ts = p.line.ts
                 elif self.done:
                     self.verdict_ts = p.line.ts
+
+    def _by_run(self, raw: str) -> bool:
+        """Whether the line is the replaced run's, after the start (then it is not judged). Before
+        the start, a line of a new run of the unit is the start.
+
+        A run is told by its InvocationID, and by its main process: journald reads a process's
+        InvocationID by its unit's name (/run/systemd/units/invocation:UNIT), so a line the old
+        run wrote and journald took after the new run began carries the new run's. Other writers'
+        lines about the unit (systemd-coredump's, journald's own) carry theirs, and another unit."""
+        run, old = run_of(raw), self.replaced
+        if run is None or run.unit != old.unit:
+            return False
+        if run.invocation == old.invocation or run.pid == old.pid:
+            return self.started
+        if not self.started:
+            self._start()
+        return False
 
     def _start(self) -> None:
         self.started = True

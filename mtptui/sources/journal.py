@@ -14,6 +14,7 @@ import abc
 import asyncio
 import json
 import time
+from dataclasses import dataclass
 
 from mtptui.core.timespec import span_seconds
 from mtptui.sources.backoff import Backoff
@@ -82,18 +83,43 @@ def cursor_of(line: str) -> str | None:
     return line[i:j] if j > i else None
 
 
-_INVOCATION_KEY = '"_SYSTEMD_INVOCATION_ID":"'
+@dataclass(frozen=True)
+class Run:
+    """One run of a unit as journald stamps the lines of its processes: the unit, the run's
+    InvocationID, and the PID that logged (for stdout and stderr, the run's main process)."""
+
+    unit: str
+    invocation: str
+    pid: str
 
 
-def invocation_of(line: str) -> str | None:
-    """The unit run a journal entry (json) came from: journald stamps every line of the unit's
-    processes with it (systemd's own lines about the unit carry INVOCATION_ID, without the _)."""
-    i = line.find(_INVOCATION_KEY)
+def run_of(line: str) -> Run | None:
+    """The run a journal entry (json) came from; None for a line no process of a unit wrote with
+    its stamp (PID 1's about the unit say INVOCATION_ID, without the _)."""
+    invocation = _string_field(line, "_SYSTEMD_INVOCATION_ID")
+    if invocation is None:
+        return None
+    return Run(_string_field(line, "_SYSTEMD_UNIT") or "", invocation, _string_field(line, "_PID") or "")
+
+
+def _string_field(line: str, key: str) -> str | None:
+    """A field of journalctl's compact json whose value has no quote in it (ids, numbers, unit
+    names); read properly when it has an escape."""
+    k = f'"{key}":"'
+    i = line.find(k)
     if i < 0:
         return None
-    i += len(_INVOCATION_KEY)
+    i += len(k)
     j = line.find('"', i)
-    return line[i:j] if j > i else None
+    if j <= i:
+        return None
+    v = line[i:j]
+    if "\\" in v:
+        try:
+            v = json.loads(f'"{v}"')
+        except ValueError:
+            return None
+    return v
 
 
 class LineSplitter:

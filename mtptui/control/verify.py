@@ -88,18 +88,22 @@ class Watch:
         for raw in raw_lines:
             if self.done:
                 return
+            replaced = False
             if raw.startswith("{"):
                 c = cursor_of(raw)
                 if c:
                     self.cursor = c
-                if self.replaced is not None and self._by_run(raw):
-                    continue
+                if self.replaced is not None:
+                    replaced = self._of_replaced(raw)
+                    if replaced and self.started:
+                        continue  # a late line of the replaced run is not the new run's
             p = self.parser.parse(raw)
             if p.line is None and p.record is None:
                 continue
             state = self.state
             if p.outcome == EVENT:
-                self._event(p.record)
+                if not (replaced and p.record.kind == "started"):  # it began after the mark
+                    self._event(p.record)
             elif p.outcome == BATCH:
                 self._batch(p.record)
             elif p.line is not None:
@@ -110,19 +114,20 @@ class Watch:
                 elif self.done:
                     self.verdict_ts = p.line.ts
 
-    def _by_run(self, raw: str) -> bool:
-        """Whether the line is the replaced run's, after the start (then it is not judged). Before
-        the start, a line of a new run of the unit is the start.
+    def _of_replaced(self, raw: str) -> bool:
+        """Whether the line is the replaced run's (its processes', or PID 1's about it); a line of
+        another run of the unit is the new run's, and its start.
 
         A run is told by its InvocationID, and by its main process: journald reads a process's
         InvocationID by its unit's name (/run/systemd/units/invocation:UNIT), so a line the old
         run wrote and journald took after the new run began carries the new run's. Other writers'
-        lines about the unit (systemd-coredump's, journald's own) carry theirs, and another unit."""
+        lines about the unit (systemd-coredump's, journald's own) carry their own runs, of other
+        units."""
         run, old = run_of(raw), self.replaced
         if run is None or run.unit != old.unit:
             return False
         if run.invocation == old.invocation or run.pid == old.pid:
-            return self.started
+            return True
         if not self.started:
             self._start()
         return False

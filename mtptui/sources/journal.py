@@ -94,12 +94,15 @@ class Run:
 
 
 def run_of(line: str) -> Run | None:
-    """The run a journal entry (json) came from; None for a line no process of a unit wrote with
-    its stamp (PID 1's about the unit say INVOCATION_ID, without the _)."""
+    """The run a journal entry (json) is from: a line of a unit's process, or PID 1's about a
+    unit's run (its UNIT and INVOCATION_ID, without the _); None for any other line."""
     invocation = _string_field(line, "_SYSTEMD_INVOCATION_ID")
-    if invocation is None:
-        return None
-    return Run(_string_field(line, "_SYSTEMD_UNIT") or "", invocation, _string_field(line, "_PID") or "")
+    if invocation is not None:
+        return Run(_string_field(line, "_SYSTEMD_UNIT") or "", invocation, _string_field(line, "_PID") or "")
+    invocation = _string_field(line, "INVOCATION_ID")
+    if invocation is not None and _string_field(line, "_PID") == "1":
+        return Run(_string_field(line, "UNIT") or "", invocation, "1")
+    return None
 
 
 def _string_field(line: str, key: str) -> str | None:

@@ -190,14 +190,15 @@ def test_bench_interrupted_restores_the_host(cluster, tmp_path, audit):
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130, "".join(seen) + out + err
-    assert "restoring" in err and "restored" in err
-    assert dropin_of(h, unit) is None and exec_start(h, unit) == loaded
+    said = "".join(seen) + out + err
+    assert proc.returncode == 130, said + journal_tail(h, unit)
+    assert "restoring" in err and "restored" in err, said
+    assert dropin_of(h, unit) is None and exec_start(h, unit) == loaded, said + unit_files(h, unit)
     assert "--speculative" not in exec_start(h, unit)
     entries = audit_entries(audit)
     bench = next(e for e in entries if e["action"] == "bench")
-    assert bench["result"] == "interrupted" and bench["restored"] is True and bench["exit_code"] == 130
-    assert entries[-1]["action"] == "restore" and entries[-1]["result"] == "applied"
+    assert bench["result"] == "interrupted" and bench["restored"] is True and bench["exit_code"] == 130, bench
+    assert entries[-1]["action"] == "restore" and entries[-1]["result"] == "applied", entries[-1]
 
 
 def test_bench_with_its_link_cut_restores_the_host_on_reconnect(cluster, tmp_path, audit):

@@ -12,6 +12,7 @@ import os
 
 from mtptui.control import systemd
 from mtptui.control.target import UnitState
+from mtptui.core.aio import wait_for
 from mtptui.sources.process import ProcessSource
 from mtptui.transport.tunnel import Forward, direct
 
@@ -103,7 +104,7 @@ class TapFollower:
 
     async def lines(self, timeout: float) -> list[str] | None:
         try:
-            first = await asyncio.wait_for(self.q.get(), timeout)
+            first = await wait_for(self.q.get(), timeout)
         except asyncio.TimeoutError:
             return []
         out = list(first)

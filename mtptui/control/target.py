@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from mtptui.control import systemd
 from mtptui.control.errors import ControlError, LockedError
+from mtptui.core.aio import wait_for
 from mtptui.sources.journal import LineSplitter, Run, cursor_of, journalctl_argv
 from mtptui.transport.errors import TransportError
 from mtptui.transport.process import CompletedCommand, StreamedProcess
@@ -289,7 +290,7 @@ class JournalFollower:
         """Whole entries that came within `timeout` ([] if none); None when the follower ended.
         Raises TransportError when the link is lost."""
         try:
-            data = await asyncio.wait_for(self.proc.read(), timeout)
+            data = await wait_for(self.proc.read(), timeout)
         except asyncio.TimeoutError:
             return []
         if not data:

@@ -6,7 +6,7 @@ package), and `mtptui export` following 16 hosts x 200 lines/s. Prints figures; 
    each, a few collapsed, is written as OpenMetrics and turned into TSDB blocks with
    `promtool tsdb create-blocks-from openmetrics`; Prometheus serves them (no scraping). Timed:
    a refresh (the fleet's queries, assembled and flagged, and the table's rows made: what the view
-   does every few seconds, off its loop), and keys in the fleet view (Textual's run_test, every
+   does every few seconds, off its loop), folded and with every host's ranks shown, and keys in the fleet view (Textual's run_test, every
    host's ranks expanded: 9,000 rows): from the key posted to its frame drawn, the messages it
    caused handled; then again with a refresh a second (its worker thread shares the interpreter with
    the keys, and each ends in the table's rows replaced). Pilot's own press-and-pause adds at least 60 ms of idle waits
@@ -53,7 +53,7 @@ from mtptui.config import load_config  # noqa: E402
 from mtptui.fleet.outliers import Limits, flag_fleet  # noqa: E402
 from mtptui.fleet.prom import Prometheus  # noqa: E402
 from mtptui.fleet.query import read_fleet  # noqa: E402
-from mtptui.fleet.table import FleetRows, ViewState  # noqa: E402
+from mtptui.fleet.table import ViewState, host_key, refreshed  # noqa: E402
 from mtptui.tui.gcpace import GcPacer  # noqa: E402
 
 HOSTS, RANKS, EXPORTERS = 1000, 8, 50
@@ -216,6 +216,31 @@ async def keys(hosts, fetch, keys: list[str], interval: float, label: str, trips
               f"{statistics.median(round_trips) * 1e3:.0f} ms, max {max(round_trips) * 1e3:.0f} ms")
 
 
+def refreshes(prom: Prometheus, pid: int, state: ViewState, label: str, n: int = 10) -> list:
+    """Times n refreshes as the fleet screen makes them off its loop (the queries, the hosts
+    assembled and flagged, the rows shown in `state` and the columns' widths); prints the figures."""
+    times, parts = [], []
+    cpu, prom_cpu = time.process_time(), cpu_seconds(pid)
+    for _ in range(n):
+        t0 = time.perf_counter()
+        hosts = read_fleet(prom)
+        t1 = time.perf_counter()
+        flag_fleet(hosts, Limits())
+        t2 = time.perf_counter()
+        refreshed(hosts, state, cell_len)
+        t3 = time.perf_counter()
+        times.append(t3 - t0)
+        parts.append((t1 - t0, t2 - t1, t3 - t2))
+    cpu, prom_cpu = (time.process_time() - cpu) / n, (cpu_seconds(pid) - prom_cpu) / n
+    flagged = sum(bool(h.flags) for h in hosts)
+    mid = sorted(parts)[len(parts) // 2]
+    print(f"  {label} ({len(hosts):,} hosts, {sum(len(h.ranks) for h in hosts):,} ranks, {flagged} flagged): "
+          f"median {statistics.median(times) * 1e3:.0f} ms, max {max(times) * 1e3:.0f} ms "
+          f"(a middle one: queries and assembly {mid[0] * 1e3:.0f}, flags {mid[1] * 1e3:.0f}, rows "
+          f"{mid[2] * 1e3:.0f} ms); CPU a refresh: Prometheus {prom_cpu * 1e3:.0f} ms, this process {cpu * 1e3:.0f} ms")
+    return hosts
+
+
 def bench_fleet() -> None:
     if not shutil.which("promtool") or not shutil.which("prometheus"):
         print("fleet: skipped (prometheus and promtool missing: apt-get install prometheus)")
@@ -238,28 +263,9 @@ def bench_fleet() -> None:
             fetch = partial(load, prom, None, Limits())
             hosts = fetch()  # the first, warming Prometheus' caches
             GcPacer().start()  # the collector's settings of the fleet view, whose worker refreshes
-            times, parts = [], []
-            cpu, prom_cpu = time.process_time(), cpu_seconds(proc.pid)
-            for _ in range(10):
-                t0 = time.perf_counter()
-                hosts = read_fleet(prom)
-                t1 = time.perf_counter()
-                flag_fleet(hosts, Limits())
-                t2 = time.perf_counter()
-                model = FleetRows(hosts, ranks=True)  # as the screen's refresh makes them
-                model.widths(cell_len)
-                model.rows(ViewState())
-                t3 = time.perf_counter()
-                times.append(t3 - t0)
-                parts.append((t1 - t0, t2 - t1, t3 - t2))
-            cpu, prom_cpu = (time.process_time() - cpu) / 10, (cpu_seconds(proc.pid) - prom_cpu) / 10
-            flagged = sum(bool(h.flags) for h in hosts)
-            mid = sorted(parts)[len(parts) // 2]
-            print(f"  refresh ({len(hosts):,} hosts, {sum(len(h.ranks) for h in hosts):,} ranks, {flagged} flagged): "
-                  f"median {statistics.median(times) * 1e3:.0f} ms, max {max(times) * 1e3:.0f} ms "
-                  f"(a middle one: queries and assembly {mid[0] * 1e3:.0f}, flags {mid[1] * 1e3:.0f}, "
-                  f"rows, every host's and every rank's, {mid[2] * 1e3:.0f} ms); CPU a refresh: Prometheus "
-                  f"{prom_cpu * 1e3:.0f} ms, this process {cpu * 1e3:.0f} ms")
+            for label, state in (("refresh", ViewState()),
+                                 ("refresh, every host expanded", ViewState(expanded={host_key(h) for h in hosts}))):
+                hosts = refreshes(prom, proc.pid, state, label)
             asyncio.run(keys(hosts, fetch, KEYS, 3600, "keys", True))
             # Again with a refresh a second (5 s by default): its thread shares the interpreter.
             asyncio.run(keys(hosts, fetch, ["down"] * 30 + ["s", "S"] * 3, 1.0, "keys, a refresh a second", False))

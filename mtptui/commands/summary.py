@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import TextIO
 
-from mtptui.core.compare import DELTA_MIN_BATCHES, bucket_cells, delta_text, epoch_rows
+from mtptui.core.compare import DELTA_MIN_BATCHES, EpochRow, bucket_cells, delta_text, epoch_rows
+from mtptui.core.loadmatch import CONTEXT, LOAD, Scale
 from mtptui.core.parallel import summarise
 from mtptui.core.timespec import when
 from mtptui.sources.file import InputError
@@ -138,36 +139,30 @@ def _epoch_lines(epochs: list[dict]) -> list[str]:
                    f"{r.decode_batches:>7} {'-' if al is None else f'{al:.2f}':>7} "
                    f"{'-' if gen is None else f'{gen:.1f}':>10} {delta_text(r, r.vs_previous):>7} "
                    f"{delta_text(r, r.vs_baseline, baseline=True):>11}")
-    out += ["", "epochs at the same load (decode lines by #running-req; tok/s: gen throughput of a line; "
-                f"changes need {DELTA_MIN_BATCHES} lines in the bucket in both epochs):",
-            f"  {'host':<12} {'#':>2} {'running':>7} {'decode':>7} {'acc len':>7} {'tok/s':>10} {'vs prev':>7} "
-            f"{'vs spec off':>11}"]
-    for r in rows:
-        for b in r.by_load:
-            running, decode, al, gen, prev, base = bucket_cells(b)
-            out.append(f"  {(r.host or '-'):<12.12} {r.index + 1:>2} {running:>7} {decode:>7} {al:>7} {gen:>10} "
-                       f"{prev:>7} {base:>11}")
+    out += _bucket_lines(rows, LOAD, "epochs at the same load (decode lines by #running-req; tok/s: gen throughput "
+                               f"of a line; changes need {DELTA_MIN_BATCHES} lines in the bucket in both epochs):")
     if any(r.by_context for r in rows):
-        out += _context_lines(rows)
+        # each bucket where speculation runs slower than without it marked, and where that begins
+        out += _bucket_lines(rows, CONTEXT, "epochs by context (decode lines by tokens in use per running request; "
+                                            "`below`: speculation slower there than the last run without it):",
+                             below=True)
+        for r in rows:
+            if r.stops_paying_from is not None:
+                out.append(f"  {(r.host or '-')} epoch {r.index + 1} ({r.label}): speculation stops paying from "
+                           f"{r.stops_paying_from} tokens per request")
     return out
 
 
-def _context_lines(rows: list) -> list[str]:
-    """The epochs by context (tokens in use per running request), each bucket where speculation
-    runs slower than without it marked, and where that begins."""
-    out = ["", "epochs by context (decode lines by tokens in use per running request; `below`: speculation "
-               "slower there than the last run without it):",
-           f"  {'host':<12} {'#':>2} {'context':>7} {'decode':>7} {'acc len':>7} {'tok/s':>10} {'vs prev':>7} "
-           f"{'vs spec off':>11}"]
+def _bucket_lines(rows: list[EpochRow], scale: Scale, title: str, *, below: bool = False) -> list[str]:
+    """The epochs' buckets of one scale (loadmatch.py), under a title; below: the buckets where
+    speculation runs slower than the last run without it marked `below`."""
+    out = ["", title, f"  {'host':<12} {'#':>2} {scale.name:>7} {'decode':>7} {'acc len':>7} {'tok/s':>10} "
+                      f"{'vs prev':>7} {'vs spec off':>11}"]
     for r in rows:
-        for b in r.by_context:
-            context, decode, al, gen, prev, base = bucket_cells(b)
-            out.append(f"  {(r.host or '-'):<12.12} {r.index + 1:>2} {context:>7} {decode:>7} {al:>7} {gen:>10} "
-                       f"{prev:>7} {base:>11}{'  below' if b.below_baseline else ''}")
-    for r in rows:
-        if r.stops_paying_from is not None:
-            out.append(f"  {(r.host or '-')} epoch {r.index + 1} ({r.label}): speculation stops paying from "
-                       f"{r.stops_paying_from} tokens per request")
+        for b in r.matched.get(scale.json_key, ()):
+            label, decode, al, gen, prev, base = bucket_cells(b)
+            out.append(f"  {(r.host or '-'):<12.12} {r.index + 1:>2} {label:>7} {decode:>7} {al:>7} {gen:>10} "
+                       f"{prev:>7} {base:>11}{'  below' if below and b.below_baseline else ''}")
     return out
 
 

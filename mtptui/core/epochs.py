@@ -16,6 +16,10 @@ from mtptui.core.records import DECODE, SPEC, BatchStats, Event
 from mtptui.core.valueset import Rows
 
 EPOCH_METRICS = ("accept_len", "accept_rate", "gen_throughput")
+# The rank of vLLM spec lines that come before any throughput line of their input: a reader that
+# starts after other input (the next part of a file) cannot tell it; merging gives them the rank
+# that the input before ended on.
+UNRESOLVED = "\x00unresolved"
 EPOCH_EVENTS = ("started", "spec_config")  # the events that may begin an epoch
 # The events that tell where a run is: loading (none yet), serving (ready), or gone down.
 LIFECYCLE_EVENTS = ("ready", "stopping", "stopped", "failed")
@@ -211,10 +215,15 @@ class EpochTracker:
         epochs.append(e)
         return e
 
-    def merge(self, later: EpochTracker) -> None:
+    def merge(self, later: EpochTracker, ranks_before: dict | None = None) -> None:
         """Appends what another tracker saw in the input that follows this one's, with the result
-        a single tracker would have had (used to join the parts of a file read in parallel)."""
+        a single tracker would have had (used to join the parts of a file read in parallel). Its
+        UNRESOLVED ranks take the rank that `ranks_before` (host -> rank) says came before."""
+        ranks_before = ranks_before or {}
         for host, eps in later.epochs.items():
+            for e in eps:
+                if UNRESOLVED in e.per_rank:
+                    e.rename_rank(UNRESOLVED, ranks_before.get(host, ""))
             mine = self.epochs.setdefault(host, [])
             for i, e in enumerate(eps):
                 cur = mine[-1] if mine else None

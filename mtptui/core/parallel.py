@@ -13,7 +13,6 @@ from the text before a part). Gzip and stdin cannot be split and are read sequen
 from __future__ import annotations
 
 import contextlib
-import gc
 import itertools
 import multiprocessing
 import os
@@ -26,8 +25,10 @@ from dataclasses import dataclass
 
 from mtptui.core.eventlog import EventLog
 from mtptui.core.ingest import Ingest, LineCounts
+from mtptui.core.nogc import without_cycle_collector
 from mtptui.core.parse import LineParser
-from mtptui.core.summary import UNRESOLVED, Summary
+from mtptui.core.epochs import UNRESOLVED
+from mtptui.core.summary import Summary
 from mtptui.sources.file import InputError, byte_blocks, open_lines, splittable
 
 PARALLEL_MIN_BYTES = 32 << 20
@@ -193,19 +194,6 @@ class _Total:
         self.ranks.update(ranks)
 
 
-@contextlib.contextmanager
-def _without_cycle_collector():
-    """A read makes millions of short-lived records that reference counting frees at once; none
-    forms a cycle, so the cyclic collector's passes over them are pure cost (about 10%)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 def summarise(paths: list[str], since=None, until=None, jobs: int | None = None) -> tuple[Summary, LineCounts]:
     """Raises InputError (one line) for an input that cannot be read."""
     return read_inputs(paths, lambda events=None: Summary(since, until, events=events), jobs)
@@ -246,7 +234,7 @@ def read_inputs(paths: list[str], make: Callable, jobs: int | None = None,
     big plain files by one process each; returns the sink of the whole, merged in order, and the
     line counts. Raises InputError (one line) for an input that cannot be read; Stopped when
     progress.stop() was called meanwhile."""
-    with _without_cycle_collector():
+    with without_cycle_collector():
         return _read_inputs(paths, make, jobs, progress or Progress())
 
 

@@ -18,11 +18,11 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from mtptui.core.records import DECODE, PREFILL, SGLANG, SPEC, TIME, BatchStats, Event
-from mtptui.core.epochs import EPOCH_EVENTS, Epoch, EpochTracker, rank_key, spec_label
+from mtptui.core.epochs import EPOCH_EVENTS, UNRESOLVED, Epoch, EpochTracker, rank_key, spec_label
 from mtptui.core.loadmatch import MATCH_FIELDS
 from mtptui.core.series import Overview, Ring
 from mtptui.core.stats import describe
-from mtptui.core.summary import DECODE_METRICS, UNRESOLVED
+from mtptui.core.summary import DECODE_METRICS
 from mtptui.core.valueset import Rows
 
 __all__ = ["Store", "RankSeries", "Epoch", "spec_label", "ALL_HOSTS"]
@@ -363,11 +363,7 @@ class Store:
             else:
                 mine.merge(s)
         self.events.extend(later.events)
-        for host, epochs in later._epochs.epochs.items():
-            for e in epochs:
-                if UNRESOLVED in e.per_rank:
-                    e.rename_rank(UNRESOLVED, ranks_before.get(host, ""))
-        self._epochs.merge(later._epochs)
+        self._epochs.merge(later._epochs, ranks_before)
         for s in self._by_key.values():
             s.epoch = self._epochs.current(s.host)
         for host in later._named:

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field
 
 from mtptui.core.compare import with_comparison
-from mtptui.core.epochs import EPOCH_EVENTS, Epoch, EpochTracker, rank_key
+from mtptui.core.epochs import EPOCH_EVENTS, UNRESOLVED, Epoch, EpochTracker, rank_key
 from mtptui.core.eventlog import EventLog
 from mtptui.core.loadmatch import MATCH_FIELDS
 from mtptui.core.records import DECODE, PREFILL, SGLANG, SPEC, BatchStats, Event
@@ -20,10 +20,6 @@ DECODE_METRICS = ("accept_len", "accept_rate", "gen_throughput", "running_req", 
 # what a decode row carries besides its metrics: the fields the epoch's buckets read (loadmatch.py)
 DECODE_CARRIED = tuple(f for f in MATCH_FIELDS if f not in DECODE_METRICS)
 PREFILL_METRICS = ("input_throughput",)
-# The rank of vLLM spec lines that come before any throughput line of their input: a reader that
-# starts after other input (the next part of a file) cannot tell it; merge() gives them the rank
-# that the input before ended on.
-UNRESOLVED = "\x00unresolved"
 
 
 @dataclass
@@ -256,11 +252,7 @@ class Summary:
         for key, s in later.series.items():
             self._add_series(key, s)
         self.events.extend(later.events)
-        for host, epochs in later.epochs.epochs.items():
-            for e in epochs:
-                if UNRESOLVED in e.per_rank:
-                    e.rename_rank(UNRESOLVED, ranks_before.get(host, ""))
-        self.epochs.merge(later.epochs)
+        self.epochs.merge(later.epochs, ranks_before)
         for s in self.series.values():
             s.epoch = self.epochs.current(s.host)  # later's epoch may have joined one of these
 

@@ -174,12 +174,14 @@ class ValueSet:
         """Turns from counted or spilled to dense when every value is a decimal of at most
         MAX_DECIMALS places and their range is small enough; else says when to try again."""
         self._next_try = 0
-        decimals = 0
-        for vals, _ in self._groups():
+        decimals, keys = 0, None
+        # The counted form is one group: made (and sorted) once, and its keys kept for the scatter.
+        groups = [next(self._groups())] if self.form == COUNTED else self._groups()
+        for vals, _ in groups:
             found = _keys(vals, decimals)
             if found is None:
                 return False  # not decimals of a few places: spilled for good
-            decimals = found[0]
+            decimals, keys = found
         scale = 10**decimals
         held = self.counts if self.form == COUNTED else self.spill
         lo, hi = round(min(held) * scale), round(max(held) * scale)
@@ -187,10 +189,13 @@ class ValueSet:
         if not _dense_fits(bins, self.n):
             self._next_try = max(2 * self.n, bins // 8)
             return False
-        groups = self._groups()
+        if self.form == COUNTED:
+            keyed = [(keys, groups[0][1])]
+        else:  # the spill's groups again, keyed at the decimals of them all
+            keyed = ((_at_scale(vals, scale), cnts) for vals, cnts in self._groups())
         self.form, self.decimals, self.lo, self.dense = DENSE, decimals, lo, array("B", bytes(bins))
-        for vals, cnts in groups:
-            self._scatter(_at_scale(vals, scale), cnts)
+        for k, cnts in keyed:
+            self._scatter(k, cnts)
         self.counts = self.spill = None
         self._sorted = True
         return True
@@ -337,12 +342,14 @@ class ValueSet:
         return True
 
     # -- reading -------------------------------------------------------------------------------
-    def _groups(self) -> Iterator[tuple[list[float], list[int]]]:
+    def _groups(self) -> Iterator[tuple[array | list[float], list[int]]]:
         """Every value, as (distinct values, how often each came), a chunk at a time, so that
-        walking a big set copies no more than a chunk of it; in order, but for the spilled form."""
+        walking a big set copies no more than a chunk of it; in order, but for the spilled form.
+        The counted and spilled forms give their values as an array of doubles, the form that
+        _at_scale reads (a change of form tries several decimals on each group): no copy per try."""
         if self.form == COUNTED:
             vals = sorted(self.counts)
-            return iter([(vals, list(map(self.counts.__getitem__, vals)))])
+            return iter([(array("d", vals), list(map(self.counts.__getitem__, vals)))])
         if self.form == DENSE:
             dense, lo, scale = self.dense, self.lo, 10**self.decimals
             return (_nonzero(dense[i:i + CHUNK], lo + i, scale) for i in range(0, len(dense), CHUNK))
@@ -459,9 +466,9 @@ def _nonzero(counts: array, key: int, scale: int) -> tuple[list[float], list[int
     return list(map(truediv, keys, repeat(scale))), list(filter(None, counts))
 
 
-def _counted(values) -> tuple[list[float], list[int]]:
+def _counted(values) -> tuple[array, list[int]]:
     counts = Counter(values)
-    return list(counts), list(counts.values())
+    return array("d", counts), list(counts.values())
 
 
 def _repeated(vals, cnts):

@@ -15,10 +15,11 @@ hour, flagged `down`; an exporter's host whose log stream is lost is flagged `di
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from functools import lru_cache
 from dataclasses import dataclass, field
 
 from mtptui.core.epochs import rank_key
+from mtptui.core.nogc import without_cycle_collector
 from mtptui.fleet.prom import Prometheus, PromError, Sample
 
 SGLANG, MTPTUI = "sglang", "mtptui"
@@ -130,30 +131,40 @@ def _sel(*matchers: str) -> str:
 
 # What a host and a rank are, by source: the labels each answer is reduced to (`max by`/`sum by`),
 # so that Prometheus sends the figures, not every series' full label set (1,000 hosts x 8 ranks:
-# 9 MB of JSON a refresh, most of it labels repeated).
-SGLANG_RANK_BY = "instance, model_name, dp_rank, pp_rank, tp_rank"
+# 9 MB of JSON a refresh, most of it labels repeated). SGLang's model_name comes with one gauge
+# of the five, not all (the targets of the last hour name it too, but maybe the one before a swap).
+SGLANG_RANK_BY = "instance, dp_rank, pp_rank, tp_rank"
+SGLANG_MODEL_GAUGE = "sglang:num_running_reqs"
 MTPTUI_RANK_BY = "host, rank"
 
 
 def queries(match: str | None) -> dict[str, str]:
     """The PromQL the fleet is read with, by purpose: one query per gauge (each answers every
-    host's ranks at once; Prometheus evaluates them side by side), keyed by the gauge's name."""
+    host's ranks at once), keyed by the gauge's name; the graph state over GRAPH_WINDOW; and the
+    targets of the last DOWN_WINDOW (with `up`, which of them Prometheus can scrape now). Ordered
+    costliest first: a client asking a few at a time reads the first answers while Prometheus works
+    on the rest."""
     m = selector_matchers(match)
     decode_modes = 'mode=~"decode_.*"'
-    out = {name: f"max by ({SGLANG_RANK_BY}) ({name}{_sel(m)})" for name in SGLANG_GAUGES}
+    out = {name: f"max by ({SGLANG_RANK_BY}{', model_name' * (name == SGLANG_MODEL_GAUGE)}) ({name}{_sel(m)})"
+           for name in SGLANG_GAUGES}
     out |= {name: f"max by ({MTPTUI_RANK_BY}) ({name}{_sel(m)})" for name in MTPTUI_GAUGES}
-    return out | {
+    return {
+        # Counts of 0 are left out (> 0) where they say nothing: most ranks never decode without
+        # graphs, and a rank that did not decode has no graph state.
+        "sglang_graph": (f"sum by ({SGLANG_RANK_BY}, mode) (increase(sglang:cuda_graph_passes_total"
+                         f"{_sel(decode_modes, m)}[{GRAPH_WINDOW}])) > 0"),
+        "mtptui_decodes": f"sum by ({MTPTUI_RANK_BY}) (increase(mtptui_decode_batches_total{_sel(m)}[{GRAPH_WINDOW}])) > 0",
+        "mtptui_no_graph": (f"sum by ({MTPTUI_RANK_BY}) (increase(mtptui_decode_batches_without_cuda_graph_total"
+                            f"{_sel(m)}[{GRAPH_WINDOW}])) > 0"),
+        "sglang_targets": (f"group by (instance, job, model_name) (last_over_time(sglang:num_running_reqs"
+                           f"{_sel(m)}[{DOWN_WINDOW}]))"),
+        **out,
+        "mtptui_targets": (f"group by (instance, job, host) (last_over_time(mtptui_source_connected"
+                           f"{_sel(m)}[{DOWN_WINDOW}]))"),
         "spec_info": f"max by (host, algorithm, steps, topk, draft_tokens, settings) (mtptui_spec_info{_sel(m)})",
         "connected": f"max by (host) (mtptui_source_connected{_sel(m)})",
-        "sglang_graph": (f"sum by ({SGLANG_RANK_BY}, mode) (increase(sglang:cuda_graph_passes_total"
-                         f"{_sel(decode_modes, m)}[{GRAPH_WINDOW}]))"),
-        "mtptui_decodes": f"sum by ({MTPTUI_RANK_BY}) (increase(mtptui_decode_batches_total{_sel(m)}[{GRAPH_WINDOW}]))",
-        "mtptui_no_graph": (f"sum by ({MTPTUI_RANK_BY}) (increase(mtptui_decode_batches_without_cuda_graph_total"
-                            f"{_sel(m)}[{GRAPH_WINDOW}]))"),
-        "sglang_down": (f"group by (instance, job, model_name) (last_over_time(sglang:num_running_reqs{_sel(m)}"
-                        f"[{DOWN_WINDOW}])) unless on (instance, job) up == 1"),
-        "mtptui_down": (f"group by (instance, job, host) (last_over_time(mtptui_source_connected{_sel(m)}"
-                        f"[{DOWN_WINDOW}])) unless on (instance, job) up == 1"),
+        "up": "group by (instance, job) (up == 1)",  # not narrowed: only looked up by the targets
     }
 
 
@@ -170,6 +181,7 @@ def sglang_rank(labels: dict[str, str]) -> str:
     return " ".join(parts)
 
 
+@lru_cache(maxsize=4096)  # a fleet's ranks have a few dozen labels; a refresh asks 24,000 times
 def dp_group(rank: str) -> str:
     """The DP token of a rank label (`DP3` of `DP3 TP3 EP3`), "" without DP."""
     return next((t for t in rank.split() if t.startswith("DP")), "")
@@ -182,13 +194,15 @@ def _int(text: str) -> int | None:
 def read_fleet(prom: Prometheus, match: str | None = None) -> list[Host]:
     """Every host, sorted by name, with its ranks in natural order; no flags yet (see outliers).
     Raises PromError, SelectorError."""
-    return assemble(prom.queries(queries(match)))
+    with without_cycle_collector():  # the answers' dicts all live until assembled
+        return assemble(prom.queries(queries(match)))
 
 
 def assemble(answers: dict[str, list[Sample]]) -> list[Host]:
-    """The hosts from the answers to `queries()` (by the same keys)."""
+    """The hosts from the answers to `queries()` (by the same keys). A rank is found by the labels
+    that name it, read once a sample: 40,000 samples a refresh at 1,000 hosts x 8 ranks."""
     hosts: dict[tuple[str, str], Host] = {}
-    ranks: dict[tuple[str, str, str], Rank] = {}
+    ranks: dict[tuple, Rank] = {}  # by sglang_key / mtptui_key
 
     def host(source: str, name: str) -> Host:
         h = hosts.get((source, name))
@@ -196,56 +210,48 @@ def assemble(answers: dict[str, list[Sample]]) -> list[Host]:
             h = hosts[(source, name)] = Host(name, source)
         return h
 
-    def rank(h: Host, label: str) -> Rank:
-        r = ranks.get((h.source, h.host, label))
+    def rank(key: tuple, labels: dict[str, str]) -> Rank:
+        r = ranks.get(key)
         if r is None:
-            r = ranks[(h.source, h.host, label)] = Rank(label)
-            h.ranks.append(r)
+            if key[0] == SGLANG:
+                h, label = host(SGLANG, key[1]), sglang_rank(labels)
+            else:
+                h, label = host(MTPTUI, key[1]), labels.get("rank", "")
+            # Keys that name one rank alike (a pp_rank of "0" or none) share it.
+            r = next((x for x in h.ranks if x.rank == label), None)
+            if r is None:
+                r = Rank(label)
+                h.ranks.append(r)
+            ranks[key] = r
         return r
 
-    # A rank by its labels, which the gauge queries reduce to those naming it (`max by`): named
-    # once, not once per metric (8,000 ranks, 40,000 samples).
-    sglang_ranks: dict[tuple, Rank] = {}
-    mtptui_ranks: dict[tuple, Rank] = {}
-
-    def sglang_rank_of(labels: dict[str, str]) -> Rank:
-        key = tuple(labels.items())
-        r = sglang_ranks.get(key)
-        if r is None:
-            h = host(SGLANG, labels.get("instance", ""))
-            h.spec.setdefault("model_name", labels.get("model_name", ""))
-            r = sglang_ranks[key] = rank(h, sglang_rank(labels))
-        return r
-
-    def mtptui_rank_of(labels: dict[str, str]) -> Rank:
-        key = tuple(labels.items())
-        r = mtptui_ranks.get(key)
-        if r is None:
-            r = mtptui_ranks[key] = rank(host(MTPTUI, labels.get("host", "")), labels.get("rank", ""))
-        return r
-
-    def gauges(names: dict[str, str], rank_of: Callable[[dict[str, str]], Rank]) -> None:
+    for names, key_of in ((SGLANG_GAUGES, sglang_key), (MTPTUI_GAUGES, mtptui_key)):
         for name, field_ in names.items():
             count = field_ in COUNTS
-            for s in answers[name]:
-                v = s.value
-                setattr(rank_of(s.labels), field_, int(v) if count and v.is_integer() else v)
+            for labels, v in answers[name]:
+                r = ranks.get(key := key_of(labels)) or rank(key, labels)
+                setattr(r, field_, int(v) if count and v.is_integer() else v)
 
-    gauges(SGLANG_GAUGES, sglang_rank_of)
+    for labels, _ in answers[SGLANG_MODEL_GAUGE]:
+        if "model_name" in labels:
+            hosts[(SGLANG, labels.get("instance", ""))].spec["model_name"] = labels["model_name"]
+    up = {(s.labels.get("instance"), s.labels.get("job")) for s in answers["up"]}
     for s in answers["sglang_graph"]:
-        key = (SGLANG, s.labels.get("instance", ""))
-        if key in hosts and s.value > 0:
-            r = rank(hosts[key], sglang_rank(s.labels))
+        if (SGLANG, s.labels.get("instance", "")) in hosts and s.value > 0:
+            r = rank(sglang_key(s.labels), s.labels)
             if s.labels.get("mode") == "decode_none":
                 r.graph = False
             elif r.graph is None:
                 r.graph = True
-    for s in answers["sglang_down"]:  # after the figures: a target down has none, not old ones
-        h = host(SGLANG, s.labels.get("instance", ""))
-        h.spec.setdefault("model_name", s.labels.get("model_name", ""))
-        h.down = True
+    for s in answers["sglang_targets"]:  # after the figures: a target down has none, not old ones
+        # The model of a target down (an up one's is its gauge's: this may be the one before a swap)
+        lab = s.labels
+        down = (lab.get("instance"), lab.get("job")) not in up
+        if down or (SGLANG, lab.get("instance", "")) in hosts:
+            h = host(SGLANG, lab.get("instance", ""))
+            h.spec.setdefault("model_name", lab.get("model_name", ""))
+            h.down = h.down or down
 
-    gauges(MTPTUI_GAUGES, mtptui_rank_of)
     for s in answers["connected"]:
         host(MTPTUI, s.labels.get("host", "")).connected = s.value == 1
     for s in answers["spec_info"]:
@@ -254,14 +260,14 @@ def assemble(answers: dict[str, list[Sample]]) -> list[Host]:
             "algorithm": lab.get("algorithm") or None, "steps": _int(lab.get("steps", "")),
             "topk": _int(lab.get("topk", "")), "draft_tokens": _int(lab.get("draft_tokens", "")),
             "settings": lab.get("settings", "")}
-    no_graph = {(s.labels.get("host", ""), s.labels.get("rank", "")): s.value for s in answers["mtptui_no_graph"]}
+    no_graph = {mtptui_key(s.labels): s.value for s in answers["mtptui_no_graph"]}
     for s in answers["mtptui_decodes"]:
-        key = (MTPTUI, s.labels.get("host", ""))
-        if key in hosts and s.value > 0:
-            off = no_graph.get((key[1], s.labels.get("rank", "")), 0) > 0
-            rank(hosts[key], s.labels.get("rank", "")).graph = not off
-    for s in answers["mtptui_down"]:
-        host(MTPTUI, s.labels.get("host", "")).down = True
+        key = mtptui_key(s.labels)
+        if (MTPTUI, key[1]) in hosts and s.value > 0:
+            rank(key, s.labels).graph = not no_graph.get(key, 0) > 0
+    for s in answers["mtptui_targets"]:  # an exporter Prometheus cannot scrape: its hosts are down
+        if (s.labels.get("instance"), s.labels.get("job")) not in up:
+            host(MTPTUI, s.labels.get("host", "")).down = True
 
     for h in hosts.values():
         if h.source == SGLANG:
@@ -270,3 +276,13 @@ def assemble(answers: dict[str, list[Sample]]) -> list[Host]:
                     r.accept_len = r.accept_rate = None
         h.ranks.sort(key=lambda r: rank_key(r.rank))
     return sorted(hosts.values(), key=lambda h: (h.host, h.source))
+
+
+def sglang_key(labels: dict[str, str]) -> tuple:
+    """What names an SGLang rank: its target and rank labels (SGLANG_RANK_BY)."""
+    return (SGLANG, labels.get("instance", ""), labels.get("dp_rank"), labels.get("pp_rank"), labels.get("tp_rank"))
+
+
+def mtptui_key(labels: dict[str, str]) -> tuple:
+    """What names an exported rank: its host and rank labels (MTPTUI_RANK_BY)."""
+    return (MTPTUI, labels.get("host", ""), labels.get("rank", ""))

@@ -8,8 +8,9 @@ report the one batch they share).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from mtptui.fleet.query import Host, Rank
 
@@ -29,6 +30,9 @@ COLUMNS = (
     Column("flags", "flags"),
 )
 COLUMN_KEYS = tuple(c.key for c in COLUMNS)
+# The columns a screen too narrow for all leaves out, the first first (the line under the table
+# tells the cursor row's source, settings, graph and queue, and which are left out).
+SPARE = ("source", "ranks", "settings", "graph", "queue")
 RANK_COLUMNS = ("accept_len", "accept_rate", "gen_throughput", "running", "queue", "graph")
 FORMATS = {"accept_len": "{:.2f}", "accept_rate": "{:.2f}", "gen_throughput": "{:,.0f}"}
 
@@ -49,8 +53,7 @@ class ViewState:
         return (self.sort, self.reverse, self.filter, self.flagged_only, frozenset(self.expanded))
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(NamedTuple):  # a tuple: a refresh makes 9,000
     key: str  # host_key(host), or with "\t" and the rank
     host: Host
     rank: Rank | None
@@ -94,34 +97,37 @@ def host_row(h: Host) -> Row:
     return Row(host_key(h), h, None, values, _cells(values), bool(h.flags))
 
 
-def rank_row(h: Host, r: Rank) -> Row:
+def rank_row(h: Host, r: Rank, key: str | None = None) -> Row:
+    """`key`: the host's (host_key), when the caller has it."""
     flags = flag_kinds(h, r.rank) if h.flags else ""
+    graph = None if r.graph is None else ("on" if r.graph else "off")
     values = {"host": f"  {r.rank or '(rank)'}", "source": "", "settings": "", "ranks": "",
               "accept_len": r.accept_len, "accept_rate": r.accept_rate, "gen_throughput": r.gen_throughput,
-              "running": r.running, "queue": r.queue,
-              "graph": None if r.graph is None else ("on" if r.graph else "off"), "flags": flags}
-    return Row(f"{host_key(h)}\t{r.rank}", h, r, values, _cells(values), bool(flags))
+              "running": r.running, "queue": r.queue, "graph": graph, "flags": flags}
+    return Row(f"{key or host_key(h)}\t{r.rank}", h, r, values, _cells(values), bool(flags))
+
+
+def _writer(key: str) -> Callable[[object], str]:
+    """How a column's value is written ("-" for none)."""
+    fmt = FORMATS.get(key)
+
+    def write(v: object) -> str:
+        if v is None:
+            return "-"
+        if v.__class__ is str:
+            return v
+        if fmt is not None:
+            return fmt.format(v)
+        return f"{v:g}" if v.__class__ is float else str(v)
+    return write
 
 
 # How each column's value is written (a fleet's refresh writes 100,000 cells).
-_WRITE = tuple(FORMATS[c.key].format if c.key in FORMATS else None for c in COLUMNS)
+_WRITE = tuple(_writer(key) for key in COLUMN_KEYS)
 
 
 def _cells(values: dict) -> tuple[str, ...]:
-    out = []
-    for key, write in zip(COLUMN_KEYS, _WRITE):
-        v = values[key]
-        if v is None:
-            out.append("-")
-        elif v.__class__ is str:
-            out.append(v)
-        elif write is not None:
-            out.append(write(v))
-        elif v.__class__ is float:
-            out.append(f"{v:g}")
-        else:
-            out.append(str(v))
-    return tuple(out)
+    return tuple([write(values[k]) for write, k in zip(_WRITE, COLUMN_KEYS)])
 
 
 def matches(row: Row, text: str) -> bool:
@@ -144,22 +150,19 @@ def _sorted(rows: list[Row], column: str, reverse: bool) -> list[Row]:
 class FleetRows:
     """The rows of one refresh, each made once: a sort, a filter or an expand only picks and orders
     them (1,000 hosts and their 8,000 ranks: formatting every cell again per key costs 100 ms).
-    A host's rank rows are made when it is first expanded, or all at once with `ranks` (a screen
-    makes them with the refresh, off its loop, so that no key has to)."""
+    A host's rank rows are made when it is first expanded (a screen's refresh makes those of the
+    hosts it shows expanded, off its loop: see `refreshed`)."""
 
-    def __init__(self, hosts: list[Host], ranks: bool = False) -> None:
+    def __init__(self, hosts: list[Host]) -> None:
         self.hosts = hosts
         self.tops = [host_row(h) for h in hosts]
         self._ranks: dict[str, list[Row]] = {}
-        if ranks:
-            for top in self.tops:
-                self.ranks(top)
         self._widths: tuple[Callable, int, tuple[int, ...]] | None = None  # measure, rank lists, widths
 
     def ranks(self, top: Row) -> list[Row]:
         got = self._ranks.get(top.key)
         if got is None:
-            got = self._ranks[top.key] = [rank_row(top.host, r) for r in top.host.ranks]
+            got = self._ranks[top.key] = [rank_row(top.host, r, top.key) for r in top.host.ranks]
         return got
 
     def widths(self, measure: Callable[[str], int] = len) -> tuple[int, ...]:
@@ -193,9 +196,33 @@ class FleetRows:
         return out
 
 
+def refreshed(hosts: list[Host], state: ViewState, measure: Callable[[str], int] = len) -> tuple[FleetRows, list[Row]]:
+    """What a screen's refresh makes off its loop: the rows shown in `state`'s order (the ranks of
+    the hosts it expands: those of the others are made when they are expanded, 8,000 rows that a
+    refresh of a folded fleet would make for nothing) and the columns' widths."""
+    model = FleetRows(hosts)
+    shown = model.rows(state)
+    model.widths(measure)
+    return model, shown
+
+
 def rows(hosts: list[Host], state: ViewState) -> list[Row]:
     """The rows to show (see FleetRows.rows)."""
     return FleetRows(hosts).rows(state)
+
+
+def fitted(widths: Sequence[int], room: int, pad: int) -> tuple[int, ...]:
+    """The columns (indices) to draw in `room` cells, each `pad` cells wider than its widest cell:
+    all when they fit, else without the SPARE ones, in order, until they fit."""
+    shown = list(range(len(COLUMNS)))
+    need = sum(w + pad for w in widths)
+    for key in SPARE:
+        if need <= room:
+            break
+        i = COLUMN_KEYS.index(key)
+        shown.remove(i)
+        need -= widths[i] + pad
+    return tuple(shown)
 
 
 def text_table(rows_: list[Row]) -> str:

@@ -54,7 +54,7 @@ class Dashboard:
         self.feed.clock = self.replay  # the replay's lines are released to the store at its pace
         self.timeline = Timeline(self.store, replay=self.replay, wall=wall,
                                  last_arrival=lambda: self.feed.last_arrival,
-                                 link=lambda: self.feed.state_of(self.host))
+                                 link=lambda: self.feed.state_of(self.host), opened=opening is not None)
         self.alerts = AlertTracker()
         self.active_alerts: dict[str | None, list[Alert]] = {}
         self.host_index = 0

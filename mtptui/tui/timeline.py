@@ -2,7 +2,8 @@
 
 Time is log time (the stamps in the lines), never arrival time. Two modes:
 - replay: the playhead is the ``ReplayClock``'s position (space pauses it, +/- change its speed,
-  left/right seek it); at full speed it is the newest line read.
+  left/right seek it); at full speed it is the newest line read. Files opened (`mtptui open`,
+  `replay --speed max`) are a replay at full speed that has ended, and their state says OPEN.
 - live: the playhead follows the newest line, extrapolated by the wall time since it arrived
   (so silence shows as time passing). Space freezes it; left/right scrub back through the ring
   buffers while lines keep arriving; moving right past the newest line follows again. The state
@@ -27,9 +28,12 @@ SEEK_FRACTION = 0.1  # a seek or scrub step is a tenth of the window
 class Timeline:
     def __init__(self, store: Store, *, replay: ReplayClock | None = None,
                  wall: Callable[[], float] = time.time, last_arrival: Callable[[], float | None] = lambda: None,
-                 link: Callable[[], str | None] = lambda: None, window_index: int = 1) -> None:
+                 link: Callable[[], str | None] = lambda: None, window_index: int = 1,
+                 opened: bool = False) -> None:
         self.store = store
         self.replay = replay
+        # the files were read at once (`mtptui open`), not played: OPEN where a replay says REPLAY
+        self.opened = opened
         self.wall = wall
         self.last_arrival = last_arrival
         self.link = link  # live: the shown host's stream state (sources.base), None if unknown
@@ -100,8 +104,8 @@ class Timeline:
         if self.replay is not None:
             r = self.replay
             if r.ended and (r.unlimited or (self.playhead() or 0) >= (self.store.last_ts or 0)):
-                return f"REPLAY ended; {self.back_key} to seek"
-            return f"REPLAY {'paused' if r.paused else 'playing'} {speed_label(r.speed)}"
+                return f"{'OPEN' if self.opened else 'REPLAY ended'}; {self.back_key} to seek"
+            return f"{'OPEN' if self.opened else 'REPLAY'} {'paused' if r.paused else 'playing'} {speed_label(r.speed)}"
         # LIVE only while the stream is up: a host that does not answer is CONNECTING or
         # RECONNECTING, whatever its old lines on the screen say.
         link = self.link()

@@ -77,3 +77,21 @@ async def test_c_shows_where_speculation_stops_paying_by_context():
         assert [row[-4:] == ["▼", "below", "spec", "off"] for row in shown] == [False, False, False, True, True]
         assert [row[row.index("off") + 1] for row in shown] == [c[5] for c in cells]
         assert lines[at + 1 + len(cells)].strip() == "speculation stops paying from 32-64k tokens per request"
+
+
+async def test_the_first_epochs_buckets_say_there_is_no_previous_epoch():
+    """Whatever a bucket's lines (the first run of this log has a bucket of 2 lines and buckets of
+    hundreds), the host's first epoch has nothing before it to compare with, and every bucket says so."""
+    first = epoch_rows(summary_json(LONG)["epochs"])[0]
+    buckets = first.by_load + first.by_context
+    assert any(not b.comparable for b in buckets) and any(b.comparable for b in buckets)
+    app = make_app(LONG)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("c")
+        lines = str(app.screen.query_one("#ranks", Static).render()).splitlines()
+        assert lines[0].startswith("epoch 1: spec off")
+        shown = [ln for ln in lines if ln.split() and ln.split()[0] in {b.label for b in buckets}]
+        assert len(shown) == len(buckets)
+        assert all(ln.endswith("lines  no previous epoch") for ln in shown), shown
+        assert not any("vs prev" in ln or "n<10" in ln for ln in lines)

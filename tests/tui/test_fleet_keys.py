@@ -10,6 +10,7 @@ import threading
 from mtptui.config import load_config
 from mtptui.fleet.outliers import Limits, flag_fleet
 from mtptui.fleet.query import SGLANG, Host, Rank
+from mtptui.fleet.table import COLUMN_KEYS, SPARE
 from mtptui.tui.fleet_app import FleetApp
 from mtptui.tui.widgets.fleet_table import FleetTable
 
@@ -88,7 +89,8 @@ async def test_a_header_click_sorts_and_a_second_click_or_enter_opens():
     app = make_app()
     async with app.run_test(size=(120, 20)) as pilot:
         table = app.query_one(FleetTable)
-        x = sum(w + 2 for w in table.widths[:6]) + 2  # inside the seventh column: gen tok/s
+        gen = table.drawn.index(COLUMN_KEYS.index("gen_throughput"))
+        x = sum(table.widths[i] + 2 for i in table.drawn[:gen]) + 2  # inside the gen tok/s column
         await pilot.click(FleetTable, offset=(x, 0))
         assert table.header("gen_throughput") == "gen tok/s ▲"
         values = table.column("gen_throughput")
@@ -99,6 +101,28 @@ async def test_a_header_click_sorts_and_a_second_click_or_enter_opens():
         assert app.opened == [table.rows[2].host.host]
         await pilot.press("down", "enter")
         assert app.opened[-1] == table.rows[3].host.host
+
+
+async def test_a_narrow_screen_leaves_out_the_spare_columns_and_tells_their_figures_below():
+    """At 100 columns the flags still show: source, ranks, settings... are left out, in SPARE's order,
+    the title says how many, and the line under the table gives the cursor row's; widened, all come back."""
+    app = make_app()
+    async with app.run_test(size=(100, 20)) as pilot:
+        table = app.query_one(FleetTable)
+        await pilot.pause()
+        assert table.hidden and table.hidden == [k for k in COLUMN_KEYS if k in SPARE[:len(table.hidden)]]
+        assert "flags" not in table.hidden and table.virtual_size.width <= 100
+        assert f"{len(table.hidden)} columns hidden" in str(app.screen.query_one("#fleet-title").render())
+        detail = str(app.screen.query_one("#fleet-detail").render())
+        assert "ranks 4" in detail and ("queue 0" in detail) == ("queue" in table.hidden)
+        await pilot.press("end", "home", "e")  # drawn lines cached, then other rows under them
+        drawn = [table.render_line(y).text for y in range(1, table.scrollable_content_region.height)]
+        assert [line.split()[0] for line in drawn] == [r.cells[0].strip() for r in table.rows[:len(drawn)]]
+        assert all(r.cells[-1] in line for r, line in zip(table.rows, drawn))  # the flags drawn
+        await pilot.resize_terminal(220, 20)
+        await pilot.pause()
+        assert table.hidden == [] and "hidden" not in str(app.screen.query_one("#fleet-title").render())
+        assert "ranks 4" not in str(app.screen.query_one("#fleet-detail").render())
 
 
 async def test_a_refresh_is_not_started_over_one_under_way():

@@ -53,8 +53,9 @@ async def test_progress_while_it_reads_then_the_whole_file_at_its_end(tmp_path, 
         assert not bar.display
         assert d.feed.counts.read == 20_004
         assert d.timeline.playhead() == d.store.last_ts
-        assert "ended" in d.timeline.state_label()
-        assert "open long.log" in plain(app.screen.query_one(StatusBar))
+        # read at once, not played: OPEN, and no replay that "ended"
+        assert d.timeline.state_label() == "OPEN; ← to seek"
+        assert "open long.log │ OPEN; ← to seek at " in plain(app.screen.query_one(StatusBar))
         # More than the ring holds, and the panels cover all of it: no "buffer shorter" note.
         (s0, s1) = d.store.ranks("gpu-h1")
         assert s0.decode_batches == 10_000 and len(s0.decode) == s0.decode.capacity
@@ -70,6 +71,7 @@ async def test_progress_while_it_reads_then_the_whole_file_at_its_end(tmp_path, 
         end = d.timeline.playhead()
         await pilot.press("left")
         assert d.timeline.playhead() < end and d.replay.paused
+        assert d.timeline.state_label() == "OPEN paused max"
 
 
 async def test_q_during_the_read_quits_and_the_read_gives_up(tmp_path, gate):

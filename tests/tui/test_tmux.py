@@ -64,7 +64,7 @@ def test_replay_in_tmux_reads_right(need):
     started = _tmux(sock, "new-session", "-d", "-x", "160", "-y", "48", "-s", "t", cmd)
     assert started.returncode == 0, started.stderr
     try:
-        screen = _settled(sock, "REPLAY ended")
+        screen = _settled(sock, "OPEN; ← to seek")  # --speed max: the file opened
         # What a newcomer reads: the host and its settings, a badge per rank, labelled numbers.
         assert "host gpu-h2" in screen and "spec EAGLE (MTP) steps=3 topk=1 draft=4" in screen
         assert screen.count("SPEC ON") == 8
@@ -96,12 +96,12 @@ def test_replay_at_80x24_keeps_what_matters(need):
     started = _tmux(sock, "new-session", "-d", "-x", "80", "-y", "24", "-s", "t", cmd)
     assert started.returncode == 0, started.stderr
     try:
-        screen = _settled(sock, "REPLAY ended")
+        screen = _settled(sock, "OPEN; ← to seek")
         lines = screen.splitlines()
         assert all(len(line) <= 80 for line in lines)
         assert "host gpu-h2  TP 8 · DP 8" in screen and "\n epoch 1/1 " in screen
         assert "spec EAGLE (MTP) steps=3 topk=1 draft=4" in screen  # the status bar's settings
-        assert "open dp-attention-8.log │ REPLAY ended; ← to seek at 16:02:57" in screen  # max: opened
+        assert "open dp-attention-8.log │ OPEN; ← to seek at 16:02:57" in screen  # max: opened
         assert "╭─ accept len (tokens per step" in screen
         rows = [line for line in lines if line.startswith("│ ") and " SPEC ON " in line]
         assert rows
@@ -111,7 +111,7 @@ def test_replay_at_80x24_keeps_what_matters(need):
         _tmux(sock, "send-keys", "-t", "t", "l")
         screen = _wait_for(sock, "l or Esc shrinks")
         lines = screen.splitlines()
-        assert "REPLAY ended; ← to seek at 16:02:57" in lines[-3] and "q quit" in lines[-1]
+        assert "OPEN; ← to seek at 16:02:57" in lines[-3] and "q quit" in lines[-1]
         pane = lines[1:lines.index(next(line for line in lines if line.startswith("╰")))]
         assert len(pane) >= 15 and all(line.startswith("│") and line.rstrip().endswith("│") for line in pane)
         _tmux(sock, "send-keys", "-t", "t", "l", "r")

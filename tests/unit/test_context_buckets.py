@@ -12,54 +12,27 @@ import subprocess
 import sys
 
 import pytest
-from logsynth import sglang_line, utc
-from test_compare import store_epochs, store_of
-from test_loadmatch import summary_json
+from bucketlog import assert_readers_agree, summary_json, table_after, write_two_epochs
 
 from mtptui.core.compare import BucketRow, bucket_cells, epoch_rows, stops_paying_from
 from mtptui.core.loadmatch import CONTEXT, Buckets
-from mtptui.core import parallel
 
-T0 = utc(2026, 3, 9, 16)
 CONTEXT_LABELS = [label for label, _ in CONTEXT.buckets]
-
-
-def _decode(running: int, tokens: int, gen: float, accept: float | None, pool: str) -> str:
-    acc = "" if accept is None else f"accept len: {accept:.2f}, "
-    return (f"Decode batch, #running-req: {running}, {pool}: {tokens}, {pool[1:]} usage: 0.10, {acc}"
-            f"cuda graph: True, gen throughput (token/s): {gen:.2f}, #queue-req: 0")
-
 
 # (running, tokens in use): a mean context per running request in each bucket
 SHORT, MID, LONG, LONGER, LONGEST = (2, 4000), (4, 40000), (2, 40000), (3, 144000), (1, 100000)
-
-
-def _epoch(t: int, algo: str, lines: list, pool: str) -> tuple[int, list[str]]:
-    out = [sglang_line(f"server_args=ServerArgs(model_path='m', speculative_algorithm={algo})", t)]
-    for (running, tokens), gen, accept in lines:
-        t += 1
-        out.append(sglang_line(_decode(running, tokens, gen, accept, pool), t))
-    return t, out
-
-
-def _log(path) -> None:
-    # spec off (`#token`): 300 tok/s at every context (290 and 310), 20 lines each; two idle lines
-    off = [(at, 290.0 + 20 * (i % 2), None) for at in (SHORT, MID, LONG, LONGER, LONGEST) for i in range(20)]
-    off += [((0, 500), 5.0, None)] * 2
-    # spec on (a hybrid pool: `#full token`): +50 % under 4k, +10 % at 16-32k, -10 % at 32-64k and
-    # -20 % past 64k; at 4-16k only 5 lines (too few to compare)
-    on = [(SHORT, 450.0, 2.75)] * 20 + [(MID, 400.0, 2.5)] * 5 + [(LONG, 330.0, 2.0)] * 20
-    on += [(LONGER, 270.0, 1.5)] * 20 + [(LONGEST, 240.0, 1.25)] * 12
-    t, a = _epoch(T0, "None", off, "#token")
-    _, b = _epoch(t + 10, "'EAGLE'", on, "#full token")
-    path.write_text("\n".join(a + b) + "\n")
+# spec off (`#token`): 300 tok/s at every context (290 and 310), 20 lines each; two idle lines
+OFF = [(*at, 290.0 + 20 * (i % 2), None) for at in (SHORT, MID, LONG, LONGER, LONGEST) for i in range(20)]
+OFF += [(0, 500, 5.0, None)] * 2
+# spec on (a hybrid pool: `#full token`): +50 % under 4k, +10 % at 16-32k, -10 % at 32-64k and
+# -20 % past 64k; at 4-16k only 5 lines (too few to compare)
+ON = [(*SHORT, 450.0, 2.75)] * 20 + [(*MID, 400.0, 2.5)] * 5 + [(*LONG, 330.0, 2.0)] * 20
+ON += [(*LONGER, 270.0, 1.5)] * 20 + [(*LONGEST, 240.0, 1.25)] * 12
 
 
 @pytest.fixture
 def log(tmp_path):
-    path = tmp_path / "context.log"
-    _log(path)
-    return str(path)
+    return write_two_epochs(tmp_path / "context.log", OFF, ON, on_pool="#full token")
 
 
 def _bucket(context: str, decode: int, gen: float, accept: float | None, base=None, below=False) -> dict:
@@ -84,11 +57,7 @@ def test_the_buckets_find_where_speculation_stops_paying(log):
 
 
 def test_the_dashboard_and_a_parallel_read_give_the_same_buckets(log, monkeypatch):
-    want = summary_json(log)["epochs"]
-    assert store_epochs(store_of(log, capacity=8)) == want
-    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
-    par, counts = parallel.summarise([log], jobs=2)
-    assert par.to_json(counts.to_json())["epochs"] == want
+    assert_readers_agree(log, monkeypatch)
 
 
 def test_the_python_path_gives_the_same_buckets(log):
@@ -100,15 +69,13 @@ def test_the_python_path_gives_the_same_buckets(log):
 
 
 def test_the_table_marks_the_buckets_below_the_baseline(log):
-    r = subprocess.run([sys.executable, "-m", "mtptui", "summary", log], capture_output=True, text=True)
-    lines = r.stdout.splitlines()
-    head = next(i for i, ln in enumerate(lines) if ln.startswith("epochs by context"))
-    rows = [ln.split() for ln in lines[head + 2:head + 12]]
+    lines = table_after(log, "epochs by context")
+    rows = [ln.split() for ln in lines[:10]]
     assert rows[5] == ["-", "2", "<4k", "20", "2.75", "450.0", "+50%", "+50%"]
     assert rows[6] == ["-", "2", "4-16k", "5", "2.50", "400.0", "n<10", "n<10"]
     assert rows[8] == ["-", "2", "32-64k", "20", "1.50", "270.0", "-10%", "-10%", "below"]
     assert rows[9] == ["-", "2", "64k+", "12", "1.25", "240.0", "-20%", "-20%", "below"]
-    assert lines[head + 12].split(": ")[-1] == "speculation stops paying from 32-64k tokens per request"
+    assert lines[10].split(": ")[-1] == "speculation stops paying from 32-64k tokens per request"
 
 
 def test_cells_of_a_context_bucket(log):

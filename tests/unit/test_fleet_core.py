@@ -4,14 +4,17 @@ which SSH host a row opens. (The whole, against a real Prometheus: tests/integra
 
 from __future__ import annotations
 
+import socket
+import threading
+
 import pytest
 
 from mtptui.config import ConfigError, load_config
 from mtptui.fleet.outliers import Limits, flag_fleet
-from mtptui.fleet.prom import PromError, check_url
+from mtptui.fleet.prom import IN_FLIGHT, Prometheus, PromError, check_url
 from mtptui.fleet.query import (Host, Rank, SelectorError, Sample, assemble, dp_group, queries, selector_matchers,
                                 sglang_rank)
-from mtptui.fleet.table import FleetRows, ViewState, rows, text_table
+from mtptui.fleet.table import COLUMN_KEYS, SPARE, FleetRows, ViewState, fitted, rows, text_table
 from mtptui.fleet.target import live_host, live_spec
 
 NO_ANSWERS = {k: [] for k in queries(None)}
@@ -24,11 +27,19 @@ def sglang(name: str, value: float, instance: str = "10.0.0.5:30000", **labels: 
 
 def answers(sglang: list[Sample] = (), mtptui: list[Sample] = (), **given: list[Sample]) -> dict[str, list[Sample]]:
     """The answers by query; gauges' samples (sglang, mtptui) go to their metric's query, which
-    answers them without the metric's name (`max by` the rank's labels)."""
+    answers them without the metric's name (`max by` the rank's labels). As Prometheus would, the
+    SGLang gauges' targets are the recent targets (with their model), and every target of a gauge
+    is up unless `up` is given."""
     out = {k: list(v) for k, v in {**NO_ANSWERS, **given}.items()}
+    targets: dict[tuple, dict] = {}
     for s in [*sglang, *mtptui]:
         labels = dict(s.labels)
         out[labels.pop("__name__")].append(Sample(labels, s.value))
+        targets[(labels["instance"], labels["job"])] = labels
+    out["sglang_targets"] += [Sample({k: labels[k] for k in ("instance", "job", "model_name")}, 1.0)
+                              for labels in targets.values() if labels["job"] == "sglang"]
+    if "up" not in given:
+        out["up"] = [Sample({"instance": i, "job": j}, 1.0) for i, j in targets]
     return out
 
 
@@ -78,7 +89,8 @@ def test_mtptui_hosts_settings_graph_and_state():
         connected=[Sample({"host": "gpu1", **m}, 1.0), Sample({"host": "gpu2", **m}, 0.0)],
         mtptui_decodes=[Sample({"host": "gpu1", "rank": "TP0", **m}, 40.0)],
         mtptui_no_graph=[Sample({"host": "gpu1", "rank": "TP0", **m}, 2.0)],
-        mtptui_down=[Sample({"host": "gpu3", **m}, 1.0)],
+        mtptui_targets=[Sample({"host": "gpu3", "job": "mtptui", "instance": "exp2:9464"}, 1.0),  # exp2: down
+                        Sample({"host": "gpu1", **m}, 1.0)],
     ))
     assert [(h.host, h.connected, h.down) for h in got] == [("gpu1", True, False), ("gpu2", False, False),
                                                              ("gpu3", None, True)]
@@ -97,10 +109,19 @@ def test_sglang_graph_state_and_a_target_that_is_down():
                       Sample({"instance": "10.0.0.5:30000", "tp_rank": "1", "mode": "decode_cuda_graph"}, 50.0),
                       Sample({"instance": "10.0.0.5:30000", "tp_rank": "1", "mode": "decode_none"}, 3.0),
                       Sample({"instance": "10.0.0.9:30000", "tp_rank": "0", "mode": "decode_cuda_graph"}, 9.0)],
-        sglang_down=[Sample({"instance": "10.0.0.9:30000", "job": "sglang", "model_name": "m"}, 1.0)],
+        sglang_targets=[Sample({"instance": "10.0.0.9:30000", "job": "sglang", "model_name": "m"}, 1.0)],
     ))
     assert [r.graph for r in got[0].ranks] == [True, False]
     assert (got[1].host, got[1].down, got[1].ranks) == ("10.0.0.9:30000", True, [])
+
+
+def test_a_target_that_swapped_models_within_the_hour_shows_the_one_it_serves():
+    """The targets of the last hour name both models; the running gauge names the current one."""
+    got = assemble(answers(
+        sglang=[sglang("num_running_reqs", 3.0, tp_rank="0", model_name="new")],
+        sglang_targets=[Sample({"instance": "10.0.0.5:30000", "job": "sglang", "model_name": "old"}, 1.0)],
+    ))
+    assert [(h.host, h.spec, h.down) for h in got] == [("10.0.0.5:30000", {"model_name": "new"}, False)]
 
 
 def test_host_totals_add_dp_groups_not_the_tp_ranks_of_one_batch():
@@ -112,13 +133,47 @@ def test_host_totals_add_dp_groups_not_the_tp_ranks_of_one_batch():
 
 
 def test_match_is_added_to_every_query_and_must_be_matchers():
-    for q in queries('{job="sglang", instance=~"gpu.*"}').values():
+    got = queries('{job="sglang", instance=~"gpu.*"}')
+    # `up` is only looked up by the targets: narrowed, a --match on a metric's label (model_name)
+    # would leave every target down.
+    assert got.pop("up") == queries(None)["up"] and "gpu" not in queries(None)["up"]
+    for q in got.values():
         assert 'job="sglang", instance=~"gpu.*"' in q
     assert selector_matchers('job!="x"') == 'job!="x"'
     assert selector_matchers(None) == selector_matchers("{}") == ""
     for bad in ("up", 'up{job="x"}', "{job}"):
         with pytest.raises(SelectorError):
             selector_matchers(bad)
+
+
+def test_a_prometheus_that_does_not_answer_is_asked_no_more_than_it_can_take_at_once():
+    """A refresh asks IN_FLIGHT queries at a time; after the first that fails (here: no answer in
+    the timeout) it asks no more, so a dead server costs one timeout, not one per query."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    accepted: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                accepted.append(server.accept()[0])
+            except OSError:
+                return
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        prom = Prometheus(f"http://127.0.0.1:{server.getsockname()[1]}", timeout=0.5)
+        with pytest.raises(PromError, match="no answer in 0.5 s"):
+            prom.queries(queries(None))
+        for _ in range(200):  # the connections are made; the thread may not have taken them all yet
+            if len(accepted) >= IN_FLIGHT:
+                break
+            threading.Event().wait(0.01)
+        assert len(queries(None)) > IN_FLIGHT and len(accepted) == IN_FLIGHT
+    finally:
+        server.close()
+        for c in accepted:
+            c.close()
 
 
 @pytest.mark.parametrize("url", ["prom:9090", "ftp://prom", "http://", "http://prom:x"])
@@ -136,7 +191,9 @@ def test_rows_are_made_once_a_hosts_ranks_when_it_is_expanded_and_columns_fit_wh
     got = model.rows(shown)
     assert [r.cells[0] for r in got] == ["a", "b", "  DP1 TP1 EP1"]
     assert model.rows(ViewState(sort="accept_len", expanded={"sglang:b"}))[1] is got[2]  # b first: 2.00
-    assert model.widths()[0] == len("  DP1 TP1 EP1") == FleetRows(hosts, ranks=True).widths()[0]
+    every = FleetRows(hosts)
+    every.rows(ViewState(expanded={"sglang:a", "sglang:b"}))
+    assert model.widths()[0] == len("  DP1 TP1 EP1") == every.widths()[0]
     assert model.rows(ViewState()) == got[:2] and model.widths()[0] == len("  DP1 TP1 EP1")  # folded: kept
 
 
@@ -249,3 +306,11 @@ def test_live_host_takes_the_defaults_or_says_why_not(config, tmp_path):
     bare.write_text("")
     with pytest.raises(ConfigError, match="which unit"):
         live_host(Host("10.0.0.7:30000", "sglang"), load_config(str(bare)))
+
+
+def test_columns_that_do_not_fit_are_left_out_spare_first():
+    widths = [10] * len(COLUMN_KEYS)  # 12 cells each with the padding
+    assert fitted(widths, 12 * len(COLUMN_KEYS), 2) == tuple(range(len(COLUMN_KEYS)))
+    two_less = fitted(widths, 12 * len(COLUMN_KEYS) - 13, 2)
+    assert [COLUMN_KEYS[i] for i in range(len(COLUMN_KEYS)) if i not in two_less] == list(SPARE[:2])
+    assert [COLUMN_KEYS[i] for i in fitted(widths, 0, 2)] == [k for k in COLUMN_KEYS if k not in SPARE]

@@ -4,60 +4,27 @@ buckets must find both signs, with the exact means, where the mean over the epoc
 
 from __future__ import annotations
 
-import json
 import math
 import random
-import subprocess
-import sys
 
 import pytest
-from logsynth import sglang_line, utc
-from test_compare import store_epochs, store_of
+from bucketlog import assert_readers_agree, summary_json, table_after, write_two_epochs
 
-from mtptui.core import parallel
 from mtptui.core.compare import DELTA_MIN_BATCHES, bucket_cells, epoch_rows
 from mtptui.core.loadmatch import LOAD, Buckets
 
-T0 = utc(2026, 3, 9, 16)
-
-
-def _decode(running: int, gen: float, accept: float | None) -> str:
-    acc = "" if accept is None else f"accept len: {accept:.2f}, "
-    return (f"Decode batch, #running-req: {running}, #token: 100, token usage: 0.01, {acc}cuda graph: True, "
-            f"gen throughput (token/s): {gen:.2f}, #queue-req: 0")
-
-
-def _epoch(t: int, algo: str, lines: list[tuple[int, float, float | None]]) -> tuple[int, list[str]]:
-    out = [sglang_line(f"server_args=ServerArgs(model_path='m', speculative_algorithm={algo})", t)]
-    for running, gen, accept in lines:
-        t += 1
-        out.append(sglang_line(_decode(running, gen, accept), t))
-    return t, out
-
-
-def _log(path) -> None:
-    # spec off: 20 lines at 1 running (100 and 110 tok/s), 20 at 32 (1000), 3 at 3 running, 2 idle
-    off = [(1, 100.0 + 10 * (i % 2), None) for i in range(20)] + [(32, 1000.0, None)] * 20
-    off += [(3, 300.0, None)] * 3 + [(0, 5.0, None)] * 2
-    # spec on: 30 at 1 running (150 and 160: +48 %), 10 at 32 (900: -10 %), 9 at 100 (too few to compare)
-    on = [(1, 150.0 + 10 * (i % 2), 2.5 + 0.25 * (i % 2)) for i in range(30)] + [(32, 900.0, 1.5)] * 10
-    on += [(100, 200.0, 1.25)] * 9
-    t, a = _epoch(T0, "None", off)
-    _, b = _epoch(t + 10, "'EAGLE'", on)
-    path.write_text("\n".join(a + b) + "\n")
+# (running requests, tokens in use, gen throughput, accept len); the tokens do not matter here
+# spec off: 20 lines at 1 running (100 and 110 tok/s), 20 at 32 (1000), 3 at 3 running, 2 idle
+OFF = [(1, 100, 100.0 + 10 * (i % 2), None) for i in range(20)] + [(32, 100, 1000.0, None)] * 20
+OFF += [(3, 100, 300.0, None)] * 3 + [(0, 100, 5.0, None)] * 2
+# spec on: 30 at 1 running (150 and 160: +48 %), 10 at 32 (900: -10 %), 9 at 100 (too few to compare)
+ON = [(1, 100, 150.0 + 10 * (i % 2), 2.5 + 0.25 * (i % 2)) for i in range(30)] + [(32, 100, 900.0, 1.5)] * 10
+ON += [(100, 100, 200.0, 1.25)] * 9
 
 
 @pytest.fixture
 def log(tmp_path):
-    path = tmp_path / "load.log"
-    _log(path)
-    return str(path)
-
-
-def summary_json(path: str) -> dict:
-    r = subprocess.run([sys.executable, "-m", "mtptui", "summary", "--json", path], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)
+    return write_two_epochs(tmp_path / "load.log", OFF, ON)
 
 
 def test_buckets_find_the_sign_the_mean_hides(log):
@@ -95,18 +62,11 @@ def test_a_bucket_needs_the_minimum_in_both_epochs(log):
 
 
 def test_the_dashboard_and_a_parallel_read_give_the_same_buckets(log, monkeypatch):
-    want = summary_json(log)["epochs"]
-    assert store_epochs(store_of(log, capacity=8)) == want
-    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
-    par, counts = parallel.summarise([log], jobs=2)
-    assert par.to_json(counts.to_json())["epochs"] == want
+    assert_readers_agree(log, monkeypatch)
 
 
 def test_the_table_shows_the_buckets(log):
-    r = subprocess.run([sys.executable, "-m", "mtptui", "summary", log], capture_output=True, text=True)
-    lines = r.stdout.splitlines()
-    head = next(i for i, ln in enumerate(lines) if ln.startswith("epochs at the same load"))
-    rows = [ln.split() for ln in lines[head + 2:head + 8]]
+    rows = [ln.split() for ln in table_after(log, "epochs at the same load")[:6]]
     assert rows[3] == ["-", "2", "1", "30", "2.62", "155.0", "+48%", "+48%"]
     assert rows[4] == ["-", "2", "17-64", "10", "1.50", "900.0", "-10%", "-10%"]
 

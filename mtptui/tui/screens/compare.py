@@ -39,14 +39,17 @@ def row_cells(r: EpochRow, newest: float | None) -> tuple[str, ...]:
             str(r.decode_batches), clock_text(r.start), ran)
 
 
-def _bucket_parts(buckets: list[BucketRow]) -> list:
+def _bucket_parts(buckets: list[BucketRow], first: bool) -> list:
     """A line per bucket: its throughput and accept len, and its changes against the runs before
-    in the same bucket; `▼ below spec off` where speculation runs slower there than without."""
+    in the same bucket; `▼ below spec off` where speculation runs slower there than without. In
+    the host's first epoch every bucket says that there is no run before it (whatever its lines:
+    `n<10` would promise a change once the bucket had enough)."""
     parts: list = []
     for b in buckets:
         label, decode, al, gen, prev, base = bucket_cells(b)
         parts += [(f"\n  {label:>6} ", "bold"), f"{gen:>8} tok/s  acc len {al:>4}  ",
-                  (f"{decode} lines", "$text-muted"), f"  vs prev {prev}  vs spec off {base}"]
+                  (f"{decode} lines", "$text-muted"),
+                  ("  no previous epoch", "$text-muted") if first else f"  vs prev {prev}  vs spec off {base}"]
         if b.below_baseline:
             parts.append(("  ▼ below spec off", "bold $error"))
     return parts
@@ -58,11 +61,12 @@ def load_parts(r: EpochRow) -> list:
                      "in both epochs):", "bold")]
     if not r.by_load:
         parts.append(" no decode line with #running-req")
-    parts += _bucket_parts(r.by_load)
+    first = r.index == 0  # epochs are numbered per host from 0
+    parts += _bucket_parts(r.by_load, first)
     parts.append(("\nby context (tokens in use per running request):", "bold"))
     if not r.by_context:
         parts.append(" no decode line with #token and #running-req")
-    parts += _bucket_parts(r.by_context)
+    parts += _bucket_parts(r.by_context, first)
     if r.stops_paying_from is not None:
         parts.append((f"\n  speculation stops paying from {r.stops_paying_from} tokens per request", "bold $error"))
     return parts

@@ -19,7 +19,7 @@ from textual.widgets import Footer, Input, Static
 
 from mtptui.fleet.prom import PromError
 from mtptui.fleet.query import Host
-from mtptui.fleet.table import COLUMN_KEYS, COLUMNS, FleetRows, Row, ViewState, host_key, matches
+from mtptui.fleet.table import COLUMN_KEYS, COLUMNS, FleetRows, Row, ViewState, host_key, matches, refreshed
 from mtptui.tui.widgets.fleet_table import FleetTable
 
 
@@ -54,7 +54,7 @@ class FleetScreen(Screen):
         self.interval = interval
         self.where = title
         self.open_host = open_host  # returns a reason when the host cannot be opened
-        self.model = FleetRows(hosts or [], ranks=True)
+        self.model = FleetRows(hosts or [])
         self.shown: list[Row] = []
         self.find_term = ""
         self.asking = ""  # "filter" or "find" while the input is open
@@ -106,11 +106,8 @@ class FleetScreen(Screen):
         self.call_after_refresh(self.app.gc_pacer.after_frame)
 
     def _fetch(self, state: ViewState) -> tuple[FleetRows, list[Row]]:
-        """The fleet, all its rows, and those shown in `state`'s order, made off the screen's
-        loop: a refresh of 1,000 hosts."""
-        model = FleetRows(self.load(), ranks=True)
-        model.widths(cell_len)
-        return model, model.rows(state)
+        """The fleet and the rows shown in `state`'s order, made off the screen's loop."""
+        return refreshed(self.load(), state, cell_len)
 
     def rebuild(self, shown: list[Row] | None = None) -> None:
         """The rows again (`shown`: already in order), after new figures or another sort, filter
@@ -134,6 +131,9 @@ class FleetScreen(Screen):
             parts.append("flagged only")
         if self.refreshed is not None:
             parts.append(f"at {time.strftime('%H:%M:%S', time.localtime(self.refreshed))}, every {self.interval:g} s")
+        hidden = self.query_one(FleetTable).hidden
+        if hidden:
+            parts.append(f"{len(hidden)} column{'s' * (len(hidden) != 1)} hidden")
         text = Text(" · ".join(parts))
         if self.error:
             text.append(f" · {self.error}", style=f"bold {self.app.current_theme.error or 'red'}")
@@ -155,6 +155,11 @@ class FleetScreen(Screen):
             h = row.host
             detail.append(f"{h.host} ({h.source}): ", style="bold")
             detail.append(", ".join(f"{k} {v}" for k, v in h.spec.items() if v not in (None, "")) or "settings unknown")
+            # The figures of the columns left out to fit the width (source and settings are above).
+            more = [f"{COLUMNS[i].title} {row.cells[i]}" for i, k in enumerate(COLUMN_KEYS)
+                    if k in self.query_one(FleetTable).hidden and k not in ("source", "settings") and row.cells[i]]
+            if more:
+                detail.append("\n" + " · ".join(more))
             flags = [f for f in h.flags if row.rank is None or f.rank == row.rank.rank]
             for f in flags:
                 detail.append(f"\n{f.kind}: ", style=f"bold {self.app.current_theme.error or 'red'}")
@@ -167,6 +172,11 @@ class FleetScreen(Screen):
         shape = len(lines) if all(cell_len(line) <= box.content_size.width for line in lines) else None
         box.update(detail, layout=shape is None or shape != self.detail_shape)
         self.detail_shape = shape
+
+    @on(FleetTable.Fitted)
+    def _fitted(self) -> None:
+        self.show_title()
+        self.show_detail()
 
     @on(FleetTable.RowHighlighted)
     def _highlighted(self, event: FleetTable.RowHighlighted) -> None:

@@ -22,7 +22,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from mtptui.fleet.table import COLUMN_KEYS, COLUMNS, Row
+from mtptui.fleet.table import COLUMN_KEYS, COLUMNS, Row, fitted
 
 PAD = 1  # blank cells each side of a cell, as DataTable draws them
 
@@ -82,11 +82,15 @@ class FleetTable(ScrollView, can_focus=True):
             super().__init__()
             self.column = column
 
+    class Fitted(Message):
+        """The columns left out to fit the width changed."""
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.rows: list[Row] = []
         self.titles: tuple[str, ...] = tuple(c.title for c in COLUMNS)
         self.widths: tuple[int, ...] = tuple(cell_len(t) for t in self.titles)
+        self.drawn: tuple[int, ...] = tuple(range(len(COLUMNS)))  # the columns that fit (see fitted)
         self.cursor_row = 0
         # drawn rows and the style that fills them to the width, until the rows or styles change
         self._lines: dict[tuple[int, bool], tuple[Strip, Style]] = {}
@@ -99,11 +103,29 @@ class FleetTable(ScrollView, can_focus=True):
         self.rows = rows
         self.titles = tuple(titles)
         self.widths = tuple(max(w, cell_len(t)) for w, t in zip(widths, self.titles))
-        self._lines.clear()
-        self.virtual_size = Size(sum(self.widths) + 2 * PAD * len(self.widths), len(rows) + 1)
+        self._fit()
         self.cursor_row = max(0, min(cursor, len(rows) - 1))
         self._follow_cursor()
         self.refresh()
+
+    def _fit(self) -> None:
+        """The columns that fit the width (a vertical scrollbar's room kept), and the size to scroll."""
+        room = self.size.width - self.styles.scrollbar_size_vertical
+        drawn = fitted(self.widths, room, 2 * PAD) if room > 0 else self.drawn
+        if drawn != self.drawn:
+            self.drawn = drawn
+            self.post_message(self.Fitted())
+        self._lines.clear()
+        self.virtual_size = Size(sum(self.widths[i] + 2 * PAD for i in self.drawn), len(self.rows) + 1)
+
+    def on_resize(self) -> None:
+        self._fit()
+        self.refresh()
+
+    @property
+    def hidden(self) -> list[str]:
+        """The keys of the columns left out to fit the width."""
+        return [k for i, k in enumerate(COLUMN_KEYS) if i not in self.drawn]
 
     @property
     def row_count(self) -> int:
@@ -156,10 +178,10 @@ class FleetTable(ScrollView, can_focus=True):
             return
         x, y = offset.x + round(self.scroll_x), offset.y
         if y == 0:
-            for c, w in zip(COLUMNS, self.widths):
-                x -= w + 2 * PAD
+            for i in self.drawn:
+                x -= self.widths[i] + 2 * PAD
                 if x < 0:
-                    self.post_message(self.HeaderSelected(c.key))
+                    self.post_message(self.HeaderSelected(COLUMN_KEYS[i]))
                     return
             return
         row = round(self.scroll_y) + y - 1
@@ -217,7 +239,8 @@ class FleetTable(ScrollView, can_focus=True):
         if cursor:
             base += style("fleet-table--cursor")
         segments = []
-        for c, w, text in zip(COLUMNS, self.widths, cells):
+        for col in self.drawn:
+            c, w, text = COLUMNS[col], self.widths[col], cells[col]
             cell = base
             if row is not None and text:
                 if c.key == "flags":

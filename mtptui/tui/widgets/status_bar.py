@@ -13,7 +13,7 @@ from mtptui.tui.widgets.fit import Part, fit
 @dataclass
 class StatusData:
     source: str
-    state: str  # LIVE, LIVE paused, REPLAY playing 1x, REPLAY ended ...
+    state: str  # LIVE, LIVE paused, REPLAY playing 1x, REPLAY ended, OPEN ...
     playhead: str  # clock text of the playhead
     lines_per_s: float | None
     read: int

@@ -12,6 +12,7 @@ import os
 
 from mtptui.control import systemd
 from mtptui.control.target import UnitState
+from mtptui.core.aio import wait_for
 from mtptui.sources.process import ProcessSource
 from mtptui.transport.tunnel import Forward, direct
 
@@ -88,6 +89,9 @@ class ChildTarget:
         return {"ActiveState": "failed" if rc not in (0, None) else "inactive",
                 "Result": f"exit-code {rc}" if rc else ""}
 
+    async def running(self) -> None:
+        """No journald stamps the child's lines: its start is the restart itself."""
+
     async def follow(self, cursor) -> "TapFollower":
         q = getattr(self, "_follower_queue", None) or self.source.tap()
         self._follower_queue = None
@@ -100,7 +104,7 @@ class TapFollower:
 
     async def lines(self, timeout: float) -> list[str] | None:
         try:
-            first = await asyncio.wait_for(self.q.get(), timeout)
+            first = await wait_for(self.q.get(), timeout)
         except asyncio.TimeoutError:
             return []
         out = list(first)

@@ -168,8 +168,12 @@ class Action:
                              "remove our drop-in" if dropin is None else "")
             self._changed = True  # the mv is atomic: before it, nothing on the host changed
             await self._step(prefix + "reload", self.t.reload, steps_deadline)
-        mark = await self._step(prefix + "mark", self.t.mark, steps_deadline)
-        watch = Watch(expect, batches=self.s.verify_batches, engine=self.engine)
+        async def mark() -> tuple:
+            # where the journal stands, and the run a restart replaces (a run's lines name it)
+            return await self.t.mark(), await self.t.running()
+
+        mark, replaced = await self._step(prefix + "mark", mark, steps_deadline)
+        watch = Watch(expect, batches=self.s.verify_batches, engine=self.engine, replaced=replaced)
         tries = [0]
 
         async def restart_once() -> None:

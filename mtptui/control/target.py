@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 
 from mtptui.control import systemd
 from mtptui.control.errors import ControlError, LockedError
-from mtptui.sources.journal import LineSplitter, cursor_of, journalctl_argv
+from mtptui.core.aio import wait_for
+from mtptui.sources.journal import LineSplitter, Run, cursor_of, journalctl_argv
 from mtptui.transport.errors import TransportError
 from mtptui.transport.process import CompletedCommand, StreamedProcess
 
 LOCK_ROOT = "/run/lock"
-STATUS_PROPS = ("ActiveState", "SubState", "Result", "NRestarts", "MainPID", "ExecMainStatus")
+STATUS_PROPS = ("ActiveState", "SubState", "Result", "NRestarts", "MainPID", "ExecMainStatus", "InvocationID")
 # What marks a start and its end in the journal, for the downtime to expect.
 _START_GREP = r"^Started |fired up and ready to roll|Application startup complete"
 
@@ -174,6 +175,13 @@ class SystemdTarget:
                             "--", self.unit])
         return _props(r.stdout)
 
+    async def running(self) -> Run | None:
+        """The run a restart would replace, as journald stamps its lines; None when the unit has
+        no InvocationID (a stopped unit)."""
+        st = await self.status()
+        invocation = st.get("InvocationID")
+        return Run(self.unit, invocation, st.get("MainPID", "")) if invocation else None
+
     # --- the lock ----------------------------------------------------------------------------------
 
     async def lock(self, who: str, *, stale_after: float, break_lock: bool = False,
@@ -282,7 +290,7 @@ class JournalFollower:
         """Whole entries that came within `timeout` ([] if none); None when the follower ended.
         Raises TransportError when the link is lost."""
         try:
-            data = await asyncio.wait_for(self.proc.read(), timeout)
+            data = await wait_for(self.proc.read(), timeout)
         except asyncio.TimeoutError:
             return []
         if not data:

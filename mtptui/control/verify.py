@@ -17,6 +17,7 @@ from collections import deque
 from mtptui.control.profiles import VLLM_METHODS, same_algorithm
 from mtptui.core.parse import BATCH, EVENT, LineParser
 from mtptui.core.records import DECODE, SPEC
+from mtptui.sources.journal import Run, cursor_of, run_of
 
 STARTING, LOADING, READY, VERIFIED, FAILED = "starting", "loading", "ready", "verified", "failed"
 SPEC_KEYS = ("algorithm", "num_steps", "topk", "num_draft_tokens")
@@ -52,7 +53,8 @@ def mismatch(expect: dict, seen: dict) -> str | None:
 
 
 class Watch:
-    def __init__(self, expect: dict, *, batches: int = 3, engine: str = "sglang") -> None:
+    def __init__(self, expect: dict, *, batches: int = 3, engine: str = "sglang",
+                 replaced: Run | None = None) -> None:
         self.expect = {k: expect.get(k) for k in SPEC_KEYS}
         self.on = expect.get("algorithm") is not None
         self.batches_needed = batches
@@ -62,7 +64,12 @@ class Watch:
         self.step = "waiting for the stop"  # what the server is doing, for the screen
         self.reason = ""  # why it failed
         self.seen: dict | None = None  # the settings the new run reported
-        self.started = False  # systemd's Started (or the child's start) seen
+        self.started = False  # systemd's Started (or the child's start, or a line of a new run) seen
+        # The run the restart replaces: a line of the unit's own processes from another run is the
+        # new run's, so the start is seen even when systemd's own `Started` line is not (PID 1
+        # drops a line journald does not take within 10 ms); the replaced run's late lines are
+        # never judged as the new run's
+        self.replaced = replaced
         self.decode = 0
         self.with_accept = 0
         self.accept_lens: list[float] = []
@@ -78,21 +85,25 @@ class Watch:
         return self.state in (VERIFIED, FAILED)
 
     def feed(self, raw_lines: list[str]) -> None:
-        from mtptui.sources.journal import cursor_of
-
         for raw in raw_lines:
             if self.done:
                 return
+            replaced = False
             if raw.startswith("{"):
                 c = cursor_of(raw)
                 if c:
                     self.cursor = c
+                if self.replaced is not None:
+                    replaced = self._of_replaced(raw)
+                    if replaced and self.started:
+                        continue  # a late line of the replaced run is not the new run's
             p = self.parser.parse(raw)
             if p.line is None and p.record is None:
                 continue
             state = self.state
             if p.outcome == EVENT:
-                self._event(p.record)
+                if not (replaced and p.record.kind == "started"):  # it began after the mark
+                    self._event(p.record)
             elif p.outcome == BATCH:
                 self._batch(p.record)
             elif p.line is not None:
@@ -103,6 +114,31 @@ class Watch:
                 elif self.done:
                     self.verdict_ts = p.line.ts
 
+    def _of_replaced(self, raw: str) -> bool:
+        """Whether the line is the replaced run's (its processes', or PID 1's about it); a line of
+        another run of the unit is the new run's, and its start.
+
+        A run is told by its InvocationID, and by its main process: journald reads a process's
+        InvocationID by its unit's name (/run/systemd/units/invocation:UNIT), so a line the old
+        run wrote and journald took after the new run began carries the new run's. Other writers'
+        lines about the unit (systemd-coredump's, journald's own) carry their own runs, of other
+        units."""
+        run, old = run_of(raw), self.replaced
+        if run is None or run.unit != old.unit:
+            return False
+        if run.invocation == old.invocation or run.pid == old.pid:
+            return True
+        if not self.started:
+            self._start()
+        return False
+
+    def _start(self) -> None:
+        self.started = True
+        self._context.clear()
+        self.step = "starting"
+        if self.state == STARTING:
+            self.state = LOADING
+
     def _fail(self, why: str) -> None:
         self.state = FAILED
         self.reason = why
@@ -112,11 +148,8 @@ class Watch:
         if kind == "stopping":
             self.step = "stopping"
         elif kind == "started":
-            self.started = True
-            self._context.clear()
-            self.step = "starting"
-            if self.state == STARTING:
-                self.state = LOADING
+            if not self.started:  # the new run's first lines may reach the journal before it
+                self._start()
         elif kind in ("failed", "auto_restart"):
             if not self.started and "Failed to start" not in ev.text:
                 return  # the old run ending badly on its stop is not the new run failing

@@ -15,6 +15,8 @@ import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from mtptui.core.aio import wait_for
+
 DOWN, TIMEOUT, STATUS, MALFORMED = "down", "timeout", "status", "malformed"
 MAX_HEADER = 64 * 1024
 MAX_BODY = 16 << 20
@@ -152,7 +154,7 @@ async def json_request(host: str, port: int, path: str, body: dict | None, timeo
         return obj
 
     try:
-        return await asyncio.wait_for(go(), timeout)
+        return await wait_for(go(), timeout)
     except asyncio.TimeoutError:
         raise HttpError(TIMEOUT, f"no complete reply within {timeout:g} s") from None
 

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from mtptui.core.aio import wait_for
 from mtptui.prove import client
 from mtptui.prove.client import STATUS, TIMEOUT, HttpError
 
@@ -106,7 +107,7 @@ async def one(fwd, body: dict, timeout: float) -> Sample:
                     chunks += 1
 
     try:
-        await asyncio.wait_for(consume(), timeout)
+        await wait_for(consume(), timeout)
     except asyncio.TimeoutError:
         s.error = f"{TIMEOUT}: no end within {timeout:g} s"
         return s

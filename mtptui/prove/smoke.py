@@ -11,6 +11,7 @@ import asyncio
 import time
 from dataclasses import asdict, dataclass
 
+from mtptui.core.aio import wait_for
 from mtptui.prove import client
 from mtptui.prove.client import MALFORMED, TIMEOUT, HttpError
 
@@ -67,7 +68,7 @@ async def smoke(name: str, fwd, prompt: str, expect: str, timeout: float = 60.0)
 
     try:
         try:
-            reply = await asyncio.wait_for(ask(), timeout)
+            reply = await wait_for(ask(), timeout)
         except asyncio.TimeoutError:
             raise HttpError(TIMEOUT, f"no answer within {timeout:g} s") from None
         latency = time.monotonic() - t0

@@ -14,6 +14,7 @@ import abc
 import asyncio
 import json
 import time
+from dataclasses import dataclass
 
 from mtptui.core.timespec import span_seconds
 from mtptui.sources.backoff import Backoff
@@ -80,6 +81,48 @@ def cursor_of(line: str) -> str | None:
     i += len(_CURSOR_KEY)
     j = line.find('"', i)
     return line[i:j] if j > i else None
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of a unit as journald stamps the lines of its processes: the unit, the run's
+    InvocationID, and the PID that logged (for stdout and stderr, the run's main process)."""
+
+    unit: str
+    invocation: str
+    pid: str
+
+
+def run_of(line: str) -> Run | None:
+    """The run a journal entry (json) is from: a line of a unit's process, or PID 1's about a
+    unit's run (its UNIT and INVOCATION_ID, without the _); None for any other line."""
+    invocation = _string_field(line, "_SYSTEMD_INVOCATION_ID")
+    if invocation is not None:
+        return Run(_string_field(line, "_SYSTEMD_UNIT") or "", invocation, _string_field(line, "_PID") or "")
+    invocation = _string_field(line, "INVOCATION_ID")
+    if invocation is not None and _string_field(line, "_PID") == "1":
+        return Run(_string_field(line, "UNIT") or "", invocation, "1")
+    return None
+
+
+def _string_field(line: str, key: str) -> str | None:
+    """A field of journalctl's compact json whose value has no quote in it (ids, numbers, unit
+    names); read properly when it has an escape."""
+    k = f'"{key}":"'
+    i = line.find(k)
+    if i < 0:
+        return None
+    i += len(k)
+    j = line.find('"', i)
+    if j <= i:
+        return None
+    v = line[i:j]
+    if "\\" in v:
+        try:
+            v = json.loads(f'"{v}"')
+        except ValueError:
+            return None
+    return v
 
 
 class LineSplitter:

@@ -7,6 +7,7 @@ import contextlib
 import shlex
 import signal
 
+from mtptui.core.aio import wait_for
 from mtptui.transport.errors import TransportError
 from mtptui.transport.process import CompletedCommand, StreamedProcess, die_with_parent
 from mtptui.transport.tunnel import Forward, direct
@@ -89,8 +90,7 @@ class LocalRunner:
         except OSError as e:
             raise TransportError(f"cannot run {shlex.join(argv)}: {e.strerror or e}", permanent=True) from None
         try:
-            out, err = await asyncio.wait_for(
-                proc.communicate(input.encode() if input is not None else None), timeout)
+            out, err = await wait_for(proc.communicate(input.encode() if input is not None else None), timeout)
         except asyncio.TimeoutError:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()

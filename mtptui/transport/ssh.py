@@ -22,6 +22,7 @@ import socket
 import asyncssh
 
 from mtptui.config import HostConfig
+from mtptui.core.aio import wait_for
 from mtptui.transport.errors import TransportError
 from mtptui.transport.process import CompletedCommand, StreamedProcess
 from mtptui.transport.tunnel import LOOPBACK, Forward
@@ -226,10 +227,11 @@ class SshTransport:
         """Runs argv to its end (for short commands: systemctl, cat)."""
         assert self.conn is not None, "connect() first"
         try:
-            r = await self.conn.run(shlex.join(argv), input=input, check=False, timeout=timeout)
-        except asyncssh.TimeoutError as e:
+            # the timeout ours, not asyncssh's (asyncio.wait_for: a cancel could be lost, core/aio)
+            r = await wait_for(self.conn.run(shlex.join(argv), input=input, check=False), timeout)
+        except asyncio.TimeoutError:
             raise TransportError(f"{self.where}: {shlex.join(argv)} took over {timeout:g}s",
-                                 permanent=False) from e
+                                 permanent=False) from None
         except (asyncssh.Error, OSError) as e:
             raise translate(e, self.where) or TransportError(str(e), permanent=False) from None
         return CompletedCommand(r.exit_status, str(r.stdout or ""), str(r.stderr or ""))

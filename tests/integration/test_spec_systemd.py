@@ -155,6 +155,26 @@ def test_failing_profile_is_rolled_back(cluster, tmp_path, audit):
     assert "--no-such-flag" in " ".join(last["exec_start_after"])
 
 
+def test_another_writers_line_during_the_stop_is_not_taken_for_the_new_run(cluster, tmp_path, audit):
+    # The old run's stop floods the journal past the unit's rate limit and fails: journald's own
+    # `Suppressed` line about the unit (stamped with journald's run) comes before systemd's
+    # `Failed with result` about the old run, which is not the new run failing.
+    h = cluster.hosts[1]
+    unit = unique_unit("ctl")
+    install_unit(h, unit, "ExecStop=/bin/sh /opt/mtptui/tests/integration/hosts/flood-stop.sh\n"
+                          "LogRateLimitIntervalSec=2s\nLogRateLimitBurst=300\n")
+    cfg = write_config(tmp_path, h, unit)
+    r = spec(cfg, f"gpu{h.index}", "mtp1", "--yes", audit=audit)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "verified: accept len" in r.stdout
+    said = [json.loads(x) for x in h.ssh(["journalctl", f"--unit={unit}", "--output=json"]).stdout.splitlines()]
+    said = [(e.get("_SYSTEMD_UNIT"), e.get("MESSAGE")) for e in said if isinstance(e.get("MESSAGE"), str)]
+    suppressed = next(i for i, (by, m) in enumerate(said) if by == "systemd-journald.service" and "Suppressed" in m)
+    failed = next(i for i, (_, m) in enumerate(said) if "Failed with result 'exit-code'" in m)
+    started = [i for i, (_, m) in enumerate(said) if m.startswith("Started ")]
+    assert suppressed < failed < started[-1], said[suppressed:started[-1] + 1]
+
+
 def test_invalid_profile_refused_before_touching_the_host(cluster, tmp_path, audit):
     h = cluster.hosts[2]
     unit = unique_unit("ctl")

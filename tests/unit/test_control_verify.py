@@ -10,6 +10,7 @@ from mtptui.control.plan import APPLY, Plan
 from mtptui.control.profiles import BUILTINS
 from mtptui.control.target import SystemdTarget, last_start_seconds
 from mtptui.control.verify import FAILED, READY, VERIFIED, Watch, mismatch
+from mtptui.sources.journal import Run
 
 MTP3 = {"algorithm": "NEXTN", "num_steps": 3, "topk": 1, "num_draft_tokens": 4}
 ARGS_ON = ("[2026-03-09 16:00:01] server_args=ServerArgs(model_path='m', speculative_algorithm='EAGLE', "
@@ -41,6 +42,98 @@ def test_the_old_runs_lines_before_started_are_not_judged():
     w.feed([ARGS_OFF, READY_LINE, "Main process exited, code=exited, status=1/FAILURE",
             "Started sglang-qwen.service - SGLang.", ARGS_ON, READY_LINE])
     assert w.state == READY
+
+
+UNIT = "sglang-qwen.service"
+OLD, NEW = Run(UNIT, "0ld", "4242"), Run(UNIT, "n3w", "4343")
+
+
+def entry(n: int, message: str, *, run: Run | None = None, about: Run | None = OLD, **fields: str) -> str:
+    """One entry as `journalctl --output=json` writes it: a line of a unit's process, stamped with
+    its run, or PID 1's about a run of the unit (run None: INVOCATION_ID and UNIT, without the _)."""
+    e = {"__CURSOR": f"s=ab;i={n:x};b=cd;m={n:x};t={n:x};x={n:x}", "MESSAGE": message}
+    if run:
+        e.update({"_SYSTEMD_UNIT": run.unit, "_SYSTEMD_INVOCATION_ID": run.invocation, "_PID": run.pid})
+    else:
+        e.update({"_PID": "1", "_SYSTEMD_UNIT": "init.scope", "UNIT": UNIT},
+                 **({"INVOCATION_ID": about.invocation} if about else {}))
+    e.update(fields)
+    return json.dumps(e, separators=(",", ":"))
+
+
+def test_the_new_run_is_seen_by_its_invocation_when_systemds_started_line_is_lost():
+    # PID 1 drops a line journald does not take within 10 ms: the old run's last words, then the
+    # new run's lines, and no `Started` between them
+    w = Watch(MTP3, batches=3, replaced=OLD)
+    w.feed([entry(1, "Stopping sglang-qwen.service - SGLang..."),
+            entry(2, "[2026-03-09 16:00:00] SIGTERM received. Draining requests and shutting down...", run=OLD),
+            entry(3, ARGS_OFF, run=OLD),  # the old run's late line is not the new run's
+            entry(4, "Stopped sglang-qwen.service - SGLang.")])
+    assert not w.started and w.step == "stopping" and w.state not in (FAILED, READY)
+    w.feed([entry(5, ARGS_ON, run=NEW), entry(6, READY_LINE, run=NEW)])
+    assert w.started and w.state == READY and w.seen["num_steps"] == 3
+    # systemd's line, late behind the run's own first lines, changes nothing
+    w.feed([entry(7, "Started sglang-qwen.service - SGLang.", about=NEW)]
+           + [entry(8 + i, decode(2.4), run=NEW) for i in range(3)])
+    assert w.state == VERIFIED, w.summary()
+    assert w.cursor == "s=ab;i=a;b=cd;m=a;t=a;x=a"
+
+
+@pytest.mark.parametrize("writer, message, about", [
+    (Run("systemd-coredump@0-977-0.service", "c0re", "977"), "Process 4242 (python3) of user 0 dumped core.",
+     {"COREDUMP_UNIT": UNIT, "COREDUMP_PID": "4242", "_UID": "0"}),
+    (Run("systemd-journald.service", "j0urnald", "63"), "Suppressed 2113 messages from sglang-qwen.service",
+     {"OBJECT_SYSTEMD_UNIT": UNIT, "OBJECT_PID": "4242", "OBJECT_SYSTEMD_INVOCATION_ID": "0ld", "_UID": "0"}),
+])
+def test_another_writers_line_about_the_unit_is_not_the_new_run(writer, message, about):
+    # `journalctl --unit` also shows what systemd-coredump and journald say about the unit; they
+    # stamp it with their own runs. The old run dying badly on its stop is not the new run failing.
+    w = Watch(MTP3, batches=3, replaced=OLD)
+    w.feed([entry(1, "Stopping sglang-qwen.service - SGLang..."), entry(2, message, run=writer, **about),
+            entry(3, "sglang-qwen.service: Main process exited, code=dumped, status=11/SEGV"),
+            entry(4, "sglang-qwen.service: Failed with result 'core-dump'.")])
+    assert not w.started and w.state != FAILED, w.summary()
+    w.feed([entry(5, "Started sglang-qwen.service - SGLang.", about=NEW), entry(6, ARGS_ON, run=NEW),
+            entry(7, READY_LINE, run=NEW)] + [entry(8 + i, decode(2.4), run=NEW) for i in range(3)])
+    assert w.state == VERIFIED, w.summary()
+
+
+def test_the_old_runs_late_lines_are_not_the_new_runs_even_stamped_with_its_invocation():
+    # journald reads a process's InvocationID by its unit's name: a line the old run wrote and
+    # journald took after the new run began carries the new run's. The restore after a benchmark
+    # of mtp3 brings back a server without speculation; the old run's last batches had accept len.
+    late = Run(UNIT, NEW.invocation, OLD.pid)
+    w = Watch({"algorithm": None}, batches=3, replaced=OLD)
+    w.feed([entry(1, "Stopping sglang-qwen.service - SGLang..."), entry(2, decode(2.4), run=OLD),
+            entry(3, decode(2.4), run=late)])
+    assert not w.started
+    w.feed([entry(4, "Started sglang-qwen.service - SGLang.", about=NEW), entry(5, ARGS_OFF, run=NEW),
+            entry(6, READY_LINE, run=NEW), entry(7, decode(2.4), run=late), entry(8, decode(2.4), run=OLD)]
+           + [entry(9 + i, decode(None), run=NEW) for i in range(3)])
+    assert w.state == VERIFIED and w.summary() == "verified: speculation off, 3 decode batches without accept len"
+
+
+def test_the_replaced_runs_own_start_after_the_mark_is_not_the_new_run():
+    # A ctrl-c during a benchmark's apply, just after its restart: the restore's mark finds the
+    # applied run just begun, its `Started` after the mark. That run's start, and its bad end when
+    # the restore stops it, are not the restored run's.
+    applied = Run(UNIT, "mtp3", "4444")
+    w = Watch({"algorithm": None}, batches=3, replaced=applied)
+    w.feed([entry(1, "Started sglang-qwen.service - SGLang.", about=applied), entry(2, ARGS_ON, run=applied),
+            entry(3, "Stopping sglang-qwen.service - SGLang...", about=applied),
+            entry(4, "sglang-qwen.service: Main process exited, code=killed, status=9/KILL", about=applied),
+            entry(5, "sglang-qwen.service: Failed with result 'signal'.", about=applied)])
+    assert not w.started and w.state != FAILED, w.summary()
+    w.feed([entry(6, "Started sglang-qwen.service - SGLang.", about=NEW), entry(7, ARGS_OFF, run=NEW),
+            entry(8, READY_LINE, run=NEW)] + [entry(9 + i, decode(None), run=NEW) for i in range(3)])
+    assert w.state == VERIFIED, w.summary()
+
+
+def test_systemds_lines_without_an_invocation_keep_the_old_rule():
+    # a systemd that stamps no run on its own lines: its Started starts the new run, as before
+    w = Watch({"algorithm": None}, batches=3, replaced=OLD)
+    w.feed([entry(1, "Started sglang-qwen.service - SGLang.", about=None)])
+    assert w.started
 
 
 @pytest.mark.parametrize("lines, why", [

@@ -9,6 +9,7 @@ log SGLang's shutdown lines, let HTTP requests in flight finish, and exit 0; a f
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import json
 import os
 import signal
@@ -135,6 +136,9 @@ class LiveServer:
             return 1
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
+        # SIGUSR1: every thread's stack to stderr (a test harness asks when a stop takes too long).
+        with contextlib.suppress(AttributeError, ValueError, OSError):  # no stderr to write them to
+            faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
         thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
         thread.start()
         code = 1

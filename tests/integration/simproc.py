@@ -81,7 +81,15 @@ class Sim:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
         try:
-            return self.proc.wait(timeout=10)
+            try:
+                return self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:  # it drains for 2 s at most: say where it is stuck
+                seen = len(self.lines)
+                self.proc.send_signal(signal.SIGUSR1)
+                time.sleep(2)
+                raise AssertionError("the simulator did not exit within 10 s of SIGTERM; its threads:\n"
+                                     + "\n".join(x for _, x in self.lines[seen:][:80])
+                                     + "\nits lines before:\n" + "\n".join(x for _, x in self.lines[max(0, seen - 10):seen])) from None
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()

@@ -192,7 +192,8 @@ def _int(text: str) -> int | None:
 
 
 def read_fleet(prom: Prometheus, match: str | None = None) -> list[Host]:
-    """Every host, sorted by name, with its ranks in natural order; no flags yet (see outliers).
+    """Every host, in the natural order of its name, with its ranks in natural order; no flags
+    yet (see outliers).
     Raises PromError, SelectorError."""
     with without_cycle_collector():  # the answers' dicts all live until assembled
         return assemble(prom.queries(queries(match)))
@@ -275,7 +276,7 @@ def assemble(answers: dict[str, list[Sample]]) -> list[Host]:
                 if r.accept_len == 0:  # SGLang's "no speculation": see the module's docstring
                     r.accept_len = r.accept_rate = None
         h.ranks.sort(key=lambda r: rank_key(r.rank))
-    return sorted(hosts.values(), key=lambda h: (h.host, h.source))
+    return sorted(hosts.values(), key=lambda h: (rank_key(h.host), h.source))
 
 
 def sglang_key(labels: dict[str, str]) -> tuple:

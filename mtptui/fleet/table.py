@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from mtptui.core.epochs import rank_key
 from mtptui.fleet.query import Host, Rank
 
 
@@ -137,14 +138,15 @@ def matches(row: Row, text: str) -> bool:
 
 
 def _sorted(rows: list[Row], column: str, reverse: bool) -> list[Row]:
-    """By the column, absent values last either way; ties by host name."""
+    """By the column, texts in natural order (10.0.0.9 before 10.0.0.10), absent values last
+    either way; ties by host name."""
     def key(r: Row):
         v = r.values[column]
-        return v.lower() if isinstance(v, str) else v
+        return rank_key(v.lower()) if isinstance(v, str) else v
 
     have = sorted((r for r in rows if r.values[column] not in (None, "")),
-                  key=lambda r: (key(r), r.host.host), reverse=reverse)
-    return have + sorted((r for r in rows if r.values[column] in (None, "")), key=lambda r: r.host.host)
+                  key=lambda r: (key(r), rank_key(r.host.host)), reverse=reverse)
+    return have + sorted((r for r in rows if r.values[column] in (None, "")), key=lambda r: rank_key(r.host.host))
 
 
 class FleetRows:

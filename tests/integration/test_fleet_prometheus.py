@@ -22,6 +22,7 @@ from promproc import PrometheusServer, available
 from simproc import ROOT, Sim
 from textual.widgets import Input
 
+from mtptui.core.epochs import rank_key
 from mtptui.fleet.reader import ReaderProcess, load
 from mtptui.config import load_config
 from mtptui.fleet.outliers import Limits
@@ -210,11 +211,11 @@ async def test_table_sorts_filters_finds_and_opens(rig, tmp_path):
     async with app.run_test(size=(170, 40)) as pilot:
         await wait_loaded(pilot, app)
         table = app.query_one(FleetTable)
-        assert table.column("host") == sorted(rig.hosts.values())
+        assert table.column("host") == sorted(rig.hosts.values(), key=rank_key)
         assert reader._proc.pid != os.getpid() and reader._proc.is_alive()
         await pilot.press("r")  # again, by the same child
         await pilot.pause(0.5)
-        assert app.fleet.error == "" and table.column("host") == sorted(rig.hosts.values())
+        assert app.fleet.error == "" and table.column("host") == sorted(rig.hosts.values(), key=rank_key)
 
         # s: the next column each time; accept len is the fifth. Absent figures go last either way.
         await pilot.press(*"ssss")
@@ -258,7 +259,7 @@ async def test_enter_on_an_address_without_a_unit_says_why(rig):
         await wait_loaded(pilot, app)
         await pilot.press("enter")  # the first host: a simulator at 127.0.0.1
         await pilot.pause()
-        first = sorted(rig.hosts.values())[0]  # a simulator: 127.0.0.1 sorts before box1
+        first = sorted(rig.hosts.values(), key=rank_key)[0]  # a simulator: 127.0.0.1 sorts before box1
         assert [n.message for n in app._notifications] == [
             f"cannot open {first}: 127.0.0.1: which unit? give --unit (or unit = ... in the config)"]
         assert app.is_running

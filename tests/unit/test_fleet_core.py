@@ -314,3 +314,13 @@ def test_columns_that_do_not_fit_are_left_out_spare_first():
     two_less = fitted(widths, 12 * len(COLUMN_KEYS) - 13, 2)
     assert [COLUMN_KEYS[i] for i in range(len(COLUMN_KEYS)) if i not in two_less] == list(SPARE[:2])
     assert [COLUMN_KEYS[i] for i in fitted(widths, 0, 2)] == [k for k in COLUMN_KEYS if k not in SPARE]
+
+
+def test_hosts_sort_in_natural_order():
+    names = ["10.1.0.10:30000", "gpu-10", "10.1.0.9:30000", "gpu-9", "10.1.0.100:30000"]
+    hosts = [host(n, 2.5) for n in names]
+    want = ["10.1.0.9:30000", "10.1.0.10:30000", "10.1.0.100:30000", "gpu-9", "gpu-10"]
+    assert [r.host.host for r in rows(hosts, ViewState())] == want
+    assert [r.host.host for r in rows(hosts, ViewState(reverse=True))] == want[::-1]
+    got = assemble(answers(sglang=[sglang("gen_throughput", 1.0, n, tp_rank="0") for n in names[::2]]))
+    assert [h.host for h in got] == ["10.1.0.9:30000", "10.1.0.10:30000", "10.1.0.100:30000"]

@@ -66,6 +66,7 @@ class Dashboard:
         self._alert_rr = 0  # hosts are judged round-robin, one per tick, to bound the tick's work
         self._rate_marks: list[tuple[float, int]] = []
         self.lines_per_s: float | None = None
+        self._read_at_once: int | None = None  # the lines when opened files were adopted
         self._judged_at: tuple[float, float | None] | None = None  # (monotonic, playhead)
 
     @property
@@ -148,6 +149,8 @@ class Dashboard:
             marks.pop(0)
         t_old, n_old = marks[0]
         self.lines_per_s = (read - n_old) / (now_wall - t_old) if now_wall > t_old else None
+        if read == self._read_at_once:
+            self.lines_per_s = None  # a file read at once, nothing after it: no rate (not 0)
         mono = time.monotonic()
         playhead = self.timeline.playhead()
         last = self._judged_at
@@ -181,7 +184,8 @@ class Dashboard:
         if self.opening is not None:
             self.log.add_raw(self.opening.log_tail(self.log.lines.maxlen or 0), None)  # read when shown
             self.opening.finish()
-        self._rate_marks.clear()  # read at once: no rate of lines to show
+        self._rate_marks.clear()
+        self._read_at_once = self.feed.counts.read  # no rate of lines to show until more come
         clock = self.replay
         if clock is not None:
             clock.sources_seen += 1  # one source, already at its end

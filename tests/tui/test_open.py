@@ -56,6 +56,11 @@ async def test_progress_while_it_reads_then_the_whole_file_at_its_end(tmp_path, 
         # read at once, not played: OPEN, and no replay that "ended"
         assert d.timeline.state_label() == "OPEN; ← to seek"
         assert "open long.log │ OPEN; ← to seek at " in plain(app.screen.query_one(StatusBar))
+        seconds = iter(range(int(d.wall()) + 10, int(d.wall()) + 20))
+        d.wall = lambda: float(next(seconds))  # ticks a second apart after the read: no lines
+        d.tick()
+        d.tick()
+        assert d.lines_per_s is None  # and no rate ("0 lines/s") made of that
         # More than the ring holds, and the panels cover all of it: no "buffer shorter" note.
         (s0, s1) = d.store.ranks("gpu-h1")
         assert s0.decode_batches == 10_000 and len(s0.decode) == s0.decode.capacity

@@ -67,20 +67,16 @@ _CURSOR_KEY = '"__CURSOR":"'
 
 def cursor_of(line: str) -> str | None:
     """The entry's cursor. journalctl writes __CURSOR first; a cursor has no quotes or escapes."""
-    i = line.find(_CURSOR_KEY, 0, 200)
-    if i < 0:
-        i = line.find(_CURSOR_KEY)
-    if i < 0:
-        if '"__CURSOR"' not in line:
-            return None
-        try:  # not journalctl's compact layout: read it properly
-            c = json.loads(line).get("__CURSOR")
-        except (ValueError, AttributeError):
-            return None
-        return c if isinstance(c, str) else None
-    i += len(_CURSOR_KEY)
-    j = line.find('"', i)
-    return line[i:j] if j > i else None
+    c = _string_field(line, "__CURSOR", near=200)
+    if c is not None or _CURSOR_KEY in line:
+        return c or None
+    if '"__CURSOR"' not in line:
+        return None
+    try:  # not journalctl's compact layout: read it properly
+        c = json.loads(line).get("__CURSOR")
+    except (ValueError, AttributeError):
+        return None
+    return c if isinstance(c, str) else None
 
 
 @dataclass(frozen=True)
@@ -105,11 +101,14 @@ def run_of(line: str) -> Run | None:
     return None
 
 
-def _string_field(line: str, key: str) -> str | None:
+def _string_field(line: str, key: str, near: int | None = None) -> str | None:
     """A field of journalctl's compact json whose value has no quote in it (ids, numbers, unit
-    names); read properly when it has an escape."""
+    names); read properly when it has an escape. `near`: looked for in the line's first `near`
+    characters first (where journalctl writes its own fields)."""
     k = f'"{key}":"'
-    i = line.find(k)
+    i = line.find(k, 0, near) if near else -1
+    if i < 0:
+        i = line.find(k)
     if i < 0:
         return None
     i += len(k)

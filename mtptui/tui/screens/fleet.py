@@ -156,8 +156,9 @@ class FleetScreen(Screen):
             detail.append(f"{h.host} ({h.source}): ", style="bold")
             detail.append(", ".join(f"{k} {v}" for k, v in h.spec.items() if v not in (None, "")) or "settings unknown")
             # The figures of the columns left out to fit the width (source and settings are above).
+            hidden = self.query_one(FleetTable).hidden
             more = [f"{COLUMNS[i].title} {row.cells[i]}" for i, k in enumerate(COLUMN_KEYS)
-                    if k in self.query_one(FleetTable).hidden and k not in ("source", "settings") and row.cells[i]]
+                    if k in hidden and k not in ("source", "settings") and row.cells[i]]
             if more:
                 detail.append("\n" + " · ".join(more))
             flags = [f for f in h.flags if row.rank is None or f.rank == row.rank.rank]

@@ -15,7 +15,9 @@ Command line (`mtptui sim ...` is the same as `python -m mtptui.sim ...`)
     --enable-dp-attention, --host, --port, --speculative-*, --mem-fraction-static,
     --decode-log-interval, --max-running-requests, --watchdog-timeout, ...) and refuses bad ones as
     SGLang does (exit 2). Its own options start with --sim-:
-        --sim-version 0.4.9|0.5.3|0.5.4|0.5.8|0.5.10|0.5.12 (default)   log format to print
+        --sim-version 0.4.9|0.5.3|0.5.4|0.5.8|0.5.10|0.5.12 (default)|0.5.19|0.5.23   log format to
+                                           print (0.5.19+: the server_args line is a dict; the
+                                           other lines are 0.5.12's)
         --sim-hybrid auto|none|mamba|swa   memory-pool fields (auto: from the model name)
         --sim-load none|light|steady|burst|ramp|saturate|long   background load per DP group
                                            (long: prompts doubling every 40 s, up to the context)

@@ -6,7 +6,8 @@ does what `ServerArgs.__post_init__` does to the speculation settings (reference
 EAGLE, steps/topk/draft are all given or all auto-chosen, topk 1 forces draft = steps + 1,
 STANDALONE and NGRAM refuse DP attention, and so on. Its failures are `ServerArgsError`s that carry
 the exception SGLang raises; the caller prints it and exits 2, so a bad restart can be tested.
-`server_args_repr()` prints the `ServerArgs(...)` repr that SGLang logs at start.
+`server_args_text()` prints what SGLang logs after `server_args=` at start: the `ServerArgs(...)`
+dataclass repr up to 0.5.18, the dict of resolved fields from 0.5.19.
 
 The simulator's own options start with `--sim-`; they never appear in `server_args=`.
 """
@@ -64,6 +65,10 @@ def _algorithms(v: tuple) -> list[str]:
         algos.append("NGRAM")
     if v >= (0, 5, 12):
         algos.append("DFLASH")
+    if v >= (0, 5, 17):
+        algos.append("DSPARK")
+    if v >= (0, 5, 23):
+        algos.append("UNO")
     return algos
 
 
@@ -270,8 +275,8 @@ def resolve(ns: argparse.Namespace) -> Config:
 
     if v >= (0, 5, 12) and algo is not None and algo not in _algorithms(v):
         raise ServerArgsError("ValueError", f"Unknown speculative algorithm name: {algo}")
-    if algo == "DFLASH":
-        raise ServerArgsError("ValueError", "DFLASH is not simulated by mtptui")
+    if algo in ("DFLASH", "DSPARK", "UNO"):
+        raise ServerArgsError("ValueError", f"{algo} is not simulated by mtptui")
 
     if algo is not None:
         if algo == "NEXTN":
@@ -419,8 +424,26 @@ def resolve(ns: argparse.Namespace) -> Config:
                   requested_algorithm=requested)
 
 
+# From 0.5.19 the start line is `logger.info(f"server_args={server_args.resolved_dict()}")`
+# (sglang/srt/entrypoints/engine.py, Engine._launch_subprocesses; 0.5.23 passes the dict through
+# redact_watermark_secrets first): the repr of a plain dict, not the dataclass repr of 0.5.18.
+DICT_FORM_FROM = (0, 5, 19)
+
+
 def server_args_repr(args: dict) -> str:
+    """`ServerArgs(model_path='m', ...)`: `logger.info(f"{server_args=}")` up to 0.5.18."""
     return "ServerArgs(" + ", ".join(f"{k}={v!r}" for k, v in args.items()) + ")"
+
+
+def server_args_dict(args: dict) -> str:
+    """`{'model_path': 'm', ...}`: `f"server_args={server_args.resolved_dict()}"` from 0.5.19."""
+    return repr(dict(args))
+
+
+def server_args_text(version: str | tuple, args: dict) -> str:
+    """What follows `server_args=` in the start line of this SGLang version."""
+    v = vtuple(version) if isinstance(version, str) else version
+    return server_args_dict(args) if v >= DICT_FORM_FROM else server_args_repr(args)
 
 
 def spec_truth(args: dict) -> dict:

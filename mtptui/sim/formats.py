@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-VERSIONS = ("0.4.9", "0.5.3", "0.5.4", "0.5.8", "0.5.10", "0.5.12")
+VERSIONS = ("0.4.9", "0.5.3", "0.5.4", "0.5.8", "0.5.10", "0.5.12", "0.5.19", "0.5.23")
 DEFAULT_VERSION = "0.5.12"
 
 

@@ -84,7 +84,7 @@ def startup(cfg: Config, lay: Layout, t0: float, rng: random.Random, pid: int) -
     out = st.msgs
     for w in cfg.warnings:
         out.append(Msg(t0, None, w, other()))
-    out.append(Msg(t0, "", "server_args=" + flags.server_args_repr(a), event("spec_config", flags.spec_truth(a))))
+    out.append(Msg(t0, "", "server_args=" + flags.server_args_text(v, a), event("spec_config", flags.spec_truth(a))))
     if a["dp_size"] > 1 and not a["enable_dp_attention"]:
         for d in range(a["dp_size"]):
             out.append(Msg(t0 + 0.001 * (d + 1), "", f"Launch DP{d} starting at GPU #{d * a['tp_size']}.", other()))

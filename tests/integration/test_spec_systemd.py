@@ -287,3 +287,34 @@ def test_link_cut_mid_restart_is_finished_on_reconnect(cluster, tmp_path, audit)
     dropin = h.ssh(["cat", f"/etc/systemd/system/{unit}.service.d/50-mtptui-spec.conf"]).stdout
     assert dropin.count("ExecStart=") == 2 and "--speculative-num-steps 3" in dropin
     assert h.ssh(["ls", "-A", f"/etc/systemd/system/{unit}.service.d"]).stdout.split() == ["50-mtptui-spec.conf"]
+
+
+def test_sglang_0523_dict_server_args_verifies_a_change(cluster, tmp_path, audit):
+    """SGLang 0.5.19+ logs `server_args={...}` (the repr of `server_args.resolved_dict()`,
+    sglang/srt/entrypoints/engine.py), not `server_args=ServerArgs(...)`: a change on such a server
+    is verified from that line, not rolled back for want of one (issue 18)."""
+    h = cluster.hosts[0]
+    unit = unique_unit("ctl")
+    install_unit(h, unit, sim=SIM + ["--sim-version", "0.5.23"])
+    cfg = write_config(tmp_path, h, unit)
+    name = f"gpu{h.index}"
+
+    t0 = time.time()
+    r = spec(cfg, name, "mtp3", "--yes", audit=audit)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "verified" in r.stdout and "rolled back" not in r.stdout + r.stderr
+    assert "--sim-version 0.5.23" in exec_start(h, unit) and "--speculative-num-steps 3" in exec_start(h, unit)
+    args = server_args_after(h, unit, t0)
+    assert args and "server_args={'model_path': 'Qwen/Qwen3-8B', " in args[-1] and "ServerArgs(" not in args[-1]
+    assert "'speculative_algorithm': 'EAGLE'" in args[-1] and "'speculative_num_steps': 3" in args[-1]
+
+    t0 = time.time()
+    r = spec(cfg, name, "off", "--yes", audit=audit)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "speculation off" in r.stdout
+    assert "--speculative" not in exec_start(h, unit)
+    args = server_args_after(h, unit, t0)
+    assert args and "server_args={'model_path': " in args[-1] and "'speculative_algorithm': None" in args[-1]
+    entries = audit_entries(audit)
+    assert [e["profile"] for e in entries] == ["mtp3", "off"]
+    assert all(e["result"] == "applied" and e["exit_code"] == 0 for e in entries)

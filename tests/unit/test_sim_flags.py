@@ -145,3 +145,50 @@ def test_offline_write_log_of_given_flags(tmp_path, capsys):
     text = out.read_text()
     assert "--write-log" not in text and "--sim-truth" not in text  # the journal shows the server's argv
     assert "speculative_num_steps=1" in text
+
+
+# ---- the server_args line by version (issue 18) ----------------------------------------------------
+# sglang/srt/entrypoints/engine.py (Engine._launch_subprocesses): 0.5.18 `logger.info(f"{server_args=}")`,
+# the dataclass repr; 0.5.19 `logger.info(f"server_args={server_args.resolved_dict()}")` and 0.5.23
+# `f"server_args={_server_args_for_logging(server_args)}"` (resolved_dict(), secrets redacted): a dict.
+
+
+@pytest.mark.parametrize("v,form", [((0, 4, 9), "ServerArgs("), ((0, 5, 12), "ServerArgs("), ((0, 5, 18), "ServerArgs("),
+                                    ((0, 5, 19), "{'model_path': "), ((0, 5, 23), "{'model_path': ")])
+def test_the_server_args_form_changes_at_0519(v, form):
+    a = config_from_argv(QWEN + nextn(3)).args
+    text = flags.server_args_text(v, a)
+    assert text.startswith(form)
+    assert text == (repr(a) if v >= (0, 5, 19) else flags.server_args_repr(a))
+
+
+@pytest.mark.parametrize("version,form", [("0.5.12", "ServerArgs(model_path="), ("0.5.19", "{'model_path': "),
+                                          ("0.5.23", "{'model_path': ")])
+def test_an_offline_run_logs_its_versions_form_and_it_reads_back(version, form, tmp_path):
+    import ast
+
+    from mtptui.core.parse import LineParser
+
+    log = tmp_path / "run.log"
+    argv = QWEN + nextn(3) + ["--sim-version", version, "--duration", "5"]
+    assert cli.main(argv + ["--write-log", str(log)]) == 0
+    starts = [ln for ln in log.read_text().splitlines() if "server_args=" in ln]
+    assert len(starts) == 1
+    text = starts[0].split("server_args=", 1)[1]
+    assert text.startswith(form)
+    cfg = config_from_argv(argv)
+    if form.startswith("{"):
+        assert ast.literal_eval(text) == cfg.args  # the repr of a plain dict, as resolved_dict() prints
+    parsed = LineParser().parse(starts[0])
+    assert parsed.record.kind == "spec_config" and parsed.record.data == flags.spec_truth(cfg.args)
+
+
+@pytest.mark.parametrize("algo,version,message", [
+    ("DSPARK", "0.5.12", "Unknown speculative algorithm name: DSPARK"),
+    ("DSPARK", "0.5.19", "DSPARK is not simulated by mtptui"),
+    ("UNO", "0.5.19", "Unknown speculative algorithm name: UNO"),
+    ("UNO", "0.5.23", "UNO is not simulated by mtptui"),
+])
+def test_newer_algorithms_are_known_from_their_version(algo, version, message, capsys):
+    code, err = run(QWEN + ["--speculative-algorithm", algo, "--sim-version", version], capsys)
+    assert code == 2 and message in err

@@ -11,7 +11,7 @@ from mtptui.core.parse import LineParser
 from mtptui.sim import flags, scenario
 from mtptui.sim.truthcheck import mismatch
 
-VERSIONS = ["0.4.9", "0.5.3", "0.5.4", "0.5.8", "0.5.10", "0.5.12"]
+VERSIONS = ["0.4.9", "0.5.3", "0.5.4", "0.5.8", "0.5.10", "0.5.12", "0.5.23"]  # 0.5.23: the dict server_args
 LAYOUTS = {
     "tp1": ["--tp", "1"],
     "tp4": ["--tp", "4"],

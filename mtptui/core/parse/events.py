@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 # What a record file holds where a live stream was lost (mtptui/sources/record.py writes it).
@@ -12,7 +13,9 @@ GAP_MARK = "-- mtptui: stream lost, lines may be missing until it resumes --"
 # the words once and only the rules whose words it has are tried (most lines have none).
 _RULES: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
     ("gap", re.compile("^" + re.escape(GAP_MARK)), ("-- mtptui: ",)),
-    ("spec_config", re.compile(r"server_args=ServerArgs\("), ("server_args=",)),
+    # SGLang <= 0.5.18 logs the dataclass repr, `server_args=ServerArgs(model_path='m', ...)`;
+    # 0.5.19+ the dict of resolved fields, `server_args={'model_path': 'm', ...}` (engine.py).
+    ("spec_config", re.compile(r"server_args=(?:ServerArgs\(|\{')"), ("server_args=",)),
     ("ready", re.compile(r"The server is fired up and ready to roll!"), ("fired up",)),
     ("watchdog", re.compile(r"[Ww]atchdog timeout \(|Scheduler watchdog timeout"), ("atchdog",)),
     ("nccl", re.compile(r"NCCL error|DistBackendError|Watchdog caught collective operation timeout|NCCL timeout"
@@ -46,7 +49,18 @@ _SPEC_KEYS = {
     "enable_dp_attention": "enable_dp_attention",
     "decode_log_interval": "decode_log_interval",
 }
-_ARG = re.compile(r"(?:\(|, )(" + "|".join(_SPEC_KEYS) + r")=('(?:[^'\\]|\\.)*'|None|True|False|-?\d{1,30}(?:\.\d{1,30})?)")
+# A value as Python's repr prints it: a quoted string (either quote), None, a bool or a number.
+_VALUE = r"""('[^'\\]*(?:\\.[^'\\]*)*'|"[^"\\]*(?:\\.[^"\\]*)*"|None|True|False|-?\d{1,30}(?:\.\d{1,30})?(?:e[-+]?\d{1,3})?)(?=[,)}]|$)"""
+_KEY = "(" + "|".join(_SPEC_KEYS) + ")"
+# `ServerArgs(tp_size=4, ...)` (<= 0.5.18) and `{'tp_size': 4, ...}` (0.5.19+), read field by field:
+# the dict form when it cannot be read whole (cut short, or a value whose repr is no literal).
+_ARG = re.compile(r"(?:\(|, )" + _KEY + "=" + _VALUE)
+_ITEM = re.compile(r"(?:\{|, )'" + _KEY + "': " + _VALUE)
+_MARK = "server_args="
+# The dict is read whole with ast.literal_eval up to this length (0.5.23's, every field and
+# nested dict, is about 18 KB); a longer one is read with _ITEM only, which takes linear time.
+DICT_MAX = 256 * 1024
+_SCALARS = (str, int, float, bool, type(None))
 
 
 def _value(v: str):
@@ -54,18 +68,49 @@ def _value(v: str):
         return None
     if v in ("True", "False"):
         return v == "True"
-    if v.startswith("'"):
-        return v[1:-1]
+    if v[0] in "'\"":
+        if "\\" not in v:
+            return v[1:-1]
+        try:  # a repr's escapes (`\\`, `\'`, `\x00`) say what the string holds
+            return ast.literal_eval(v)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return v[1:-1]
     try:
         return int(v)
     except ValueError:
         return float(v)
 
 
+def _dict_settings(text: str) -> dict | None:
+    """The settings of a whole `{...}` that ast.literal_eval reads as a dict, else None (too
+    long, cut short, unbalanced, a value that is no literal, bytes that are no text)."""
+    end = text.rfind("}")
+    if end < 0 or end >= DICT_MAX:
+        return None
+    try:
+        d = ast.literal_eval(text[:end + 1])
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if not isinstance(d, dict):
+        return None
+    # in the line's order, as the field-by-field reading gives them
+    return {_SPEC_KEYS[key]: v for key, v in d.items() if key in _SPEC_KEYS and isinstance(v, _SCALARS)}
+
+
 def server_args(msg: str) -> dict:
-    """The speculation settings (and the layout) read from `server_args=ServerArgs(...)`."""
+    """The speculation settings (and the layout) read from `server_args=ServerArgs(...)` (SGLang
+    up to 0.5.18) or `server_args={...}` (0.5.19+): the same keys from either."""
+    at = msg.find(_MARK)
+    if at >= 0 and msg.startswith("{", at + len(_MARK)):
+        text = msg[at + len(_MARK):]
+        whole = _dict_settings(text)
+        if whole is not None:
+            return whole
+        rx = _ITEM
+    else:
+        rx = _ARG
     out = {}
-    for key, v in _ARG.findall(msg):
+    for key, v in rx.findall(msg):
         out[_SPEC_KEYS[key]] = _value(v)
     return out
 

@@ -1,8 +1,12 @@
 """The restart state machine: lock, write, reload, restart, wait for ready, verify; on any failure
 roll back (restore, reload, restart, wait, verify the old state); unlock.
 
-Failure is any of: the unit failed or exited, systemd scheduled an automatic restart, an error in
-the new run's log before ready, no ready within the limit, verification failed. Rollback restores
+Three witnesses decide (control/verify.Watch): the journal, systemd's own state (polled every
+second: a new InvocationID is the new run, `failed` or `auto-restart` its end) and the server's
+HTTP side (/health 200 on the new run is ready; /server_info tells its settings and accept length
+when the journal's lines do not come). Failure is any of: the unit failed or exited, systemd
+scheduled an automatic restart, an error in the new run's log before ready, no ready within the
+limit by any witness, verification failed. A journal line that never comes is no failure. Rollback restores
 the drop-in as it was (or removes ours), and must itself be verified; if it fails too the action
 stops touching the host and says so. A link cut mid-action is retried until the deadline: every
 step is safe to repeat (the lock knows its owner, the drop-in write is atomic, a restart already
@@ -17,7 +21,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from mtptui.control.errors import ControlError
-from mtptui.control.verify import FAILED, VERIFIED, Watch
+from mtptui.control.probe import ServerProbe, accept_len_of, settings_of
+from mtptui.control.verify import FAILED, LOADING, READY, STARTING, VERIFIED, Watch
 from mtptui.transport.errors import TransportError
 
 # Exit codes, shared by `mtptui spec` and the dashboard's messages.
@@ -25,6 +30,9 @@ OK, NOT_RUN, BAD_ARGS, ROLLED_BACK, ROLLBACK_FAILED = 0, 1, 2, 3, 4
 APPLIED, RESULT_ROLLED_BACK, RESULT_ROLLBACK_FAILED, RESULT_NOT_RUN = "applied", "rolled_back", "rollback_failed", "not_run"
 STATUS_EVERY_S = 1.0  # how often the unit's state is asked while waiting
 RECONNECT_EVERY_S = 1.0
+# Ready, but fewer decode lines than verification needs this long after: /server_info's accept
+# length stands in (journald may be dropping them)
+HTTP_ACCEPT_AFTER_S = 10.0
 
 
 @dataclass
@@ -69,8 +77,10 @@ class Action:
     def __init__(self, target, *, old_dropin: str | None, new_dropin: str | None, write: bool,
                  expect_new: dict, expect_old: dict, engine: str, who: str,
                  settings: Settings | None = None,
-                 on_phase: Callable[[PhaseEvent], None] | None = None) -> None:
+                 on_phase: Callable[[PhaseEvent], None] | None = None,
+                 probe: ServerProbe | None = None) -> None:
         self.t = target
+        self.probe = probe  # the server's HTTP side; None: the journal and systemd decide alone
         self.old_dropin = old_dropin
         self.new_dropin = new_dropin
         self.write = write
@@ -224,20 +234,16 @@ class Action:
                         watch.feed(got)
                         if watch.cursor:
                             cursor = watch.cursor
-                    if watch.state == "ready" and ready_at is None:
+                    if time.monotonic() >= next_status:
+                        next_status = time.monotonic() + STATUS_EVERY_S
+                        await self._witnesses(watch, ready_at)
+                    if watch.state == READY and ready_at is None:
                         ready_at = time.monotonic()
                         self._say(prefix + "wait", "ok", "ready")
                         self._say(prefix + "verify", "start", "waiting for decode batches")
                     if watch.step != last_step and not watch.done:
                         last_step = watch.step
                         self._say(prefix + ("verify" if ready_at else "wait"), "progress", watch.step)
-                    if time.monotonic() >= next_status:
-                        next_status = time.monotonic() + STATUS_EVERY_S
-                        st = await self.t.status()
-                        if st.get("ActiveState") == "failed" and watch.started:
-                            watch.feed([])
-                            raise StepFailed(f"the unit failed ({st.get('Result') or 'failed'})"
-                                             + (f": {watch.reason_from_context()}" if watch.reason_from_context() else ""))
             except TransportError as e:
                 if e.permanent or time.monotonic() > deadline:
                     raise StepFailed(f"lost the journal: {e}") from None
@@ -253,3 +259,26 @@ class Action:
                 self._say(prefix + "wait", "ok", "ready")
             self.verified = watch.summary()
             self._say(prefix + "verify", "ok", self.verified)
+
+    async def _witnesses(self, watch: Watch, ready_at: float | None) -> None:
+        """systemd's state, then the server's HTTP side where the journal has not told enough."""
+        st = await self.t.status()
+        watch.systemd(st)
+        if watch.done or not watch.started:
+            return
+        probe = self.probe
+        if watch.state in (STARTING, LOADING) and st.get("ActiveState", "active") == "active" and probe:
+            if await probe.healthy():
+                watch.http_ready()
+        if watch.needs_settings:
+            info = await probe.server_info() if probe else None
+            if info is None:
+                why = f" and /server_info did not answer ({probe.why_not})" if probe and probe.why_not else ""
+                watch.fail(f"ready, but no server_args line was seen for the new run{why}")
+                return
+            watch.http_settings(settings_of(info))
+        if (probe and watch.state == READY and ready_at is not None and watch.decode < watch.batches_needed
+                and time.monotonic() - ready_at > HTTP_ACCEPT_AFTER_S):
+            info = await probe.server_info()
+            if info is not None:
+                watch.http_accept(accept_len_of(info))

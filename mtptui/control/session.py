@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from mtptui.control import audit, launch, systemd
 from mtptui.control.errors import BadProfile, ControlError
 from mtptui.control.plan import APPLY, RESTART, RESTORE, REVERT, Plan
+from mtptui.control.probe import ServerProbe
 from mtptui.control.profiles import BUILTINS, Profile, ProfileError, check_profile
 from mtptui.control.restart import Action, Outcome, PhaseEvent, Settings
 from mtptui.control.verify import SPEC_KEYS
@@ -174,7 +175,8 @@ class HostControl:
         action = Action(self.target, old_dropin=plan.old_dropin, new_dropin=plan.new_dropin,
                         write=plan.action != RESTART, expect_new=expected(plan.new_argv),
                         expect_old=expected(plan.old_argv), engine=plan.engine,
-                        who=entry["user"], settings=settings, on_phase=on_phase)
+                        who=entry["user"], settings=settings, on_phase=on_phase,
+                        probe=ServerProbe(self.endpoint))
         try:
             outcome = await action.run()
         except BaseException as e:

@@ -6,7 +6,14 @@ start, model load and ready, then verifies:
   for (NEXTN is reported as EAGLE: the same thing);
 - the next decode batches carry accept len when speculation is on, and none when it is off.
 It fails on the unit failing or exiting, systemd scheduling an automatic restart, or a decode
-batch that contradicts the settings. Pure: the caller feeds lines and asks; no clock, no I/O.
+batch that contradicts the settings.
+
+The journal is one witness of three: journald drops lines (a unit's rate limit, PID 1's slow
+write), so the caller also feeds systemd's own state (`systemd()`: a new InvocationID is the new
+run's start, `failed` or `auto-restart` its failure) and the server's HTTP answers (`http_ready()`
+for /health 200, `http_settings()` and `http_accept()` from /server_info). A line that never comes
+then costs a note in the summary ("ready by /health"), never a rollback. Pure: the caller feeds
+lines and answers; no clock, no I/O.
 """
 
 from __future__ import annotations
@@ -79,6 +86,9 @@ class Watch:
         self.ready_ts: float | None = None
         self.verdict_ts: float | None = None
         self._context: deque[str] = deque(maxlen=8)
+        self.new_invocation: str | None = None  # the new run's, as systemd said it
+        self._nrestarts: str | None = None  # systemd's NRestarts when the new run was first seen
+        self.notes: list[str] = []  # which witness stood in for a journal line that did not come
 
     @property
     def done(self) -> bool:
@@ -139,6 +149,10 @@ class Watch:
         if self.state == STARTING:
             self.state = LOADING
 
+    def fail(self, why: str) -> None:
+        """A verdict the caller reached (no witness could tell the settings)."""
+        self._fail(why)
+
     def _fail(self, why: str) -> None:
         self.state = FAILED
         self.reason = why
@@ -165,10 +179,9 @@ class Watch:
             if why:
                 self._fail(why + " (from server_args)")
         elif kind == "ready":
-            if self.seen is None and self.engine == "sglang":
-                self._fail("ready, but no server_args line was seen for the new run")
+            if self.state == READY:
                 return
-            self.state = READY
+            self.state = READY  # without server_args, needs_settings asks /server_info
             self.step = "ready; waiting for decode batches"
         elif kind in ("oom", "error"):
             self._context.append(ev.text.strip())
@@ -194,6 +207,81 @@ class Watch:
                 why = mismatch(self.expect, self.seen)
                 if why:
                     self._fail(why + " (from speculative_config)")
+
+    # --- the other witnesses -------------------------------------------------------------------
+
+    def systemd(self, props: dict[str, str]) -> None:
+        """systemd's state of the unit (`systemctl show`: ActiveState, SubState, Result,
+        InvocationID, NRestarts). A target without InvocationIDs (the demo's child) is judged by
+        ActiveState alone, once its start is seen."""
+        if self.done:
+            return
+        active, sub = props.get("ActiveState", ""), props.get("SubState", "")
+        result = props.get("Result") or ""
+        inv = props.get("InvocationID") or None
+        old = self.replaced.invocation if self.replaced is not None else None
+        new = inv is not None and inv != old  # none at the mark (a stopped unit): any is new
+        if new:
+            if self.new_invocation is None:
+                self.new_invocation, self._nrestarts = inv, props.get("NRestarts")
+                if not self.started:
+                    self._start()
+            elif inv != self.new_invocation or props.get("NRestarts") != self._nrestarts:
+                self._fail(self._why(f"systemd started the unit again after the new run ended "
+                                     f"(NRestarts {props.get('NRestarts') or '?'})"))
+                return
+        mine = new or (inv is None and self.started)
+        if not mine:
+            return
+        if active == "failed":
+            self._fail(self._why(f"the unit failed ({result or 'failed'})"))
+        elif sub == "auto-restart":
+            self._fail(self._why(f"the new run exited and systemd schedules a restart ({result or 'failed'})"))
+        elif active == "inactive" and new:
+            status = props.get("ExecMainStatus") or "?"
+            self._fail(self._why(f"the new run exited (status {status}, {result or 'success'})"))
+
+    def _why(self, what: str) -> str:
+        ctx = self.reason_from_context()
+        return what + (f": {ctx}" if ctx else "")
+
+    @property
+    def needs_settings(self) -> bool:
+        """Ready, but the run's settings line did not come: /server_info must tell them."""
+        return self.state == READY and self.seen is None and self.engine == "sglang"
+
+    def http_ready(self) -> None:
+        """/health answered 200 on the new run (the caller asks only once systemd said so)."""
+        if self.started and self.state in (STARTING, LOADING):
+            self.notes.append("ready by /health (the journal's ready line did not come)")
+            self.state = READY
+            self.step = "ready; waiting for decode batches"
+
+    def http_settings(self, seen: dict) -> None:
+        """The settings /server_info reports, where the journal's server_args line did not come."""
+        if self.done or self.seen is not None:
+            return
+        self.seen = {k: seen.get(k) for k in SPEC_KEYS}
+        self.notes.append("settings from /server_info (no server_args line came)")
+        why = mismatch(self.expect, self.seen)
+        if why:
+            self._fail(why + " (from /server_info)")
+
+    def http_accept(self, accept_len: float | None) -> None:
+        """The run's lifetime accept length from /server_info, where decode lines did not come
+        (None: the server reports none). Speculation on is verified by an accept length, off by
+        settings that say off and no accept length."""
+        if self.state != READY or self.seen is None:
+            return
+        if self.on and accept_len is not None:
+            self.accept_lens = [accept_len]
+            self.notes.append(f"accept len {accept_len:.2f} from /server_info (decode lines did not come)")
+            self.state = VERIFIED
+        elif not self.on and accept_len is not None:
+            self._fail(f"speculation is off, yet /server_info reports accept len {accept_len:.2f}")
+        elif not self.on and self.seen.get("algorithm") is None:
+            self.notes.append("off per /server_info, which reports no accept length (decode lines did not come)")
+            self.state = VERIFIED
 
     def reason_from_context(self) -> str:
         for t in reversed(self._context):
@@ -239,12 +327,15 @@ class Watch:
             return self.reason
         if self.state != VERIFIED:
             return self.step
+        notes = f" ({'; '.join(self.notes)})" if self.notes else ""
         if self.decode == 0:
+            if self.notes:
+                return f"verified{notes}"
             return "verified from server_args; no decode batch yet (no traffic to judge by)"
         if self.on and self.accept_lens:
             mean = sum(self.accept_lens) / len(self.accept_lens)
-            return f"verified: accept len {mean:.2f} after {self.decode} batches"
-        return f"verified: speculation off, {self.decode} decode batches without accept len"
+            return f"verified: accept len {mean:.2f} after {self.decode} batches{notes}"
+        return f"verified: speculation off, {self.decode} decode batches without accept len{notes}"
 
 
 def _vllm_settings(m: re.Match) -> dict:

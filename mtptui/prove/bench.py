@@ -26,7 +26,7 @@ from mtptui.control.profiles import Profile
 from mtptui.control.restart import NOT_RUN, OK, ROLLBACK_FAILED, ROLLED_BACK, PhaseEvent
 from mtptui.prove import load, prompts
 from mtptui.prove.accept import AcceptReader
-from mtptui.prove.client import HttpError
+from mtptui.transport.http import HttpError
 from mtptui.prove.smoke import model_name
 
 # Exit codes: done and restored; a profile failed (rolled back, the others measured); the host

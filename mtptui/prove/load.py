@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mtptui.core.aio import wait_for
-from mtptui.prove import client
-from mtptui.prove.client import STATUS, TIMEOUT, HttpError
+from mtptui.transport import http as client
+from mtptui.transport.http import STATUS, TIMEOUT, HttpError
 
 CHAT = "/v1/chat/completions"
 

@@ -12,8 +12,8 @@ import time
 from dataclasses import asdict, dataclass
 
 from mtptui.core.aio import wait_for
-from mtptui.prove import client
-from mtptui.prove.client import MALFORMED, TIMEOUT, HttpError
+from mtptui.transport import http as client
+from mtptui.transport.http import MALFORMED, TIMEOUT, HttpError
 
 PASS, WRONG, UNREACHABLE = "pass", "wrong", "unreachable"
 EXIT = {PASS: 0, WRONG: 3, UNREACHABLE: 1}

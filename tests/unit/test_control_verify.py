@@ -140,7 +140,6 @@ def test_systemds_lines_without_an_invocation_keep_the_old_rule():
     ([ARGS_OFF], "the server runs algorithm none, asked for NEXTN (from server_args)"),
     ([ARGS_ON.replace("speculative_num_steps=3", "speculative_num_steps=2")],
      "the server runs num_steps 2, asked for 3 (from server_args)"),
-    ([READY_LINE], "ready, but no server_args line was seen for the new run"),
     ([ARGS_ON, READY_LINE, decode(None), decode(None), decode(None)],
      "speculation is configured, yet 3 decode batches carry no accept len"),
     (["usage: launch_server.py [-h]", "launch_server.py: error: unrecognized arguments: --x",

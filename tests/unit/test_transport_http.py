@@ -10,7 +10,7 @@ import socket
 
 import pytest
 
-from mtptui.prove import client
+from mtptui.transport import http as client
 from mtptui.prove.load import one, percentile
 from mtptui.prove.smoke import UNREACHABLE, smoke
 from mtptui.transport.tunnel import direct

@@ -1,6 +1,8 @@
 """A small HTTP/1.1 client on asyncio streams, enough for an OpenAI-compatible server: a JSON
-POST answered with a JSON body, or with a server-sent event stream. One connection a request
-(SGLang's uvicorn and vLLM keep none open for us anyway).
+POST answered with a JSON body, or with a server-sent event stream, and a GET whose status is
+all that counts (/health). One connection a request (SGLang's uvicorn and vLLM keep none open for
+us anyway). The smoke test and the benchmark send their requests with it; the restart watch asks
+the server's /health and /server_info with it.
 
 Every way a request can fail is an HttpError with a kind the caller can tell apart:
 DOWN (nothing listens, or the connection closed before any reply: through an SSH tunnel a
@@ -157,6 +159,20 @@ async def json_request(host: str, port: int, path: str, body: dict | None, timeo
         return await wait_for(go(), timeout)
     except asyncio.TimeoutError:
         raise HttpError(TIMEOUT, f"no complete reply within {timeout:g} s") from None
+
+
+async def status_of(host: str, port: int, path: str, timeout: float) -> int:
+    """GET path; the status the server answers with (the body is not read). Raises HttpError
+    (DOWN when nothing answers)."""
+    async def go() -> int:
+        reply = await _open(host, port, path, None, "*/*")
+        await reply.close()
+        return reply.status
+
+    try:
+        return await wait_for(go(), timeout)
+    except asyncio.TimeoutError:
+        raise HttpError(TIMEOUT, f"no reply within {timeout:g} s") from None
 
 
 async def sse(host: str, port: int, path: str, body: dict) -> AsyncIterator[dict]:

@@ -1,0 +1,85 @@
+"""The server's HTTP side as a witness of a restart, beside systemd's state and the journal.
+
+journald drops lines (a unit's rate limit, a slow write of PID 1's), so the restart watch does not
+wait on the journal alone: `/health` answering 200 on the new run is ready, `/server_info` (SGLang
+0.5.8+, `/get_server_info` before) holds the settings the server runs and, per DP group, the
+lifetime `avg_spec_accept_length` of its speculative decoding. Every answer is bounded in time; a
+server that cannot be asked (no port known, the tunnel refused) is None, never an error: the
+journal then decides alone, as before.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+
+from mtptui.transport import http
+from mtptui.transport.tunnel import Forward
+
+ASK_TIMEOUT_S = 3.0
+RETRY_ENDPOINT_S = 10.0
+INFO_PATHS = ("/server_info", "/get_server_info")
+# /server_info's keys (SGLang's ServerArgs field names) for the settings a profile sets
+SETTING_KEYS = {"speculative_algorithm": "algorithm", "speculative_num_steps": "num_steps",
+                "speculative_eagle_topk": "topk", "speculative_num_draft_tokens": "num_draft_tokens"}
+
+
+class ServerProbe:
+    """`endpoint()` gives the server's HTTP side (a Forward), as HostControl.endpoint does."""
+
+    def __init__(self, endpoint: Callable[[], Awaitable[Forward]]) -> None:
+        self._endpoint = endpoint
+        self.why_not = ""  # why the server could not be asked, the last time it could not
+        self._retry_at = 0.0
+
+    async def _forward(self) -> Forward | None:
+        if time.monotonic() < self._retry_at:
+            return None  # finding the endpoint reads the unit: not again every second
+        try:
+            return await self._endpoint()
+        except Exception as e:  # noqa: BLE001 - a ControlError or a transport's: no HTTP witness then
+            self.why_not = str(e)
+            self._retry_at = time.monotonic() + RETRY_ENDPOINT_S
+            return None
+
+    async def healthy(self) -> bool | None:
+        """True when /health answers 200, False when it answers otherwise or nothing listens yet,
+        None when the server cannot be asked at all."""
+        fwd = await self._forward()
+        if fwd is None:
+            return None
+        try:
+            return await http.status_of(fwd.host, fwd.port, "/health", ASK_TIMEOUT_S) == 200
+        except http.HttpError:
+            return False
+
+    async def server_info(self) -> dict | None:
+        fwd = await self._forward()
+        if fwd is None:
+            return None
+        for path in INFO_PATHS:
+            try:
+                return await http.json_request(fwd.host, fwd.port, path, None, ASK_TIMEOUT_S)
+            except http.HttpError as e:
+                self.why_not = f"{path}: {e}"
+                if e.kind != http.STATUS:
+                    return None  # down or timing out: the older path will not answer either
+        return None
+
+
+def settings_of(info: dict) -> dict:
+    """The speculation settings in a /server_info answer (profile keys; None when absent)."""
+    out = {}
+    for key, name in SETTING_KEYS.items():
+        v = info.get(key)
+        out[name] = v if isinstance(v, (str, int)) and not isinstance(v, bool) else None
+    return out
+
+
+def accept_len_of(info: dict) -> float | None:
+    """The mean of the DP groups' lifetime `avg_spec_accept_length` (None before any verify step,
+    or without speculation)."""
+    states = info.get("internal_states")
+    vals = [s.get("avg_spec_accept_length") for s in states if isinstance(s, dict)] if isinstance(states, list) else []
+    vals = [float(v) for v in vals if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0]
+    return sum(vals) / len(vals) if vals else None

@@ -1,0 +1,146 @@
+"""The restart watch's other witnesses: systemd's state and the server's HTTP answers stand in for
+journal lines that never come, and never turn a healthy restart into a failure."""
+
+from __future__ import annotations
+
+import pytest
+
+from mtptui.control.probe import accept_len_of, settings_of
+from mtptui.control.verify import FAILED, LOADING, READY, STARTING, VERIFIED, Watch
+from mtptui.sources.journal import Run
+
+MTP1 = {"algorithm": "NEXTN", "num_steps": 1, "topk": 1, "num_draft_tokens": 2}
+OFF = {"algorithm": None}
+OLD = Run("sglang-qwen.service", "0ld", "4242")
+
+
+def show(inv: str, active: str = "active", sub: str = "running", result: str = "success", nrestarts: str = "0",
+         status: str = "0") -> dict[str, str]:
+    return {"ActiveState": active, "SubState": sub, "Result": result, "InvocationID": inv,
+            "NRestarts": nrestarts, "ExecMainStatus": status, "MainPID": "99"}
+
+
+# /server_info as SGLang 0.5.x answers it (entrypoints/http_server.py get_server_info: the server
+# args, then the scheduler's internal states, one a DP group)
+INFO_MTP1 = {"model_path": "m", "speculative_algorithm": "EAGLE", "speculative_num_steps": 1,
+             "speculative_eagle_topk": 1, "speculative_num_draft_tokens": 2,
+             "internal_states": [{"avg_spec_accept_length": 1.8}, {"avg_spec_accept_length": 1.9}]}
+INFO_OFF = {"model_path": "m", "speculative_algorithm": None, "speculative_num_steps": None,
+            "speculative_eagle_topk": None, "speculative_num_draft_tokens": None,
+            "internal_states": [{"last_gen_throughput": 30.0}]}
+
+
+def test_a_new_invocation_is_the_start_when_no_line_came():
+    w = Watch(MTP1, replaced=OLD)
+    w.systemd(show("0ld", "deactivating", "stop-sigterm"))
+    assert not w.started and w.state == STARTING
+    w.systemd(show("n3w", "activating", "start"))
+    assert w.started and w.state == LOADING and w.new_invocation == "n3w"
+
+
+def test_ready_by_health_and_settings_from_server_info_verify_without_any_line():
+    w = Watch(MTP1, replaced=OLD)
+    w.systemd(show("n3w"))
+    w.http_ready()
+    assert w.state == READY and w.needs_settings
+    w.http_settings(settings_of(INFO_MTP1))
+    assert not w.needs_settings and w.state == READY
+    w.http_accept(accept_len_of(INFO_MTP1))
+    assert w.state == VERIFIED
+    assert w.summary() == ("verified (ready by /health (the journal's ready line did not come); settings from "
+                           "/server_info (no server_args line came); accept len 1.85 from /server_info "
+                           "(decode lines did not come))")
+
+
+def test_health_before_the_new_run_is_not_ready():
+    # the old run's server still answers 200 until systemd has started the new one
+    w = Watch(MTP1, replaced=OLD)
+    w.systemd(show("0ld"))
+    w.http_ready()
+    assert w.state == STARTING
+
+
+def test_server_info_settings_that_differ_fail():
+    w = Watch(MTP1, replaced=OLD)
+    w.systemd(show("n3w"))
+    w.http_ready()
+    w.http_settings(settings_of(INFO_OFF))
+    assert w.state == FAILED and w.reason == "the server runs algorithm none, asked for NEXTN (from /server_info)"
+
+
+def test_off_is_verified_by_settings_and_no_accept_length_and_fails_on_one():
+    w = Watch(OFF, replaced=OLD)
+    w.systemd(show("n3w"))
+    w.http_ready()
+    w.http_settings(settings_of(INFO_OFF))
+    w.http_accept(accept_len_of(INFO_OFF))
+    assert w.state == VERIFIED
+    w = Watch(OFF, replaced=OLD)
+    w.systemd(show("n3w"))
+    w.http_ready()
+    w.http_settings(settings_of(INFO_OFF))
+    w.http_accept(1.9)
+    assert w.state == FAILED and "accept len 1.90" in w.reason
+
+
+def test_speculation_on_without_an_accept_length_yet_waits():
+    w = Watch(MTP1, replaced=OLD)
+    w.systemd(show("n3w"))
+    w.http_ready()
+    w.http_settings(settings_of(INFO_MTP1))
+    w.http_accept(None)  # no verify step yet (no traffic)
+    assert w.state == READY
+
+
+@pytest.mark.parametrize("later, why", [
+    (show("n3w", "failed", "failed", "exit-code", status="1"), "the unit failed (exit-code)"),
+    (show("n3w", "activating", "auto-restart", "exit-code"), "the new run exited and systemd schedules a restart"),
+    (show("n3w", "inactive", "dead", "success"), "the new run exited (status 0, success)"),
+    (show("4n0ther", "activating", "start", nrestarts="1"), "systemd started the unit again"),
+])
+def test_systemd_says_the_new_run_ended(later, why):
+    w = Watch(MTP1, replaced=OLD)
+    w.systemd(show("n3w"))
+    w.systemd(later)
+    assert w.state == FAILED and why in w.reason
+
+
+def test_the_old_runs_failure_is_not_the_new_runs():
+    # the old run's stop fails (a flood, a SIGKILL): systemd shows failed with the old invocation
+    w = Watch(MTP1, replaced=OLD)
+    w.systemd(show("0ld", "failed", "failed", "signal"))
+    assert w.state == STARTING and not w.started
+
+
+def test_a_stopped_unit_started_by_the_action():
+    w = Watch(MTP1, replaced=None)
+    w.systemd(show("", "inactive", "dead"))
+    assert not w.started
+    w.systemd(show("n3w", "activating", "start"))
+    assert w.started
+
+
+def test_a_target_without_invocations_fails_on_failed_once_started():
+    # the demo's child: ActiveState alone
+    w = Watch(MTP1)
+    w.systemd({"ActiveState": "failed", "Result": "exit-code 1"})
+    assert w.state == STARTING
+    w.feed(["Started x."])
+    w.systemd({"ActiveState": "failed", "Result": "exit-code 1"})
+    assert w.state == FAILED and "exit-code 1" in w.reason
+
+
+@pytest.mark.parametrize("info, want", [
+    ({"internal_states": [{"avg_spec_accept_length": 2.5}]}, 2.5),
+    ({"internal_states": [{"avg_spec_accept_length": 0}]}, None),
+    ({"internal_states": "x"}, None),
+    ({"internal_states": [None, {"avg_spec_accept_length": True}, {"avg_spec_accept_length": "2"}]}, None),
+    ({}, None),
+])
+def test_accept_len_of_hostile_answers(info, want):
+    assert accept_len_of(info) == want
+
+
+def test_settings_of_ignores_wrong_types():
+    assert settings_of({"speculative_algorithm": ["EAGLE"], "speculative_num_steps": True}) == {
+        "algorithm": None, "num_steps": None, "topk": None, "num_draft_tokens": None}

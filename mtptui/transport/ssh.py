@@ -92,11 +92,15 @@ class SshProcess(StreamedProcess):
 
 
 class SshTransport:
-    """One SSH connection to one configured host."""
+    """One SSH connection to one configured host. Once connected, a use after the link was lost
+    (keepalives gave up on an idle connection) connects again first: one try a use, so a key
+    pressed after a link blip acts instead of failing until the console is restarted."""
 
     def __init__(self, host: HostConfig) -> None:
         self.host = host
         self.conn: asyncssh.SSHClientConnection | None = None
+        self._wanted = False  # connect() was called and close() not since
+        self._reconnecting = asyncio.Lock()
 
     # --- connecting ----------------------------------------------------------------------------
 
@@ -173,6 +177,7 @@ class SshTransport:
         return self.host.describe()
 
     async def connect(self) -> None:
+        self._wanted = True
         h = self.host
         if h.identity and not os.path.exists(h.identity):
             raise TransportError(f"identity file {h.identity} does not exist", permanent=True)
@@ -202,7 +207,21 @@ class SshTransport:
                 raise
             raise err from None
 
+    async def _live(self) -> asyncssh.SSHClientConnection:
+        """The connection, made again if the link under it was lost since. Raises TransportError."""
+        conn = self.conn
+        if conn is not None and not conn.is_closed():
+            return conn
+        assert self._wanted, "connect() first"
+        async with self._reconnecting:
+            if self.conn is None or self.conn.is_closed():
+                self.conn = None
+                await self.connect()
+        assert self.conn is not None
+        return self.conn
+
     async def close(self) -> None:
+        self._wanted = False
         if self.conn is not None:
             self.conn.close()
             try:
@@ -215,9 +234,9 @@ class SshTransport:
 
     async def stream(self, argv: list[str]) -> SshProcess:
         """Starts argv on the host; it is stopped when the returned process is closed."""
-        assert self.conn is not None, "connect() first"
+        conn = await self._live()
         try:
-            proc = await self.conn.create_process(wrapped_command(argv), encoding=None)
+            proc = await conn.create_process(wrapped_command(argv), encoding=None)
         except (asyncssh.Error, OSError) as e:
             raise translate(e, self.where) or TransportError(str(e), permanent=False) from None
         return SshProcess(proc)
@@ -225,10 +244,10 @@ class SshTransport:
     async def run(self, argv: list[str], *, input: str | None = None,
                   timeout: float | None = 60.0) -> CompletedCommand:
         """Runs argv to its end (for short commands: systemctl, cat)."""
-        assert self.conn is not None, "connect() first"
+        conn = await self._live()
         try:
             # the timeout ours, not asyncssh's (asyncio.wait_for: a cancel could be lost, core/aio)
-            r = await wait_for(self.conn.run(shlex.join(argv), input=input, check=False), timeout)
+            r = await wait_for(conn.run(shlex.join(argv), input=input, check=False), timeout)
         except asyncio.TimeoutError:
             raise TransportError(f"{self.where}: {shlex.join(argv)} took over {timeout:g}s",
                                  permanent=False) from None
@@ -240,8 +259,7 @@ class SshTransport:
     async def forward(self, host: str, port: int) -> Forward:
         """A local port (127.0.0.1, picked by the system) forwarded over this connection to
         host:port as the remote host sees it. It lives as long as this connection."""
-        conn = self.conn
-        assert conn is not None, "connect() first"
+        conn = await self._live()
         try:
             listener = await conn.forward_local_port(LOOPBACK, 0, host, port)
         except (asyncssh.Error, OSError) as e:

@@ -53,3 +53,63 @@ async def test_s_on_a_systemd_host_turns_mtp_on_and_compare_shows_both_epochs(cl
         assert labels[0] == "spec off" and labels[-1].startswith("EAGLE steps=3"), labels
     assert "--speculative-num-steps 3" in exec_start(h, unit)
     assert [(e["profile"], e["result"]) for e in read_audit(tmp_path / "audit.jsonl")] == [("mtp3", "applied")]
+
+
+async def test_after_an_idle_link_cut_the_dashboard_still_acts_and_smokes(cluster, tmp_path, monkeypatch):
+    # The dashboard open, nothing running, the cable cut for longer than the keepalive limit: the
+    # stream comes back by itself; the control's idle connection was closed by its keepalives and
+    # is made again on the next use, so `x` and `s` work without restarting the console.
+    import time
+
+    from mtptui.config import Config
+    from mtptui.control.session import host_controls
+    from mtptui.sources.base import RECONNECTING, STREAMING
+    from mtptui.sources.ssh import SshJournalSource
+    from mtptui.tui.launch import build_app
+    from mtptui.tui.screens.confirm import ConfirmScreen
+
+    monkeypatch.setenv("MTPTUI_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
+    h = cluster.hosts[1]
+    unit = unique_unit("blip")
+    install_unit(h, unit)
+    source = SshJournalSource(host_config(h, unit), lines=1000)
+    controls = host_controls([source], Config())
+    app = build_app([source], window="all", controls=controls)
+    name = f"gpu{h.index}"
+    try:
+        async with app.run_test(size=(160, 48)) as pilot:
+            dash = app.dash
+
+            async def until(cond, what: str, limit: int = 900):
+                for _ in range(limit):
+                    if cond():
+                        return
+                    await pilot.pause(0.1)
+                pytest.fail(f"never: {what}")
+
+            def said() -> list[str]:
+                return [n.message for n in app._notifications]
+
+            await until(lambda: dash.store.ranks(name), "the first batches over SSH")
+            await controls[name].state()  # the control's own connection is up (the dashboard's first read)
+            h.link(False)
+            await until(lambda: dash.feed.state_of(name) == RECONNECTING, "the stream noticing the cut")
+            cut = time.monotonic()
+            while time.monotonic() - cut < 4.0:  # keepalives (0.5 s x 2) give up on the idle control too
+                await pilot.pause(0.2)
+            h.link(True)
+            await until(lambda: dash.feed.state_of(name) == STREAMING, "the stream back", limit=600)
+
+            await pilot.press("x")
+            await until(lambda: any(m.startswith("smoke test") for m in said()), "the smoke test's answer")
+            smoke = next(m for m in said() if m.startswith("smoke test"))
+            assert f"{name}: pass" in smoke, said()
+
+            await pilot.press("s")
+            await until(lambda: isinstance(app.screen, ConfirmScreen), "the preview")
+            await pilot.press("y")
+            await until(lambda: not dash.running, "the action's end", limit=1200)
+            assert any(m.startswith(f"{name}: mtp3 verified") for m in said()), said()
+    finally:
+        h.link(True)
+    assert "--speculative-num-steps 3" in exec_start(h, unit)

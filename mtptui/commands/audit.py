@@ -15,24 +15,38 @@ def main(argv: list[str]) -> int:
     p.add_argument("-n", "--last", type=int, metavar="N", help="only the last N actions")
     p.add_argument("--phases", action="store_true", help="also each phase with its time")
     args = p.parse_args(argv)
-    from mtptui.control.audit import audit_path, read_audit
+    from mtptui.control.audit import AuditError, audit_path, read_audit
 
-    entries = [e for e in read_audit() if not args.host or e.get("host") == args.host]
+    if args.last is not None and args.last < 1:
+        p.error("-n/--last must be at least 1")
+    try:
+        read = read_audit()
+    except AuditError as e:
+        print(f"mtptui audit: {e}", file=sys.stderr)
+        return 1
+    entries = [e for e in read if not args.host or e.get("host") == args.host]
     if args.last:
         entries = entries[-args.last:]
+    show(entries, args, audit_path())
+    if read.bad_note():  # said last, where it is seen after the entries
+        print(f"mtptui audit: {read.bad_note()} in {audit_path()}", file=sys.stderr)
+    return 0
+
+
+def show(entries: list[dict], args, path) -> None:
     if args.json:
         for e in entries:
             print(json.dumps(e, ensure_ascii=False))
-        return 0
+        return
     if not entries:
-        print(f"no actions yet (the audit log is {audit_path()})", file=sys.stderr)
-        return 0
+        print(f"no actions yet (the audit log is {path})", file=sys.stderr)
+        return
     for e in entries:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.get("time") or 0))
         what = e.get("profile") or e.get("action")
         print(f"{when}  {e.get('user', '?')}  {e.get('host')}  {e.get('unit')}  {what}  "
-              f"{e.get('result')}  {e.get('message', '')}")
+              f"{e.get('result')}  {e.get('message') or ''}")
         if args.phases:
-            for ph in e.get("phases", []):
-                print(f"    {ph.get('elapsed_s', 0):8.2f} s  {ph.get('phase')} {ph.get('state')}  {ph.get('detail', '')}")
-    return 0
+            for ph in e.get("phases") or []:
+                print(f"    {ph.get('elapsed_s') or 0:8.2f} s  {ph.get('phase')} {ph.get('state')}  "
+                      f"{ph.get('detail') or ''}")

@@ -56,11 +56,45 @@ def add_host_args(p: argparse.ArgumentParser) -> None:
                         "refuses, lost) and exit 1 (default: retry for ever)")
 
 
+def add_record_mode_args(p: argparse.ArgumentParser, what: str = "") -> None:
+    """--append and --force: what to do with a record file that exists (else it is refused)."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--append", action="store_true",
+                   help=f"{what}add to an existing record, each host resuming after its last entry there (by cursor)")
+    g.add_argument("--force", action="store_true",
+                   help=f"{what}overwrite an existing record (once the first entry has come)")
+
+
+def add_record_args(p: argparse.ArgumentParser) -> None:
+    """--record FILE with its --append / --force: shared by live and local."""
+    p.add_argument("--record", metavar="FILE", help="also write every entry received to FILE (never over an "
+                                                    "existing one without --append or --force)")
+    add_record_mode_args(p, "with --record: ")
+
+
+def record_mode(args: argparse.Namespace) -> str:
+    from mtptui.sources.record import APPEND, FORCE, NEW
+
+    return APPEND if getattr(args, "append", False) else FORCE if getattr(args, "force", False) else NEW
+
+
+def record_exists(path: str) -> str:
+    return f"{path} exists: --append to resume it by cursor, --force to overwrite"
+
+
+def record_left(writer) -> str | None:
+    """The line for a session that received nothing: what became of the file."""
+    if not writer.nothing_written:
+        return None
+    how = "left as it was" if writer.existed else "not written"
+    return f"{writer.path}: no entry received, {how}"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mtptui live", description=__doc__, epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_host_args(p)
-    p.add_argument("--record", metavar="FILE", help="also write every entry received to FILE")
+    add_record_args(p)
     p.add_argument("--read-only", action="store_true", help="no restart or rollback actions")
     return p
 
@@ -135,13 +169,15 @@ def quiet_asyncssh() -> None:
     logging.getLogger("asyncssh").setLevel(logging.CRITICAL)
 
 
-def open_record(path: str | None, sources: list[Source]):
-    """Wraps the sources for --record. Returns (sources, writer or None), or raises OSError."""
+def open_record(path: str | None, sources: list[Source], mode: str = "new"):
+    """Wraps the sources for --record (resumed by cursor with --append). Returns (sources,
+    writer or None), or raises OSError (RecordExists for a file that exists in mode new)."""
     if not path:
         return sources, None
     from mtptui.sources.record import RecordingSource, RecordWriter
 
-    writer = RecordWriter(path)
+    writer = RecordWriter(path, mode)
+    writer.resume(sources)
     return [RecordingSource(s, writer) for s in sources], writer
 
 
@@ -153,8 +189,16 @@ def launch(sources: list[Source], config: Config, *, read_only: bool, title: str
 
 def record_and_launch(prog: str, args, sources: list[Source], config: Config, title: str) -> int:
     """The dashboard on these sources, with `--record FILE` when asked: live's and local's end."""
+    from mtptui.sources.record import RecordExists
+
+    if not args.record and record_mode(args) != "new":
+        print(f"{prog}: --append and --force go with --record FILE", file=sys.stderr)
+        return 2
     try:
-        sources, writer = open_record(args.record, sources)
+        sources, writer = open_record(args.record, sources, record_mode(args))
+    except RecordExists:
+        print(f"{prog}: {record_exists(args.record)}", file=sys.stderr)
+        return 2
     except OSError as e:
         print(f"{prog}: {args.record}: {e.strerror or e}", file=sys.stderr)
         return 1
@@ -163,6 +207,9 @@ def record_and_launch(prog: str, args, sources: list[Source], config: Config, ti
     finally:
         if writer is not None:
             writer.close()
+            left = record_left(writer)
+            if left:
+                print(f"{prog}: {left}", file=sys.stderr)
 
 
 def main(argv: list[str]) -> int:

@@ -7,7 +7,7 @@ import asyncio
 import socket
 import sys
 
-from mtptui.commands.live import add_stream_args, record_and_launch
+from mtptui.commands.live import add_record_args, add_stream_args, record_and_launch
 from mtptui.config import ConfigError, load_config
 from mtptui.sources.journal import diagnose
 from mtptui.sources.local import LocalJournalSource
@@ -25,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_stream_args(p)
     p.add_argument("--host", metavar="NAME", help="name to show for this machine (default: hostname)")
-    p.add_argument("--record", metavar="FILE", help="also write every entry received to FILE")
+    add_record_args(p)
     p.add_argument("--read-only", action="store_true", help="no restart or rollback actions")
     return p
 

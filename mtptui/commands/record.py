@@ -8,18 +8,24 @@ import signal
 import sys
 import time
 
-from mtptui.commands.live import add_host_args, build_sources, quiet_asyncssh
+from mtptui.commands.live import (add_host_args, add_record_mode_args, build_sources, quiet_asyncssh,
+                                  record_exists, record_left, record_mode)
 from mtptui.config import ConfigError, load_config
 from mtptui.sources.base import FAILED, SourceStatus
-from mtptui.sources.record import RecordingFeed, RecordWriter
+from mtptui.sources.record import RecordExists, RecordingFeed, RecordWriter
 
 EPILOG = """\
 HOST as for `mtptui live`. The record is JSON lines, one journald entry each, with _HOSTNAME set
 to the host's name; `mtptui summary FILE` and `mtptui replay FILE` read it. Host state changes
 are printed on stderr, one line each. Ends after --duration, or on Ctrl-C / SIGTERM.
 
+An existing FILE is never overwritten unless --force, and then only once the first entry has
+come; --append adds to it, each host resuming after its last entry there (by journal cursor), so
+nothing comes twice. A session that received no entry leaves no file, or the old one as it was.
+
 exit codes: 0 ok, 1 a host failed (bad key, auth, no rights; with --give-up-after S, no stream for
-S seconds) or FILE cannot be written, 2 bad arguments or config
+S seconds) or FILE cannot be written, 2 bad arguments or config, or FILE exists (without --append
+or --force)
 """
 
 
@@ -31,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="this machine's journal (no SSH), as `mtptui local` would show it")
     p.add_argument("--host", metavar="NAME", help="with --local: the name to record (default: hostname)")
     p.add_argument("--out", required=True, metavar="FILE", help="the record to write")
+    add_record_mode_args(p)
     p.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
     return p
 
@@ -101,15 +108,24 @@ def main(argv: list[str]) -> int:
         return 2
     quiet_asyncssh()
     try:
-        writer = RecordWriter(args.out)
+        writer = RecordWriter(args.out, record_mode(args))
+        said = writer.resume(sources)
+    except RecordExists:
+        print(f"mtptui record: {record_exists(args.out)}", file=sys.stderr)
+        return 2
     except OSError as e:
         print(f"mtptui record: {args.out}: {e.strerror or e}", file=sys.stderr)
         return 1
+    for line in said:
+        print(line, file=sys.stderr)
     printer = StatusPrinter()
     try:
         asyncio.run(record(sources, writer, printer, args.duration))
     finally:
         writer.close()
+    left = record_left(writer)
+    if left:
+        print(f"mtptui record: {left}", file=sys.stderr)
     for s in sources:
         print(f"{s.host}: {printer.entries.get(s.host, 0)} entries", file=sys.stderr)
     failed = printer.failed()

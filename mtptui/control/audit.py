@@ -8,6 +8,7 @@ entry per action, the last word on each. MTPTUI_AUDIT_LOG overrides the path (te
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 import uuid
@@ -54,19 +55,91 @@ def append(entry: dict, path: Path | None = None) -> None:
         os.close(fd)
 
 
-def read_audit(path: Path | str | None = None) -> list[dict]:
-    """One entry per action, oldest first; lines that are not JSON objects are skipped."""
+class AuditError(Exception):
+    """The audit log cannot be read at all (a directory, no rights): one line saying so."""
+
+
+class AuditEntries(list):
+    """read_audit's answer: the entries, and how many lines were skipped as bad."""
+
+    def __init__(self, entries=(), bad: int = 0) -> None:
+        super().__init__(entries)
+        self.bad = bad
+
+    def bad_note(self) -> str | None:
+        if not self.bad:
+            return None
+        return f"{self.bad} bad line{'s' if self.bad != 1 else ''} skipped"
+
+
+def read_audit(path: Path | str | None = None) -> AuditEntries:
+    """One entry per action, oldest first. A line that is not a JSON object, or has a field of the
+    wrong kind (a time that is not a number, phases that are not a list of phases ...), is skipped
+    and counted (`.bad`), never fatal to a reader. A log that does not exist is empty; one that
+    cannot be read (a directory, no rights) raises AuditError."""
     p = Path(path) if path else audit_path()
     try:
         text = p.read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:
-        return []
+        return AuditEntries()
+    except IsADirectoryError:
+        raise AuditError(f"{p}: is a directory, not an audit log (see {ENV})") from None
+    except OSError as e:
+        raise AuditError(f"{p}: cannot read the audit log: {e.strerror or e}") from None
     by_id: dict[str, dict] = {}
-    for line in text.splitlines():
+    bad = 0
+    for n, line in enumerate(text.splitlines()):
+        if not line.strip():
+            continue
         try:
             e = json.loads(line)
         except ValueError:
+            bad += 1
             continue
-        if isinstance(e, dict):
-            by_id[str(e.get("id", len(by_id)))] = e
-    return sorted(by_id.values(), key=lambda e: e.get("time") or 0)
+        if not isinstance(e, dict) or not _good(e):
+            bad += 1
+            continue
+        by_id[e["id"] if e.get("id") is not None else f"#{n}"] = e
+    return AuditEntries(sorted(by_id.values(), key=lambda e: e.get("time") or 0), bad)
+
+
+_TEXT_FIELDS = ("id", "user", "host", "unit", "action", "profile", "result", "message", "where",
+                "dropin_before", "dropin_after")
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _good(e: dict) -> bool:
+    """The fields the readers show are of their kind (absent is fine: an older line)."""
+    if any(e.get(k) is not None and not isinstance(e[k], str) for k in _TEXT_FIELDS):
+        return False
+    t = e.get("time")
+    if t is not None:
+        if not _number(t):
+            return False
+        try:
+            time.localtime(t)
+        except (OverflowError, OSError, ValueError):
+            return False
+    code = e.get("exit_code")
+    if code is not None and (not isinstance(code, int) or isinstance(code, bool)):
+        return False
+    for k in ("exec_start_before", "exec_start_after"):
+        v = e.get(k)
+        if v is not None and not (isinstance(v, list) and all(isinstance(a, str) for a in v)):
+            return False
+    phases = e.get("phases")
+    if phases is None:
+        return True
+    if not isinstance(phases, list):
+        return False
+    for ph in phases:
+        if not isinstance(ph, dict) or not isinstance(ph.get("phase"), str):
+            return False
+        if any(ph.get(k) is not None and not isinstance(ph[k], str) for k in ("state", "detail")):
+            return False
+        if ph.get("elapsed_s") is not None and not _number(ph["elapsed_s"]):
+            return False
+    return True

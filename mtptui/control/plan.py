@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import shlex
+import statistics
 from dataclasses import dataclass, field
 
 from mtptui.control.profiles import Profile
@@ -26,6 +27,7 @@ class Plan:
     commands: list[list[str]]  # every command that will run on the host, in order
     current: dict = field(default_factory=dict)  # speculation settings as ExecStart has them now
     last_start_s: float | None = None  # the last start, `Started` to the ready line
+    starts_s: list[float] = field(default_factory=list)  # the last few starts, oldest first
     prod: bool = False  # the host is tagged prod: its name must be typed to confirm
     where: str = ""  # how the host is reached (user@address:port, "this machine", "simulator")
     warnings: list[str] = field(default_factory=list)
@@ -52,15 +54,22 @@ class Plan:
             out += [("+", x) for x in new[j1:j2]]
         return out
 
+    def downtime(self) -> str:
+        """The downtime to expect: the last start, and the median of the last few when there
+        are several (`last start 3.8 s (Started → ready), median of 5: 3.9 s`)."""
+        if self.last_start_s is None:
+            return "unknown (no start to ready seen in the journal)"
+        text = f"last start {_duration(self.last_start_s)} (Started → ready)"
+        if len(self.starts_s) > 1:
+            text += f", median of {len(self.starts_s)}: {_duration(statistics.median(self.starts_s))}"
+        return text
+
     def preview_lines(self) -> list[str]:
         """The whole preview as plain text (the headless command prints it; the modal shows it)."""
         lines = [f"host:     {self.host}" + (f" ({self.where})" if self.where else "") + ("  [prod]" if self.prod else ""),
                  f"unit:     {self.unit}",
                  f"action:   {self.title().split(': ', 1)[1]}"]
-        if self.last_start_s is not None:
-            lines.append(f"downtime: the last start took {_duration(self.last_start_s)} (Started to ready)")
-        else:
-            lines.append("downtime: unknown (no start to ready seen in the journal)")
+        lines.append(f"downtime: {self.downtime()}")
         lines += [f"warning:  {w}" for w in self.warnings]
         lines.append("commands:")
         lines += [f"  {shlex.join(c)}" for c in self.commands]
@@ -83,6 +92,6 @@ def _flag_lines(argv: list[str]) -> list[str]:
 
 def _duration(s: float) -> str:
     if s < 90:
-        return f"{s:.0f} s"
+        return f"{s:.1f} s"
     m, sec = divmod(int(round(s)), 60)
     return f"{m} min {sec:02d} s"

@@ -29,6 +29,9 @@ LOCK_ROOT = "/run/lock"
 STATUS_PROPS = ("ActiveState", "SubState", "Result", "NRestarts", "MainPID", "ExecMainStatus", "InvocationID")
 # What marks a start and its end in the journal, for the downtime to expect.
 _START_GREP = r"^Started |fired up and ready to roll|Application startup complete"
+_START_LINES = 60  # the newest matching entries asked for: a start is two or three of them
+_STARTS_KEPT = 5  # the starts a plan shows the median of
+_STARTED_ID = "39f53479d3a045ac8e11786248231fbf"  # systemd's MESSAGE_ID for "Started UNIT"
 
 
 @dataclass
@@ -42,6 +45,7 @@ class UnitState:
     last_start_s: float | None = None
     environment: dict[str, str] = field(default_factory=dict)
     base_argv: list[str] | None = None  # the ExecStart without our drop-in (what a profile edits)
+    starts_s: list[float] = field(default_factory=list)  # the last few starts (Started to ready), oldest first
 
     @property
     def base(self) -> list[str]:
@@ -153,19 +157,24 @@ class SystemdTarget:
                          prefix=exec_start.prefix, dropin=dropin,
                          agrees=systemd.agrees(exec_start.argv, show.stdout, prefix=exec_start.prefix),
                          active=props.get("ActiveState", ""), environment=exec_start.environment,
-                         last_start_s=await self.last_start())
+                         **await self._starts())
 
-    async def last_start(self) -> float | None:
-        """Seconds from the last `Started` to the ready line after it, from the journal."""
+    async def _starts(self) -> dict:
+        starts = await self.last_start()
+        return {"last_start_s": starts[-1] if starts else None, "starts_s": starts}
+
+    async def last_start(self) -> list[float]:
+        """The last few starts, `Started` to the ready line after it, from the journal (seconds,
+        oldest first; empty when none is seen, or journalctl cannot grep)."""
         argv = self._journal(["journalctl", f"--unit={self.unit}", "--output=json", "--no-pager",
-                              f"--grep={_START_GREP}", "--lines=50"])
+                              f"--grep={_START_GREP}", f"--lines={_START_LINES}"])
         try:
             r = await self.runner.run(argv, timeout=20)
         except TransportError:
-            return None
+            return []
         if r.returncode != 0:
-            return None  # journalctl built without pattern matching, or no rights: unknown
-        return last_start_seconds(r.stdout.splitlines())
+            return []  # journalctl built without pattern matching, or no rights: unknown
+        return start_durations(r.stdout.splitlines())[-_STARTS_KEPT:]
 
     def _journal(self, argv: list[str]) -> list[str]:
         return ["sudo", "-n", "--", *argv] if self.journal_sudo else argv
@@ -311,24 +320,80 @@ def _props(text: str) -> dict[str, str]:
 
 
 def last_start_seconds(json_lines: list[str]) -> float | None:
-    """From journal entries (json) of `Started` and ready lines: the last ready minus the last
-    `Started` before it."""
-    started = None
-    best = None
+    """From journal entries (json) of `Started` and ready lines, in either order: the last
+    start's seconds from `Started` to its ready line."""
+    starts = start_durations(json_lines)
+    return starts[-1] if starts else None
+
+
+def start_durations(json_lines: list[str]) -> list[float]:
+    """Every start in journal entries (json) of `Started` and ready lines, oldest first: seconds
+    from systemd's `Started` to the server's ready line after it ("fired up and ready", else
+    uvicorn's "Application startup complete" of that run).
+
+    The entries may come oldest or newest first (journalctl 252 gives `--grep` with `--lines`
+    newest first): they are put in journal order first, by the sequence number in each cursor
+    (one journal's entries), else by the time journald stamped them."""
+    entries = []
     for line in json_lines:
         try:
             e = json.loads(line)
             ts = int(e["__REALTIME_TIMESTAMP"]) / 1e6
-            msg = e.get("MESSAGE")
         except (ValueError, KeyError, TypeError):
             continue
-        if not isinstance(msg, str):
+        if isinstance(e.get("MESSAGE"), str):
+            entries.append((e, ts))
+    seqs = [_seqnum(e) for e, _ in entries]
+    if entries and None not in seqs and len({s for s, _ in seqs}) == 1:
+        order = sorted(range(len(entries)), key=lambda i: seqs[i][1])
+    else:
+        order = sorted(range(len(entries)), key=lambda i: entries[i][1])
+    out: list[float] = []
+    started: tuple[float, str | None] | None = None  # (time, its run's invocation id)
+    fallback: float | None = None  # uvicorn's startup complete, if no "fired up" comes
+
+    def done() -> None:
+        if started is not None and fallback is not None:
+            out.append(max(0.0, fallback - started[0]))
+
+    for i in order:
+        e, ts = entries[i]
+        msg = e["MESSAGE"]
+        if msg.startswith("Started ") and (e.get("MESSAGE_ID") == _STARTED_ID or e.get("_PID", "1") == "1"):
+            done()
+            started, fallback = (ts, e.get("INVOCATION_ID")), None
             continue
-        if msg.startswith("Started "):
-            started = ts
-        elif started is not None and ("fired up and ready" in msg or "Application startup complete" in msg):
+        if started is None:
+            continue
+        run = e.get("_SYSTEMD_INVOCATION_ID")
+        if started[1] and run and run != started[1]:
+            continue  # a line of another run of the unit
+        if "fired up and ready" in msg:
             # systemd's Started and the server's own line are stamped by different writers: a
             # server up within a second can come out stamped before it; that start took ~0 s
-            best = max(0.0, ts - started)
-            started = None
-    return best
+            out.append(max(0.0, ts - started[0]))
+            started, fallback = None, None
+        elif "Application startup complete" in msg and fallback is None:
+            fallback = ts
+    done()
+    return out
+
+
+def _seqnum(e: dict) -> tuple[str, int] | None:
+    """(seqnum id, seqnum) from the entry's cursor (`s=ID;i=HEX;...`), or None."""
+    c = e.get("__CURSOR")
+    if not isinstance(c, str):
+        return None
+    parts = dict(p.split("=", 1) for p in c.split(";") if "=" in p)
+    try:
+        return parts["s"], int(parts["i"], 16)
+    except (KeyError, ValueError):
+        return None
+
+
+def _json_object(text: str) -> dict | None:
+    try:
+        v = json.loads(text)
+    except ValueError:
+        return None
+    return v if isinstance(v, dict) else None

@@ -6,16 +6,26 @@ configured name, the one the dashboard showed; and where a stream was lost, a ma
 `MTPTUI_GAP`, no `__CURSOR`) stands between the last entry before and the first after, so a
 replay shows the gap where the live session did. Entries are written as received, never re-encoded
 otherwise, so a 10 MB or a binary (byte-list) MESSAGE is kept as journald sent it.
+
+A record is never truncated by accident. A new record refuses a file that exists; `append` adds
+to it (each host resuming after its last cursor in the file, see `last_cursors`); `force`
+overwrites it, but only once the first entry has come: it writes to a hidden file beside it and
+renames that over the old one then. A session that received no entry (the host unreachable)
+leaves no file behind and an old one as it was, byte for byte.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from typing import IO
 
 from mtptui.core.parse.events import GAP_MARK
 from mtptui.sources.base import RECONNECTING, Feed, Source, SourceStatus
+from mtptui.sources.journal import cursor_of
+
+NEW, APPEND, FORCE = "new", "append", "force"
 
 _HOSTNAME_KEY = '"_HOSTNAME":"'
 
@@ -47,30 +57,166 @@ def with_hostname(line: str, host: str | None) -> str:
     return '{"_HOSTNAME":' + quoted + ("," if line[1:2] != "}" else "") + line[1:]
 
 
-class RecordWriter:
-    """Appends entries to a file; flushed after every batch so that a killed run keeps its data."""
+class RecordExists(FileExistsError):
+    """The record's file exists and neither append nor force was asked for."""
 
     def __init__(self, path: str) -> None:
+        super().__init__(errno.EEXIST, "exists (not overwritten)", path)
+
+
+class RecordWriter:
+    """Writes entries to a record; flushed after every batch so that a killed run keeps its data.
+
+    mode NEW: the file must not exist (RecordExists); APPEND: entries go after the file's own (a
+    file that does not exist is a new one); FORCE: the file is replaced once the first entry comes.
+    Until an entry is written, nothing is: gap markers wait for one, and at close a session
+    without entries removes the file it created (`nothing_written` says so)."""
+
+    def __init__(self, path: str, mode: str = NEW) -> None:
+        if mode not in (NEW, APPEND, FORCE):
+            raise ValueError(f"record mode {mode!r}")
         self.path = path
-        self.f: IO[str] = open(path, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
         self.entries = 0
+        self._pending: list[str] = []  # gap markers before the first entry
+        self._lead = ""  # APPEND to a file whose last line has no newline: one goes first
+        self._tmp: str | None = None  # FORCE over a file: the hidden file that replaces it
+        self._created = False  # the file is ours (created now): removed again if nothing came
+        self._appending = False  # APPEND to a file that was there
+        exists = self.existed = os.path.lexists(path)
+        if exists and os.path.isdir(path):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", path)
+        if exists and mode == NEW:
+            raise RecordExists(path)
+        if exists and mode == APPEND:
+            self.f: IO[str] = open(path, "a", encoding="utf-8", newline="\n")  # noqa: SIM115
+            self._appending = True
+            self._lead = "" if _ends_with_newline(path) else "\n"
+        elif exists:  # FORCE
+            d, name = os.path.split(os.path.abspath(path))
+            self._tmp = os.path.join(d, f".{name}.mtptui-{os.getpid()}")
+            self.f = open(self._tmp, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
+        else:
+            self.f = open(path, "x", encoding="utf-8", newline="\n")  # noqa: SIM115
+            self._created = True
+
+    @property
+    def nothing_written(self) -> bool:
+        return self.entries == 0
+
+    def resume(self, sources: list[Source]) -> list[str]:
+        """APPEND: sets each host's journal source to follow after the host's last cursor in the
+        file, so nothing comes twice and nothing between is lost; one line per host saying so."""
+        if not self._appending:
+            return []
+        cursors = last_cursors(self.path, {s.host for s in sources if s.host})
+        said = []
+        for s in sources:
+            inner = journal_source(s)
+            c = cursors.get(s.host)
+            if c and inner is not None:
+                inner.cursor = c
+                said.append(f"{s.host}: resuming {self.path} after its last entry there")
+            else:
+                said.append(f"{s.host}: no entry in {self.path} to resume after: starting as a new record does")
+        return said
+
+    def _put(self, text: str) -> None:
+        if self.entries == 0:
+            text = self._lead + "".join(self._pending) + text
+            self._pending = []
+            if self._tmp is not None:
+                self.f.write(text)
+                self.f.flush()
+                os.replace(self._tmp, self.path)  # the old record goes only now
+                self._tmp = None
+                return
+        self.f.write(text)
+        self.f.flush()
 
     def write(self, lines: list[str], host: str | None) -> None:
-        self.f.write("".join(with_hostname(x.rstrip("\r\n"), host) + "\n" for x in lines))
-        self.f.flush()
+        if not lines:
+            return
+        self._put("".join(with_hostname(x.rstrip("\r\n"), host) + "\n" for x in lines))
         self.entries += len(lines)
 
     def gap(self, host: str | None, detail: str, ts: float) -> None:
         entry = {"MTPTUI_GAP": "1", "_HOSTNAME": host, "__REALTIME_TIMESTAMP": str(int(ts * 1_000_000)),
                  "MESSAGE": f"{GAP_MARK} {detail}".rstrip()}
-        self.f.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
-        self.f.flush()
+        text = json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n"
+        if self.entries == 0:
+            self._pending.append(text)
+        else:
+            self._put(text)
 
     def close(self) -> None:
-        if not self.f.closed:
+        if self.f.closed:
+            return
+        try:
             self.f.flush()
-            os.fsync(self.f.fileno())
+            if self.entries:
+                os.fsync(self.f.fileno())
+        finally:
             self.f.close()
+            if self.entries == 0:
+                for p in (self._tmp, self.path if self._created else None):
+                    if p is not None:
+                        try:
+                            os.unlink(p)
+                        except FileNotFoundError:
+                            pass
+
+
+def _ends_with_newline(path: str) -> bool:
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        if f.tell() == 0:
+            return True
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"
+
+
+def last_cursors(path: str, hosts: set[str] | None = None, block: int = 1 << 20) -> dict[str, str]:
+    """Each host's last journal cursor in a record ({_HOSTNAME: __CURSOR}), read from the end
+    back, and only until every host of `hosts` has one (a long record is not read whole when its
+    hosts are near its end). Gap markers carry no cursor; lines that are not json are passed over."""
+    out: dict[str, str] = {}
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        pos = f.tell()
+        tail = b""
+        while pos > 0 and not (hosts is not None and hosts <= out.keys()):
+            n = min(block, pos)
+            pos -= n
+            f.seek(pos)
+            lines = (f.read(n) + tail).split(b"\n")
+            tail = lines.pop(0) if pos > 0 else b""  # maybe cut short: read whole with the next block
+            for raw in reversed(lines):
+                _cursor_line(raw, out)
+    return out
+
+
+def _cursor_line(raw: bytes, out: dict[str, str]) -> None:
+    if b'"__CURSOR"' not in raw:
+        return
+    line = raw.decode("utf-8", errors="replace").strip()
+    cursor = cursor_of(line)
+    if not cursor:
+        return
+    try:
+        host = json.loads(line).get("_HOSTNAME")
+    except (ValueError, AttributeError):
+        return
+    if isinstance(host, str):
+        out.setdefault(host, cursor)
+
+
+def journal_source(s: Source) -> Source | None:
+    """The journal source inside wrappers (--give-up-after, --record), the one that keeps the cursor."""
+    while "cursor" not in vars(s):
+        s = vars(s).get("inner")
+        if s is None:
+            return None
+    return s
 
 
 class RecordingFeed:

@@ -77,3 +77,31 @@ async def test_an_empty_log_says_where_it_is(tmp_path, monkeypatch):
         await open_audit(pilot, monkeypatch, log)
         assert str(app.screen.query_one("#empty", Static).render()) == f"no actions yet (the audit log is {log})"
         assert not app.screen.query(DataTable)
+
+
+async def test_a_bad_line_is_skipped_and_counted_not_a_crash(tmp_path, monkeypatch):
+    log = tmp_path / "audit.jsonl"
+    good = entry(1_800_000_000, "gpu1", "mtp3", "applied", 0, "verified", [phase("lock", "ok", 0.2)])
+    bad = [{**entry(1_800_000_100, "gpu2", "mtp1", "applied", 0, "x", []), "time": "yesterday"},
+           {**entry(1_800_000_200, "gpu3", "mtp1", "applied", 0, "x", []), "result": ["applied"]},
+           {**entry(1_800_000_300, "gpu4", "mtp1", "applied", 0, "x", []), "phases": [{"phase": "lock", "elapsed_s": "x"}]}]
+    log.write_text(json.dumps(good) + "\n" + "".join(json.dumps(e) + "\n" for e in bad) + "not json\n")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await open_audit(pilot, monkeypatch, log)
+        table = app.screen.query_one(DataTable)
+        assert [str(table.get_row_at(i)[1]) for i in range(table.row_count)] == ["gpu1"]
+        assert str(app.screen.query_one("#bad", Static).render()).startswith("4 bad lines skipped")
+        await pilot.press("enter")
+        assert "lock ok 0.2 s" in " ".join(str(app.screen.query_one("#detail", Static).render()).split())
+        await pilot.press("escape")
+        assert not isinstance(app.screen, AuditScreen)
+
+
+async def test_a_log_that_is_a_directory_says_so_in_one_line(tmp_path, monkeypatch):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await open_audit(pilot, monkeypatch, tmp_path)
+        text = str(app.screen.query_one("#error", Static).render())
+        assert text == f"{tmp_path}: is a directory, not an audit log (see MTPTUI_AUDIT_LOG)"
+        assert not app.screen.query(DataTable) and not app.screen.query("#bad")

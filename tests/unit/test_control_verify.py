@@ -222,7 +222,6 @@ def test_last_start_from_the_journal():
              e(300, "Started a.service - A.")]
     assert last_start_seconds(lines) == 90.5
     assert last_start_seconds([e(1, "Started a.")]) is None
-    assert last_start_seconds([e(10.5, "Started a."), e(10.2, "[x] The server is fired up and ready to roll!")]) == 0.0
 
 
 def test_plan_preview_shows_commands_diff_and_downtime():
@@ -234,7 +233,7 @@ def test_plan_preview_shows_commands_diff_and_downtime():
                 last_start_s=612.0, prod=True, where="ops@10.0.0.5")
     text = "\n".join(plan.preview_lines())
     assert "host:     gpu1 (ops@10.0.0.5)  [prod]" in text
-    assert "the last start took 10 min 12 s" in text
+    assert "downtime: last start 10 min 12 s (Started → ready)\n" in text
     assert "  systemctl daemon-reload" in text
     assert "  + --speculative-algorithm NEXTN\n  + --speculative-num-steps 1" in text
     assert plan.title() == "gpu1 · sglang-qwen.service: → mtp1"

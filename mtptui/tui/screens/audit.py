@@ -1,5 +1,6 @@
 """The audit screen (a): every action mtptui took, newest first: when, where, what, how it ended;
-Enter on one shows its phases with their durations and the ExecStart before and after."""
+Enter on one shows its phases with their durations and the ExecStart before and after. Bad lines
+of the log are skipped and counted; a log that cannot be read is one line, in place of the table."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
+
+from mtptui.control.audit import AuditError
 
 COLUMNS = ("time", "host", "unit", "action", "result", "message")
 RESULT_STYLES = {"applied": "$text-success", "rolled_back": "$text-warning", "rollback_failed": "bold $text-error",
@@ -71,19 +74,29 @@ class AuditScreen(ModalScreen):
     AuditScreen DataTable { height: auto; max-height: 16; }
     AuditScreen #details { height: auto; max-height: 24; margin: 1 0; }
     AuditScreen #hint { color: $text-muted; }
+    AuditScreen #bad { color: $text-warning; }
+    AuditScreen #error { color: $text-error; }
     """
     BINDINGS = [Binding("escape,q,a", "dismiss", "close", id="audit_close")]
 
     def __init__(self, read: Callable[[], list[dict]], path: str) -> None:
         super().__init__()
         self.path = path
-        self.entries = list(reversed(read()))  # newest first
+        self.error: str | None = None
+        try:
+            got = read()
+        except AuditError as e:
+            self.error, got = str(e), []
+        self.bad = getattr(got, "bad", 0)  # lines of the log skipped as bad
+        self.entries = list(reversed(got))  # newest first
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = "audit log: what mtptui did"
             box.border_subtitle = self.path
-            if not self.entries:
+            if self.error:
+                yield Static(self.error, id="error")
+            elif not self.entries:
                 yield Static(f"no actions yet (the audit log is {self.path})", id="empty")
             else:
                 table = DataTable(cursor_type="row", zebra_stripes=True)
@@ -96,6 +109,9 @@ class AuditScreen(ModalScreen):
                 yield table
                 with VerticalScroll(id="details"):
                     yield Static(id="detail")
+            if self.bad:
+                yield Static(f"{self.bad} bad line{'s' if self.bad != 1 else ''} skipped (not an action as "
+                             "mtptui writes one)", id="bad")
             yield Static("Enter shows an action's phases and ExecStart · Esc closes", id="hint")
 
     @on(DataTable.RowHighlighted)

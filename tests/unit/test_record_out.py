@@ -1,0 +1,198 @@
+"""A record's file is never lost by accident: `record --out` and `live --record` refuse a file that
+exists (one line, exit 2) unless --force (which replaces it only once an entry has come) or
+--append (which resumes each host after its last cursor in the file); a session that received
+nothing leaves no new file, and an old one byte for byte as it was."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from mtptui.sources.giveup import GiveUpSource
+from mtptui.sources.journal import JournalSource
+from mtptui.sources.record import (APPEND, FORCE, NEW, RecordExists, RecordingSource, RecordWriter,
+                                   journal_source, last_cursors)
+
+PRECIOUS = b"".join(json.dumps({"__CURSOR": f"s=ab;i={i:x};b=b0;m=1;t=2;x=3", "_HOSTNAME": "gpu1",
+                                "__REALTIME_TIMESTAMP": str(1_700_000_000_000_000 + i), "MESSAGE": f"line {i}"},
+                               separators=(",", ":")).encode() + b"\n" for i in range(1, 2001))
+
+
+def entry(host: str, i: int) -> str:
+    return json.dumps({"__CURSOR": f"s={host};i={i:x}", "_HOSTNAME": host, "MESSAGE": f"m{i}"},
+                      separators=(",", ":"))
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # nothing listens on it once closed
+
+
+def mtptui(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mtptui", *args], capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL, start_new_session=True)
+
+
+def one_line(r: subprocess.CompletedProcess, code: int) -> str:
+    assert r.returncode == code, r.stderr
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
+    return r.stderr.strip()
+
+
+@pytest.fixture
+def precious(tmp_path):
+    p = tmp_path / "precious.json"
+    p.write_bytes(PRECIOUS)
+    return p
+
+
+@pytest.fixture
+def config(tmp_path):
+    p = tmp_path / "config.toml"
+    p.write_text("")
+    return p
+
+
+# --- the writer --------------------------------------------------------------------------------
+
+def test_a_new_record_refuses_an_existing_file(precious):
+    with pytest.raises(RecordExists):
+        RecordWriter(str(precious))
+    assert precious.read_bytes() == PRECIOUS
+
+
+def test_a_session_without_entries_leaves_no_new_file_and_old_ones_as_they_were(tmp_path, precious):
+    for mode in (NEW, FORCE, APPEND):
+        for path in (precious, tmp_path / f"new-{mode}.json") if mode != NEW else (tmp_path / "new.json",):
+            w = RecordWriter(str(path), mode)
+            w.gap("gpu1", "stream lost", 1_700_000_000.0)  # the host never came: only a gap marker
+            w.close()
+            assert w.nothing_written
+            if path == precious:
+                assert precious.read_bytes() == PRECIOUS, mode
+            else:
+                assert not path.exists(), mode
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["precious.json"]  # no temp file either
+
+
+def test_force_replaces_the_file_only_when_the_first_entry_comes(tmp_path, precious):
+    w = RecordWriter(str(precious), FORCE)
+    w.gap("gpu1", "stream lost", 1_700_000_000.0)
+    assert precious.read_bytes() == PRECIOUS  # not yet
+    w.write([entry("gpu1", 1)], "gpu1")
+    lines = precious.read_text().splitlines()
+    assert "MTPTUI_GAP" in lines[0] and json.loads(lines[1])["MESSAGE"] == "m1"
+    w.write([entry("gpu1", 2)], "gpu1")
+    w.close()
+    assert len(precious.read_text().splitlines()) == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["precious.json"]
+
+
+def test_append_adds_after_the_old_entries_even_after_a_line_cut_short(precious):
+    precious.write_bytes(PRECIOUS + b'{"__CURSOR":"s=ab;i=ff')  # a run killed mid-write
+    w = RecordWriter(str(precious), APPEND)
+    w.write([entry("gpu1", 5000)], "gpu1")
+    w.close()
+    data = precious.read_bytes()
+    assert data.startswith(PRECIOUS)
+    assert data[len(PRECIOUS):].split(b"\n")[1] == entry("gpu1", 5000).encode()
+
+
+def test_last_cursors_per_host_from_the_end_across_blocks(tmp_path):
+    p = tmp_path / "two.json"
+    lines = [entry("gpu1", i) if i % 3 else entry("gpu2", i) for i in range(1, 400)]
+    lines.insert(200, json.dumps({"MTPTUI_GAP": "1", "_HOSTNAME": "gpu3", "MESSAGE": "-- gap"}))
+    p.write_text("\n".join(lines) + "\nnot json\n")
+    want = {"gpu1": "s=gpu1;i=18e", "gpu2": "s=gpu2;i=18f"}  # 398 and 399
+    for block in (7, 64, 1000, 1 << 20):
+        assert last_cursors(str(p), block=block) == want, block
+        assert last_cursors(str(p), {"gpu1", "gpu2", "gpu9"}, block=block) == want
+    assert last_cursors(str(p), {"gpu2"}, block=64)["gpu2"] == want["gpu2"]
+
+
+class FakeJournal(JournalSource):
+    async def open(self, argv):
+        raise AssertionError("not run here")
+
+    @property
+    def where(self) -> str:
+        return self.host
+
+    @property
+    def who(self) -> str:
+        return "root"
+
+
+def test_append_resumes_each_host_after_its_cursor_inside_the_wrappers(precious):
+    gpu1 = FakeJournal("gpu1", "sglang.service")
+    gpu2 = FakeJournal("gpu2", "sglang.service")
+    w = RecordWriter(str(precious), APPEND)
+    sources = [GiveUpSource(gpu1, 5.0), gpu2]
+    said = w.resume(sources)
+    assert journal_source(RecordingSource(sources[0], w)) is gpu1
+    assert gpu1.cursor == "s=ab;i=7d0;b=b0;m=1;t=2;x=3" and gpu2.cursor is None
+    assert "--after-cursor=s=ab;i=7d0;b=b0;m=1;t=2;x=3" in gpu1.argv()
+    assert said[0].startswith("gpu1: resuming") and said[1].startswith("gpu2: no entry in")
+    w.close()
+    assert precious.read_bytes() == PRECIOUS
+    assert RecordWriter(str(precious.parent / "new.json")).resume(sources) == []  # only when appending
+
+
+# --- the commands ------------------------------------------------------------------------------
+
+def test_record_out_over_an_existing_file_is_one_line_and_exit_2(precious, config):
+    r = mtptui("record", "--config", str(config), f"root@127.0.0.1:{closed_port()}", "--unit", "x.service",
+               "--out", str(precious))
+    assert one_line(r, 2) == f"mtptui record: {precious} exists: --append to resume it by cursor, --force to overwrite"
+    assert precious.read_bytes() == PRECIOUS
+
+
+@pytest.mark.parametrize("mode", ["--append", "--force", None])
+def test_record_to_an_unreachable_host_keeps_the_old_file_byte_for_byte(precious, config, tmp_path, mode):
+    out = precious if mode else tmp_path / "fresh.json"
+    r = mtptui("record", "--config", str(config), f"root@127.0.0.1:{closed_port()}", "--unit", "x.service",
+               "--out", str(out), "--give-up-after", "1", *([mode] if mode else []))
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    if mode:
+        assert precious.read_bytes() == PRECIOUS
+        assert f"mtptui record: {precious}: no entry received, left as it was" in r.stderr.splitlines()
+    else:
+        assert not out.exists()
+        assert f"mtptui record: {out}: no entry received, not written" in r.stderr.splitlines()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["config.toml", "precious.json"])
+
+
+def test_record_append_and_force_exclude_each_other(precious, config):
+    r = mtptui("record", "--config", str(config), "root@127.0.0.1", "--unit", "x.service", "--out", str(precious),
+               "--append", "--force")
+    assert r.returncode == 2 and "not allowed with argument" in r.stderr
+
+
+@pytest.mark.parametrize("cmd", ["live", "local"])
+def test_live_and_local_record_refuse_an_existing_file_before_the_screen_opens(precious, config, cmd, monkeypatch):
+    from mtptui.commands import live, local
+
+    launched = []
+    monkeypatch.setattr(live, "launch", lambda *a, **k: launched.append(a) or 0)
+    args = (live if cmd == "live" else local).build_parser().parse_args(
+        (["root@127.0.0.1"] if cmd == "live" else []) + ["--unit", "x.service", "--record", str(precious)])
+    src = [FakeJournal("gpu1", "x.service")]
+    assert live.record_and_launch(f"mtptui {cmd}", args, src, None, "t") == 2
+    assert not launched and precious.read_bytes() == PRECIOUS
+    args.append = True
+    assert live.record_and_launch(f"mtptui {cmd}", args, src, None, "t") == 0
+    assert launched and precious.read_bytes() == PRECIOUS  # nothing came: as it was
+    assert src[0].cursor == "s=ab;i=7d0;b=b0;m=1;t=2;x=3"  # resumed after gpu1's last entry
+
+
+def test_live_append_without_record_is_refused(capsys):
+    from mtptui.commands import live
+
+    args = live.build_parser().parse_args(["root@127.0.0.1", "--unit", "x.service", "--append"])
+    assert live.record_and_launch("mtptui live", args, [], None, "t") == 2
+    assert capsys.readouterr().err == "mtptui live: --append and --force go with --record FILE\n"

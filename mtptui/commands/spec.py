@@ -23,7 +23,7 @@ The last argument is taken as PROFILE when it names one (and no config host).
 
 exit codes: 0 applied and verified (or settings printed); 1 could not run (nothing changed);
 2 bad arguments or an invalid profile; 3 failed and rolled back, old state verified;
-4 rollback failed (the host needs a person)
+4 rollback failed, or another console took the lock mid-action (the host needs a person)
 """
 
 
@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--revert", action="store_true", help="remove mtptui's drop-in (back to the unit's own ExecStart)")
     p.add_argument("--restart", action="store_true", help="restart as is, then verify")
     p.add_argument("--timeout", type=float, metavar="S", help="wait this long for ready (default: [control] wait_timeout, 900)")
-    p.add_argument("--break-lock", action="store_true", help="take a lock older than [control] lock_stale_after")
+    p.add_argument("--break-lock", action="store_true", help="take the host's lock from a console you know is gone (a lock whose owner is provably gone is taken without it)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     return p
 
@@ -113,9 +113,13 @@ async def run(args, controls, profile) -> int:
     code = 0
     try:
         for hc in controls:
+            out = sys.stderr if args.json else sys.stdout
             try:
+                cut_off = await hc.interrupted()  # an action here that a killed console left
+                if cut_off:
+                    print(cut_off, file=out, flush=True)
                 if profile is None and not (args.revert or args.restart):
-                    results.append(await show(hc, args.json))
+                    results.append({**await show(hc, args.json), "interrupted": cut_off})
                     continue
                 action = REVERT if args.revert else RESTART if args.restart else APPLY
                 plan = await hc.plan(action, profile)
@@ -125,7 +129,6 @@ async def run(args, controls, profile) -> int:
             except ControlError as e:
                 print(f"mtptui spec: {e}", file=sys.stderr)
                 return 1
-            out = sys.stderr if args.json else sys.stdout
             print("\n".join(plan.preview_lines()), file=out)
             if args.dry_run:
                 results.append({"host": hc.host, "unit": hc.unit, "dry_run": True, "plan": plan_json(plan)})
@@ -140,7 +143,7 @@ async def run(args, controls, profile) -> int:
                 red = outcome.exit_code != 0 and out.isatty()
                 print(f"{RED if red else ''}{hc.host}: {outcome.result}: {outcome.message}{RESET if red else ''}",
                       file=out)
-            results.append({"host": hc.host, "unit": hc.unit, "result": outcome.result,
+            results.append({"host": hc.host, "unit": hc.unit, "interrupted": cut_off, "result": outcome.result,
                             "exit_code": outcome.exit_code, "message": outcome.message,
                             "phases": [p.to_json() for p in outcome.phases]})
             if outcome.exit_code != 0:

@@ -1,7 +1,8 @@
 """The audit log: every action as JSON lines in the user's state directory.
 
 An action writes a line when it begins (result "running") and one when it ends, both with the
-same id: a console killed mid-action still leaves its start on record. `read_audit` gives one
+same id: a console killed mid-action still leaves its start on record, and the next console to
+find it over closes it as "interrupted" (control/session.py, `HostControl.interrupted`). `read_audit` gives one
 entry per action, the last word on each. MTPTUI_AUDIT_LOG overrides the path (tests, shared logs).
 """
 
@@ -143,3 +144,20 @@ def _good(e: dict) -> bool:
         if ph.get("elapsed_s") is not None and not _number(ph["elapsed_s"]):
             return False
     return True
+
+
+def running_entries(host: str, unit: str, path: Path | str | None = None) -> list[dict]:
+    """The actions on this host and unit whose last word is still "running", oldest first."""
+    return [e for e in read_audit(path)
+            if e.get("host") == host and e.get("unit") == unit and e.get("result") == "running"]
+
+
+def close_interrupted(entry: dict, *, why: str, phase: str | None = None, message: str = "",
+                      found: dict | None = None, path: Path | None = None) -> dict:
+    """Closes an action that was cut off (its console killed mid-action): the same id again,
+    result "interrupted", with why it is known to be over and what was found on the host."""
+    closed = {**entry, "result": "interrupted", "message": message or f"interrupted ({why})",
+              "interrupted": {"why": why, "phase": phase, "closed_by": local_user(),
+                              "closed_at": time.time(), **(found or {})}}
+    append(closed, path)
+    return closed

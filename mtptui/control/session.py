@@ -4,21 +4,28 @@ host named. A host is reached as the dashboard reaches it (SSH, this machine, th
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from mtptui.control import audit, launch, systemd
+from mtptui.control import lock as lockinfo
 from mtptui.control.errors import BadProfile, ControlError
 from mtptui.control.plan import APPLY, RESTART, RESTORE, REVERT, Plan
 from mtptui.control.probe import ServerProbe
 from mtptui.control.profiles import BUILTINS, Profile, ProfileError, check_profile
-from mtptui.control.restart import Action, Outcome, PhaseEvent, Settings
+from mtptui.control.restart import ROLLBACK_FAILED, Action, Outcome, PhaseEvent, Settings
 from mtptui.control.verify import SPEC_KEYS
+from mtptui.core.aio import wait_for
+from mtptui.transport.errors import TransportError
 
 if TYPE_CHECKING:
     from mtptui.config import Config, HostConfig
 
 __all__ = ["ControlError", "HostControl", "host_controls"]
+
+RESULT_LOCK_LOST = "lock_lost"  # another console took the lock for gone mid-action: it stopped
 
 
 class HostControl:
@@ -161,35 +168,132 @@ class HostControl:
 
     async def _execute(self, plan: Plan, on_phase, break_lock: bool) -> Outcome:
         await self._ensure()
+        console = getattr(self.target, "console", None)
         entry = audit.new_entry(host=plan.host, unit=plan.unit, action=plan.action,
                                 profile=plan.profile.name if plan.profile else None,
                                 where=plan.where, exec_start_before=plan.old_argv,
                                 exec_start_after=plan.new_argv, dropin_before=plan.old_dropin,
                                 dropin_after=plan.new_dropin, commands=plan.commands,
-                                result="running", phases=[])
+                                result="running", phases=[],
+                                **({"console": console.fields()} if console is not None else {}))
         audit.append(entry)
         s = self.settings
         settings = Settings(wait_timeout=s.wait_timeout, verify_batches=s.verify_batches,
                             idle_after_ready=s.idle_after_ready, stale_after=s.stale_after,
                             break_lock=break_lock or s.break_lock)
+        beat = _Heartbeat(self.target, on_phase)
+        beat.prepare(plan, entry)
+        on_phase = beat.on_phase
         action = Action(self.target, old_dropin=plan.old_dropin, new_dropin=plan.new_dropin,
                         write=plan.action != RESTART, expect_new=expected(plan.new_argv),
                         expect_old=expected(plan.old_argv), engine=plan.engine,
                         who=entry["user"], settings=settings, on_phase=on_phase,
                         probe=ServerProbe(self.endpoint))
+        beat.start()
         try:
-            outcome = await action.run()
+            try:
+                outcome = await action.run()
+            finally:
+                beat.acting = False
+        except asyncio.CancelledError as e:
+            if beat.lost is None:
+                entry.update(result="interrupted", message=f"{type(e).__name__}: {e}".rstrip(": "),
+                             phases=[p.to_json() for p in action.phases])
+                audit.append(entry)
+                raise
+            beat.uncancel()
+            outcome = Outcome(RESULT_LOCK_LOST, ROLLBACK_FAILED,
+                              f"lost the lock to {lockinfo.owner_name(beat.lost)} (it took this console for "
+                              f"gone): stopped at {beat.phase}; the host is in that console's hands, look at it",
+                              action.phases)
         except BaseException as e:
             entry.update(result="interrupted", message=f"{type(e).__name__}: {e}".rstrip(": "),
                          phases=[p.to_json() for p in action.phases])
             audit.append(entry)
             raise
+        finally:
+            await beat.stop()
+        taken = getattr(self.target, "took_over", None)
+        if taken:
+            entry["took_lock_of"] = {"owner": taken[0], "why": taken[1]}
+            self._close_taken(*taken)
         if outcome.result == "applied" and plan.profile is not None and plan.profile.on:
             self.last_on = plan.profile
         entry.update(result=outcome.result, exit_code=outcome.exit_code, message=outcome.message,
                      phases=[p.to_json() for p in outcome.phases])
         audit.append(entry)
         return outcome
+
+    def _close_taken(self, owner: dict, why: str) -> None:
+        """The audit entry of the action whose lock was just taken as gone, closed as interrupted
+        (when it is in this audit log and still open)."""
+        aid = owner.get("audit_id")
+        try:
+            running = audit.running_entries(self.host, self.unit)
+        except audit.AuditError:
+            return
+        for e in running:
+            if aid and e.get("id") == aid:
+                audit.close_interrupted(e, why=why, phase=owner.get("phase"),
+                                        message=f"interrupted at {owner.get('phase') or '?'} ({why}); "
+                                                "its lock was taken by the next action")
+
+    async def interrupted(self) -> str | None:
+        """An action on this host and unit that was cut off (its console killed, the laptop
+        closed): an audit entry still `running` whose owner is gone, or a lock left by a gone
+        owner. Closes such entries in the audit log as `interrupted`, with what was found, and
+        says it in one line with the unit's state now; None when there is none."""
+        t = self.target
+        if not hasattr(t, "lock_owner"):
+            return None  # the demo's child: one console owns it, nothing is left behind
+        await self._ensure()
+        try:
+            owner = await t.lock_owner()
+            age = await t.owner_age() if owner else None
+        except (TransportError, OSError) as e:
+            raise ControlError(f"{self.host}: {e}") from None
+        me, now = t.console, time.time()
+        v = (lockinfo.verdict(owner, me, now, t.pid_alive, stale_after=self.settings.stale_after,
+                              heartbeat_age=age) if owner else None)
+        gone = []
+        try:
+            running = audit.running_entries(self.host, self.unit)
+        except audit.AuditError:
+            running = []  # the log cannot be read (said by `mtptui audit`): the lock still tells
+        for e in running:
+            why = lockinfo.entry_gone(e, owner, v, me, now, t.pid_alive)
+            if why:
+                gone.append((e, why))
+        lock_left = owner is not None and v is not None and v.gone
+        if not gone and not lock_left:
+            return None
+        st = await self.state()
+        runs = runs_what(launch.spec_flags(st.argv))
+        state = st.active or "unknown"
+        tail = f"; the unit now runs {runs} (ExecStart), {state}"
+        if not st.agrees:
+            tail += " (a daemon-reload is pending)"
+        if lock_left:
+            tail += "; its lock is left on the host: the next action takes it"
+        found = {"runs": runs, "active": state, "exec_start": st.argv, "lock_left": lock_left}
+        head = ""
+        for e, why in gone:
+            mine = owner is not None and owner.get("audit_id") == e.get("id")
+            phase = owner.get("phase") if mine else None
+            what = e.get("profile") or e.get("action") or "an action"
+            line = (f"{self.host}: {what} by {e.get('user') or 'someone'} at {lockinfo.clock(e.get('time'), now)} "
+                    f"was interrupted{' at ' + phase if phase else ''} ({why})")
+            audit.close_interrupted(e, why=why, phase=phase, message=line + tail, found=found)
+            head = line
+        if not head:  # a lock without an entry in this audit log (another user's console)
+            assert owner is not None and v is not None
+            what = owner.get("profile") if owner.get("action") == APPLY else owner.get("action")
+            phase = owner.get("phase")
+            head = (f"{self.host}: {what or 'an action'} by {lockinfo.owner_name(owner)} since "
+                    f"{lockinfo.clock(owner.get('since'), now)} was interrupted{' at ' + phase if phase else ''} "
+                    f"(gone: {v.why})")
+        more = f" (and {len(gone) - 1} earlier)" if len(gone) > 1 else ""
+        return head + more + tail
 
     async def toggle_plan(self) -> Plan:
         """`s`: off when speculation is on (remembering the profile it ran), else the last one."""
@@ -198,6 +302,93 @@ class HostControl:
             self.last_on = profile_of(cur, self.last_on)
             return await self.plan(APPLY, BUILTINS["off"])
         return await self.plan(APPLY, self.last_on)
+
+
+class _Heartbeat:
+    """While an action runs: the lock's owner file written again every HEARTBEAT_S and at each
+    new phase, so that another console sees it alive and what it does. If another console holds
+    the lock (it took this one for gone: a laptop closed too long), the action is cancelled: it
+    stops touching the host. A target without a lock (the demo's child) gets no heartbeat."""
+
+    def __init__(self, target, on_phase: Callable[[PhaseEvent], None] | None) -> None:
+        self.target = target
+        self.outer = on_phase
+        self.phase = "lock"
+        self.lost: dict | None = None  # the owner file of whoever took the lock
+        self._beats = hasattr(target, "heartbeat")
+        self._wake = asyncio.Event()
+        self._task: asyncio.Future | None = None
+        self.acting = False  # the action is under way (only then may a lost lock cancel it)
+
+    def prepare(self, plan: Plan, entry: dict) -> None:
+        if self._beats:
+            self.target.lock_info = {"action": plan.action, "audit_id": entry["id"],
+                                     "profile": plan.profile.name if plan.profile else None}
+            self.target.on_note = self.note
+
+    def note(self, text: str) -> None:
+        """The lock of a gone owner was taken: said as the lock phase's progress."""
+        if self.outer is not None:
+            self.outer(PhaseEvent("lock", "progress", text))
+
+    def on_phase(self, ev: PhaseEvent) -> None:
+        if ev.state == "start" and ev.phase != self.phase:
+            self.phase = ev.phase
+            self._wake.set()
+        if self.outer is not None:
+            self.outer(ev)
+
+    def start(self) -> None:
+        """Beats for the action that the current task runs now (it is cancelled if the lock is
+        lost; the action runs in this task, never in one of its own, so that its steps keep
+        their order with the rest of the loop)."""
+        self.acting = True
+        if self._beats:
+            self._task = asyncio.ensure_future(self._loop(asyncio.current_task()))
+
+    def uncancel(self) -> None:
+        """The cancel of a lost lock is handled: later awaits of this task are not cancelled."""
+        task = asyncio.current_task()
+        if task is not None and hasattr(task, "uncancel"):  # Python 3.11+
+            task.uncancel()
+
+    async def _loop(self, acting_task) -> None:
+        while self.acting:
+            try:
+                await wait_for(self._wake.wait(), lockinfo.HEARTBEAT_S)
+            except asyncio.TimeoutError:
+                pass
+            self._wake.clear()
+            if not self.acting:
+                return
+            try:
+                held = await self.target.heartbeat(self.phase)
+            except (TransportError, ControlError, OSError, AssertionError, AttributeError):
+                # the link is down, or being made again by the action (a runner between its
+                # close and connect has no connection): the next beat tries again
+                continue
+            if held is not None and self.acting:
+                self.lost = held
+                acting_task.cancel()
+                return
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.wait({self._task})
+        if self._beats:
+            self.target.on_note = None
+
+
+def runs_what(flags: dict) -> str:
+    """What a unit's ExecStart runs, in words: mtp3, speculation off, or its flags."""
+    if not flags.get("algorithm"):
+        return "speculation off"
+    p = profile_of(flags, BUILTINS["mtp3"])
+    if p.name != "previous":
+        return p.name
+    return " ".join([str(flags["algorithm"])] + [f"{k}={flags[k]}" for k in ("num_steps", "topk", "num_draft_tokens")
+                                                if flags.get(k) is not None])
 
 
 def expected(argv: list[str]) -> dict:

@@ -16,8 +16,10 @@ import json
 import os
 import shlex
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from mtptui.control import lock as lockinfo
 from mtptui.control import systemd
 from mtptui.control.errors import ControlError, LockedError
 from mtptui.core.aio import wait_for
@@ -68,6 +70,13 @@ class SystemdTarget:
         self.tmp = f"{self.dir}/.{systemd.DROPIN_NAME}.mtptui-tmp"
         self.lock_dir = f"{LOCK_ROOT}/mtptui-{self.unit}"
         self._token: str | None = None
+        self._owner: dict | None = None  # the owner file as written, while the lock is ours
+        self._guard = asyncio.Lock()  # a heartbeat and the unlock never overlap
+        self._console: lockinfo.Console | None = None
+        self.lock_info: dict = {}  # action, profile, audit_id: what the owner file says it does
+        self.on_note: Callable[[str], None] | None = None  # told when a gone owner's lock is taken
+        self.took_over: tuple[dict, str] | None = None  # (owner file, why gone) of the lock taken
+        self.pid_alive = lockinfo.pid_alive
 
     @property
     def where(self) -> str:
@@ -195,48 +204,136 @@ class SystemdTarget:
 
     async def lock(self, who: str, *, stale_after: float, break_lock: bool = False,
                    now: float | None = None) -> None:
+        """Takes the lock (an atomic mkdir), writing the owner file (control/lock.py). A lock whose
+        owner is provably gone is taken at once and said so through `on_note`; a live one is
+        refused naming who, where, what and since when; an older mtptui's lock keeps the
+        `stale_after` rule (--break-lock takes it once older)."""
         now = time.time() if now is None else now
-        self._token = f"{who}:{now:.6f}"
-        owner = json.dumps({"who": who, "since": now, "token": self._token}) + "\n"
+        me = self.console
+        self.took_over = None
+        if self._token is None:  # kept across a retry after a lost link: the lock may be ours already
+            self._token = f"{who}:{now:.6f}"
+        info = self.lock_info
+        owner = lockinfo.owner_record(who, me, now=now, token=self._token, action=info.get("action"),
+                                      profile=info.get("profile"), audit_id=info.get("audit_id"))
         mk = self.lock_commands()[0]
         r = await self.run(mk, check=False)
         if r.returncode != 0:
             if "exists" not in (r.stderr or "").lower():
                 raise ControlError(self._why(mk, r))
             held = await self.lock_owner()
-            since = held.get("since") if held else None
-            age = now - since if isinstance(since, (int, float)) else None
-            by = held.get("who", "someone") if held else "someone (no owner file)"
-            when = time.strftime("%H:%M", time.localtime(since)) if isinstance(since, (int, float)) else "?"
-            if not break_lock:
-                hint = (f"; it is older than {stale_after:.0f} s: --break-lock takes it"
-                        if age is None or age > stale_after else "")
-                raise LockedError(f"{self.host}: {self.unit} is locked by {by} since {when}{hint}")
-            if age is not None and age <= stale_after:
-                raise LockedError(f"{self.host}: {self.unit} is locked by {by} since {when}, "
-                                  f"less than {stale_after:.0f} s ago: not stale, not broken")
-            await self.run(self.unlock_command())
-            await self.run(mk)
-        await self.run(self.lock_commands()[1], input=owner)
+            if held is not None and held.get("token") == self._token:
+                owner["since"] = held.get("since", now)  # ours: the first try got through
+            else:
+                await self._take_over(held, me, now, stale_after=stale_after, break_lock=break_lock)
+        await self.run(self.lock_commands()[1], input=json.dumps(owner) + "\n")
+        self._owner = owner
+
+    async def _take_over(self, held: dict | None, me, now: float, *, stale_after: float,
+                         break_lock: bool) -> None:
+        """Takes a lock found held, if its owner is gone (or --break-lock may), else raises
+        LockedError. The old lock is first renamed aside (atomic), then checked to be the one
+        judged: a console that took it meanwhile keeps it."""
+        v = lockinfo.verdict(held, me, now, self.pid_alive, stale_after=stale_after,
+                             heartbeat_age=await self.owner_age() if held else None)
+        by = lockinfo.owner_name(held)
+        since = lockinfo.clock(held.get("since") if held else None, now)
+        if v.gone:
+            note = f"{self.host}: taking the lock of {by} (gone: {v.why})"
+        elif not break_lock:
+            raise LockedError(self._refusal(held, v, stale_after))
+        elif not v.breakable:
+            raise LockedError(f"{self.host}: {self.unit} is locked by {by} since {since}, "
+                              f"less than {stale_after:.0f} s ago: not stale, not broken")
+        else:
+            note = f"{self.host}: breaking the lock of {by} since {since} (--break-lock)"
+        aside = f"{self.lock_dir}.gone-{os.getpid()}-{int(now * 1e6)}"
+        moved = await self.run(self.priv(["mv", "-T", "--", self.lock_dir, aside]), check=False)
+        if moved.returncode == 0:
+            r = await self.run(["cat", "--", f"{aside}/owner"], check=False)
+            if r.returncode == 0 and _json_object(r.stdout) != held:
+                await self.run(self.priv(["mv", "-T", "--", aside, self.lock_dir]), check=False)
+                raise LockedError(f"{self.host}: {self.unit}: another console took the lock of {by} first: "
+                                  "try again to see who holds it")
+            await self.run(self.priv(["rm", "-rf", "--", aside]))
+        mk = self.lock_commands()[0]
+        r = await self.run(mk, check=False)
+        if r.returncode != 0:
+            if "exists" not in (r.stderr or "").lower():
+                raise ControlError(self._why(mk, r))
+            raise LockedError(self._refusal(await self.lock_owner(), None, stale_after))
+        self.took_over = (held or {}, v.why)
+        if self.on_note is not None:
+            self.on_note(note)
+
+    def _refusal(self, held: dict | None, v, stale_after: float) -> str:
+        by = lockinfo.owner_name(held)
+        since = lockinfo.clock(held.get("since") if held else None)
+        head = f"{self.host}: {self.unit} is locked by {by} since {since}"
+        if v is None:  # taken by another console just now
+            return f"{head}: wait for it to finish"
+        if v.legacy:
+            if v.breakable:
+                return f"{head}; it is older than {stale_after:.0f} s: --break-lock takes it"
+            return f"{head}: wait for it to finish (--break-lock takes it once older than {stale_after:.0f} s)"
+        what = lockinfo.doing(held)
+        return f"{head}{', ' + what if what else ''} ({v.why}): wait for it to finish, or --break-lock if you know it is gone"
+
+    async def owner_age(self) -> float | None:
+        """Seconds since the owner file was last written, by the host's clock (None if unknown)."""
+        st = await self.run(["stat", "--format=%Y", "--", f"{self.lock_dir}/owner"], check=False)
+        now = await self.run(["date", "+%s"], check=False)
+        try:
+            return float(now.stdout.strip()) - float(st.stdout.strip())
+        except ValueError:
+            return None
 
     async def lock_owner(self) -> dict | None:
         r = await self.run(["cat", "--", f"{self.lock_dir}/owner"], check=False)
         if r.returncode != 0:
             return None
-        try:
-            v = json.loads(r.stdout)
-        except ValueError:
-            return None
-        return v if isinstance(v, dict) else None
+        return _json_object(r.stdout)
 
     async def holds_lock(self) -> bool:
         """After a reconnect: whether the lock is still ours."""
         held = await self.lock_owner()
         return bool(held) and held.get("token") == self._token
 
+    async def heartbeat(self, phase: str | None = None) -> dict | None:
+        """While the lock is ours: the owner file written again (atomically, a temp file then
+        mv) with a fresh heartbeat and the phase. Returns the owner file of whoever holds the
+        lock when it is no longer ours (taken as gone, or broken), else None."""
+        async with self._guard:
+            if self._token is None or self._owner is None:
+                return None
+            held = await self.lock_owner()
+            if held is None:
+                return None  # gone, or cannot be read right now: never made again from here
+            if held.get("token") != self._token:
+                return held
+            owner = {**self._owner, "heartbeat": time.time(), "phase": phase or self._owner.get("phase")}
+            tmp = f"{self.lock_dir}/.owner.tmp"
+            await self.run(self.priv(["tee", "--", tmp]), input=json.dumps(owner) + "\n")
+            await self.run(self.priv(["mv", "-f", "--", tmp, f"{self.lock_dir}/owner"]))
+            self._owner = owner
+            return None
+
     async def unlock(self) -> None:
-        await self.run(self.unlock_command())
-        self._token = None
+        """Removes the lock, unless another console holds it now (it took ours as gone)."""
+        async with self._guard:
+            if self._token is not None:
+                held = await self.lock_owner()
+                if held is not None and held.get("token") not in (None, self._token):
+                    self._token, self._owner = None, None
+                    return
+            await self.run(self.unlock_command())
+            self._token, self._owner = None, None
+
+    @property
+    def console(self) -> lockinfo.Console:
+        if self._console is None:
+            self._console = lockinfo.Console.here()
+        return self._console
 
     # --- changing the unit -------------------------------------------------------------------------
 

@@ -61,6 +61,8 @@ class MtpApp(App):
         self.run_worker(self.dash.feed.run_pump(), name="pump", group="pump", exit_on_error=True)
         if self.start_sources:
             self.start_source_workers()
+            for ctl in self.dash.controls.values():
+                self.run_worker(self._tell_interrupted(ctl), group="interrupted", exit_on_error=False)
         if self.dash.opening is not None:
             self.run_worker(self._open_files, name=self.dash.opening.label, group="open", thread=True,
                             exit_on_error=False)
@@ -89,6 +91,17 @@ class MtpApp(App):
         self.dash.opening.finish(problem)
         self.dash.feed.status(SourceStatus(None, FAILED, problem))
         self.notify(problem, severity="error", timeout=STICKY_S, markup=False)
+
+    async def _tell_interrupted(self, ctl) -> None:
+        """On connect: an action on the host that a killed console left half done, said once."""
+        from mtptui.control.errors import ControlError
+
+        try:
+            line = await ctl.interrupted() if hasattr(ctl, "interrupted") else None
+        except ControlError:
+            return  # the host cannot be reached: its source says so
+        if line:
+            self.notify(line, severity="warning", timeout=60.0, markup=False)
 
     def start_source_workers(self) -> None:
         for src in self.dash.sources:

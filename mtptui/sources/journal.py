@@ -16,6 +16,7 @@ import json
 import time
 from dataclasses import dataclass
 
+from mtptui.core.aio import wait_for
 from mtptui.core.timespec import span_seconds
 from mtptui.sources.backoff import Backoff
 from mtptui.sources.base import (CONNECTING, FAILED, RECONNECTING, STREAMING, Feed, Source,
@@ -63,6 +64,26 @@ def journalctl_argv(unit: str, *, cursor: str | None = None, since: str | None =
 
 
 _CURSOR_KEY = '"__CURSOR":"'
+# The line that says what the run was started with: SGLang's server_args (both forms), vLLM's
+# engine config (speculative_config=) and its `non-default args:`.
+SETTINGS_GREP = r"server_args=|speculative_config=|non-default args: "
+
+
+RUN_START_TIMEOUT_S = 10.0  # a journal without the line is searched whole: not for longer
+
+
+def run_start_argvs(unit: str) -> tuple[list[str], list[str]]:
+    """(ask systemd for the unit's current InvocationID, the journal query for that run's settings
+    line, with `{}` where the id goes). The settings line is the run's first lines; read forward
+    from the run's start, the first match is it (the caller stops reading there)."""
+    return (["systemctl", "show", "--property=InvocationID", "--value", "--", unit],
+            ["journalctl", "_SYSTEMD_INVOCATION_ID={}", "--output=json", "--all", "--no-pager",
+             f"--grep={SETTINGS_GREP}"])
+
+
+def realtime_of(line: str) -> int | None:
+    v = _string_field(line, "__REALTIME_TIMESTAMP")
+    return int(v) if v and v.isdigit() else None
 
 
 def cursor_of(line: str) -> str | None:
@@ -273,9 +294,10 @@ class JournalSource(Source):
                 return message[len(prefix):]
         return message
 
-    async def _run_to_end(self, argv: list[str], push=None) -> list[str]:
+    async def _run_to_end(self, argv: list[str], push=None, first: bool = False) -> list[str]:
         """Runs a non-following journalctl. Returns its lines, or hands them to push(lines) as
-        they come (a long history is never held whole). Raises TransportError."""
+        they come (a long history is never held whole); `first`: stops at the first whole line.
+        Raises TransportError."""
         proc = await self.open(argv)
         splitter = LineSplitter()
         lines: list[str] = []
@@ -286,6 +308,9 @@ class JournalSource(Source):
                     lines += got
                 elif got:
                     push(got)
+                if first and lines:
+                    await proc.close()
+                    return lines[:1]
         finally:
             rc = await proc.wait()
             await proc.close()
@@ -318,10 +343,17 @@ class JournalSource(Source):
             history.append(f"--lines={self.lines}")
         else:
             history = []
+        start = await self._run_start() if history else None
         if history:
             last: list[str | None] = [None]
 
             def push(lines: list[str]) -> None:
+                nonlocal start
+                if start is not None:
+                    # the current run's settings line, where the history begins after it
+                    older = not lines or (realtime_of(start) or 0) < (realtime_of(lines[0]) or 0)
+                    lines = [start, *lines] if older else lines
+                    start = None
                 feed.lines(lines, self.host)
                 self.received += len(lines)
                 for line in reversed(lines):
@@ -331,8 +363,37 @@ class JournalSource(Source):
                         break
 
             await self._run_to_end(self._wrap(history), push)
+            if start is not None:  # no history at all: the run said nothing since its start
+                push([])
             cursor = last[0] or cursor
         self.cursor = cursor
+
+    async def _output(self, argv: list[str], limit: int = 4096) -> str:
+        """A short command's stdout (not journal entries), at most `limit` bytes."""
+        proc = await self.open(argv)
+        out = b""
+        try:
+            while len(out) < limit and (data := await proc.read(limit)):
+                out += data
+        finally:
+            await proc.wait()
+            await proc.close()
+        return out.decode("utf-8", "replace")
+
+    async def _run_start(self) -> str | None:
+        """The settings line of the unit's current run, however far back it is (a server that
+        has run for days logged it before the history asked for): so the first screen says what
+        the server runs. None when the unit has no run, or the journal holds no such line."""
+        ask, query = run_start_argvs(self.unit)
+        try:
+            invocation = (await wait_for(self._output(ask), RUN_START_TIMEOUT_S)).strip()
+            if not invocation or not all(c in "0123456789abcdef" for c in invocation):
+                return None
+            argv = [a.replace("{}", invocation) if a.startswith("_SYSTEMD_INVOCATION_ID=") else a for a in query]
+            found = await wait_for(self._run_to_end(self._wrap(argv), first=True), RUN_START_TIMEOUT_S)
+        except (TransportError, asyncio.TimeoutError):
+            return None  # the history and the follower say what is wrong, if anything is
+        return found[0] if found and found[0].startswith("{") else None
 
     def _wrap(self, argv: list[str]) -> list[str]:
         return ["sudo", "-n", "--", *argv] if self.sudo else argv

@@ -98,9 +98,10 @@ class Action:
 
     # --- reporting ---------------------------------------------------------------------------------
 
-    def _say(self, phase: str, state: str, detail: str = "") -> None:
+    def _say(self, phase: str, state: str, detail: str = "", *, keep: bool = False) -> None:
+        """keep: a progress worth the audit's record too (a lost link), not only the screen's."""
         ev = PhaseEvent(phase, state, detail, time.monotonic() - self._t0)
-        if state != "progress":
+        if state != "progress" or keep:
             self.phases.append(ev)
         if self.on_phase is not None:
             self.on_phase(ev)
@@ -115,7 +116,7 @@ class Action:
                 if e.permanent or time.monotonic() > deadline:
                     self._say(phase, "fail", str(e))
                     raise ControlError(str(e)) from None
-                self._say(phase, "progress", f"link lost ({e}); reconnecting")
+                self._say(phase, "progress", f"link lost ({e}); reconnecting", keep=True)
                 await self._reconnect(deadline)
                 continue
             except ControlError as e:
@@ -213,7 +214,7 @@ class Action:
             except TransportError as e:
                 if e.permanent or time.monotonic() > deadline:
                     raise StepFailed(f"cannot follow the journal: {e}") from None
-                self._say(prefix + "wait", "progress", f"link lost ({e}); reconnecting")
+                self._say(prefix + "wait", "progress", f"link lost ({e}); reconnecting", keep=True)
                 await self._reconnect(deadline)
                 continue
             next_status = time.monotonic() + STATUS_EVERY_S
@@ -247,7 +248,7 @@ class Action:
             except TransportError as e:
                 if e.permanent or time.monotonic() > deadline:
                     raise StepFailed(f"lost the journal: {e}") from None
-                self._say(prefix + "wait", "progress", f"link lost ({e}); reconnecting")
+                self._say(prefix + "wait", "progress", f"link lost ({e}); reconnecting", keep=True)
                 await self._reconnect(deadline)
             finally:
                 await proc.close()

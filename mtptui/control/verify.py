@@ -39,7 +39,14 @@ _LOAD_STEPS = [
     ("Application startup complete", "ready"),
 ]
 # Where a failing start says why: the last lines like these before the unit fails.
-_REASON = re.compile(r"^(?:\w+(?:Error|Exception)|error): |unrecognized arguments|^Traceback")
+_REASON = re.compile(r"(?:^|[\s\]|:])(?:[A-Za-z_]\w*\.)*\w+(?:Error|Exception): |\berror: |unrecognized arguments"
+                     r"|^Traceback")
+# A line that says what went wrong (an exception, an argparse refusal), not that something did
+# ("Received sigquit from a child process", "Scheduler hit an exception: Traceback ..."): the
+# first such line of the run is its failure's reason.
+_CAUSE = re.compile(r"(?:^|[\s\]|:])(?:[A-Za-z_]\w*\.)*\w+(?:Error|Exception): (?!Traceback)|\berror: "
+                    r"|unrecognized arguments")
+_CAUSE_KINDS = ("oom", "nccl", "watchdog")
 _VLLM_SPEC = re.compile(r"speculative_config=(None|SpeculativeConfig\((.*?)\))")
 # vLLM's method names back to the algorithm names profiles use (the first one wins: mtp is NEXTN)
 _VLLM_METHOD = {m: a for a, m in reversed(list(VLLM_METHODS.items()))}
@@ -86,6 +93,7 @@ class Watch:
         self.ready_ts: float | None = None
         self.verdict_ts: float | None = None
         self._context: deque[str] = deque(maxlen=8)
+        self._cause: str | None = None  # the run's first line that says what went wrong
         self.new_invocation: str | None = None  # the new run's, as systemd said it
         self._nrestarts: str | None = None  # systemd's NRestarts when the new run was first seen
         self.notes: list[str] = []  # which witness stood in for a journal line that did not come
@@ -145,6 +153,7 @@ class Watch:
     def _start(self) -> None:
         self.started = True
         self._context.clear()
+        self._cause = None
         self.step = "starting"
         if self.state == STARTING:
             self.state = LOADING
@@ -183,8 +192,8 @@ class Watch:
                 return
             self.state = READY  # without server_args, needs_settings asks /server_info
             self.step = "ready; waiting for decode batches"
-        elif kind in ("oom", "error"):
-            self._context.append(ev.text.strip())
+        elif kind in ("error", *_CAUSE_KINDS):
+            self._note(ev.text.strip(), cause=kind in _CAUSE_KINDS)
         else:
             self._other(ev.text)
 
@@ -193,7 +202,7 @@ class Watch:
         if not t or not self.started:
             return
         if _REASON.search(t):
-            self._context.append(t)
+            self._note(t)
         for needle, step in _LOAD_STEPS:
             if needle in t:
                 self.step = step
@@ -283,7 +292,15 @@ class Watch:
             self.notes.append("off per /server_info, which reports no accept length (decode lines did not come)")
             self.state = VERIFIED
 
+    def _note(self, text: str, *, cause: bool = False) -> None:
+        self._context.append(text)
+        if self._cause is None and (cause or _CAUSE.search(text)):
+            self._cause = text
+
     def reason_from_context(self) -> str:
+        """The first line of the run that says what went wrong, else its last error line."""
+        if self._cause is not None:
+            return self._cause[:300]
         for t in reversed(self._context):
             if not t.startswith("Traceback"):
                 return t[:300]

@@ -284,6 +284,8 @@ def test_link_cut_mid_restart_is_finished_on_reconnect(cluster, tmp_path, audit)
             proc.kill()
     assert proc.returncode == 0, "".join(seen) + out + err
     assert "reconnecting" in "".join(seen) + err
+    lost = [p for p in audit_entries(audit)[-1]["phases"] if p["detail"].startswith("link lost")]
+    assert lost and lost[0]["state"] == "progress", audit_entries(audit)[-1]["phases"]  # the audit keeps it
     dropin = h.ssh(["cat", f"/etc/systemd/system/{unit}.service.d/50-mtptui-spec.conf"]).stdout
     assert dropin.count("ExecStart=") == 2 and "--speculative-num-steps 3" in dropin
     assert h.ssh(["ls", "-A", f"/etc/systemd/system/{unit}.service.d"]).stdout.split() == ["50-mtptui-spec.conf"]

@@ -144,3 +144,27 @@ def test_accept_len_of_hostile_answers(info, want):
 def test_settings_of_ignores_wrong_types():
     assert settings_of({"speculative_algorithm": ["EAGLE"], "speculative_num_steps": True}) == {
         "algorithm": None, "num_steps": None, "topk": None, "num_draft_tokens": None}
+
+
+def test_the_reason_is_the_runs_first_error_not_its_last_words():
+    # SGLang's scheduler dies of OOM at start: its traceback, the exception, then the parent's
+    # "Received sigquit" and systemd's exit (sglang 0.5.x scheduler.py run_scheduler_process,
+    # entrypoints/engine.py sigquit_handler)
+    w = Watch(MTP1)
+    w.feed(["Started sglang-qwen.service - SGLang.",
+            "[2026-03-09 16:00:05 TP0] Scheduler hit an exception: Traceback (most recent call last):",
+            '  File "/sglang/srt/managers/scheduler.py", line 2345, in run_scheduler_process',
+            "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
+            "[2026-03-09 16:00:05] Received sigquit from a child process. It usually means the child failed.",
+            "sglang-qwen.service: Main process exited, code=killed, status=9/KILL"])
+    assert w.state == FAILED
+    assert w.reason == ("the unit failed: sglang-qwen.service: Main process exited, code=killed, status=9/KILL "
+                        "(RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.)")
+
+
+def test_an_exception_behind_a_prefix_is_a_cause():
+    w = Watch(MTP1)
+    w.feed(["Started x.", "[2026-03-09 16:00:05 TP0] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+            "[2026-03-09 16:00:06] Received sigquit from a child process. It usually means the child failed."])
+    w.systemd({"ActiveState": "failed", "Result": "signal"})
+    assert w.state == FAILED and "torch.OutOfMemoryError: CUDA out of memory" in w.reason, w.reason

@@ -167,11 +167,13 @@ async def show(hc, as_json: bool) -> dict:
     except launch.LaunchError as e:
         engine, flags = None, {"error": str(e)}
     reported = await hc.last_server_args()
+    version, version_from = await hc.server_version(st.argv)
     info = {"host": hc.host, "unit": hc.unit, "engine": engine, "exec_start": flags,
             "server_args": reported, "mtptui_dropin": st.dropin is not None, "active": st.active,
-            "last_start_s": st.last_start_s}
+            "last_start_s": st.last_start_s, "server_version": version, "version_from": version_from}
     if not as_json:
         print(f"{hc.host} · {hc.unit} ({st.active or 'unknown'}){' · mtptui drop-in' if st.dropin else ''}")
+        print(f"  version:     {version or 'unknown'} ({'from ' if version else ''}{version_from})")
         print(f"  ExecStart:   {describe(flags)}")
         print(f"  server_args: {describe(reported) if reported else 'not in the journal'}")
     return info

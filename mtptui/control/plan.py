@@ -31,6 +31,8 @@ class Plan:
     prod: bool = False  # the host is tagged prod: its name must be typed to confirm
     where: str = ""  # how the host is reached (user@address:port, "this machine", "simulator")
     warnings: list[str] = field(default_factory=list)
+    server_version: str | None = None  # the engine's version (control/version.py), None: unknown
+    version_from: str = ""  # where it was read, or why it is unknown
 
     @property
     def changes(self) -> bool:
@@ -64,11 +66,19 @@ class Plan:
             text += f", median of {len(self.starts_s)}: {_duration(statistics.median(self.starts_s))}"
         return text
 
+    def server_text(self) -> str:
+        """`SGLang 0.5.12 (from the unit's interpreter)`, or that the version is unknown."""
+        name = {"sglang": "SGLang", "vllm": "vLLM"}.get(self.engine, self.engine)
+        if self.server_version is None:
+            return f"{name}, version unknown ({self.version_from or 'not asked'})"
+        return f"{name} {self.server_version} (from {self.version_from})"
+
     def preview_lines(self) -> list[str]:
         """The whole preview as plain text (the headless command prints it; the modal shows it)."""
         lines = [f"host:     {self.host}" + (f" ({self.where})" if self.where else "") + ("  [prod]" if self.prod else ""),
                  f"unit:     {self.unit}",
                  f"action:   {self.title().split(': ', 1)[1]}"]
+        lines.append(f"server:   {self.server_text()}")
         lines.append(f"downtime: {self.downtime()}")
         lines += [f"warning:  {w}" for w in self.warnings]
         lines.append("commands:")

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from mtptui.control import audit, launch, systemd
+from mtptui.control import audit, launch, systemd, version
 from mtptui.control import lock as lockinfo
 from mtptui.control.errors import BadProfile, ControlError
 from mtptui.control.plan import APPLY, RESTART, RESTORE, REVERT, Plan
@@ -42,6 +42,7 @@ class HostControl:
         self.http_port = http_port  # the config's; None: the server's --port (or its default)
         self._connected = False
         self._forward = None  # the tunnel to the server's HTTP port, while its connection lives
+        self._version: tuple[tuple[str, ...], str | None, str] | None = None  # (argv, version, from)
 
     async def _ensure(self) -> None:
         if not self._connected:
@@ -106,6 +107,33 @@ class HostControl:
         reader = getattr(self.target, "last_server_args", None)
         return await reader() if reader else None
 
+    async def server_version(self, argv: list[str] | None = None) -> tuple[str | None, str]:
+        """(the engine's version, where it was read) for the unit's ExecStart (or argv): its
+        interpreter first (what the next start runs), then the server's own answer; (None, why)
+        when neither tells. A known one is kept until the ExecStart changes."""
+        if argv is None:
+            argv = (await self.state()).argv
+        if self._version is not None and self._version[0] == tuple(argv):
+            return self._version[1], self._version[2]
+        try:
+            found = launch.find_launch(argv)
+        except launch.LaunchError as e:
+            return None, str(e)
+        await self._ensure()
+        v = await version.from_interpreter(self.target.runner,
+                                           version.interpreter_argv(argv, found))
+        where = "the unit's interpreter"
+        if v is None:
+            try:
+                fwd = await self.endpoint()
+            except ControlError:
+                fwd = None
+            v, path = await version.from_server(fwd, found.engine)
+            where = f"the server's {path}" if v else "neither the interpreter nor the server said"
+        if v is not None:  # an unknown version is asked again next time (the server may be up then)
+            self._version = (tuple(argv), v, where)
+        return v, where
+
     async def current(self) -> dict:
         """The speculation settings as the unit's ExecStart has them now."""
         st = await self.state()
@@ -151,6 +179,7 @@ class HostControl:
                     old_argv=list(st.argv), new_argv=new_argv, old_dropin=st.dropin,
                     new_dropin=new_dropin, commands=commands, current=current,
                     last_start_s=st.last_start_s, starts_s=list(st.starts_s), prod=self.prod, where=self.where)
+        plan.server_version, plan.version_from = await self.server_version(st.argv)
         if not st.agrees:
             plan.warnings = ["systemctl show differs from the unit files: a daemon-reload is pending "
                              "(applying reloads it)"]
@@ -174,7 +203,7 @@ class HostControl:
                                 where=plan.where, exec_start_before=plan.old_argv,
                                 exec_start_after=plan.new_argv, dropin_before=plan.old_dropin,
                                 dropin_after=plan.new_dropin, commands=plan.commands,
-                                result="running", phases=[],
+                                result="running", phases=[], server_version=plan.server_version,
                                 **({"console": console.fields()} if console is not None else {}))
         audit.append(entry)
         s = self.settings

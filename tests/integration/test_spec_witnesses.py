@@ -49,3 +49,23 @@ def test_rate_limited_journal_still_changes_profile_and_verifies(cluster, tmp_pa
     assert "fired up" not in changed and "Decode batch" not in changed, said
     entries = audit_entries(audit)
     assert [e["result"] for e in entries] == ["applied", "applied"], entries
+
+
+@pytest.mark.parametrize("version", ["0.5.4", "0.5.23"])
+def test_the_servers_version_is_known_shown_and_audited(cluster, tmp_path, audit, version):
+    # the simulator's interpreter has no sglang package: the version comes from the server itself,
+    # /get_server_info before SGLang 0.5.8, /server_info after
+    from test_spec_systemd import SIM
+    h = cluster.hosts[1]
+    unit = unique_unit("ver")
+    install_unit(h, unit, sim=[*SIM, "--sim-version", version])
+    cfg = write_config(tmp_path, h, unit)
+    name = f"gpu{h.index}"
+    shown = spec(cfg, name, audit=audit)
+    assert shown.returncode == 0, shown.stderr
+    path = "/get_server_info" if version == "0.5.4" else "/server_info"
+    assert f"version:     {version} (from the server's {path})" in shown.stdout, shown.stdout
+    r = spec(cfg, name, "mtp1", "--yes", audit=audit)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"server:   SGLang {version} (from the server's {path})" in r.stdout, r.stdout
+    assert audit_entries(audit)[-1]["server_version"] == version

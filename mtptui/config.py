@@ -515,3 +515,41 @@ def parse_target(spec: str) -> tuple[str | None, str, int | None]:
     if port is not None and not 1 <= port <= 65535:
         raise ConfigError(f"{spec!r}: port must be from 1 to 65535")
     return m.group("user"), m.group("v6") or m.group("host"), port
+
+
+def resolve_hosts(names: list[str], config: Config, *, unit: str | None = None,
+                  sudo: bool | None = None, identity: str | None = None) -> list[HostConfig]:
+    """Config names and ad hoc `user@host[:port]` specs -> hosts. Raises ConfigError."""
+    if not names:
+        if not config.hosts:
+            where = config.path or "the config file"
+            raise ConfigError(f"no hosts: name one (user@host[:port] --unit U) or add [[hosts]] "
+                              f"to {where}")
+        hosts = list(config.hosts)
+    else:
+        hosts = []
+        for spec in names:
+            h = config.host(spec)
+            if h is None:
+                user, addr, port = parse_target(spec)
+                h = config.new_host(spec if (user or port) else addr, address=addr, user=user,
+                                    port=port)
+            hosts.append(h)
+    out = []
+    seen = set()
+    for h in hosts:
+        changes: dict = {}
+        if unit:
+            changes["unit"] = unit
+        if sudo:
+            changes["sudo"] = True
+        if identity:
+            changes["identity"] = os.path.expanduser(identity)
+        h = replace(h, **changes) if changes else h
+        if not h.unit:
+            raise ConfigError(f"{h.name}: which unit? give --unit (or unit = ... in the config)")
+        if h.name in seen:
+            raise ConfigError(f"{h.name}: named twice")
+        seen.add(h.name)
+        out.append(h)
+    return out

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from dataclasses import replace
 
-from mtptui.config import Config, ConfigError, HostConfig, load_config, parse_target
+from mtptui.config import Config, ConfigError, load_config, resolve_hosts
 from mtptui.sources.base import Source
 
 EPILOG = """\
@@ -97,44 +95,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_record_args(p)
     p.add_argument("--read-only", action="store_true", help="no restart or rollback actions")
     return p
-
-
-def resolve_hosts(names: list[str], config: Config, *, unit: str | None = None,
-                  sudo: bool | None = None, identity: str | None = None) -> list[HostConfig]:
-    """Config names and ad hoc `user@host[:port]` specs -> hosts. Raises ConfigError."""
-    if not names:
-        if not config.hosts:
-            where = config.path or "the config file"
-            raise ConfigError(f"no hosts: name one (user@host[:port] --unit U) or add [[hosts]] "
-                              f"to {where}")
-        hosts = list(config.hosts)
-    else:
-        hosts = []
-        for spec in names:
-            h = config.host(spec)
-            if h is None:
-                user, addr, port = parse_target(spec)
-                h = config.new_host(spec if (user or port) else addr, address=addr, user=user,
-                                    port=port)
-            hosts.append(h)
-    out = []
-    seen = set()
-    for h in hosts:
-        changes: dict = {}
-        if unit:
-            changes["unit"] = unit
-        if sudo:
-            changes["sudo"] = True
-        if identity:
-            changes["identity"] = os.path.expanduser(identity)
-        h = replace(h, **changes) if changes else h
-        if not h.unit:
-            raise ConfigError(f"{h.name}: which unit? give --unit (or unit = ... in the config)")
-        if h.name in seen:
-            raise ConfigError(f"{h.name}: named twice")
-        seen.add(h.name)
-        out.append(h)
-    return out
 
 
 def build_sources(args: argparse.Namespace, config: Config) -> list[Source]:

@@ -13,8 +13,8 @@ import asyncio
 import json
 import sys
 
-from mtptui.commands.live import add_host_args, quiet_asyncssh, resolve_hosts
-from mtptui.config import Config, ConfigError, load_config
+from mtptui.commands.live import add_host_args, quiet_asyncssh
+from mtptui.config import Config, ConfigError, load_config, resolve_hosts
 
 RED, RESET = "\x1b[31m", "\x1b[0m"
 EPILOG = """\

@@ -12,7 +12,7 @@ import os
 
 from mtptui.control import systemd
 from mtptui.control.target import UnitState
-from mtptui.core.aio import wait_for
+from mtptui.transport.aio import wait_for
 from mtptui.sources.process import ProcessSource
 from mtptui.transport.tunnel import Forward, direct
 

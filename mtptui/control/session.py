@@ -17,7 +17,7 @@ from mtptui.control.probe import ServerProbe
 from mtptui.control.profiles import BUILTINS, Profile, ProfileError, check_profile
 from mtptui.control.restart import ROLLBACK_FAILED, Action, Outcome, PhaseEvent, Settings
 from mtptui.control.verify import SPEC_KEYS
-from mtptui.core.aio import wait_for
+from mtptui.transport.aio import wait_for
 from mtptui.transport.errors import TransportError
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from mtptui.control import lock as lockinfo
 from mtptui.control import systemd
 from mtptui.control.errors import ControlError, LockedError
-from mtptui.core.aio import wait_for
+from mtptui.transport.aio import wait_for
 from mtptui.sources.journal import LineSplitter, Run, cursor_of, journalctl_argv
 from mtptui.transport.errors import TransportError
 from mtptui.transport.process import CompletedCommand, StreamedProcess

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import urllib.parse
 
-from mtptui.commands.live import resolve_hosts
-from mtptui.config import Config, HostConfig
+from mtptui.config import Config, HostConfig, resolve_hosts
 from mtptui.fleet.query import SGLANG, Host
 
 

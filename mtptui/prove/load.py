@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from mtptui.core.aio import wait_for
+from mtptui.transport.aio import wait_for
 from mtptui.transport import http as client
 from mtptui.transport.http import STATUS, TIMEOUT, HttpError
 

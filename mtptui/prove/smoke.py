@@ -11,7 +11,7 @@ import asyncio
 import time
 from dataclasses import asdict, dataclass
 
-from mtptui.core.aio import wait_for
+from mtptui.transport.aio import wait_for
 from mtptui.transport import http as client
 from mtptui.transport.http import MALFORMED, TIMEOUT, HttpError
 

@@ -16,7 +16,7 @@ import json
 import time
 from dataclasses import dataclass
 
-from mtptui.core.aio import wait_for
+from mtptui.transport.aio import wait_for
 from mtptui.core.timespec import span_seconds
 from mtptui.sources.backoff import Backoff
 from mtptui.sources.base import (CONNECTING, FAILED, RECONNECTING, STREAMING, Feed, Source,

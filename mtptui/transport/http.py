@@ -17,7 +17,7 @@ import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from mtptui.core.aio import wait_for
+from mtptui.transport.aio import wait_for
 
 DOWN, TIMEOUT, STATUS, MALFORMED = "down", "timeout", "status", "malformed"
 MAX_HEADER = 64 * 1024

@@ -7,7 +7,7 @@ import contextlib
 import shlex
 import signal
 
-from mtptui.core.aio import wait_for
+from mtptui.transport.aio import wait_for
 from mtptui.transport.errors import TransportError
 from mtptui.transport.process import CompletedCommand, StreamedProcess, die_with_parent
 from mtptui.transport.tunnel import Forward, direct

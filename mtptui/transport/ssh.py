@@ -22,7 +22,7 @@ import socket
 import asyncssh
 
 from mtptui.config import HostConfig
-from mtptui.core.aio import wait_for
+from mtptui.transport.aio import wait_for
 from mtptui.transport.errors import TransportError
 from mtptui.transport.process import CompletedCommand, StreamedProcess
 from mtptui.transport.tunnel import LOOPBACK, Forward
@@ -246,7 +246,7 @@ class SshTransport:
         """Runs argv to its end (for short commands: systemctl, cat)."""
         conn = await self._live()
         try:
-            # the timeout ours, not asyncssh's (asyncio.wait_for: a cancel could be lost, core/aio)
+            # the timeout ours, not asyncssh's (asyncio.wait_for: a cancel could be lost, transport/aio)
             r = await wait_for(conn.run(shlex.join(argv), input=input, check=False), timeout)
         except asyncio.TimeoutError:
             raise TransportError(f"{self.where}: {shlex.join(argv)} took over {timeout:g}s",

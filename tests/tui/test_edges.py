@@ -39,7 +39,7 @@ async def test_after_the_end_left_seeks_back_from_the_end_at_once(keys, key_show
 def refusing_host():
     import socket
 
-    from mtptui.commands.live import resolve_hosts
+    from mtptui.config import resolve_hosts
     from mtptui.config import Config
     from mtptui.sources.ssh import SshJournalSource
 

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from mtptui.commands.live import resolve_hosts
+from mtptui.config import resolve_hosts
 from mtptui.config import Config
 from mtptui.sources.base import CONNECTING, ENDED, FAILED, RECONNECTING, STREAMING, SourceStatus
 from mtptui.sources.giveup import GiveUpSource

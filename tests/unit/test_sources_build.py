@@ -2,7 +2,8 @@ import argparse
 
 import pytest
 
-from mtptui.commands.live import build_sources, resolve_hosts
+from mtptui.commands.live import build_sources
+from mtptui.config import resolve_hosts
 from mtptui.config import ConfigError, parse_config
 
 CONF = parse_config('[defaults]\nunit = "sglang"\n\n[[hosts]]\nname = "gpu1"\naddress = "10.0.0.1"\n'

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from mtptui.core.aio import wait_for
+from mtptui.transport.aio import wait_for
 
 
 async def _cancel_as_it_completes(waiting) -> str:

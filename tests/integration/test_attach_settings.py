@@ -7,8 +7,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from hosts.helpers import host_config, unique_unit
-from test_spec_systemd import SIM, install_unit
+from test_control_dashboard import dashboard_on
+from test_spec_systemd import SIM
 
 pytestmark = pytest.mark.systemd
 
@@ -25,31 +25,22 @@ def lines_after_settings(h, unit: str) -> int:
 
 
 async def test_the_first_screen_knows_the_settings_of_a_long_running_server(cluster, tmp_path, monkeypatch):
-    from mtptui.config import Config
-    from mtptui.control.session import host_controls
-    from mtptui.sources.ssh import SshJournalSource
-    from mtptui.tui.launch import build_app
     from mtptui.tui.viewmodel import spec_short
 
-    monkeypatch.setenv("MTPTUI_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
     h = cluster.hosts[2]
-    unit = unique_unit("attach")
-    install_unit(h, unit, sim=BUSY)
-    deadline = time.time() + 120
-    while lines_after_settings(h, unit) < 3000:
-        assert time.time() < deadline, f"only {lines_after_settings(h, unit)} lines after server_args"
-        time.sleep(1)
-    source = SshJournalSource(host_config(h, unit), lines=HISTORY)
-    app = build_app([source], window="all", controls=host_controls([source], Config()))
-    name = f"gpu{h.index}"
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with dashboard_on(h, "attach", tmp_path, monkeypatch, sim=BUSY, lines=HISTORY,
+                            before=lambda unit: wait_for_lines(h, unit)) as (pilot, app, until, _, name, unit):
         dash = app.dash
-        for _ in range(300):
-            if dash.store.ranks(name):
-                break
-            await pilot.pause(0.1)
+        await until(lambda: dash.store.ranks(name), "the first batches")
         await pilot.pause(0.5)
         spec = dash.store.spec.get(name) or {}
         assert spec_short(spec) == "spec EAGLE steps=3 topk=1 draft=4", spec
-        # one line more than the history: the settings line, before it, counted once
-        assert source.received >= HISTORY + 1
+        # one line more than the history: the settings line, before it
+        assert app.dash.sources[0].received >= HISTORY + 1
+
+
+def wait_for_lines(h, unit: str, n: int = 3000) -> None:
+    deadline = time.time() + 120
+    while lines_after_settings(h, unit) < n:
+        assert time.time() < deadline, f"only {lines_after_settings(h, unit)} lines after server_args"
+        time.sleep(1)

@@ -1,7 +1,11 @@
 """The dashboard acting on a real systemd host: `s` on a unit followed over SSH restarts it with
-speculation on, the stop and start stream in, and the compare screen shows both epochs."""
+speculation on, the stop and start stream in, and the compare screen shows both epochs; after an
+idle link cut it still acts and smokes."""
 
 from __future__ import annotations
+
+import time
+from contextlib import asynccontextmanager
 
 import pytest
 from hosts.helpers import host_config, unique_unit
@@ -10,26 +14,25 @@ from test_spec_systemd import exec_start, install_unit
 pytestmark = pytest.mark.systemd
 
 
-async def test_s_on_a_systemd_host_turns_mtp_on_and_compare_shows_both_epochs(cluster, tmp_path, monkeypatch):
+@asynccontextmanager
+async def dashboard_on(h, prefix: str, tmp_path, monkeypatch, *, sim=None, lines: int = 1000, before=None):
+    """(pilot, app, until, controls, name, unit): the dashboard following a new unit on host h
+    over SSH, with the control of that host; until(cond, what, limit) waits in tenths of a second.
+    before(unit): called once the unit runs, before the dashboard opens."""
     from mtptui.config import Config
-    from mtptui.control.audit import read_audit
     from mtptui.control.session import host_controls
     from mtptui.sources.ssh import SshJournalSource
     from mtptui.tui.launch import build_app
-    from mtptui.tui.screens.compare import CompareScreen
-    from mtptui.tui.screens.confirm import ConfirmScreen
 
     monkeypatch.setenv("MTPTUI_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
-    h = cluster.hosts[0]
-    unit = unique_unit("dash")
-    install_unit(h, unit)
-    source = SshJournalSource(host_config(h, unit), lines=1000)
+    unit = unique_unit(prefix)
+    install_unit(h, unit, **({"sim": sim} if sim else {}))
+    if before is not None:
+        before(unit)
+    source = SshJournalSource(host_config(h, unit), lines=lines)
     controls = host_controls([source], Config())
     app = build_app([source], window="all", controls=controls)
-    name = f"gpu{h.index}"
     async with app.run_test(size=(160, 48)) as pilot:
-        dash = app.dash
-
         async def until(cond, what: str, limit: int = 900):
             for _ in range(limit):
                 if cond():
@@ -37,6 +40,17 @@ async def test_s_on_a_systemd_host_turns_mtp_on_and_compare_shows_both_epochs(cl
                 await pilot.pause(0.1)
             pytest.fail(f"never: {what}")
 
+        yield pilot, app, until, controls, f"gpu{h.index}", unit
+
+
+async def test_s_on_a_systemd_host_turns_mtp_on_and_compare_shows_both_epochs(cluster, tmp_path, monkeypatch):
+    from mtptui.control.audit import read_audit
+    from mtptui.tui.screens.compare import CompareScreen
+    from mtptui.tui.screens.confirm import ConfirmScreen
+
+    h = cluster.hosts[0]
+    async with dashboard_on(h, "dash", tmp_path, monkeypatch) as (pilot, app, until, _, name, unit):
+        dash = app.dash
         await until(lambda: dash.store.ranks(name), "the first batches over SSH")
         await pilot.press("s")
         await until(lambda: isinstance(app.screen, ConfirmScreen), "the preview")
@@ -59,33 +73,13 @@ async def test_after_an_idle_link_cut_the_dashboard_still_acts_and_smokes(cluste
     # The dashboard open, nothing running, the cable cut for longer than the keepalive limit: the
     # stream comes back by itself; the control's idle connection was closed by its keepalives and
     # is made again on the next use, so `x` and `s` work without restarting the console.
-    import time
-
-    from mtptui.config import Config
-    from mtptui.control.session import host_controls
     from mtptui.sources.base import RECONNECTING, STREAMING
-    from mtptui.sources.ssh import SshJournalSource
-    from mtptui.tui.launch import build_app
     from mtptui.tui.screens.confirm import ConfirmScreen
 
-    monkeypatch.setenv("MTPTUI_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
     h = cluster.hosts[1]
-    unit = unique_unit("blip")
-    install_unit(h, unit)
-    source = SshJournalSource(host_config(h, unit), lines=1000)
-    controls = host_controls([source], Config())
-    app = build_app([source], window="all", controls=controls)
-    name = f"gpu{h.index}"
     try:
-        async with app.run_test(size=(160, 48)) as pilot:
+        async with dashboard_on(h, "blip", tmp_path, monkeypatch) as (pilot, app, until, controls, name, unit):
             dash = app.dash
-
-            async def until(cond, what: str, limit: int = 900):
-                for _ in range(limit):
-                    if cond():
-                        return
-                    await pilot.pause(0.1)
-                pytest.fail(f"never: {what}")
 
             def said() -> list[str]:
                 return [n.message for n in app._notifications]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 from hosts.helpers import unique_unit
-from test_spec_systemd import audit_entries, exec_start, install_unit, spec, write_config
+from test_spec_systemd import audit, audit_entries, exec_start, install_unit, spec, write_config  # noqa: F401 - audit: a fixture
 
 pytestmark = pytest.mark.systemd
 
@@ -20,11 +20,6 @@ pytestmark = pytest.mark.systemd
 # scaled up by its free disk space), so the new runs' ready and decode lines are dropped, and their
 # server_args lines too once the burst is spent (systemd's own lines are not limited).
 RATE_LIMITED = "LogRateLimitIntervalSec=10min\nLogRateLimitBurst=10\n"
-
-
-@pytest.fixture
-def audit(tmp_path):
-    return tmp_path / "audit.jsonl"
 
 
 def test_rate_limited_journal_still_changes_profile_and_verifies(cluster, tmp_path, audit):

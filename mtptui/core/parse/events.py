@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import re
 
 # What a record file holds where a live stream was lost (mtptui/sources/record.py writes it).
@@ -16,16 +17,47 @@ _RULES: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
     # SGLang <= 0.5.18 logs the dataclass repr, `server_args=ServerArgs(model_path='m', ...)`;
     # 0.5.19+ the dict of resolved fields, `server_args={'model_path': 'm', ...}` (engine.py).
     ("spec_config", re.compile(r"server_args=(?:ServerArgs\(|\{')"), ("server_args=",)),
+    # vLLM's settings: `non-default args: {'model': ..., 'speculative_config': {...}}`
+    # (0.9.2 entrypoints/openai/cli_args.py, 0.33 entrypoints/common/startup.py).
+    ("spec_config", re.compile(r"non-default args: \{"), ("non-default args:",)),
     ("ready", re.compile(r"The server is fired up and ready to roll!"), ("fired up",)),
+    # uvicorn's, which vLLM's API server (and SGLang's, before its warmup) runs on
+    ("ready", re.compile(r"Application startup complete\."), ("startup complete.",)),
+    # vLLM's API server process coming up (0.9.2 and 0.33 entrypoints: `vLLM API server version
+    # %s`, `Starting vLLM API server %d on %s`, 0.33 `Starting vLLM server on %s`)
+    ("starting", re.compile(r"vLLM API server version |Starting vLLM (?:API )?server "), ("API server version ", "Starting vLLM ")),
     ("watchdog", re.compile(r"[Ww]atchdog timeout \(|Scheduler watchdog timeout"), ("atchdog",)),
+    # NCCL's own warnings (`host:pid:tid [0] misc/socket.cc:484 NCCL WARN ...`) come before the
+    # hang or crash they explain.
     ("nccl", re.compile(r"NCCL error|DistBackendError|Watchdog caught collective operation timeout|NCCL timeout"
-                        r"|ncclInternalError|ncclSystemError"), ("NCCL", "nccl", "DistBackend", "atchdog")),
+                        r"|ncclInternalError|ncclSystemError|ncclUnhandledCudaError|ncclRemoteError|NCCL WARN "),
+     ("NCCL", "nccl", "DistBackend", "atchdog")),
+    # SGLang's scheduler.py (0.4.6): `Decode out of memory happened. #retracted_reqs: N, ...`;
+    # 0.5.x: `KV cache pool is full. Retract requests. #retracted_reqs: ...`
+    ("retract", re.compile(r"KV cache pool is full\. Retract requests\.|Decode out of memory happened\."),
+     ("Retract", "memory")),
     ("oom", re.compile(r"Not enough memory\. Please try to increase --mem-fraction-static|CUDA out of memory"
-                       r"|OutOfMemoryError"), ("memory", "OutOfMemory")),
-    ("retract", re.compile(r"KV cache pool is full\. Retract requests\."), ("Retract",)),
-    ("error", re.compile(r"Scheduler hit an exception|^Traceback \(most recent call last\)|Received sigquit from a "
-                         r"child process|Initialization failed\. |Health check failed\. "),
+                       r"|OutOfMemoryError|Decode out of memory\. Try to lower|No available memory for the cache "
+                       r"blocks|Out of memory: Kill(?:ed)? process"), ("memory", "OutOfMemory")),
+    # SGLang engine.py / data_parallel_controller.py (0.4.6, 0.5.12): a scheduler process ended,
+    # which ends the run: `Scheduler or DataParallelController 1234 terminated with -9`
+    ("error", re.compile(r"Scheduler or DataParallelController (\d+) terminated with (-?\d+)"), ("DataParallelController ",)),
+    # vLLM V1 engine/core.py (0.9.2, 0.33): `EngineCore failed to start.`, `EngineCore encountered
+    # a fatal error.`; 0.33 engine/utils.py `Engine core initialization failed.`; the API server's
+    # `Engine process failed to start` (0.9.2 entrypoints/openai/api_server.py); multiproc_executor
+    # `WorkerProc failed to start.`
+    ("error", re.compile(r"EngineCore failed to start|EngineCore encountered a fatal error|Engine core initialization "
+                         r"failed|Engine process failed to start|WorkerProc failed to start"),
+     ("EngineCore ", "Engine core ", "Engine process ", "WorkerProc ")),
+    # SGLang: `Scheduler hit an exception: <traceback>` (scheduler.py), the parent's `Received sigquit
+    # from a child process.` (older versions spell it `proces`), `Initialization failed. ...`,
+    # `Health check failed. ...` (http_server.py); a traceback behind any prefix.
+    ("error", re.compile(r"Scheduler hit an exception|Traceback \(most recent call last\)|Received sigquit from a "
+                         r"child proces|Initialization failed\. |Health check failed\. "),
      ("Scheduler hit", "Traceback", "sigquit", "Initialization failed", "Health check failed")),
+    # the shell's (or the kernel OOM killer's) word for a SIGKILLed process: alone on its line, or
+    # as bash reports a job, `run.sh: line 3: 41820 Killed    python3 -m sglang.launch_server ...`
+    ("error", re.compile(r"(?:^|[\]|:]\s+)(?:Killed\s*$|\d+\s+Killed\s)"), ("Killed",)),
     ("auto_restart", re.compile(r"^(?:\S+: )?Scheduled restart job, restart counter is at \d+"), ("restart job",)),
     ("failed", re.compile(r"^(?:\S+: )?(?:Main process exited, code=(?:exited, status=[1-9]\d*|killed|dumped)"
                           r"|Failed with result '|Failed to start )"), ("Main process exited", "Failed ")),
@@ -115,6 +147,66 @@ def server_args(msg: str) -> dict:
     return out
 
 
+# vLLM's names for the same settings (EngineArgs fields), and those of its speculative_config
+_VLLM_KEYS = {"model": "model_path", "tensor_parallel_size": "tp_size", "data_parallel_size": "dp_size"}
+_VLLM_SPEC_KEYS = {"method": "algorithm", "num_speculative_tokens": "num_steps", "model": "draft_model_path"}
+_VLLM_MARK = "non-default args: "
+_VLLM_ITEM = re.compile(r"(?:\{|, )'(model|tensor_parallel_size|data_parallel_size)': " + _VALUE)
+_VLLM_SPEC = re.compile(r"'speculative_config': (\{[^{}]*\}|'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
+
+
+def _vllm_spec(value) -> dict:
+    """speculative_config as vLLM holds it: a dict, or the JSON text it was given on the command line."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return {}
+    if not isinstance(value, dict):
+        return {}
+    out = {}
+    for key, name in _VLLM_SPEC_KEYS.items():
+        if key in value and isinstance(value[key], _SCALARS):
+            out[name] = value[key]
+    return out
+
+
+def vllm_args(msg: str) -> dict:
+    """The settings of vLLM's `non-default args: {...}` line under the names server_args() gives
+    (model_path, tp_size, dp_size, and from speculative_config: algorithm = its method, num_steps =
+    num_speculative_tokens, draft_model_path = its model); a run without speculative_config gets
+    algorithm None (spec off), as SGLang's server_args says it."""
+    at = msg.find(_VLLM_MARK)
+    text = msg[at + len(_VLLM_MARK):] if at >= 0 else msg
+    end = text.rfind("}")
+    d = None
+    if 0 <= end < DICT_MAX:
+        try:
+            d = ast.literal_eval(text[:end + 1])
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            d = None
+    out: dict = {}
+    if isinstance(d, dict):
+        for key, name in _VLLM_KEYS.items():
+            if key in d and isinstance(d[key], _SCALARS):
+                out[name] = d[key]
+        spec = _vllm_spec(d.get("speculative_config"))
+    else:  # a value that is no literal (an enum's repr, a config object): item by item
+        for key, v in _VLLM_ITEM.findall(text):
+            out[_VLLM_KEYS[key]] = _value(v)
+        m = _VLLM_SPEC.search(text)
+        spec = {}
+        if m is not None:
+            raw = m.group(1)
+            try:
+                spec = _vllm_spec(ast.literal_eval(raw))
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                spec = {}
+    out.setdefault("algorithm", None)
+    out.update(spec)
+    return out
+
+
 def classify(msg: str, words: set[str] | None = None) -> tuple[str, dict] | None:
     """(kind, data) for an event line, else None. words: the WORDS that msg holds, when the
     caller has found them (the compiled lane does): no two of them overlap, so these are the
@@ -125,5 +217,15 @@ def classify(msg: str, words: set[str] | None = None) -> tuple[str, dict] | None
         words = set(_WORDS.findall(msg))
     for kind, rx, needs in _RULES:
         if not words.isdisjoint(needs) and rx.search(msg):
-            return kind, (server_args(msg) if kind == "spec_config" else {})
+            return kind, _data(kind, rx, msg)
     return None
+
+
+
+def _data(kind: str, rx: re.Pattern[str], msg: str) -> dict:
+    if kind == "spec_config":
+        return vllm_args(msg) if _VLLM_MARK in msg and _MARK not in msg else server_args(msg)
+    if rx.pattern.startswith("Scheduler or DataParallelController"):
+        m = rx.search(msg)
+        return {"pid": int(m.group(1)), "exit_code": int(m.group(2))}
+    return {}

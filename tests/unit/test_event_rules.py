@@ -1,0 +1,126 @@
+"""Every event rule, from the message format in SGLang's and vLLM's own sources (file and version
+cited per case), recognised behind each prefix a deployment puts before it: raw, journald (short,
+short-iso, json), docker compose, vLLM's own and Python logging's (issue 19)."""
+
+import json
+
+import pytest
+
+from mtptui.core.parse import LineParser
+from mtptui.core.parse.events import classify, vllm_args
+
+# (message as the server logs it, kind, where the format comes from)
+RULES = [
+    ("Scheduler or DataParallelController 41820 terminated with -9", "error",
+     "sglang 0.4.6 srt/entrypoints/engine.py:558, 0.5.12 srt/entrypoints/engine.py:667"),
+    ("Scheduler or DataParallelController 41820 terminated with 1", "error",
+     "sglang 0.4.6 and 0.5.12 srt/managers/data_parallel_controller.py"),
+    ("Decode out of memory happened. #retracted_reqs: 3, #new_token_ratio: 0.4000 -> 0.7000", "retract",
+     "sglang 0.4.6 srt/managers/scheduler.py:1336"),
+    ("KV cache pool is full. Retract requests. #retracted_reqs: 1, #new_tokens_gained: 512", "retract",
+     "sglang 0.5.12 srt/managers/scheduler.py:2956"),
+    ("Received sigquit from a child proces. It usually means the child failed.", "error",
+     "sglang before 0.4 (its own misspelling)"),
+    ("Received sigquit from a child process. It usually means the child failed.", "error",
+     "sglang 0.4.6 srt/entrypoints/engine.py:472, 0.5.12 engine.py:1286"),
+    ("Scheduler hit an exception: Traceback (most recent call last):", "error",
+     "sglang 0.4.6 scheduler.py:2040, 0.5.12 scheduler.py:4045"),
+    ("Initialization failed. warmup error: Traceback (most recent call last):", "error",
+     "sglang 0.4.6 and 0.5.12 srt/entrypoints/http_server.py"),
+    ("Not enough memory. Please try to increase --mem-fraction-static.", "oom",
+     "sglang 0.4.6 model_runner.py:790, 0.5.12 model_executor/pool_configurator.py:53"),
+    ("Watchdog timeout (self.watchdog_timeout=300)", "watchdog", "sglang 0.4.6 scheduler.py:1592"),
+    ("The server is fired up and ready to roll!", "ready", "sglang 0.4.6 and 0.5.12 http_server.py"),
+    ("Killed", "error", "the shell's word for a SIGKILLed child (the kernel OOM killer's)"),
+    ("gpu1:41820:41901 [0] misc/socket.cc:484 NCCL WARN socket.c:540 Connect to 10.0.0.2<43127> failed : "
+     "Connection refused", "nccl", "NCCL 2.2x misc/socket.cc"),
+    ("gpu1:41820:41901 [3] NCCL WARN Cuda failure 'out of memory'", "nccl", "NCCL 2.x enqueue.cc"),
+    ("Traceback (most recent call last):", "error", "CPython's traceback header"),
+    ("non-default args: {'model': 'meta-llama/Llama-3.1-8B-Instruct', 'speculative_config': {'method': 'eagle', "
+     "'model': 'yuhuili/EAGLE-LLaMA3.1-Instruct-8B', 'num_speculative_tokens': 3}, 'tensor_parallel_size': 2}",
+     "spec_config", "vllm 0.9.2 entrypoints/openai/cli_args.py:325, 0.33 entrypoints/common/startup.py:96"),
+    ("vLLM API server version 0.9.2", "starting", "vllm 0.9.2 entrypoints/openai/api_server.py:1395"),
+    ("Starting vLLM API server 0 on http://0.0.0.0:8000", "starting", "vllm 0.9.2 api_server.py:1457"),
+    ("Starting vLLM server on http://0.0.0.0:8000", "starting", "vllm 0.33 entrypoints/launchers/api_server/entry.py"),
+    ("Application startup complete.", "ready", "uvicorn (vLLM's and SGLang's HTTP server)"),
+    ("EngineCore failed to start.", "error", "vllm 0.9.2 v1/engine/core.py:586, 0.33 core.py:1584"),
+    ("EngineCore encountered a fatal error.", "error", "vllm 0.9.2 v1/engine/core.py:588, 0.33 core.py:1586"),
+    ("Engine core initialization failed. See root cause above. Failed core proc(s): {}", "error",
+     "vllm 0.33 v1/engine/utils.py:1474"),
+    ("Engine process failed to start. See stack trace for the root cause.", "error",
+     "vllm 0.9.2 entrypoints/openai/api_server.py:292"),
+    ("WorkerProc failed to start.", "error", "vllm 0.33 v1/executor/multiproc_executor.py:1057"),
+    ("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+     "initializing the engine.", "oom", "vllm 0.9.2 and 0.33 v1/core/kv_cache_utils.py"),
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", "oom", "torch 2.x"),
+]
+
+STAMP = "2026-03-09 16:03:25"
+
+
+def _wrappers(msg: str) -> dict[str, str]:
+    """The message behind each prefix a deployment gives it."""
+    python = f"{STAMP},123 - sglang.srt.managers.scheduler - ERROR - {msg}"
+    return {
+        "raw": msg,
+        "sglang": f"[{STAMP} TP0] {msg}",
+        "journald short": f"Mar 09 16:03:25 gpu1 python[41820]: {msg}",
+        "journald short-iso": f"2026-03-09T16:03:25+0000 gpu1 python[41820]: [{STAMP}] {msg}",
+        "journald json": json.dumps({"__REALTIME_TIMESTAMP": "1773072205000000", "_HOSTNAME": "gpu1",
+                                     "SYSLOG_IDENTIFIER": "python", "MESSAGE": msg}),
+        "docker compose": f"sglang-1  | [{STAMP}] {msg}",
+        "docker compose, vllm": f"vllm-1  | (APIServer pid=66) ERROR 03-09 16:03:25 [core.py:586] {msg}",
+        "vllm": f"ERROR 03-09 16:03:25 [core.py:586] {msg}",
+        "vllm engine core": f"(EngineCore_0 pid=66) ERROR 03-09 16:03:25 [core.py:586] {msg}",
+        "python logging": python,
+        "uvicorn": f"ERROR:    {msg}",
+    }
+
+
+CASES = [(label, raw, kind) for msg, kind, _ in RULES for label, raw in _wrappers(msg).items()
+         if not (msg == "Killed" and label in ("python logging", "uvicorn", "vllm", "vllm engine core",
+                                               "docker compose, vllm"))]  # a shell's line has no logger
+
+
+@pytest.mark.parametrize("label,raw,kind", CASES, ids=[f"{k}-{lab}-{i}" for i, (lab, _, k) in enumerate(CASES)])
+def test_every_rule_behind_every_prefix(label, raw, kind):
+    p = LineParser().parse(raw)
+    assert p.outcome == "event", (label, raw)
+    assert p.record.kind == kind, (label, raw, p.record.kind)
+    # and the same through the general path
+    assert LineParser().general(raw).record.kind == kind
+
+
+@pytest.mark.parametrize("msg", [
+    "gpu1:41820:41901 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>",
+    "Killed 3 requests that timed out",
+    "[2026-03-09 16:03:25] Terminated the idle process",
+    "INFO 03-09 16:03:25 [api_server.py:1457] Started the tokenizer pool",
+    "Prefix caching is enabled; memory pool is warm",
+])
+def test_near_misses_are_no_events(msg):
+    p = LineParser().parse(msg)
+    assert p.outcome == "other", (msg, p.record)
+
+
+def test_vllm_non_default_args_are_the_runs_settings():
+    msg = ("non-default args: {'model': 'deepseek-ai/DeepSeek-V3', 'speculative_config': {'method': 'deepseek_mtp', "
+           "'num_speculative_tokens': 1}, 'tensor_parallel_size': 8, 'data_parallel_size': 2}")
+    assert vllm_args(msg) == {"model_path": "deepseek-ai/DeepSeek-V3", "tp_size": 8, "dp_size": 2,
+                              "algorithm": "deepseek_mtp", "num_steps": 1}
+    # without speculation: spec off, as SGLang's server_args with speculative_algorithm=None
+    assert vllm_args("non-default args: {'model': 'm'}") == {"model_path": "m", "algorithm": None}
+    # a value that is no literal: read item by item, speculative_config given as JSON text
+    odd = ("non-default args: {'model': 'm', 'speculative_config': '{\"method\": \"eagle3\", "
+           "\"num_speculative_tokens\": 2, \"model\": \"d\"}', 'compilation_config': CompilationConfig(level=3)}")
+    assert vllm_args(odd) == {"model_path": "m", "algorithm": "eagle3", "num_steps": 2, "draft_model_path": "d"}
+
+
+def test_scheduler_termination_says_its_exit_code():
+    kind, data = classify("Scheduler or DataParallelController 41820 terminated with -9")
+    assert kind == "error" and data == {"pid": 41820, "exit_code": -9}
+
+
+def test_bash_reports_a_killed_job():
+    kind, _ = classify("/opt/run.sh: line 3: 41820 Killed                  python3 -m sglang.launch_server --tp 4")
+    assert kind == "error"

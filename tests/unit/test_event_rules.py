@@ -124,3 +124,30 @@ def test_scheduler_termination_says_its_exit_code():
 def test_bash_reports_a_killed_job():
     kind, _ = classify("/opt/run.sh: line 3: 41820 Killed                  python3 -m sglang.launch_server --tp 4")
     assert kind == "error"
+
+
+# vLLM's stats lines (v0 engine/metrics.py, V1 v1/metrics/loggers.py, 0.9.2 and 0.33) where the
+# deployment's logging config gives Python's own format, with any text before it.
+@pytest.mark.parametrize("before", ["", "vllm-1  | ", "Mar 09 16:03:25 gpu1 vllm[66]: "])
+@pytest.mark.parametrize("logger,body,kind,rank", [
+    ("vllm.engine.metrics", "Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 61.2 tokens/s, "
+     "Running: 4 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 1.2%, CPU KV cache usage: 0.0%.",
+     "decode", ""),
+    ("vllm.v1.metrics.loggers", "Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: "
+     "61.2 tokens/s, Running: 4 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.2%, Prefix cache hit rate: 0.0%",
+     "decode", "Engine 000"),
+    ("vllm.v1.spec_decode.metrics", "SpecDecoding metrics: Draft acceptance rate: 63.2%, Mean acceptance length: "
+     "2.90, Accepted: 100 tokens, Drafted: 158 tokens", "spec", ""),
+])
+def test_vllm_stats_behind_python_logging(before, logger, body, kind, rank):
+    raw = f"{before}2026-03-09 16:03:25,123 - {logger} - INFO - {body}"
+    p = LineParser().parse(raw)
+    assert p.outcome == "batch", raw
+    rec = p.record
+    assert rec.kind == kind and rec.engine == "vllm"
+    if kind == "spec":
+        assert rec.fields["accept_len"] == 2.9 and rec.fields["accept_rate"] == 0.632
+    else:
+        assert rec.rank == rank and rec.fields["gen_throughput"] == 61.2
+    if not before.startswith("Mar"):
+        assert rec.ts == pytest.approx(1773072205.123)

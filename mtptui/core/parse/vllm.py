@@ -23,6 +23,13 @@ _PREFIX = re.compile(
     r"(?:\([\w.-]+ pid=\d+\) )?(?:.*? )??(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) +(\d\d)-(\d\d) (\d\d:\d\d:\d\d)(?:\.\d+)? "
     r"\[?[^\]\s]*:\d+\] "
 )  # `(?:.*? )??` is VLLM_LOGGING_PREFIX: any text the operator put before the level
+# The same lines where a deployment's logging config sets Python's own format:
+# `2026-03-09 16:03:25,123 - vllm.engine.metrics - INFO - Avg prompt throughput: ...` (the
+# asctime, the logger's name, the level; any text before it, as above).
+_PYLOG = re.compile(
+    r"(?:.*? )??(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(?:[,.](\d{1,9}))? - [\w.]+ - "
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) - "
+)
 _ENGINE = re.compile(r"(?:Engine (\d+)|(\d+) Engines Aggregated): ")
 
 _THROUGHPUT_FIELDS = {
@@ -118,6 +125,14 @@ def parse_stats(text: str, host: str | None, year: int) -> tuple[BatchStats | No
         mon, day, hms = m.groups()
         ts = timeparse.month_day_hms(year, int(mon), int(day), hms)
         msg = text[m.end():]
+    else:
+        m = _PYLOG.match(text)
+        if m:
+            date, hms, frac = m.groups()
+            ts = timeparse.ymd_hms(f"{date} {hms}")
+            if ts is not None and frac:
+                ts += int(frac) / 10 ** len(frac)
+            msg = text[m.end():]
     fields: dict = {}
     extra: dict[str, str] = {}
     if msg.startswith(("SpecDecoding metrics: ", "Speculative metrics: ")):

@@ -183,9 +183,9 @@ async def test_a_prod_host_runs_only_once_its_name_is_typed(audit):
         plan = await preview(pilot, app)
         screen = app.screen
         assert plan.prod and screen.has_class("-prod") and screen.query_one("#apply", Button).disabled
-        await pilot.press("y")  # not enough on a prod host
+        await pilot.press("enter")  # not enough on a prod host: no name typed
         assert isinstance(app.screen, ConfirmScreen) and child.pid == pid
-        await pilot.press("shift+tab", *HOST)
+        await pilot.press(*HOST)  # the focus starts in the box
         assert screen.query_one("#typed", Input).value == HOST
         await pilot.press("enter")
         await until(pilot, lambda: not app.dash.running, "the action's end")

@@ -66,13 +66,11 @@ async def test_a_prod_host_needs_its_name_typed():
         answers = await open_modal(pilot, await planned(host="gpu-prod-ny", prod=True))
         screen = app.screen
         apply = screen.query_one("#apply", Button)
-        assert app.focused is screen.query_one("#cancel", Button) and apply.disabled
-        await pilot.press("y")  # not yet: nothing typed
+        box = screen.query_one("#typed", Input)
+        assert app.focused is box and apply.disabled  # prod: the focus starts in the box
+        await pilot.press("enter")  # not yet: nothing typed
         assert answers == [] and isinstance(app.screen, ConfirmScreen)
         assert "type gpu-prod-ny exactly" in str(screen.query_one("#hint", Static).render())
-        await pilot.press("shift+tab")  # Cancel -> the box
-        box = screen.query_one("#typed", Input)
-        assert app.focused is box
         await pilot.press(*"gpu-prod-n")  # y and n go into the box, not to the bindings
         assert box.value == "gpu-prod-n" and answers == [] and apply.disabled
         await pilot.press("enter")  # a wrong name does not apply

@@ -1,10 +1,13 @@
 """The preview before anything changes on a server: the plan (host, unit, the exact commands, the
 flag diff, the downtime to expect), Cancel or Apply. Focus starts on Cancel, so a stray Enter
-changes nothing; a host tagged prod also needs its name typed. Dismissed with True to go on."""
+changes nothing; a host tagged prod also needs its name typed: there the focus starts in the box
+for the name (Enter on a wrong or empty name changes nothing), and text typed while the focus is
+elsewhere in the modal goes into the box, so no letter is dropped and an `n` in a host's name never
+cancels (Esc does). Dismissed with True to go on."""
 
 from __future__ import annotations
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -54,6 +57,8 @@ class ConfirmScreen(ModalScreen[bool]):
     def __init__(self, plan: Plan) -> None:
         super().__init__()
         self.plan = plan
+        if plan.prod:
+            self.AUTO_FOCUS = "#typed"
 
     def compose(self) -> ComposeResult:
         plan = self.plan
@@ -64,7 +69,8 @@ class ConfirmScreen(ModalScreen[bool]):
             with VerticalScroll(id="preview"):
                 yield Static(preview_content(plan))
             if plan.prod:
-                yield Input(placeholder=f"type {plan.host} to confirm (this host is tagged prod)", id="typed")
+                yield Input(placeholder=f"type {plan.host} to confirm (this host is tagged prod)", id="typed",
+                            select_on_focus=False)  # a letter typed elsewhere must not be selected over
             with Horizontal(id="buttons"):
                 yield Button("Cancel", id="cancel")
                 yield Button("Apply", id="apply", variant="error" if plan.prod else "warning", disabled=plan.prod)
@@ -72,12 +78,25 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def _hint(self) -> str:
         if self.plan.prod:
-            return f"Tab to the box, type {self.plan.host}, then Enter or Apply · n or Esc cancels"
+            return f"type {self.plan.host} in the box, then Enter or Apply · Esc cancels"
         return "y or Apply applies · n or Esc cancels"
 
     @property
     def name_typed(self) -> bool:
         return not self.plan.prod or self.query_one("#typed", Input).value == self.plan.host
+
+    def on_key(self, event: events.Key) -> None:
+        """A prod host's modal: a printable key outside the box goes into the box (before the y
+        and n bindings, which are checked only after the key has bubbled up to here)."""
+        if not self.plan.prod or not event.is_printable or not event.character:
+            return
+        box = self.query_one("#typed", Input)
+        if self.focused is box:
+            return
+        event.stop()
+        event.prevent_default()
+        box.focus()
+        box.insert_text_at_cursor(event.character)
 
     @on(Input.Changed, "#typed")
     def _typed(self) -> None:

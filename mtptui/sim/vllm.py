@@ -47,10 +47,11 @@ def render(*, envelope: str, host: str, unit: str, unit_description: str, seed: 
     yield Line(jr.systemd(t0, started), dict(event("started"), ts=t0 + JOURNAL_DELAY if envelope != "cat" else None,
                                              host=env_host, message=started))
     t = t0 + 3.1
-    yield line(t, "APIServer", api, "api_server.py:1896", "vLLM API server version 0.10.2", other())
+    yield line(t, "APIServer", api, "api_server.py:1896", "vLLM API server version 0.10.2", event("starting"))
     args = (f"non-default args: {{'model_tag': '{MODEL}', 'host': '0.0.0.0', 'model': '{MODEL}', "
             f"'speculative_config': {{'method': 'eagle3', 'model': '{DRAFT}', 'num_speculative_tokens': {K}}}}}")
-    yield line(t + 0.01, "APIServer", api, "utils.py:328", args, other())
+    settings = {"model_path": MODEL, "algorithm": "eagle3", "draft_model_path": DRAFT, "num_steps": K}
+    yield line(t + 0.01, "APIServer", api, "utils.py:328", args, event("spec_config", settings))
     t += 9.0
     yield line(t, "EngineCore_DP0", core, "gpu_model_runner.py:2007", f"Starting to load model {MODEL}...", other())
     t += 14.0
@@ -63,7 +64,8 @@ def render(*, envelope: str, host: str, unit: str, unit_description: str, seed: 
     t += 1.5
     for msg in (f"Started server process [{api}]", "Waiting for application startup.", "Application startup complete."):
         text = f"(APIServer pid={api}) INFO:     {msg}"
-        yield Line(jr.server(t + JOURNAL_DELAY, text, api, ident="vllm"), dict(other(), ts=ts(t), host=env_host, message=text))
+        truth = event("ready", {"by": "uvicorn"}) if msg.startswith("Application") else other()
+        yield Line(jr.server(t + JOURNAL_DELAY, text, api, ident="vllm"), dict(truth, ts=ts(t) if envelope != "cat" else None, host=env_host, message=text))  # no stamp of its own
         t += 0.01
 
     # Serving: one Llama-3.1-8B on one GPU, EAGLE3 with 3 speculative tokens, steady load.

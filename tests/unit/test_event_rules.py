@@ -42,7 +42,6 @@ RULES = [
     ("vLLM API server version 0.9.2", "starting", "vllm 0.9.2 entrypoints/openai/api_server.py:1395"),
     ("Starting vLLM API server 0 on http://0.0.0.0:8000", "starting", "vllm 0.9.2 api_server.py:1457"),
     ("Starting vLLM server on http://0.0.0.0:8000", "starting", "vllm 0.33 entrypoints/launchers/api_server/entry.py"),
-    ("Application startup complete.", "ready", "uvicorn (vLLM's and SGLang's HTTP server)"),
     ("EngineCore failed to start.", "error", "vllm 0.9.2 v1/engine/core.py:586, 0.33 core.py:1584"),
     ("EngineCore encountered a fatal error.", "error", "vllm 0.9.2 v1/engine/core.py:588, 0.33 core.py:1586"),
     ("Engine core initialization failed. See root cause above. Failed core proc(s): {}", "error",
@@ -151,3 +150,17 @@ def test_vllm_stats_behind_python_logging(before, logger, body, kind, rank):
         assert rec.rank == rank and rec.fields["gen_throughput"] == 61.2
     if not before.startswith("Mar"):
         assert rec.ts == pytest.approx(1773072205.123)
+
+
+@pytest.mark.parametrize("before", ["", "vllm-1  | ", "Mar 09 16:03:25 gpu1 vllm[66]: ", "(APIServer pid=66) "])
+def test_uvicorns_startup_complete_is_vllms_ready_line(before):
+    """vLLM 0.9.2 and 0.33 start uvicorn once the engine is up: `INFO:     Application startup complete.`
+    is the ready line of a vLLM run; SGLang's comes before its warmup, so it is no ready there."""
+    parser = LineParser()
+    assert parser.parse(f"{before}INFO 03-09 16:03:20 [api_server.py:1395] vLLM API server version 0.9.2").record.kind \
+        == "starting"
+    p = parser.parse(f"{before}INFO:     Application startup complete.")
+    assert p.outcome == "event" and p.record.kind == "ready"
+    sglang = LineParser()
+    assert sglang.parse("[2026-03-09 16:03:25] INFO:     Application startup complete.").outcome == "other"
+    assert sglang.parse(f"{before}INFO:     Application startup complete.").outcome == "other"

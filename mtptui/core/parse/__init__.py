@@ -27,6 +27,7 @@ from mtptui.core.records import DECODE, PREFILL, SGLANG, SPEC, BatchStats, Event
 MAX_LINE = 1 << 20
 
 BATCH, EVENT, OTHER, DROPPED = "batch", "event", "other", "dropped"
+SPEC_CONFIG = "spec_config"
 HEAD_CACHE = 4096  # heads kept (cleared when full: stamps move on, old heads never return)
 HEAD_MISSES = 64  # lookups missed in a row before they pause ...
 HEAD_PAUSE = 4096  # ... for this many lines
@@ -62,6 +63,7 @@ class LineParser:
         # part marks them to resolve once the part before is known
         self.unresolved_rank = unresolved_rank
         self._prefixes: dict[str, tuple] = {}  # prefix.read of other prefixes, by their text
+        self.vllm_hosts: set[str | None] = set()  # hosts whose vLLM start was seen (events.HTTP_UP)
         # Batch heads by the text they begin with, up to the first field (envelope, stamp, rank,
         # head): a busy log repeats each for a second of lines, and a dict lookup costs less
         # than the regex. Lookups pause for a while after a run of misses (stamps with
@@ -164,8 +166,20 @@ class LineParser:
                     rec.rank = self.vllm_rank.get(line.host, self.unresolved_rank)
                 else:
                     self.vllm_rank[line.host] = rec.rank
+                self.vllm_hosts.add(line.host)
                 return Parsed(BATCH, line, rec)
-        return self._event(line, text, line.ts, "")
+        p = self._event(line, text, line.ts, "")
+        if p.outcome == EVENT:
+            ev = p.record
+            if not line.zoned and (" - " in text or "] " in text):
+                inner = vllm.stamp(text, self.dates.year)  # vLLM's own stamp, as for its stats lines
+                if inner is not None:
+                    ev.ts = inner
+            if ev.kind == "starting" or (ev.kind == SPEC_CONFIG and "non-default args: " in text):
+                self.vllm_hosts.add(line.host)
+        elif events.HTTP_UP in text and line.host in self.vllm_hosts:
+            p = Parsed(EVENT, line, Event(kind="ready", ts=line.ts, host=line.host, text=text, data={"by": "uvicorn"}))
+        return p
 
     def _stamp_time(self, line: LogLine, stamp: str, millis: str | None) -> float | None:
         """The time of a line with SGLang's prefix: a zoned envelope's, else the prefix's."""

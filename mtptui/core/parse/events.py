@@ -21,8 +21,6 @@ _RULES: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
     # (0.9.2 entrypoints/openai/cli_args.py, 0.33 entrypoints/common/startup.py).
     ("spec_config", re.compile(r"non-default args: \{"), ("non-default args:",)),
     ("ready", re.compile(r"The server is fired up and ready to roll!"), ("fired up",)),
-    # uvicorn's, which vLLM's API server (and SGLang's, before its warmup) runs on
-    ("ready", re.compile(r"Application startup complete\."), ("startup complete.",)),
     # vLLM's API server process coming up (0.9.2 and 0.33 entrypoints: `vLLM API server version
     # %s`, `Starting vLLM API server %d on %s`, 0.33 `Starting vLLM server on %s`)
     ("starting", re.compile(r"vLLM API server version |Starting vLLM (?:API )?server "), ("API server version ", "Starting vLLM ")),
@@ -65,6 +63,10 @@ _RULES: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
     ("stopping", re.compile(r"^Stopping |^SIGTERM received\. "), ("Stopping ", "SIGTERM received")),
     ("stopped", re.compile(r"^Stopped |^Gracefully exiting\.\.\. "), ("Stopped ", "Gracefully exiting")),
 ]
+# uvicorn's line when its app is up: vLLM's API server starts it once the engine is loaded (its
+# ready line), SGLang's before its warmup (not ready yet). So it is `ready` only on a stream whose
+# vLLM start the parser has seen, and only without SGLang's prefix (LineParser._event).
+HTTP_UP = "Application startup complete."
 # A line without any of these words is no event: classify() returns None for it.
 WORDS = tuple(sorted({w for r in _RULES for w in r[2]}, key=len, reverse=True))
 _WORDS = re.compile("|".join(re.escape(w) for w in WORDS))

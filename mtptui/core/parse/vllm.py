@@ -116,6 +116,22 @@ def looks_like_vllm(text: str) -> bool:
     return "throughput: " in text or "metrics: " in text
 
 
+def stamp(text: str, year: int) -> float | None:
+    """The time in vLLM's own prefix (or Python logging's) of any line, None without one."""
+    m = _PREFIX.match(text)
+    if m:
+        mon, day, hms = m.groups()
+        return timeparse.month_day_hms(year, int(mon), int(day), hms)
+    m = _PYLOG.match(text)
+    if m:
+        date, hms, frac = m.groups()
+        ts = timeparse.ymd_hms(f"{date} {hms}")
+        if ts is not None and frac:
+            ts += int(frac) / 10 ** len(frac)
+        return ts
+    return None
+
+
 def parse_stats(text: str, host: str | None, year: int) -> tuple[BatchStats | None, float | None]:
     """Parses a vLLM stats line. Returns (record or None, the line's own timestamp)."""
     ts = None

@@ -14,7 +14,14 @@ import json
 import re
 from dataclasses import dataclass
 
-from mtptui.control.profiles import VLLM_METHODS, Profile, ProfileError
+from mtptui.control.profiles import (
+    Profile,
+    ProfileError,
+    known_version,
+    vllm_algorithm,
+    vllm_method,
+)
+from mtptui.control.profiles import effective as _effective
 
 _PYTHON = re.compile(r"python(\d+(\.\d+)*)?\Z")
 _MODULES = {
@@ -27,23 +34,51 @@ _SERVE = ("sglang", "vllm")  # `sglang serve`, `vllm serve`
 _PYTHON_VALUED = "cmWX"
 _NEGATIVE = re.compile(r"-\d")
 
-# SGLang's speculative flags (reference §3), for argparse's unambiguous-prefix rule.
+# SGLang's speculative flags, for argparse's unambiguous-prefix rule: each version's own set
+# (read from the real parsers: tests/realcode holds this table to them).
 _SGLANG_SPEC = {
     "--speculative-algorithm": "algorithm",
     "--speculative-num-steps": "num_steps",
     "--speculative-eagle-topk": "topk",
     "--speculative-num-draft-tokens": "num_draft_tokens",
     "--speculative-draft-model-path": "draft_model_path",
-    "--speculative-draft-model": "draft_model_path",  # alias (0.5.4+)
+    "--speculative-draft-model": "draft_model_path",  # alias (0.5.2+)
 }
-_SGLANG_SPEC_OTHERS = (
-    "--speculative-draft-model-revision", "--speculative-draft-load-format",
-    "--speculative-accept-threshold-single", "--speculative-accept-threshold-acc",
-    "--speculative-token-map", "--speculative-attention-mode", "--speculative-draft-attention-backend",
-    "--speculative-moe-runner-backend", "--speculative-draft-model-quantization",
-    "--speculative-draft-window-size", "--speculative-adaptive", "--speculative-adaptive-config",
-    "--speculative-skip-dp-mlp-sync", "--speculative-use-rejection-sampling",
-    "--speculative-dflash-block-size", "--speculative-ngram-")
+_V = (0, 0)
+_END = (99,)
+# (flag after "--speculative-", first version that has it, first that no longer has it)
+_SGLANG_SPEC_FLAGS: tuple[tuple[str, tuple, tuple], ...] = (
+    *((f, _V, _END) for f in ("algorithm", "draft-model-path", "eagle-topk", "num-draft-tokens",
+                             "num-steps")),
+    *((f, (0, 4, 4), _END) for f in ("accept-threshold-acc", "accept-threshold-single", "token-map")),
+    *((f, (0, 5, 2), _END) for f in ("draft-model", "draft-model-revision", "attention-mode")),
+    *((f, (0, 5, 3), (0, 5, 10)) for f in ("ngram-branch-length", "ngram-min-match-window-size",
+                                           "ngram-max-match-window-size")),
+    *((f, (0, 5, 3), _END) for f in ("ngram-capacity", "ngram-match-type", "ngram-max-bfs-breadth",
+                                     "ngram-min-bfs-breadth")),
+    ("draft-load-format", (0, 5, 4), _END),
+    ("moe-runner-backend", (0, 5, 5), _END),
+    *((f, (0, 5, 7), _END) for f in ("draft-attention-backend", "draft-model-quantization",
+                                     "moe-a2a-backend")),
+    ("ngram-max-trie-depth", (0, 5, 10), _END),
+    *((f, (0, 5, 11), _END) for f in ("adaptive", "adaptive-config", "dflash-block-size",
+                                      "ngram-external-corpus-max-tokens", "ngram-external-corpus-path",
+                                      "ngram-external-sam-budget")),
+    *((f, (0, 5, 11), (0, 5, 20)) for f in ("dflash-draft-window-size", "skip-dp-mlp-sync")),
+    ("draft-window-size", (0, 5, 12), _END),
+    ("use-rejection-sampling", (0, 5, 14), _END),
+    *((f, (0, 5, 17), _END) for f in ("dspark-align-verify-tokens-to-graph-tier", "dspark-block-size",
+                                      "dspark-confidence-sts-path", "dspark-sps-table-path")),
+    *((f, (0, 5, 19), _END) for f in ("draft-kv-cache-dtype", "dsa-topk-backend")),
+    *((f, (0, 5, 20), _END) for f in ("domino-candidate-pool-size", "draft-sink-size",
+                                      "enable-w4a4-mxfp4-megamoe", "use-block-verification")),
+)
+
+
+def sglang_spec_flags(version) -> tuple[str, ...]:
+    """The `--speculative-*` option strings of that SGLang version's parser (None: the newest)."""
+    v, _ = known_version(version)
+    return tuple(f"--speculative-{f}" for f, since, until in _SGLANG_SPEC_FLAGS if since <= v < until)
 _INT_KEYS = ("num_steps", "topk", "num_draft_tokens")
 SPEC_KEYS = ("algorithm", "num_steps", "topk", "num_draft_tokens", "draft_model_path")
 
@@ -71,6 +106,9 @@ class Context:
     attention_backend: str | None = None
     decode_attention_backend: str | None = None
     prefill_attention_backend: str | None = None
+    enable_dp_lm_head: bool = False
+    ngram_max_bfs_breadth: int | None = None  # --speculative-ngram-max-bfs-breadth (NGRAM's topk)
+    version: tuple | None = None  # the server's version, (0, 5, 23); None: unknown (newest rules)
 
 
 # --- finding the launch command --------------------------------------------------------------
@@ -292,15 +330,28 @@ def _vllm_name(name: str) -> str:
     return name.replace("_", "-")  # vLLM accepts --speculative_config too
 
 
-def _sglang_key(name: str) -> str | None:
+def _sglang_flag(name: str, version=None) -> str | None:
+    """The full `--speculative-*` flag name stands for in that version's parser, with argparse's
+    unambiguous-prefix rule (`--speculative-draft` is the draft model path on 0.4.3-0.5.1, and
+    ambiguous from 0.5.2), or None."""
+    if not name.startswith("--spec"):
+        return None
+    flags = sglang_spec_flags(version)
+    if name in flags:
+        return name
+    hits = [f for f in flags if f.startswith(name)]
+    keys = {_SGLANG_SPEC.get(f, f) for f in hits}
+    if len(keys) == 1:
+        return hits[0]
+    return None
+
+
+def _sglang_key(name: str, version=None) -> str | None:
     """The spec key an SGLang flag sets, with argparse's unambiguous-prefix rule."""
     if name in _SGLANG_SPEC:
         return _SGLANG_SPEC[name]
-    if not name.startswith("--speculative-"):
-        return None
-    hits = [f for f in (*_SGLANG_SPEC, *_SGLANG_SPEC_OTHERS) if f.startswith(name)]
-    keys = {_SGLANG_SPEC.get(f) for f in hits}
-    return keys.pop() if len(keys) == 1 else None
+    flag = _sglang_flag(name, version)
+    return _SGLANG_SPEC.get(flag) if flag else None
 
 
 def _int(name: str, value: str | None) -> int:
@@ -324,8 +375,10 @@ def _from_vllm(config: dict) -> dict:
     out = dict.fromkeys(SPEC_KEYS)
     method = config.get("method")
     if isinstance(method, str):
-        by_method = {m: a for a, m in VLLM_METHODS.items() if a != "MTP"}
-        out["algorithm"] = "NEXTN" if method.endswith("_mtp") else by_method.get(method, method.upper())
+        out["algorithm"] = vllm_algorithm(method)
+    elif config.get("model") == "[ngram]":  # before 0.8.2: --speculative-model [ngram]
+        out["algorithm"] = "NGRAM"
+        config = {**config, "model": None}
     elif config:
         # vLLM's own defaults: a draft model without a method is a draft model, none is MTP.
         out["algorithm"] = "STANDALONE" if config.get("model") else "NEXTN"
@@ -335,11 +388,13 @@ def _from_vllm(config: dict) -> dict:
     return out
 
 
-def spec_flags(argv: list[str]) -> dict:
+def spec_flags(argv: list[str], version=None) -> dict:
     """The speculation settings argv gives the server: keys algorithm, num_steps, topk,
-    num_draft_tokens, draft_model_path (None when not given). vLLM's `--speculative-config` is
-    mapped to the same keys (method → algorithm, num_speculative_tokens → num_steps, model →
-    draft_model_path; no topk or draft tokens there)."""
+    num_draft_tokens, draft_model_path (None when not given), read with that version's flags
+    and abbreviations (None: the newest). vLLM's `--speculative-config` (before 0.8.2
+    `--speculative-model` and `--num-speculative-tokens`) is mapped to the same keys (method →
+    algorithm, num_speculative_tokens → num_steps, model → draft_model_path; no topk or draft
+    tokens there)."""
     launch = find_launch(argv)
     opts = _options(argv, launch.index)
     if launch.engine == "vllm":
@@ -350,17 +405,25 @@ def spec_flags(argv: list[str]) -> dict:
                 config = _vllm_spec(o.value)
             elif name.startswith("--speculative-config."):
                 config[name.split(".", 1)[1].replace("-", "_")] = o.value
+            elif name == "--speculative-model":
+                config["model"] = o.value
+            elif name == "--num-speculative-tokens":
+                config["num_speculative_tokens"] = o.value
         return _from_vllm(config)
     out = dict.fromkeys(SPEC_KEYS)
     for o in opts:
-        key = _sglang_key(o.name)
+        key = _sglang_key(o.name, version)
         if key:
             out[key] = _int(o.name, o.value) if key in _INT_KEYS else o.value
     return out
 
 
-def context_of(argv: list[str]) -> Context:
-    """The settings besides speculation that SGLang's speculation rules depend on."""
+def context_of(argv: list[str], version=None) -> Context:
+    """The settings besides speculation that SGLang's speculation rules depend on; version (a
+    tuple, a version string, or None: unknown) is the server's, whose rules apply."""
+    if isinstance(version, str):
+        v, known = known_version(version)
+        version = v if known else None
     launch = find_launch(argv)
     opts = _options(argv, launch.index)
     if launch.engine == "vllm":
@@ -371,15 +434,17 @@ def context_of(argv: list[str]) -> Context:
         tp = values.get("--tensor-parallel-size", values.get("-tp"))
         dp = values.get("--data-parallel-size", values.get("-dp"))
         return Context(model_path=model, tp=_int("--tensor-parallel-size", tp) if tp else 1,
-                       dp=_int("--data-parallel-size", dp) if dp else 1)
+                       dp=_int("--data-parallel-size", dp) if dp else 1, version=version)
     aliases = {"--model": "--model-path", "--tp": "--tp-size", "--dp": "--dp-size"}
     values = {}
     flags = set()
     for o in opts:
         name = aliases.get(o.name, o.name)
+        name = _sglang_flag(name, version) or name
         values[name] = o.value
         flags.add(name)
     page = values.get("--page-size")
+    breadth = values.get("--speculative-ngram-max-bfs-breadth")
     return Context(
         model_path=values.get("--model-path"),
         tp=_int("--tp-size", values["--tp-size"]) if values.get("--tp-size") else 1,
@@ -389,7 +454,20 @@ def context_of(argv: list[str]) -> Context:
         attention_backend=values.get("--attention-backend"),
         decode_attention_backend=values.get("--decode-attention-backend"),
         prefill_attention_backend=values.get("--prefill-attention-backend"),
+        enable_dp_lm_head="--enable-dp-lm-head" in flags,
+        ngram_max_bfs_breadth=(_int("--speculative-ngram-max-bfs-breadth", breadth)
+                               if breadth is not None else None),
+        version=version,
     )
+
+
+def effective_flags(argv: list[str], version=None) -> dict:
+    """The speculation settings the server of that version will actually run for argv (what
+    verify expects): `spec_flags`, with the counts SGLang changes itself changed (NGRAM's topk
+    from --speculative-ngram-max-bfs-breadth, chains with page size > 1 on 0.4.5-0.4.8, draft
+    tokens = steps + 1 with topk 1)."""
+    launch = find_launch(argv)
+    return _effective(spec_flags(argv, version), context_of(argv, version), launch.engine)
 
 
 # Where each engine listens when the command line does not say (SGLang 30000, vLLM 8000).
@@ -417,13 +495,20 @@ def _is_spec(name: str, engine: str) -> bool:
     return name.startswith("--speculative-")
 
 
-def profile_flags(profile: Profile, engine: str) -> list[str]:
-    """The server arguments a profile adds (its extra_args last); none for `off`."""
+def profile_flags(profile: Profile, engine: str, version=None) -> list[str]:
+    """The server arguments a profile adds (its extra_args last); none for `off`. Written as
+    that version spells them (None: the newest): SGLang's algorithm upper-case (its choices are
+    case-sensitive up to 0.5.11), vLLM's method name (deepseek_mtp before 0.11), and before
+    vLLM 0.8.2, which has no --speculative-config, --speculative-model with --num-speculative-tokens."""
     out: list[str] = []
     if profile.on and engine == "vllm":
-        method = VLLM_METHODS.get(profile.algorithm.upper())
-        if method is None:
-            raise ProfileError(f"profile {profile.name}: vLLM has no method for {profile.algorithm}")
+        v, _ = known_version(version, "vllm")
+        if v < (0, 8, 2):
+            return _old_vllm_flags(profile, v) + list(profile.extra_args)
+        try:
+            method = vllm_method(profile.algorithm, v)
+        except ProfileError as e:
+            raise ProfileError(f"profile {profile.name}: {e}") from None
         config: dict = {"method": method}
         if profile.num_steps is not None:
             config["num_speculative_tokens"] = profile.num_steps
@@ -431,7 +516,7 @@ def profile_flags(profile: Profile, engine: str) -> list[str]:
             config["model"] = profile.draft_model_path
         out = ["--speculative-config", json.dumps(config, separators=(",", ":"))]
     elif profile.on:
-        out = ["--speculative-algorithm", profile.algorithm]
+        out = ["--speculative-algorithm", profile.algorithm.upper()]
         for flag, value in (("--speculative-num-steps", profile.num_steps),
                             ("--speculative-eagle-topk", profile.topk),
                             ("--speculative-num-draft-tokens", profile.num_draft_tokens),
@@ -441,13 +526,32 @@ def profile_flags(profile: Profile, engine: str) -> list[str]:
     return out + list(profile.extra_args)
 
 
-def apply_profile(argv: list[str], profile: Profile) -> list[str]:
+def _old_vllm_flags(profile: Profile, version: tuple) -> list[str]:
+    algo = profile.algorithm.upper()
+    if algo == "NGRAM":
+        model = "[ngram]"
+    elif algo in ("EAGLE", "STANDALONE") and profile.draft_model_path:
+        model = profile.draft_model_path
+    else:
+        shown = ".".join(map(str, version))
+        raise ProfileError(f"profile {profile.name}: vLLM {shown} (before 0.8.2: --speculative-model) "
+                           f"cannot run {profile.algorithm}" + ("" if profile.draft_model_path or algo
+                                                                in ("NEXTN", "MTP", "EAGLE3")
+                                                                else " without draft_model_path"))
+    out = ["--speculative-model", model]
+    if profile.num_steps is not None:
+        out += ["--num-speculative-tokens", str(profile.num_steps)]
+    return out
+
+
+def apply_profile(argv: list[str], profile: Profile, version=None) -> list[str]:
     """argv with every speculative flag (and its value) removed and the profile's flags appended
-    at the end; every other word kept as it was, in order."""
+    at the end, as that version (None: the newest) spells them; every other word kept as it
+    was, in order."""
     launch = find_launch(argv)
     drop: set[int] = set()
     for o in _options(argv, launch.index):
         if _is_spec(o.name, launch.engine):
             drop.update(range(o.start, o.end))
     kept = [w for k, w in enumerate(argv) if k not in drop]
-    return kept + profile_flags(profile, launch.engine)
+    return kept + profile_flags(profile, launch.engine, version)

@@ -73,12 +73,36 @@ class Plan:
             return f"{name}, version unknown ({self.version_from or 'not asked'})"
         return f"{name} {self.server_version} (from {self.version_from})"
 
+    def rules_lines(self) -> list[str]:
+        """Whose rules the profile was checked against when the version is unknown, and what the
+        server will actually run where that version changes the counts itself."""
+        if self.action != APPLY or self.profile is None or not self.profile.on:
+            return []
+        from mtptui.control import launch
+        from mtptui.control.profiles import NEWEST_SGLANG, NEWEST_VLLM, version_text
+
+        out = []
+        if self.server_version is None:
+            name, newest = (("vLLM", NEWEST_VLLM) if self.engine == "vllm" else ("SGLang", NEWEST_SGLANG))
+            out.append(f"rules:    version unknown: checked against {name} {version_text(newest)}'s rules")
+        try:
+            asked = launch.spec_flags(self.new_argv, self.server_version)
+            runs = launch.effective_flags(self.new_argv, self.server_version)
+        except (launch.LaunchError, ValueError):
+            return out
+        changed = [f"{k} {runs[k]} (asked {asked[k] if asked[k] is not None else 'none'})"
+                   for k in ("num_steps", "topk", "num_draft_tokens") if runs.get(k) != asked.get(k)]
+        if changed:
+            out.append(f"runs:     {', '.join(changed)}: the server sets these itself; verify expects them")
+        return out
+
     def preview_lines(self) -> list[str]:
         """The whole preview as plain text (the headless command prints it; the modal shows it)."""
         lines = [f"host:     {self.host}" + (f" ({self.where})" if self.where else "") + ("  [prod]" if self.prod else ""),
                  f"unit:     {self.unit}",
                  f"action:   {self.title().split(': ', 1)[1]}"]
         lines.append(f"server:   {self.server_text()}")
+        lines += self.rules_lines()
         lines.append(f"downtime: {self.downtime()}")
         lines += [f"warning:  {w}" for w in self.warnings]
         lines.append("commands:")

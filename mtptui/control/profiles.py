@@ -41,7 +41,8 @@ def _mtp(n: int) -> Profile:
 BUILTINS: dict[str, Profile] = {"off": Profile("off"), **{f"mtp{n}": _mtp(n) for n in (1, 2, 3)}}
 
 
-# vLLM's --speculative-config method for each algorithm name (MTP is vLLM's own word for NEXTN).
+# vLLM's --speculative-config method for each algorithm name (MTP is vLLM's own word for NEXTN),
+# as the newest vLLM spells it; `vllm_method` gives a version's spelling.
 VLLM_METHODS = {"NEXTN": "mtp", "MTP": "mtp", "EAGLE": "eagle", "EAGLE3": "eagle3", "NGRAM": "ngram",
                 "STANDALONE": "draft_model"}
 _EAGLE_FAMILY = ("NEXTN", "EAGLE", "EAGLE3", "STANDALONE")
@@ -49,6 +50,107 @@ _EAGLE_FAMILY = ("NEXTN", "EAGLE", "EAGLE3", "STANDALONE")
 _SAME = {"NEXTN": "EAGLE", "FROZEN_KV_MTP": "EAGLE", "MTP": "EAGLE"}
 # topk > 1 with page size > 1 works on these attention backends only (SGLang 0.5.23's list).
 PAGED_TOPK_BACKENDS = ("flashinfer", "fa3", "triton")
+
+# --- the rules by version, read from each release's server_args.py (and, from 0.5.17,
+# arg_groups/speculative_hook.py); tests/realcode runs those files and holds these to them ----
+Version = tuple  # (0, 5, 12); None: unknown, and the newest rules apply
+NEWEST_SGLANG = (0, 5, 23)
+NEWEST_VLLM = (0, 33, 0)
+# --speculative-algorithm's choices: the first version that has each algorithm. Up to 0.5.11 the
+# choices are case-sensitive (argparse `choices=`); from 0.5.12 any name, upper-cased by SGLang.
+SGLANG_ALGORITHMS = {"EAGLE": (0, 0), "NEXTN": (0, 4, 4), "EAGLE3": (0, 4, 5), "STANDALONE": (0, 5, 2),
+                     "NGRAM": (0, 5, 3), "DFLASH": (0, 5, 11)}
+_SGLANG_FREE_CHOICE = (0, 5, 12)
+NGRAM_MAX_BFS_BREADTH = 10  # --speculative-ngram-max-bfs-breadth's default (0.5.3+): NGRAM's topk
+
+
+def known_version(version: Version | str | None, engine: str = "sglang") -> tuple[Version, bool]:
+    """(the version whose rules apply, whether it was known): unknown is the newest."""
+    if isinstance(version, str):
+        from mtptui.control.version import vtuple
+        version = vtuple(version) or None
+    if not version:
+        return (NEWEST_VLLM if engine == "vllm" else NEWEST_SGLANG), False
+    return tuple(version), True
+
+
+def version_text(version: Version) -> str:
+    return ".".join(str(n) for n in version)
+
+
+def sglang_algorithms(version: Version | None) -> tuple[str, ...]:
+    v, _ = known_version(version)
+    return tuple(a for a, since in SGLANG_ALGORITHMS.items() if v >= since)
+
+
+def sglang_paged_topk_backends(version: Version | None) -> tuple[str, ...] | None:
+    """The attention backends that may run topk > 1 with page size > 1: None where the version
+    has no such rule (0.4.9-0.5.1 allow it everywhere; 0.4.5-0.4.8 silently set topk 1)."""
+    v, _ = known_version(version)
+    if v < (0, 5, 2):
+        return None
+    if v < (0, 5, 6):
+        return ("flashinfer",)
+    if v < (0, 5, 13):
+        return ("flashinfer", "fa3")
+    return PAGED_TOPK_BACKENDS
+
+
+def _silently_chains(version: Version) -> bool:
+    """0.4.5-0.4.8: page size > 1 sets topk 1 (`speculative_eagle_topk is adjusted to 1`)."""
+    return (0, 4, 5) <= version < (0, 4, 9)
+
+
+def effective(flags: Mapping[str, object], ctx: Context, engine: str = "sglang") -> dict:
+    """The speculation settings the server will actually run for flags (as `launch.spec_flags`
+    gives them) on ctx's version: what verify is to expect. SGLang changes some counts itself:
+    NGRAM's topk is --speculative-ngram-max-bfs-breadth (0.5.3+), 0.4.5-0.4.8 chain with page size
+    > 1, and with topk 1 draft tokens are steps + 1."""
+    out = dict(flags)
+    algo = str(out.get("algorithm") or "").upper()
+    if engine != "sglang" or not algo:
+        return out
+    v, _ = known_version(ctx.version)
+    if algo == "NGRAM" and v >= (0, 5, 3):
+        out["topk"] = ctx.ngram_max_bfs_breadth or NGRAM_MAX_BFS_BREADTH
+        return out
+    if algo not in _EAGLE_FAMILY or not isinstance(out.get("num_steps"), int) \
+            or not isinstance(out.get("topk"), int):
+        return out
+    if _silently_chains(v) and (ctx.page_size or 1) > 1 and out["topk"] > 1:
+        out["topk"] = 1
+    if out["topk"] == 1:
+        out["num_draft_tokens"] = out["num_steps"] + 1
+    return out
+
+
+def vllm_method(algorithm: str, version: Version | str | None) -> str:
+    """vLLM's spelling of the method for algorithm on that version, or ProfileError: 0.9.0-0.10.x
+    call MTP deepseek_mtp (0.11.0 brought "mtp"), and there is none before 0.9.0; eagle3 from
+    0.9.1; before 0.8.2 there is no --speculative-config at all (`profile_flags` writes the old
+    --speculative-model then)."""
+    v, _ = known_version(version, "vllm")
+    algo = algorithm.upper()
+    if algo not in VLLM_METHODS:
+        raise ProfileError(f"vLLM has no speculative method for {algorithm} "
+                           f"(it knows {', '.join(VLLM_METHODS)})")
+    if algo in ("NEXTN", "MTP"):
+        if v < (0, 9, 0):
+            raise ProfileError(f"vLLM {version_text(v)} has no MTP method (deepseek_mtp came in 0.9.0)")
+        return "deepseek_mtp" if v < (0, 11, 0) else "mtp"
+    if algo == "EAGLE3" and v < (0, 9, 1):
+        raise ProfileError(f"vLLM {version_text(v)} has no eagle3 method (it came in 0.9.1)")
+    return VLLM_METHODS[algo]
+
+
+def vllm_algorithm(method: str) -> str:
+    """The algorithm name for a vLLM method: every `*_mtp` (deepseek_mtp, qwen3_next_mtp, ...) and
+    "mtp" are NEXTN."""
+    m = method.lower()
+    if m == "mtp" or m.endswith("_mtp"):
+        return "NEXTN"
+    by_method = {meth: a for a, meth in VLLM_METHODS.items() if a != "MTP"}
+    return by_method.get(m, method.upper())
 
 
 def resolve(name: str, user_profiles: Mapping[str, Profile]) -> Profile:
@@ -62,6 +164,7 @@ def resolve(name: str, user_profiles: Mapping[str, Profile]) -> Profile:
 def check_profile(profile: Profile, ctx: Context, engine: str) -> None:
     """Raises ProfileError when the server would refuse the profile at start (SGLang's own checks
     in ServerArgs, or what vLLM's --speculative-config cannot say), before anything is touched.
+    The rules are those of ctx.version (the server's; None: the newest, SGLang 0.5.23).
 
     One rule is stricter than SGLang: with topk 1 it silently changes the draft tokens to
     steps + 1, so a profile asking for anything else would never show what it asked for. Counts
@@ -79,20 +182,23 @@ def check_profile(profile: Profile, ctx: Context, engine: str) -> None:
             raise ProfileError(f"profile {p.name}: {key} must be at least 1, not {value}")
     algo = p.algorithm.upper()
     if engine == "vllm":
-        _check_vllm(p, algo)
+        _check_vllm(p, algo, ctx.version)
         return
-    if algo in ("NGRAM", "STANDALONE", "DFLASH") and ctx.enable_dp_attention:
+    version, known = known_version(ctx.version)
+    said = f"SGLang {version_text(version)}" + ("" if known else " (version unknown: its rules)")
+    algorithms = sglang_algorithms(version)
+    if version < _SGLANG_FREE_CHOICE and algo not in algorithms:
+        raise ProfileError(f"profile {p.name}: {said} has no speculative algorithm {p.algorithm} "
+                           f"(it knows {', '.join(algorithms)})")
+    if algo in ("NGRAM", "STANDALONE") and ctx.enable_dp_attention:
         raise ProfileError(f"profile {p.name}: SGLang refuses {algo} with DP attention "
                            f"(\"Currently {algo.lower()} speculative decoding does not support dp "
                            "attention.\")")
     if algo == "DFLASH":
-        if not p.draft_model_path:
-            raise ProfileError(f"profile {p.name}: DFLASH needs draft_model_path (SGLang: \"DFLASH "
-                               "speculative decoding requires setting --speculative-draft-model-path.\")")
-        for key in ("num_steps", "topk"):
-            if counts[key] not in (None, 1):
-                raise ProfileError(f"profile {p.name}: DFLASH runs with {key} 1 (SGLang would "
-                                   f"silently change {counts[key]} to 1)")
+        _check_dflash(p, ctx, version, said)
+        return
+    if algo == "NGRAM":
+        _check_ngram(p, ctx, version)
         return
     if algo not in _EAGLE_FAMILY:
         return
@@ -111,18 +217,70 @@ def check_profile(profile: Profile, ctx: Context, engine: str) -> None:
     if topk == 1 and draft != steps + 1:
         raise ProfileError(f"profile {p.name}: with topk 1, draft tokens must be steps + 1 (SGLang "
                            f"would silently change {draft} to {steps + 1})")
-    if topk > 1 and (ctx.page_size or 1) > 1 and ctx.attention_backend is not None \
-            and ctx.attention_backend not in PAGED_TOPK_BACKENDS:
+    allowed = sglang_paged_topk_backends(version)
+    if topk > 1 and allowed is not None and (ctx.page_size or 1) > 1 \
+            and ctx.attention_backend is not None and ctx.attention_backend not in allowed:
         raise ProfileError(f"profile {p.name}: topk {topk} with page size {ctx.page_size} works only "
-                           f"on the {', '.join(PAGED_TOPK_BACKENDS)} attention backends, not "
-                           f"{ctx.attention_backend} (SGLang: \"speculative_eagle_topk > 1 with "
-                           "page_size > 1 is unstable\")")
+                           f"on the {', '.join(allowed)} attention backends, not "
+                           f"{ctx.attention_backend}, on {said} (SGLang: \"speculative_eagle_topk > 1 "
+                           "with page_size > 1 is unstable\")")
 
 
-def _check_vllm(p: Profile, algo: str) -> None:
-    if algo not in VLLM_METHODS:
-        raise ProfileError(f"profile {p.name}: vLLM has no speculative method for {p.algorithm} "
-                           f"(it knows {', '.join(VLLM_METHODS)})")
+def _check_dflash(p: Profile, ctx: Context, version: Version, said: str) -> None:
+    if not p.draft_model_path:
+        raise ProfileError(f"profile {p.name}: DFLASH needs draft_model_path (SGLang: \"DFLASH "
+                           "speculative decoding requires setting --speculative-draft-model-path.\")")
+    if ctx.enable_dp_attention:
+        if version < (0, 5, 23):
+            raise ProfileError(f"profile {p.name}: {said} refuses DFLASH with DP attention "
+                               "(\"Currently dflash speculative decoding does not support dp "
+                               "attention.\"; 0.5.23 allows it with --enable-dp-lm-head)")
+        if not ctx.enable_dp_lm_head:
+            raise ProfileError(f"profile {p.name}: DFLASH with DP attention needs --enable-dp-lm-head "
+                               "(SGLang: \"DFLASH with dp attention requires --enable-dp-lm-head.\")")
+    for key in ("num_steps", "topk"):
+        value = getattr(p, key)
+        if value not in (None, 1):
+            raise ProfileError(f"profile {p.name}: DFLASH runs with {key} 1 (SGLang would "
+                               f"silently change {value} to 1)")
+
+
+def _check_ngram(p: Profile, ctx: Context, version: Version) -> None:
+    """NGRAM's topk is --speculative-ngram-max-bfs-breadth (default 10): a profile's topk other
+    than that would be silently changed (mtptui refuses it, as for chains); with it above 1 and
+    page size > 1 SGLang wants flashinfer."""
+    breadth = ngram_breadth(p.extra_args) or NGRAM_MAX_BFS_BREADTH
+    if p.topk is not None and p.topk != breadth:
+        raise ProfileError(f"profile {p.name}: NGRAM's topk is --speculative-ngram-max-bfs-breadth "
+                           f"({breadth}); SGLang would silently change {p.topk} to {breadth}")
+    if breadth > 1 and (ctx.page_size or 1) > 1 and ctx.attention_backend is not None \
+            and ctx.attention_backend != "flashinfer":
+        raise ProfileError(f"profile {p.name}: NGRAM (topk {breadth}) with page size {ctx.page_size} "
+                           f"works only on the flashinfer attention backend, not {ctx.attention_backend} "
+                           "(SGLang: \"This combination is only supported for the 'flashinfer' "
+                           "backend.\")")
+
+
+def ngram_breadth(args: tuple[str, ...] | list[str]) -> int | None:
+    """--speculative-ngram-max-bfs-breadth's value among args (the last one), or None."""
+    out = None
+    flag = "--speculative-ngram-max-bfs-breadth"
+    for i, a in enumerate(args):
+        value = a.split("=", 1)[1] if a.startswith(flag + "=") else (
+            args[i + 1] if a == flag and i + 1 < len(args) else None)
+        if value is not None:
+            try:
+                out = int(value)
+            except ValueError:
+                raise ProfileError(f"{flag} {value!r} is not a whole number") from None
+    return out
+
+
+def _check_vllm(p: Profile, algo: str, version: Version | None = None) -> None:
+    try:
+        vllm_method(algo, version)
+    except ProfileError as e:
+        raise ProfileError(f"profile {p.name}: {e}") from None
     if p.topk not in (None, 1):
         raise ProfileError(f"profile {p.name}: vLLM's --speculative-config has no topk "
                            f"({p.topk}); it drafts one chain")

@@ -147,14 +147,15 @@ class HostControl:
             found = launch.find_launch(st.argv)
         except launch.LaunchError as e:
             raise ControlError(f"{self.host}: {self.unit}: {e}") from None
-        current = launch.spec_flags(st.argv)
+        server_version, version_from = await self.server_version(st.argv)
+        current = launch.spec_flags(st.argv, server_version)
         base = st.base
         if action == APPLY:
             if profile is None:
                 raise BadProfile("which profile?")
             try:
-                check_profile(profile, launch.context_of(base), found.engine)
-                new_argv = launch.apply_profile(base, profile)
+                check_profile(profile, launch.context_of(base, server_version), found.engine)
+                new_argv = launch.apply_profile(base, profile, server_version)
                 new_dropin = systemd.render_dropin(new_argv, dict(profile.env), profile=profile.name,
                                                    written_by=audit.local_user(), prefix=st.prefix)
             except ProfileError as e:
@@ -179,7 +180,7 @@ class HostControl:
                     old_argv=list(st.argv), new_argv=new_argv, old_dropin=st.dropin,
                     new_dropin=new_dropin, commands=commands, current=current,
                     last_start_s=st.last_start_s, starts_s=list(st.starts_s), prod=self.prod, where=self.where)
-        plan.server_version, plan.version_from = await self.server_version(st.argv)
+        plan.server_version, plan.version_from = server_version, version_from
         if not st.agrees:
             plan.warnings = ["systemctl show differs from the unit files: a daemon-reload is pending "
                              "(applying reloads it)"]
@@ -214,8 +215,8 @@ class HostControl:
         beat.prepare(plan, entry)
         on_phase = beat.on_phase
         action = Action(self.target, old_dropin=plan.old_dropin, new_dropin=plan.new_dropin,
-                        write=plan.action != RESTART, expect_new=expected(plan.new_argv),
-                        expect_old=expected(plan.old_argv), engine=plan.engine,
+                        write=plan.action != RESTART, expect_new=expected(plan.new_argv, plan.server_version),
+                        expect_old=expected(plan.old_argv, plan.server_version), engine=plan.engine,
                         who=entry["user"], settings=settings, on_phase=on_phase,
                         probe=ServerProbe(self.endpoint))
         beat.start()
@@ -420,8 +421,8 @@ def runs_what(flags: dict) -> str:
                                                 if flags.get(k) is not None])
 
 
-def expected(argv: list[str]) -> dict:
-    flags = launch.spec_flags(argv)
+def expected(argv: list[str], version: str | None = None) -> dict:
+    flags = launch.effective_flags(argv, version)  # what that version will run (it changes some counts)
     return {k: flags.get(k) for k in SPEC_KEYS}
 
 

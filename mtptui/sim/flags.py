@@ -111,7 +111,12 @@ def build_parser(version: str = DEFAULT_VERSION) -> argparse.ArgumentParser:
     g.add_argument("--dtype", type=str, default="auto")
     g.add_argument("--kv-cache-dtype", type=str, default="auto")
     g.add_argument("--quantization", type=str)
-    g.add_argument("--attention-backend", type=str)
+    if v < (0, 5, 0):  # 0.4.x: a fixed list (0.4.9's), no trtllm_mha
+        g.add_argument("--attention-backend", type=str, choices=[
+            "aiter", "cutlass_mla", "fa3", "flashinfer", "flashmla", "intel_amx", "torch_native",
+            "ascend", "triton"])
+    else:
+        g.add_argument("--attention-backend", type=str)
     g.add_argument("--page-size", type=int, default=1)
     g.add_argument("--random-seed", type=int)
     g.add_argument("--watchdog-timeout", type=float, default=300)
@@ -138,19 +143,25 @@ def build_parser(version: str = DEFAULT_VERSION) -> argparse.ArgumentParser:
     else:
         g.add_argument("--speculative-algorithm", type=str, choices=_algorithms(v))
     draft_names = ["--speculative-draft-model-path"]
-    if v >= (0, 5, 4):
+    if v >= (0, 5, 2):
         draft_names.append("--speculative-draft-model")
     g.add_argument(*draft_names, dest="speculative_draft_model_path", type=str)
-    g.add_argument("--speculative-draft-model-revision", type=str)
+    if v >= (0, 5, 2):
+        g.add_argument("--speculative-draft-model-revision", type=str)
     g.add_argument("--speculative-num-steps", type=int)
     g.add_argument("--speculative-eagle-topk", type=int)
     g.add_argument("--speculative-num-draft-tokens", type=int)
     g.add_argument("--speculative-accept-threshold-single", type=float, default=1.0)
     g.add_argument("--speculative-accept-threshold-acc", type=float, default=1.0)
     g.add_argument("--speculative-token-map", type=str)
-    if v >= (0, 5, 4):
+    if v >= (0, 5, 2):
         g.add_argument("--speculative-attention-mode", type=str, choices=["prefill", "decode"],
                        default="prefill")
+    if v >= (0, 5, 3):
+        g.add_argument("--speculative-ngram-max-bfs-breadth", type=int, default=10)
+        g.add_argument("--speculative-ngram-min-bfs-breadth", type=int, default=1)
+        g.add_argument("--speculative-ngram-match-type", type=str, default="BFS")
+        g.add_argument("--speculative-ngram-capacity", type=int, default=10 * 1000 * 1000)
 
     s = p.add_argument_group("mtptui simulator options (never passed to or printed as SGLang's)")
     s.add_argument("--sim-version", choices=VERSIONS, default=DEFAULT_VERSION,
@@ -291,10 +302,16 @@ def resolve(ns: argparse.Namespace) -> Config:
         if algo == "NGRAM":
             if ns.enable_dp_attention:
                 raise ServerArgsError("ValueError", "Currently ngram speculative decoding does not support dp attention.")
-            if topk is None:
-                topk = 1
+            # "self.speculative_eagle_topk = self.speculative_ngram_max_bfs_breadth" (0.5.3+)
+            topk = getattr(ns, "speculative_ngram_max_bfs_breadth", None) or 10
             if draft is None:
                 draft = 12
+            if topk > 1 and ns.page_size > 1 and ns.attention_backend is not None \
+                    and ns.attention_backend != "flashinfer":
+                raise ServerArgsError(
+                    "ValueError", f"speculative_eagle_topk({topk}) > 1 with page_size({ns.page_size}) > 1 "
+                    "is unstable and produces incorrect results for paged attention backends. This "
+                    "combination is only supported for the 'flashinfer' backend.")
             disable_overlap = True
         else:
             if steps is None:
@@ -315,11 +332,13 @@ def resolve(ns: argparse.Namespace) -> Config:
                 draft = steps + 1
             if topk > 1 and ns.attention_backend == "trtllm_mha":
                 raise ServerArgsError("ValueError", "trtllm_mha backend only supports topk = 1 for speculative decoding.")
-            # 0.5.23's list of backends; a backend SGLang picks itself (none given) is not judged.
+            # The version's list of backends; a backend SGLang picks itself (none given) is not judged.
             # (The simulator imports nothing outside mtptui.sim: control/profiles.py has the same
-            # list, and tests/unit/test_control_profiles.py holds the two to the same answers.)
+            # lists, and tests/unit/test_control_profiles.py holds the two to the same answers.)
+            paged = (("flashinfer",) if v < (0, 5, 6) else ("flashinfer", "fa3") if v < (0, 5, 13)
+                     else ("flashinfer", "fa3", "triton"))
             if topk > 1 and ns.page_size > 1 and ns.attention_backend is not None \
-                    and ns.attention_backend not in ("flashinfer", "fa3", "triton") and v >= (0, 5, 0):
+                    and ns.attention_backend not in paged and v >= (0, 5, 2):
                 raise ServerArgsError(
                     "ValueError", "speculative_eagle_topk > 1 with page_size > 1 is unstable and produces "
                     "incorrect results for paged attention backends. This combination is only supported "
@@ -398,7 +417,7 @@ def resolve(ns: argparse.Namespace) -> Config:
     a["attention_backend"] = ns.attention_backend
     a["speculative_algorithm"] = algo
     a["speculative_draft_model_path"] = draft_path
-    a["speculative_draft_model_revision"] = (ns.speculative_draft_model_revision or "main") if draft_path else None
+    a["speculative_draft_model_revision"] = (getattr(ns, "speculative_draft_model_revision", None) or "main") if draft_path else None
     a["speculative_num_steps"] = steps
     a["speculative_eagle_topk"] = topk
     a["speculative_num_draft_tokens"] = draft

@@ -172,7 +172,7 @@ def test_apply_profile_vllm():
     eagle = Profile("e", algorithm="EAGLE", num_steps=2, draft_model_path="yuhuili/EAGLE-LLaMA3")
     assert json.loads(apply_profile(argv, eagle)[-1]) == {
         "method": "eagle", "num_speculative_tokens": 2, "model": "yuhuili/EAGLE-LLaMA3"}
-    with pytest.raises(ProfileError, match="vLLM has no method for DFLASH"):
+    with pytest.raises(ProfileError, match="vLLM has no speculative method for DFLASH"):
         profile_flags(Profile("d", algorithm="DFLASH"), "vllm")
 
 

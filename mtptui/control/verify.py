@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections import deque
 
-from mtptui.control.profiles import VLLM_METHODS, same_algorithm
+from mtptui.control.profiles import same_algorithm, vllm_algorithm
 from mtptui.core.parse import BATCH, EVENT, LineParser
 from mtptui.core.records import DECODE, SPEC
 from mtptui.sources.journal import Run, cursor_of, run_of
@@ -49,7 +49,7 @@ _CAUSE = re.compile(r"(?:^|[\s\]|:])(?:[A-Za-z_]\w*\.)*\w+(?:Error|Exception): (
 _CAUSE_KINDS = ("oom", "nccl", "watchdog")
 _VLLM_SPEC = re.compile(r"speculative_config=(None|SpeculativeConfig\((.*?)\))")
 # vLLM's method names back to the algorithm names profiles use (the first one wins: mtp is NEXTN)
-_VLLM_METHOD = {m: a for a, m in reversed(list(VLLM_METHODS.items()))}
+_VLLM_METHOD = vllm_algorithm  # every *_mtp (deepseek_mtp, qwen3_next_mtp, ...) and mtp are NEXTN
 
 
 def mismatch(expect: dict, seen: dict) -> str | None:
@@ -361,5 +361,5 @@ def _vllm_settings(m: re.Match) -> dict:
     body = m.group(2) or ""
     method = re.search(r"method='?(\w+)", body)
     n = re.search(r"num_spec(?:ulative)?_tokens=(\d+)", body)
-    algo = _VLLM_METHOD.get(method.group(1).lower(), method.group(1).upper()) if method else "UNKNOWN"
+    algo = _VLLM_METHOD(method.group(1)) if method else "UNKNOWN"
     return {"algorithm": algo, "num_steps": int(n.group(1)) if n else None, "topk": None, "num_draft_tokens": None}

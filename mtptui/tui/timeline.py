@@ -41,6 +41,8 @@ class Timeline:
         self.pinned: float | None = None  # live: a frozen/scrubbed playhead; None follows
         self.live_paused = False
         self.back_key = "←"  # the seek-back key as shown (the app sets it from [keys])
+        self._anchor: tuple[float, float] | None = None  # live: (the newest stamp, when it arrived)
+        self._live_max: float | None = None  # live: the latest log time now said; it never goes back
 
     # -- reading ------------------------------------------------------------------------------
     @property
@@ -59,14 +61,24 @@ class Timeline:
         return self.store.last_ts
 
     def live_now(self) -> float | None:
-        """The log time now: the newest stamp plus the wall time since that line arrived."""
+        """The log time now: the newest stamp plus the wall time since that line arrived, never
+        less than it said before. The arrival is taken when the newest stamp moves: lines that
+        leave it where it is (a loading server's messages, which carry no time to the store;
+        another host's late lines) do not set the clock back to it (issue 17: the epoch strip
+        stood at 0m 00s through a load, and went 01 -> 00)."""
         last = self.store.last_ts
         if last is None:
             return None
         arrived = self.last_arrival()
         if arrived is None:
             return last
-        return last + max(0.0, self.wall() - arrived)
+        if self._anchor is None or self._anchor[0] != last:
+            self._anchor = (last, arrived)
+        now = last + max(0.0, self.wall() - self._anchor[1])
+        if self._live_max is not None and now < self._live_max:
+            return self._live_max  # a stamp of whole seconds came in behind the clock
+        self._live_max = now
+        return now
 
     def playhead(self) -> float | None:
         newest = self.store.last_ts

@@ -29,7 +29,7 @@ from mtptui.tui.viewmodel import (METRICS, accept_len_cap, after, chart_series, 
 from mtptui.tui.widgets.action_bar import ActionBar
 from mtptui.tui.widgets.alerts_bar import AlertsBar
 from mtptui.tui.widgets.chart import EVENT_MARKS, ChartData, MetricChart
-from mtptui.tui.widgets.epoch_strip import EpochStrip
+from mtptui.tui.widgets.epoch_strip import EpochStrip, figures_behind
 from mtptui.tui.widgets.events import EventTimeline, TimelineEntry
 from mtptui.tui.widgets.host_bar import HostBar
 from mtptui.tui.widgets.log_view import LogView
@@ -263,7 +263,8 @@ class MainScreen(Screen):
         now = time.monotonic()
         cached = self._epoch_rows
         if (cached is None or cached[0] != host or len(cached[3]) != len(store.epochs.get(host) or ())
-                or (cached[1] != store.version and (force or now - cached[2] >= EPOCH_ROWS_S))):
+                or (cached[1] != store.version and (force or now - cached[2] >= EPOCH_ROWS_S
+                                                    or figures_behind(cached[3], run, views)))):
             cached = self._epoch_rows = (host, store.version, now, host_epoch_rows(store, host))
         elif cached[1] != store.version:
             self._stamp = None  # come back next tick for the figures

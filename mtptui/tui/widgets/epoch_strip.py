@@ -8,8 +8,9 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
-from mtptui.core.compare import DELTA_MIN_BATCHES, Delta, percent
-from mtptui.tui.viewmodel import DOWN, LOADING, WAITING, StripView, clock_text, duration_text
+from mtptui.core.compare import DELTA_MIN_BATCHES, Delta, EpochRow, percent
+from mtptui.tui.viewmodel import (DOWN, LOADING, SPEC_OFF, SPEC_ON, WAITING, PanelView, RunState, StripView,
+                                  clock_text, duration_text)
 from mtptui.tui.widgets.fit import Part, fit
 
 SEP = (" │ ", "$text-muted")
@@ -25,6 +26,24 @@ def _part(rank: int, *forms: list) -> Part:
     """A part of the strip: its forms from the fullest (wide screens) to the shortest (one line
     on a tiny screen); rank 0 stays on screen whatever the width."""
     return Part.of(rank, *forms)
+
+
+def figures_behind(rows: list[EpochRow], run: RunState, views: list[PanelView]) -> bool:
+    """Whether the strip's figures (recounted at most every so often while lines stream) miss
+    what the panels show: a panel decodes in the epoch at the playhead while its row counts no
+    decode line yet. Then they are recounted at once, so the strip never says "no decode line"
+    beside a panel's accept len."""
+    e = run.epoch
+    if e is None or not any(v.spec in (SPEC_ON, SPEC_OFF) and v.decode_batches for v in views):
+        return False
+    row = next((r for r in rows if r.index == e.index), None)
+    return row is None or counts_nothing(row)
+
+
+def counts_nothing(r: EpochRow) -> bool:
+    """No decode line counted in the epoch: no batch, no acceptance figure (vLLM logs those on
+    lines of their own), no throughput."""
+    return r.decode_batches == 0 and r.accept_len is None and r.gen_total is None
 
 
 def strip_parts(v: StripView) -> list[Part]:
@@ -54,13 +73,16 @@ def strip_parts(v: StripView) -> list[Part]:
                            [SEP, (f" {run.down.upper()} ", "bold $text on $error" if run.down == "failed"
                                   else "bold $text on $panel-lighten-2")]))
     r = v.row
-    if r is None or r.gen_total is None:
+    if r is None or counts_nothing(r):
         return parts + [_part(1, [SEP, ("no decode line in this epoch", "$text-muted")],
                               [SEP, ("no decode line", "$text-muted")])]
     if r.accept_len is not None:
         figure = (f"{r.accept_len:.2f}", "bold")
         parts.append(_part(2, [SEP, ("accept len ", "$text-muted"), figure], [SEP, ("accept len ", "$text-muted"), figure],
                            [SEP, ("acc ", "$text-muted"), figure]))
+    if r.gen_total is None:  # decode lines without a gen throughput (vLLM's acceptance lines alone, say)
+        return parts + [_part(1, [SEP, ("no gen throughput in its decode lines", "$text-muted")],
+                              [SEP, ("no gen tok/s logged", "$text-muted")])]
     groups = len(r.gen_per_dp)
     total = (f"{r.gen_total:.0f}", "bold")
     parts.append(_part(0, [SEP, ("host total ", "$text-muted"), total,

@@ -395,6 +395,7 @@ cdef class Lane:
     cdef public Py_ssize_t unparsed
     cdef public Py_ssize_t events
     cdef int batch_word
+    cdef int traceback_word
     cdef tuple word_names
     # per kind: the row's column for the line's time and for its cuda graph (1, 0, NaN), or -1
     cdef int[2] time_col
@@ -420,6 +421,7 @@ cdef class Lane:
             raise ValueError("too many words")
         self.words = b"".join(words)
         self.batch_word = words.index(b"batch")
+        self.traceback_word = words.index(b"Traceback")
         self.word_names = tuple(w.decode() for w in words)
         at = 0
         for c in range(256):
@@ -576,8 +578,8 @@ cdef class Lane:
                     found |= 1ULL << w
             q += 1
         if found:
-            if ln.eng0 >= 0:
-                return False
+            if ln.eng0 >= 0 or found >> self.traceback_word & 1:
+                return False  # a traceback's first line: the parser gathers its lines (LineParser.block)
             msg = PyUnicode_DecodeASCII(s + ln.msg, n - ln.msg, NULL)
             hit = events.classify(msg, {self.word_names[w] for w in range(len(self.word_names)) if found >> w & 1})
             if hit is not None:

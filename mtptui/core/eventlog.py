@@ -17,6 +17,9 @@ from typing import BinaryIO
 from mtptui.core.records import Event
 
 HELD = 1024
+# The newest events stay in memory when the rest are written: a traceback's event takes its text
+# from the exception line a few lines after it (LineParser's Block), in place.
+RECENT = 16
 
 
 class EventLog:
@@ -32,21 +35,23 @@ class EventLog:
         self._held.append(ev)
         self.count += 1
         if len(self._held) >= HELD:
-            self._write_held()
+            self._write_held(RECENT)
 
     def __len__(self) -> int:
         return self.count
 
-    def _write_held(self) -> None:
-        if not self._held:
+    def _write_held(self, keep: int = 0) -> None:
+        """Writes the held events to the file, all but the newest `keep`."""
+        if len(self._held) <= keep:
             return
         if self._writable is None:
             self._writable = tempfile.TemporaryFile()
             self._segments.append(self._writable)
         f = self._writable
         f.seek(0, 2)
-        f.write("".join(json.dumps(e.to_json()) + "\n" for e in self._held).encode())
-        self._held.clear()
+        n = len(self._held) - keep
+        f.write("".join(json.dumps(e.to_json()) + "\n" for e in self._held[:n]).encode())
+        del self._held[:n]
 
     def extend(self, later: EventLog) -> None:
         """Appends the events of a log that came after this one's (`later` is used up)."""

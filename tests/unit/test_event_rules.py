@@ -164,3 +164,45 @@ def test_uvicorns_startup_complete_is_vllms_ready_line(before):
     sglang = LineParser()
     assert sglang.parse("[2026-03-09 16:03:25] INFO:     Application startup complete.").outcome == "other"
     assert sglang.parse(f"{before}INFO:     Application startup complete.").outcome == "other"
+
+
+# A traceback is one event: its first line's, whose text becomes the exception line, the frames
+# kept in its data for the detail view. SGLang logs it after its prefix (scheduler.py
+# `Scheduler hit an exception: {traceback}`, 0.4.6 and 0.5.12), its lines bare; vLLM's formatter
+# repeats its prefix on every line (0.9.2 and 0.33 logging_utils/formatter.py, NewLineFormatter);
+# docker compose puts `name-1  | ` before each; journald its envelope.
+FRAMES = ['  File "/usr/lib/python3/dist-packages/sglang/srt/managers/scheduler.py", line 2946, in run_scheduler_process',
+          "    scheduler = Scheduler(",
+          "                ^^^^^^^^^^"]
+EXC = "RuntimeError: CUDA error: an illegal memory access was encountered"
+
+
+@pytest.mark.parametrize("first,each", [
+    ("[2026-03-09 16:03:25 TP0] Scheduler hit an exception: ", ""),
+    ("Mar 09 16:03:25 gpu1 python3[41820]: [2026-03-09 16:03:25 TP0] Scheduler hit an exception: ",
+     "Mar 09 16:03:25 gpu1 python3[41820]: "),
+    ("sglang-1  | [2026-03-09 16:03:25 TP0] Scheduler hit an exception: ", "sglang-1  | "),
+    ("(EngineCore_0 pid=66) ERROR 03-09 16:03:25 [core.py:586] ", "(EngineCore_0 pid=66) ERROR 03-09 16:03:25 [core.py:586] "),
+    ("ERROR:    ", ""),
+    ("", ""),
+])
+def test_a_traceback_is_one_event_with_its_exception_as_text(first, each):
+    batch = "[2026-03-09 16:03:25 TP1] Decode batch, #running-req: 3, #token: 100, token usage: 0.01, gen throughput (token/s): 10.0, #queue-req: 0, "
+    lines = [first + "Traceback (most recent call last):", *(each + f for f in FRAMES), batch, each + EXC,
+             "[2026-03-09 16:03:26] Received sigquit from a child process. It usually means the child failed."]
+    parser = LineParser()
+    out = [parser.parse(raw) for raw in lines]
+    assert [p.outcome for p in out] == ["event", "other", "other", "other", "batch", "other", "event"]
+    ev = out[0].record
+    assert ev.kind == "error" and ev.text == EXC
+    assert ev.data["frames"] == FRAMES and ev.data["opened"].endswith("Traceback (most recent call last):")
+    assert out[4].record.fields["gen_throughput"] == 10.0  # never swallowed
+
+
+def test_a_traceback_ends_at_a_line_that_is_none_of_its_own():
+    parser = LineParser()
+    ev = parser.parse("Traceback (most recent call last):").record
+    parser.parse(FRAMES[0])
+    parser.parse("INFO:     127.0.0.1:51234 - \"POST /generate HTTP/1.1\" 200 OK")
+    parser.parse(EXC)  # not this traceback's
+    assert ev.text == "Traceback (most recent call last):" and ev.data["frames"] == FRAMES[:1]

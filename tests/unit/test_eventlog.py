@@ -28,11 +28,12 @@ def texts(evs: list[Event]) -> list[str]:
 
 def test_events_past_the_held_ones_go_to_a_file_and_come_back_in_order(monkeypatch):
     monkeypatch.setattr(eventlog, "HELD", 10)
+    monkeypatch.setattr(eventlog, "RECENT", 2)
     log = EventLog()
     evs = events(35)
     for e in evs:
         log.append(e)
-    assert len(log._held) == 5 and log._segments, "30 went to disk"
+    assert len(log._held) == 3 and log._segments, "32 went to disk, the newest stay"
     assert list(log.texts()) == texts(evs)
     assert list(log) == [e.to_json() for e in evs]
     assert list(log.texts()) == texts(evs), "read twice, the same"
@@ -132,3 +133,15 @@ def test_files_after_the_first_resolve_spec_lines_by_the_file_before(tmp_path):
     doc = s.to_json(counts.to_json())
     assert [x["rank"] for x in doc["series"]] == ["Engine 000"], "no series of an unknown rank"
     assert doc == one.to_json(one_counts.to_json())
+
+
+def test_the_newest_events_stay_in_memory_for_a_traceback_to_finish_them(monkeypatch):
+    """A traceback's event takes its text from its exception line, a few lines on (LineParser's
+    Block): the log writes it to disk only after RECENT newer events came."""
+    monkeypatch.setattr(eventlog, "HELD", 10)
+    log = EventLog()
+    evs = events(10)
+    for e in evs:
+        log.append(e)
+    evs[-1].text = "RuntimeError: CUDA error"  # its exception line came after the log reached HELD
+    assert list(log.texts()) == texts(evs)

@@ -42,6 +42,34 @@ _FAST = re.compile(
 )
 
 
+TRACEBACK = "Traceback (most recent call last)"
+MAX_FRAMES = 200  # lines of a traceback kept in its event (the first ones: where it began)
+MAX_FRAME = 1000  # characters of each
+# A traceback's own lines: a frame or its code (indented), the carets under it, a chained
+# traceback's header and the sentences between them, a blank line between those.
+_FRAME = re.compile(r"\s+\S|\s*$|Traceback \(most recent call last\)|During handling of the above exception"
+                    r"|The above exception was the direct cause")
+# Its last line: the exception, `RuntimeError: ...`, `torch.OutOfMemoryError: ...`, `KeyboardInterrupt`
+_EXCEPTION = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure|Timeout|Fault)"
+                        r"(?::|$)")
+# docker compose's `name-1  | ` before every line of a container
+_COMPOSE = re.compile(r"[\w.-]+-\d+\s+\| ")
+
+
+@dataclass(slots=True)
+class Block:
+    """A traceback being gathered into the event its first line made (events.classify)."""
+    event: Event
+    before: str  # the text before `Traceback` on its first line: a prefix that its lines may repeat
+    opened: str  # the first line's message
+    done: bool = False  # its exception line came
+
+    def add(self, frame: str) -> None:
+        frames = self.event.data.setdefault("frames", [])
+        if len(frames) < MAX_FRAMES:
+            frames.append(frame[:MAX_FRAME])
+
+
 @dataclass(slots=True)
 class Parsed:
     outcome: str  # BATCH, EVENT, OTHER or DROPPED
@@ -64,6 +92,8 @@ class LineParser:
         self.unresolved_rank = unresolved_rank
         self._prefixes: dict[str, tuple] = {}  # prefix.read of other prefixes, by their text
         self.vllm_hosts: set[str | None] = set()  # hosts whose vLLM start was seen (events.HTTP_UP)
+        # host -> the traceback being gathered there (Block): its event, the prefix its lines repeat
+        self.blocks: dict[str | None, Block] = {}
         # Batch heads by the text they begin with, up to the first field (envelope, stamp, rank,
         # head): a busy log repeats each for a second of lines, and a dict lookup costs less
         # than the regex. Lookups pause for a while after a run of misses (stamps with
@@ -132,6 +162,8 @@ class LineParser:
         if host is not None:
             line.host = host
         text = line.text
+        if self.blocks and line.host in self.blocks and not (text[:1] == "[" and sglang.split_prefix(text)):
+            self._continue_block(line.host, text)
         engine = ""
         if text[:1] == "(":
             actor = prefix.actor(text)
@@ -171,10 +203,12 @@ class LineParser:
         p = self._event(line, text, line.ts, "")
         if p.outcome == EVENT:
             ev = p.record
-            if not line.zoned and (" - " in text or "] " in text):
-                inner = vllm.stamp(text, self.dates.year)  # vLLM's own stamp, as for its stats lines
-                if inner is not None:
+            if " - " in text or "] " in text:
+                inner, at = vllm.stamp(text, self.dates.year)  # vLLM's own stamp, as for its stats lines
+                if inner is not None and not line.zoned:
                     ev.ts = inner
+                if at and ev.text == text:
+                    ev.text = text[at:]  # the message, as SGLang's events have it
             if ev.kind == "starting" or (ev.kind == SPEC_CONFIG and "non-default args: " in text):
                 self.vllm_hosts.add(line.host)
         elif events.HTTP_UP in text and line.host in self.vllm_hosts:
@@ -311,4 +345,37 @@ class LineParser:
         if hit is None:
             return Parsed(OTHER, line)
         kind, data = hit
-        return Parsed(EVENT, line, Event(kind=kind, ts=ts, host=line.host, text=msg, rank=rank, data=data))
+        ev = Event(kind=kind, ts=ts, host=line.host, text=msg, rank=rank, data=data)
+        at = msg.find(TRACEBACK)
+        if at >= 0:
+            whole = line.text
+            before = whole[:whole.find(TRACEBACK)] if TRACEBACK in whole else ""
+            self.blocks[line.host] = Block(ev, before, msg)
+        return Parsed(EVENT, line, ev)
+
+    def _continue_block(self, host: str | None, text: str) -> None:
+        """A line after a traceback's first on its host: a frame (kept in the event's data), the
+        exception line (the event's text from then on), or the end of the traceback. The line
+        itself is read as any other line is, whatever it is here: no batch line is swallowed."""
+        block = self.blocks[host]
+        body = text
+        if block.before and text.startswith(block.before):
+            body = text[len(block.before):]  # vLLM's formatter repeats its prefix on every line
+        else:
+            m = _COMPOSE.match(text)
+            if m is not None:
+                body = text[m.end():]
+        if _FRAME.match(body):
+            if not block.done or body.strip():
+                block.add(body)
+            return
+        if _EXCEPTION.match(body):
+            ev = block.event
+            if not block.done:
+                block.done = True
+                ev.data["opened"] = block.opened
+                ev.data["exception"] = ev.text = body[:MAX_FRAME]
+            else:
+                block.add(body)  # a chained exception's: the first is the cause, and the text
+            return
+        del self.blocks[host]

@@ -116,20 +116,21 @@ def looks_like_vllm(text: str) -> bool:
     return "throughput: " in text or "metrics: " in text
 
 
-def stamp(text: str, year: int) -> float | None:
-    """The time in vLLM's own prefix (or Python logging's) of any line, None without one."""
+def stamp(text: str, year: int) -> tuple[float | None, int]:
+    """The time in vLLM's own prefix (or Python logging's) of any line, None without one; and
+    where the message after that prefix begins (0 without one)."""
     m = _PREFIX.match(text)
     if m:
         mon, day, hms = m.groups()
-        return timeparse.month_day_hms(year, int(mon), int(day), hms)
+        return timeparse.month_day_hms(year, int(mon), int(day), hms), m.end()
     m = _PYLOG.match(text)
     if m:
         date, hms, frac = m.groups()
         ts = timeparse.ymd_hms(f"{date} {hms}")
         if ts is not None and frac:
             ts += int(frac) / 10 ** len(frac)
-        return ts
-    return None
+        return ts, m.end()
+    return None, 0
 
 
 def parse_stats(text: str, host: str | None, year: int) -> tuple[BatchStats | None, float | None]:

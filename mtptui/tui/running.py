@@ -7,7 +7,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from mtptui.control.restart import OK, ROLLBACK_FAILED, ROLLED_BACK, Outcome, PhaseEvent
+from mtptui.control.restart import (APPLIED, OK, RESULT_NOT_RUN, RESULT_ROLLBACK_FAILED, RESULT_ROLLED_BACK, Outcome,
+                                    PhaseEvent)
+from mtptui.control.session import RESULT_LOCK_LOST
+
+KNOWN = (APPLIED, RESULT_ROLLED_BACK, RESULT_ROLLBACK_FAILED, RESULT_LOCK_LOST, RESULT_NOT_RUN)
 
 PHASES = {"plan": "reading the unit", "confirm": "waiting for your answer", "lock": "lock",
           "write": "write the drop-in", "reload": "daemon-reload", "restart": "restart",
@@ -47,14 +51,22 @@ class Running:
 
 
 def outcome_notice(host: str | None, target: str, outcome: Outcome) -> tuple[str, str, float | None]:
-    """(message, severity, timeout) of the notification that tells how an action ended:
-    green when verified, a warning when rolled back, red and sticky when the rollback failed."""
+    """(message, severity, timeout) of the notification that tells how an action ended, by its
+    result: green when verified, a warning when rolled back, red and sticky when the rollback
+    failed or when another console took the lock mid-action (this one stopped; the host is in
+    the other's hands), red when it did not run. Exit 4 alone does not say which."""
     who = f"{host or 'this host'}: {target}"
-    if outcome.exit_code == OK:
+    result = outcome.result
+    if result == APPLIED or (result not in KNOWN and outcome.exit_code == OK):
         return f"{who} {outcome.message}", "information", 12.0
-    if outcome.exit_code == ROLLED_BACK:
+    if result == RESULT_ROLLED_BACK:
         return f"{who} failed and was rolled back (the old state is verified): {outcome.message}", "warning", 30.0
-    if outcome.exit_code == ROLLBACK_FAILED:
+    if result == RESULT_ROLLBACK_FAILED:
         return (f"{who} ROLLBACK FAILED: {outcome.message}. mtptui stopped touching the host; "
                 "look at it now (the audit log, a, has every step)", "error", STICKY_S)
-    return f"{who} not run: {outcome.message}", "error", 15.0
+    if result == RESULT_LOCK_LOST:
+        return (f"{who} stopped: another console took the lock: {outcome.message}. This console did not roll "
+                "back; the audit log (a) has its steps", "error", STICKY_S)
+    if result == RESULT_NOT_RUN:
+        return f"{who} not run: {outcome.message}", "error", 15.0
+    return f"{who} ended {result} (exit {outcome.exit_code}): {outcome.message}", "error", STICKY_S

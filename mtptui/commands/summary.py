@@ -100,6 +100,7 @@ def table_lines(doc: dict) -> Iterator[str]:
             text = e["text"] if len(e["text"]) <= 100 else e["text"][:97] + "..."
             yield f"  {fmt_time(e['ts'])}  {(e['host'] or '-'):<12.12} {e['kind']:<12} {text}"
     yield from _epoch_lines(doc["epochs"])
+    yield from ending_lines(doc["epochs"], doc.get("crash_loops", []))
     ln = doc["lines"]
     yield ""
     yield (f"lines: {ln['read']} read, {ln['batch']} batch, {ln['event']} event, "
@@ -121,6 +122,31 @@ def write_json(doc: dict, out: TextIO) -> None:
             out.write(", " + text if j else text)
         out.write("]")
     out.write("}\n")
+
+
+def ending_lines(epochs: list[dict], loops: list[dict]) -> list[str]:
+    """How each run ended, a crash loop as one line with its count (epochs.crash_loops)."""
+    if not epochs:
+        return []
+    out = ["", "runs (how each ended):"]
+    looped = {(lp["host"], lp["first"]): lp for lp in loops}
+    skip_to: dict = {}  # host -> the last index of the loop being skipped
+    for e in epochs:
+        host, i = e["host"], e["index"]
+        if i <= skip_to.get(host, -1):
+            continue
+        lp = looped.get((host, i))
+        if lp is not None:
+            skip_to[host] = lp["last"]
+            runs = f"{lp['first'] + 1}-{lp['last'] + 1}"
+            text = lp["text"] + (", each restarted by systemd" if lp.get("restarted_by") else "")
+        else:
+            runs = str(i + 1)
+            text = (e.get("ended") or {}).get("text", "")
+        if len(text) > 110:
+            text = text[:107] + "..."
+        out.append(f"  {(host or '-'):<12.12} {runs:>5} {fmt_time(e['start']):<19} {text}")
+    return out
 
 
 def _epoch_lines(epochs: list[dict]) -> list[str]:

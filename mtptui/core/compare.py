@@ -122,6 +122,8 @@ class EpochRow:
     matched: dict[str, list[BucketRow]] = field(default_factory=dict)
     # the first context bucket from which this spec-on epoch is slower than the spec-off baseline
     stops_paying_from: str | None = None
+    # how it ended (Epoch.ending): how, text, and for a crash its first error
+    ended: dict | None = None
 
     @property
     def by_load(self) -> list[BucketRow]:
@@ -194,7 +196,7 @@ def epoch_rows(epochs: list[dict]) -> list[EpochRow]:
             accept_rate=pooled_mean(ranks, "accept_rate"), gen_per_rank=per_rank,
             gen_mean=sum(per_rank.values()) / len(per_rank) if per_rank else None, gen_per_dp=per_dp,
             gen_total=sum(per_dp.values()) if per_dp else None, min_batches=min_batches,
-            vs_previous=None, vs_baseline=None)
+            vs_previous=None, vs_baseline=None, ended=e.get("ended"))
         row.vs_previous = _delta(row, previous.get(host))
         row.vs_baseline = _delta(row, baseline.get(host))
         last = decoded.get(host)

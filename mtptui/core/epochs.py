@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from mtptui.core.loadmatch import Buckets, matched
+from mtptui.core.parse import events
 from mtptui.core.records import DECODE, SPEC, BatchStats, Event
 from mtptui.core.valueset import Rows
 
@@ -23,6 +24,19 @@ UNRESOLVED = "\x00unresolved"
 EPOCH_EVENTS = ("started", "spec_config")  # the events that may begin an epoch
 # The events that tell where a run is: loading (none yet), serving (ready), or gone down.
 LIFECYCLE_EVENTS = ("ready", "stopping", "stopped", "failed")
+# The trouble that ends a run when nothing brings it back: its first one is why it crashed.
+TROUBLE_EVENTS = ("oom", "nccl", "watchdog", "error")
+TROUBLE_NAMES = {"oom": "OOM", "nccl": "NCCL", "watchdog": "watchdog timeout", "error": "error"}
+# How a run ended (Epoch.ending): these, with the first error of a crashed run.
+MTPTUI, SYSTEMD, STOPPED, CRASHED, RUNNING, ENDED = (
+    "restarted by mtptui", "restarted by systemd", "stopped", "crashed", "still running", "ended")
+LOOP_WINDOW = 600.0  # a crashed run that starts within this of the one before it is in its crash loop
+LOOP_RUNS = 3  # runs in a row that end in the same error: a crash loop
+
+
+def error_signature(kind: str, text: str) -> str:
+    """An error as a crash loop repeats it: its numbers (pids, GPUs, sizes, addresses) left out."""
+    return kind + ":" + re.sub(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)?", "#", text)[:300]
 
 
 def rank_key(rank: str) -> tuple:
@@ -95,6 +109,15 @@ class Epoch:
     # (time, kind) of its LIFECYCLE_EVENTS, in log order (the dashboard's store feeds them)
     lifecycle: list[tuple[float, str]] = field(default_factory=list)
     tally: bool = False  # its value sets keep exact sums as values come (ValueSet.tally): the dashboard
+    # how it ended: its first trouble event (TROUBLE_EVENTS) and whether a ready came after it,
+    # systemd's failure line, Scheduled restart job, a stop, mtptui's restart (with its profile)
+    trouble: Event | None = None
+    ready_after_trouble: bool = False
+    failed: str | None = None
+    auto_restart: bool = False
+    stop: bool = False
+    restart_requested: bool = False
+    profile: str | None = None
 
     @property
     def empty(self) -> bool:
@@ -102,6 +125,15 @@ class Epoch:
 
     def absorb(self, other: Epoch) -> None:
         """Adds another epoch's statistics to this one (the same epoch, read in two parts)."""
+        if self.trouble is None:
+            self.trouble, self.ready_after_trouble = other.trouble, other.ready_after_trouble
+        elif other.trouble is not None or any(k == "ready" for _, k in other.lifecycle):
+            self.ready_after_trouble = self.ready_after_trouble or any(k == "ready" for _, k in other.lifecycle)
+        self.failed = self.failed or other.failed
+        self.auto_restart = self.auto_restart or other.auto_restart
+        self.stop = self.stop or other.stop
+        self.restart_requested = self.restart_requested or other.restart_requested
+        self.profile = self.profile or other.profile
         self.batches += other.batches
         self.records += other.records
         self.lifecycle += other.lifecycle
@@ -142,12 +174,70 @@ class Epoch:
         rows = self.per_rank.get(rank)
         return rows.describe()[metric] if rows is not None else None
 
+    def note_event(self, ev: Event) -> None:
+        """What an event says about how this run ends."""
+        kind = ev.kind
+        if kind in TROUBLE_EVENTS:
+            if self.trouble is None:
+                self.trouble = ev  # the event itself: a traceback's text comes a few lines later
+        elif kind == "ready":
+            if self.trouble is not None:
+                self.ready_after_trouble = True
+        elif kind == "failed":
+            if self.failed is None:
+                self.failed = ev.text
+        elif kind == "auto_restart":
+            self.auto_restart = True
+        elif kind in ("stopping", "stopped"):
+            self.stop = True
+        elif kind == "restart_requested":
+            self.restart_requested = True
+            self.profile = ev.data.get("profile") or self.profile
+
+    def ending(self, last: bool) -> dict:
+        """How this run ended: `how` (MTPTUI, SYSTEMD, STOPPED, CRASHED, RUNNING or ENDED: a new
+        run began with no end seen), `text` (one line), and for a crash its first `error` (kind,
+        time, text) and whether systemd restarted it (`restarted_by`). last: no run came after it."""
+        error = None
+        t = self.trouble
+        if t is not None and not self.ready_after_trouble:
+            kind = t.kind
+            if kind == "error" and t.data.get("exception"):  # a traceback's: what its exception says
+                hit = events.classify(t.data["exception"])
+                if hit is not None and hit[0] in TROUBLE_EVENTS:
+                    kind = hit[0]
+            error = {"kind": kind, "ts": t.ts, "text": t.text}
+        elif self.failed is not None:
+            error = {"kind": "failed", "ts": None, "text": self.failed}
+        crashed = self.failed is not None or self.auto_restart or (error is not None and not self.stop)
+        out: dict = {}
+        if self.restart_requested:
+            out = {"how": MTPTUI, "profile": self.profile,
+                   "text": MTPTUI + (f" (profile {self.profile})" if self.profile else "")}
+        elif crashed and error is not None:
+            name = TROUBLE_NAMES.get(error["kind"], "exited with failure")
+            out = {"how": CRASHED, "error": error, "text": f"{CRASHED}: {name}: {error['text']}"}
+            if self.auto_restart:
+                out["restarted_by"] = "systemd"
+                out["text"] = f"{CRASHED}, {SYSTEMD} (Restart=): {name}: {error['text']}"
+        elif self.auto_restart:
+            out = {"how": SYSTEMD, "text": f"{SYSTEMD} (Restart=)"}
+        elif self.stop:
+            out = {"how": STOPPED, "text": STOPPED}
+        elif last:
+            out = {"how": RUNNING, "text": RUNNING}
+        else:
+            out = {"how": ENDED, "text": "ended (a new run began, no stop seen)"}
+        if len(out["text"]) > 300:
+            out["text"] = out["text"][:297] + "..."
+        return out
+
     def to_json(self, brief: bool = False) -> dict:
         """As in `summary --json`; brief: each rank's statistics only n and mean (no sort)."""
         ranks = {rank: (self.per_rank[rank].brief() if brief else self.per_rank[rank].describe())
                  for rank in sorted(self.per_rank, key=rank_key)}
         return {"host": self.host, "index": self.index, "start": self.start, "end": self.end,
-                "reason": self.reason, "label": self.label, "spec": self.spec,
+                "reason": self.reason, "label": self.label, "spec": self.spec, "ended": self.ending(self.end is None),
                 "decode_batches": self.batches, "ranks": ranks,
                 **{b.scale.json_key: b.to_json() for b in self.matched}}
 
@@ -195,10 +285,13 @@ class EpochTracker:
                 cur = self._new_epoch(ev.host, ts, "new server process")
             cur.spec = dict(ev.data)
             self.spec[ev.host] = dict(ev.data)
-        elif ev.kind in LIFECYCLE_EVENTS:
+        else:
             cur = self.current(ev.host)
-            if cur is not None:
+            if cur is None:
+                return
+            if ev.kind in LIFECYCLE_EVENTS:
                 cur.lifecycle.append((ts, ev.kind))
+            cur.note_event(ev)
 
     def _new_epoch(self, host: str | None, ts: float, reason: str) -> Epoch:
         epochs = self.epochs.setdefault(host, [])
@@ -209,6 +302,9 @@ class EpochTracker:
                 # What the process before did (its stop) is not this run's.
                 cur.start, cur.reason = min(cur.start, ts), reason
                 cur.lifecycle.clear()
+                cur.trouble, cur.ready_after_trouble, cur.failed = None, False, None
+                cur.auto_restart = cur.stop = cur.restart_requested = False
+                cur.profile = None
                 return cur
             cur.end = ts
         e = Epoch(index=len(epochs), host=host, start=ts, reason=reason, tally=self.tally)
@@ -243,3 +339,40 @@ class EpochTracker:
 
     def all(self) -> list[Epoch]:
         return [e for host in self.epochs for e in self.epochs[host]]
+
+
+def crash_loops(epochs: list[dict]) -> list[dict]:
+    """Runs in a row of one host that crashed with the same error (error_signature), each
+    starting within LOOP_WINDOW of the one before: one entry per loop of LOOP_RUNS or
+    more, with its count, first and last epoch index, time span and error. epochs: as in
+    `summary --json`, each with its `ended`."""
+    loops: list[dict] = []
+    run: list[dict] = []
+
+    def close() -> None:
+        if len(run) >= LOOP_RUNS:
+            err = run[0]["ended"]["error"]
+            loops.append({"host": run[0]["host"], "count": len(run), "first": run[0]["index"],
+                          "last": run[-1]["index"], "since": run[0]["start"], "until": run[-1]["end"],
+                          "error": err, "restarted_by": run[-1]["ended"].get("restarted_by"),
+                          "text": f"crash loop: {len(run)} runs crashed with {TROUBLE_NAMES.get(err['kind'], 'failure')}: "
+                                  f"{err['text']}"})
+        run.clear()
+
+    for e in epochs:
+        ended = e.get("ended") or {}
+        err = ended.get("error") if ended.get("how") == CRASHED else None
+        if err is not None and run:
+            prev = run[-1]
+            same = (prev["host"] == e["host"]
+                    and error_signature(err["kind"], err["text"]) == error_signature(
+                        prev["ended"]["error"]["kind"], prev["ended"]["error"]["text"])
+                    and e["start"] - prev["start"] <= LOOP_WINDOW)
+            if not same:
+                close()
+        elif err is None:
+            close()
+        if err is not None:
+            run.append(e)
+    close()
+    return loops

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field
 
 from mtptui.core.compare import with_comparison
-from mtptui.core.epochs import EPOCH_EVENTS, UNRESOLVED, Epoch, EpochTracker, rank_key
+from mtptui.core.epochs import EPOCH_EVENTS, UNRESOLVED, Epoch, EpochTracker, crash_loops, rank_key
 from mtptui.core.eventlog import EventLog
 from mtptui.core.loadmatch import MATCH_FIELDS
 from mtptui.core.records import DECODE, PREFILL, SGLANG, SPEC, BatchStats, Event
@@ -237,6 +237,8 @@ class Summary:
             current = self.epochs.current(ev.host)
             for s in series:
                 s.epoch = current
+        else:
+            self.epochs.add_event(ev, ts)  # how the run ends (Epoch.note_event)
 
     def merge(self, later: Summary, ranks_before: dict | None = None) -> None:
         """Adds the summary of the input that came after this one's (the next part of a file read
@@ -310,7 +312,8 @@ class Summary:
         return {
             "series": [s.to_json() for s in self.ordered()],
             "events": self.events,
-            "epochs": with_comparison([e.to_json() for e in self.epochs.all()]),
+            "epochs": (epochs := with_comparison([e.to_json() for e in self.epochs.all()])),
+            "crash_loops": crash_loops(epochs),
             "lines": lines,
         }
 

@@ -788,11 +788,11 @@ def noise(rng: random.Random, t: int, host: str | None, envelope: str, seq: int 
          "\rCapturing batches (bs=2 avail_mem=9.95 GB): 100%|##########| 4/4 [00:02<00:00,  1.60it/s]",
          "other", None),
         (vllm_prefix(t, path="entrypoints/openai/api_server.py", lineno=1882)
-         + "Starting vLLM API server 0 on http://0.0.0.0:8000", "other", None),
+         + "Starting vLLM API server 0 on http://0.0.0.0:8000", "event", "starting"),  # issue 19
         (f"[{stamp}] The server is fired up and ready to roll!", "event", "ready"),
     ]
     text, outcome, event = rng.choice(choices)
-    if event == "ready":
+    if event in ("ready", "starting"):
         ts = us / 1_000_000 if envelope == "json" else float(t)
         if envelope == "short":
             us = t * 1_000_000

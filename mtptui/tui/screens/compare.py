@@ -4,7 +4,7 @@ DP groups) and its change against the run before and the last run without specul
 mean per rank, and for the epoch picked, its decode lines by #running-req with their changes at the
 same load, and by context (tokens in use per running request) with the buckets where speculation
 runs slower than without it marked. The numbers are `mtptui summary`'s epochs (core/compare.py), as on the epoch
-strip, kept up to date while the dashboard runs."""
+strip, kept up to date while the dashboard runs; and how each run ended (Epoch.ending)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,20 @@ from mtptui.tui.viewmodel import clock_text, duration_text, host_epoch_rows, hos
 
 # What tells whether a retune helped comes first: a narrow screen cuts the columns on the right.
 COLUMNS = ("#", "settings", "acc len", "acc rate", "host tok/s", "vs prev", "vs spec off", "gen tok/s/rank",
-           "decode", "began", "ran")
+           "decode", "began", "ran", "ended")
+# how a run ended, in a word (the detail below the table says it whole)
+ENDED_WORDS = {"restarted by mtptui": "mtptui restart", "restarted by systemd": "systemd restart",
+               "stopped": "stopped", "crashed": "crashed", "still running": "running", "ended": "-"}
+
+
+def ended_cell(r: EpochRow) -> str | Content:
+    ended = r.ended or {}
+    how = ended.get("how")
+    if how == "crashed":
+        kind = (ended.get("error") or {}).get("kind", "")
+        word = {"oom": "OOM", "nccl": "NCCL", "watchdog": "watchdog", "failed": "failure"}.get(kind, "error")
+        return Content.styled(f"crashed: {word}", "bold $error")
+    return ENDED_WORDS.get(how, "-")
 REFRESH_S = 1.0
 
 
@@ -30,13 +43,13 @@ def _num(v: float | None, prec: int) -> str:
     return "-" if v is None else f"{v:.{prec}f}"
 
 
-def row_cells(r: EpochRow, newest: float | None) -> tuple[str, ...]:
+def row_cells(r: EpochRow, newest: float | None) -> tuple:
     """The table's cells for one epoch; the open one runs to the newest line."""
     end = r.end if r.end is not None else newest
     ran = duration_text(None if end is None else end - r.start) + (" +" if r.end is None else "")
     return (str(r.index + 1), r.label, _num(r.accept_len, 2), _num(r.accept_rate, 2), _num(r.gen_total, 1),
             delta_text(r, r.vs_previous), delta_text(r, r.vs_baseline, baseline=True), _num(r.gen_mean, 1),
-            str(r.decode_batches), clock_text(r.start), ran)
+            str(r.decode_batches), clock_text(r.start), ran, ended_cell(r))
 
 
 def _bucket_parts(buckets: list[BucketRow], first: bool) -> list:
@@ -128,8 +141,11 @@ class CompareScreen(ModalScreen):
         if not 0 <= event.cursor_row < len(self.rows):
             return
         r = self.rows[event.cursor_row]
-        parts: list = [(f"epoch {r.index + 1}: {r.label}", "bold"), (f" · began: {r.reason}", "$text-muted"),
-                       ("\ngen tok/s, mean per rank:", "bold")]
+        parts: list = [(f"epoch {r.index + 1}: {r.label}", "bold"), (f" · began: {r.reason}", "$text-muted")]
+        ended = (r.ended or {}).get("text")
+        if ended:
+            parts.append((f" · ended: {ended}", "bold $error" if r.ended.get("how") == "crashed" else "$text-muted"))
+        parts.append(("\ngen tok/s, mean per rank:", "bold"))
         if not r.gen_per_rank:
             parts.append(" none logged")
         names = short_rank_labels(list(r.gen_per_rank))

@@ -1,0 +1,115 @@
+"""How each run ended (issue 19): restarted by mtptui, restarted by systemd (Restart=), stopped,
+crashed with its first error (OOM, NCCL, a traceback's exception, a watchdog timeout) or still
+running; a crash loop is one line with its count. On the sample logs and on crash loops the
+simulator makes."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mtptui.core.epochs import CRASHED, MTPTUI, RUNNING, STOPPED, EpochTracker, crash_loops
+from mtptui.core.ingest import Ingest
+from mtptui.core.records import Event
+from mtptui.core.summary import Summary
+from mtptui.sim import scenario
+from mtptui.sim.scenario import Run
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
+
+
+def summary_of(lines) -> dict:
+    s = Summary()
+    ingest = Ingest(s)
+    ingest.feed_many(list(lines))
+    return s.to_json(ingest.counts.to_json())
+
+
+def summary_cli(*args) -> str:
+    r = subprocess.run([sys.executable, "-m", "mtptui", "summary", *args], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_the_oom_crashloop_sample():
+    doc = json.loads(summary_cli("--json", str(SAMPLES / "incident-oom-crashloop.log")))
+    ended = [e["ended"] for e in doc["epochs"]]
+    assert [e["how"] for e in ended] == [CRASHED] * 5
+    assert ended[0]["error"]["kind"] == "oom" and "CUDA out of memory" in ended[0]["error"]["text"]
+    assert all(e.get("restarted_by") == "systemd" for e in ended[:4])
+    assert all(e["error"]["text"].startswith("RuntimeError: Not enough memory") for e in ended[1:])
+    (loop,) = doc["crash_loops"]
+    assert (loop["count"], loop["first"], loop["last"]) == (4, 1, 4) and loop["error"]["kind"] == "oom"
+    table = summary_cli(str(SAMPLES / "incident-oom-crashloop.log"))
+    runs = table[table.index("runs (how each ended):"):].splitlines()
+    assert "1 2026-03-09 16:00:00 crashed, restarted by systemd (Restart=): OOM: torch.OutOfMemoryError" in runs[1]
+    assert "2-5" in runs[2] and "crash loop: 4 runs crashed with OOM: RuntimeError: Not enough memory" in runs[2]
+    assert runs[3] == ""
+
+
+@pytest.mark.parametrize("name,how,kind", [
+    ("mtp-toggle-restarts", [STOPPED, STOPPED, RUNNING], None),
+    ("incident-nccl-timeout", [CRASHED], "nccl"),
+    ("incident-hang-watchdog", [CRASHED], "watchdog"),
+    ("vllm-eagle", [RUNNING], None),
+    ("mtp-on-tp4", [RUNNING], None),
+])
+def test_the_samples_say_how_each_run_ended(name, how, kind):
+    doc = json.loads(summary_cli("--json", str(SAMPLES / f"{name}.log")))
+    assert [e["ended"]["how"] for e in doc["epochs"]] == how
+    if kind is not None:
+        assert doc["epochs"][-1]["ended"]["error"]["kind"] == kind
+    assert doc["crash_loops"] == []
+
+
+@pytest.mark.parametrize("fault,kind,text", [
+    ("nccl@5", "nccl", "Watchdog caught collective operation timeout"),
+    ("crash@5", "error", "RuntimeError: CUDA error: an illegal memory access was encountered"),
+])
+def test_a_crash_loop_the_simulator_makes_is_one_line(fault, kind, text):
+    qwen = ["--model-path", "Qwen/Qwen3.5-122B-A10B", "--tp", "4"]
+    runs = [Run(qwen + ["--sim-load", "light", "--sim-fault", fault], serve=0, end="die") for _ in range(4)]
+    lines = [ln.text for ln in scenario.render_runs(runs, startup_seconds=5.0, salt="crashloop-" + fault)]
+    doc = summary_of(lines)
+    ended = [e["ended"] for e in doc["epochs"]]
+    assert [e["how"] for e in ended] == [CRASHED] * 4, ended
+    assert all(e["error"]["kind"] == kind and text in e["error"]["text"] for e in ended), ended
+    (loop,) = doc["crash_loops"]
+    assert loop["count"] == 4 and loop["error"]["kind"] == kind
+
+
+def _ev(kind, ts, text="", **data):
+    return Event(kind=kind, ts=ts, host="h", text=text, data=data)
+
+
+def test_restarted_by_mtptui_names_its_profile():
+    t = EpochTracker()
+    for ev in [_ev("started", 0), _ev("spec_config", 1, algorithm=None), _ev("ready", 10),
+               _ev("restart_requested", 50, profile="mtp3"),
+               _ev("stopping", 51), _ev("stopped", 52), _ev("started", 53)]:
+        t.add_event(ev, ev.ts)
+    first, second = t.epochs["h"]
+    assert first.ending(last=False) == {"how": MTPTUI, "profile": "mtp3", "text": "restarted by mtptui (profile mtp3)"}
+    assert second.ending(last=True)["how"] == RUNNING
+
+
+def test_an_error_the_server_got_over_is_no_crash():
+    t = EpochTracker()
+    for ev in [_ev("started", 0), _ev("error", 5, "Health check failed. ..."), _ev("ready", 10)]:
+        t.add_event(ev, ev.ts)
+    assert t.epochs["h"][0].ending(last=True)["how"] == RUNNING
+
+
+def test_a_crash_loop_needs_the_same_error_within_minutes():
+    def epoch(i, start, text):
+        return {"host": "h", "index": i, "start": start, "end": start + 30,
+                "ended": {"how": CRASHED, "error": {"kind": "oom", "ts": start, "text": text}}}
+    same = [epoch(i, 60.0 * i, f"GPU {i} out of memory, 1.{i} GiB free") for i in range(3)]
+    assert crash_loops(same)[0]["count"] == 3  # numbers aside, the same error
+    assert crash_loops(same[:2]) == []
+    apart = [epoch(i, 3600.0 * i, "out of memory") for i in range(3)]
+    assert crash_loops(apart) == []
+    other = same[:2] + [epoch(2, 120, "another error")]
+    assert crash_loops(other) == []

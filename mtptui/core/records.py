@@ -27,13 +27,15 @@ EVENT_KINDS = (
     "stopped",  # systemd: Stopped UNIT, or the server logged its own shutdown
     "failed",  # main process exited with failure, Failed with result, Failed to start
     "auto_restart",  # systemd: Scheduled restart job (crash loop)
-    "ready",  # The server is fired up and ready to roll!
+    "starting",  # vLLM's API server coming up (vLLM API server version, Starting vLLM API server)
+    "ready",  # The server is fired up and ready to roll! (vLLM: uvicorn's Application startup complete.)
     "oom",
     "nccl",
-    "error",  # scheduler exception, traceback, sigquit from a child, init failure
+    "error",  # scheduler exception, traceback (one event, its exception line as text), sigquit from a child,
+    # a scheduler process terminated, init failure, vLLM's EngineCore failures, a bare `Killed`
     "watchdog",
     "retract",
-    "spec_config",  # server_args=ServerArgs(...) read
+    "spec_config",  # server_args=ServerArgs(...) / {...} read, or vLLM's non-default args: {...}
     "gap",  # a live stream lost its connection; lines may be missing until it resumes
     "restart_requested",  # mtptui itself asked for a restart
 )

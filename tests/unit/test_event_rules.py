@@ -206,3 +206,10 @@ def test_a_traceback_ends_at_a_line_that_is_none_of_its_own():
     parser.parse("INFO:     127.0.0.1:51234 - \"POST /generate HTTP/1.1\" 200 OK")
     parser.parse(EXC)  # not this traceback's
     assert ev.text == "Traceback (most recent call last):" and ev.data["frames"] == FRAMES[:1]
+
+
+def test_every_rules_kind_is_a_known_event_kind():
+    from mtptui.core.parse.events import _RULES
+    from mtptui.core.records import EVENT_KINDS
+    assert {kind for kind, _, _ in _RULES} <= set(EVENT_KINDS)
+    assert len({kind for kind, _, _ in _RULES}) == len({k for k, _, _ in _RULES})  # (one table)

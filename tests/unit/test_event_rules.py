@@ -212,4 +212,3 @@ def test_every_rules_kind_is_a_known_event_kind():
     from mtptui.core.parse.events import _RULES
     from mtptui.core.records import EVENT_KINDS
     assert {kind for kind, _, _ in _RULES} <= set(EVENT_KINDS)
-    assert len({kind for kind, _, _ in _RULES}) == len({k for k, _, _ in _RULES})  # (one table)

@@ -119,7 +119,7 @@ def effective(flags: Mapping[str, object], ctx: Context, engine: str = "sglang")
         return out
     if _silently_chains(v) and (ctx.page_size or 1) > 1 and out["topk"] > 1:
         out["topk"] = 1
-    if out["topk"] == 1:
+    if out["topk"] == 1 and v >= (0, 4, 6):  # 0.4.5 keeps the draft tokens as given
         out["num_draft_tokens"] = out["num_steps"] + 1
     return out
 
@@ -206,10 +206,20 @@ def check_profile(profile: Profile, ctx: Context, engine: str) -> None:
     if given and len(given) < 3:
         raise ProfileError(f"profile {p.name}: num_steps, topk and num_draft_tokens go together, "
                            f"give all three or none (it gives {', '.join(given)})")
-    if not given:
-        return  # SGLang chooses all three for the model
-    steps, topk, draft = p.num_steps, p.topk, p.num_draft_tokens
     backends = (ctx.attention_backend, ctx.decode_attention_backend, ctx.prefill_attention_backend)
+    allowed = sglang_paged_topk_backends(version)
+    if not given:
+        # SGLang chooses all three for the model (topk 4 for Llama and others), then applies the
+        # rules below: where one would refuse a topk > 1, mtptui asks for the counts instead.
+        paged = allowed is not None and (ctx.page_size or 1) > 1 and ctx.attention_backend is not None \
+            and ctx.attention_backend not in allowed
+        if paged or ("trtllm_mha" in backends and version >= (0, 5, 0)):
+            raise ProfileError(f"profile {p.name}: SGLang picks the counts for the model itself, and "
+                               f"with {'page size ' + str(ctx.page_size) + ' on ' if paged else ''}"
+                               f"{ctx.attention_backend if paged else 'trtllm_mha'} it refuses topk > 1: "
+                               "give num_steps, topk and num_draft_tokens")
+        return
+    steps, topk, draft = p.num_steps, p.topk, p.num_draft_tokens
     if topk > 1 and "trtllm_mha" in backends:
         raise ProfileError(f"profile {p.name}: the trtllm_mha attention backend needs topk 1 "
                            f"(SGLang: \"trtllm_mha backend only supports topk = 1 for speculative "
@@ -217,7 +227,6 @@ def check_profile(profile: Profile, ctx: Context, engine: str) -> None:
     if topk == 1 and draft != steps + 1:
         raise ProfileError(f"profile {p.name}: with topk 1, draft tokens must be steps + 1 (SGLang "
                            f"would silently change {draft} to {steps + 1})")
-    allowed = sglang_paged_topk_backends(version)
     if topk > 1 and allowed is not None and (ctx.page_size or 1) > 1 \
             and ctx.attention_backend is not None and ctx.attention_backend not in allowed:
         raise ProfileError(f"profile {p.name}: topk {topk} with page size {ctx.page_size} works only "

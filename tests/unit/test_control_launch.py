@@ -199,3 +199,30 @@ def test_apply_profile_keeps_other_words(extra, name):
     assert got[:len(argv)] == argv
     assert got[len(argv):] == profile_flags(BUILTINS[name], "sglang")
     assert spec_flags(got)["num_steps"] == BUILTINS[name].num_steps
+
+
+def test_flag_reader_knows_the_versions_abbreviations():
+    """argparse takes a unique prefix: on 0.4.3-0.5.1 `--speculative-draft X` is the draft model
+    path (so `]` keeps it); from 0.5.2 it is ambiguous (-model, -model-path, -model-revision)."""
+    argv = sglang("--speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-eagle-topk 1 "
+                  "--speculative-num-draft-tokens 4 --speculative-draft /models/draft")
+    assert spec_flags(argv, "0.4.9")["draft_model_path"] == "/models/draft"
+    assert spec_flags(argv, "0.5.1")["draft_model_path"] == "/models/draft"
+    assert spec_flags(argv, "0.5.2")["draft_model_path"] is None
+    assert spec_flags(argv, None)["draft_model_path"] is None
+    assert spec_flags(sglang("--speculative-draft-model d"), "0.5.2")["draft_model_path"] == "d"
+    from mtptui.control.profiles import step
+    assert step(spec_flags(argv, "0.4.9"), +1).draft_model_path == "/models/draft"
+
+
+def test_old_vllm_flags_before_0_8_2():
+    argv = ["vllm", "serve", "m", "--speculative-model", "old", "--num-speculative-tokens", "3"]
+    assert spec_flags(argv)["draft_model_path"] == "old" and spec_flags(argv)["num_steps"] == 3
+    eagle = Profile("e", algorithm="EAGLE", num_steps=2, draft_model_path="d")
+    assert apply_profile(argv, eagle, "0.8.1")[3:] == ["--speculative-model", "d", "--num-speculative-tokens", "2"]
+    ngram = apply_profile(argv, Profile("n", algorithm="NGRAM", num_steps=4), "0.8.1")
+    assert ngram[3:5] == ["--speculative-model", "[ngram]"] and spec_flags(ngram)["algorithm"] == "NGRAM"
+    with pytest.raises(ProfileError, match="before 0.8.2"):
+        apply_profile(argv, BUILTINS["mtp3"], "0.8.1")
+    assert json.loads(apply_profile(argv, BUILTINS["mtp3"], "0.10.2")[-1])["method"] == "deepseek_mtp"
+    assert spec_flags(["vllm", "serve", "m", "--speculative-config", '{"method":"deepseek_mtp"}'])["algorithm"] == "NEXTN"

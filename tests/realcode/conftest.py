@@ -1,0 +1,50 @@
+"""The real-code tier: each SGLang (and vLLM) release's own argument parser and speculative rules,
+from its PyPI wheel, executed here with its heavy imports stubbed, hold mtptui's control path
+to the real outcome. Wheels are downloaded once (`pip download --no-deps`) into
+$MTPTUI_TEST_CACHE (default ~/.cache/mtptui-test); only the .py files (and small data files)
+are extracted, per version. Without the registry the tests skip with the reason (CI fails).
+Select the tier with `-m realcode`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+
+import pytest
+from wheels import CACHE
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "realcode: runs released SGLang/vLLM code from PyPI wheels")
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "realcode" in str(item.fspath):
+            item.add_marker(pytest.mark.realcode)
+
+
+@pytest.fixture(scope="session")
+def msgspec_path(need) -> str:
+    """msgspec (SGLang 0.5.14+ defines its arguments with it): a real one, from its wheel."""
+    try:
+        import msgspec  # noqa: F401
+        return ""
+    except ImportError:
+        pass
+    import sysconfig
+    tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
+    root = CACHE / "msgspec" / tag
+    if not (root / ".done").exists():
+        d = CACHE / "wheels"
+        d.mkdir(parents=True, exist_ok=True)
+        r = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(d),
+                            "--only-binary=:all:", "msgspec"], capture_output=True, text=True, timeout=600)
+        found = sorted(d.glob(f"msgspec-*-{tag}-*.whl"))
+        need(found, f"cannot download msgspec ({(r.stderr.strip().splitlines() or ['?'])[-1]}, "
+                    f"{sysconfig.get_platform()})")
+        with zipfile.ZipFile(found[-1]) as z:
+            z.extractall(root)
+        (root / ".done").write_text("ok\n")
+    return str(root)

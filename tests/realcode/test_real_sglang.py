@@ -210,3 +210,21 @@ def test_flag_reader_reads_what_argparse_reads(version, real):
         assert ours == r["parsed"]["speculative_draft_model_path"], (version, flag)
         num = spec_flags(argv, version)
         assert num["num_steps"] is None or str(num["num_steps"]) == str(r["parsed"]["speculative_num_steps"])
+
+
+@pytest.mark.parametrize("version", __import__("mtptui.sim.flags", fromlist=["VERSIONS"]).VERSIONS)
+def test_simulator_flags_are_the_versions(version, real):
+    """The simulator (which the control tests lean on) has no speculative flag its version lacks,
+    and 0.4.x's fixed --attention-backend choices."""
+    from mtptui.sim import flags
+    _, _, result = real(version)
+    sim = flags.build_parser(version)
+    ours = {s for a in sim._actions for s in a.option_strings if s.startswith("--speculative-")}
+    assert ours <= set(result["flags"]), sorted(ours - set(result["flags"]))
+    backend = next(a for a in sim._actions if "--attention-backend" in a.option_strings)
+    real_choices = result["choices"].get("--attention-backend")
+    if version < "0.5":
+        assert set(backend.choices) == set(real_choices)
+    algo = next(a for a in sim._actions if "--speculative-algorithm" in a.option_strings)
+    if algo.choices is not None:
+        assert set(algo.choices) == set(result["choices"]["--speculative-algorithm"])

@@ -192,3 +192,43 @@ def test_an_offline_run_logs_its_versions_form_and_it_reads_back(version, form, 
 def test_newer_algorithms_are_known_from_their_version(algo, version, message, capsys):
     code, err = run(QWEN + ["--speculative-algorithm", algo, "--sim-version", version], capsys)
     assert code == 2 and message in err
+
+
+def test_version_flags_as_the_real_parsers_have_them():
+    """0.5.2 brought the --speculative-draft-model alias, -revision and -attention-mode; 0.5.3 the
+    ngram flags; 0.4.x has a fixed --attention-backend list (no trtllm_mha)."""
+    from mtptui.sim import flags as f
+    names = lambda v: {s for a in f.build_parser(v)._actions for s in a.option_strings}  # noqa: E731
+    assert "--speculative-draft-model-revision" not in names("0.4.9")
+    assert {"--speculative-draft-model", "--speculative-attention-mode",
+            "--speculative-ngram-max-bfs-breadth"} <= names("0.5.3")
+    with pytest.raises(SystemExit):
+        f.build_parser("0.4.9").parse_args(["--model-path", "m", "--attention-backend", "trtllm_mha"])
+
+
+@pytest.mark.parametrize("version,backend,refused", [
+    ("0.5.3", "fa3", True), ("0.5.8", "fa3", False), ("0.5.12", "triton", True), ("0.5.19", "triton", False),
+])
+def test_paged_topk_backends_by_version(version, backend, refused):
+    from mtptui.sim import flags as f
+    argv = ["--model-path", "m", "--page-size", "16", "--attention-backend", backend, "--sim-version", version,
+            "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "5", "--speculative-eagle-topk", "4",
+            "--speculative-num-draft-tokens", "8"]
+    ns = f.build_parser(version).parse_args(argv)
+    if refused:
+        with pytest.raises(f.ServerArgsError):
+            f.resolve(ns)
+    else:
+        f.resolve(ns)
+
+
+def test_ngram_topk_is_the_bfs_breadth():
+    """0.5.3+: `speculative_eagle_topk = speculative_ngram_max_bfs_breadth` (default 10)."""
+    from mtptui.sim import flags as f
+    base = ["--model-path", "m", "--speculative-algorithm", "NGRAM", "--sim-version", "0.5.12"]
+    assert f.resolve(f.build_parser("0.5.12").parse_args(base)).args["speculative_eagle_topk"] == 10
+    four = base + ["--speculative-ngram-max-bfs-breadth", "4", "--speculative-eagle-topk", "1"]
+    assert f.resolve(f.build_parser("0.5.12").parse_args(four)).args["speculative_eagle_topk"] == 4
+    paged = base + ["--page-size", "16", "--attention-backend", "fa3"]
+    with pytest.raises(f.ServerArgsError):
+        f.resolve(f.build_parser("0.5.12").parse_args(paged))

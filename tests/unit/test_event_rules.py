@@ -212,3 +212,10 @@ def test_every_rules_kind_is_a_known_event_kind():
     from mtptui.core.parse.events import _RULES
     from mtptui.core.records import EVENT_KINDS
     assert {kind for kind, _, _ in _RULES} <= set(EVENT_KINDS)
+
+
+def test_behind_docker_compose_an_sglang_event_has_its_stamp_rank_and_message():
+    p = LineParser().parse("sglang-1  | [2026-03-09 16:03:25 TP3] Watchdog timeout (self.watchdog_timeout=300)")
+    ev = p.record
+    assert (ev.kind, ev.rank, ev.text, ev.ts) == ("watchdog", "TP3", "Watchdog timeout (self.watchdog_timeout=300)",
+                                                  1773072205.0)

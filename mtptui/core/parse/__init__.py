@@ -200,6 +200,12 @@ class LineParser:
                     self.vllm_rank[line.host] = rec.rank
                 self.vllm_hosts.add(line.host)
                 return Parsed(BATCH, line, rec)
+        m = _COMPOSE.match(text) if "| [" in text else None
+        if m is not None and text.startswith("[", m.end()):
+            pre = sglang.split_prefix(text[m.end():])  # docker compose's name, then SGLang's prefix
+            if pre is not None:
+                stamp, millis, rank, msg = pre
+                return self._event(line, msg, self._stamp_time(line, stamp, millis), rank)
         p = self._event(line, text, line.ts, "")
         if p.outcome == EVENT:
             ev = p.record

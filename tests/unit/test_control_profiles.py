@@ -294,3 +294,23 @@ def test_vllm_method_by_version(version, algo, method):
 def vllm_version(v):
     from mtptui.control.version import vtuple
     return vtuple(v) if v else None
+
+
+def test_preview_says_whose_rules_and_what_the_server_runs():
+    from mtptui.control.plan import APPLY, Plan
+    from mtptui.control.session import expected
+    base = ["python3", "-m", "sglang.launch_server", "--model-path", "m", "--page-size", "16"]
+    tree = p("EAGLE", 5, 4, 8, "d", name="tree")
+
+    def plan(version):
+        new = apply_profile(base, tree, version)
+        return Plan(host="h", unit="u", action=APPLY, profile=tree, engine="sglang", old_argv=base,
+                    new_argv=new, old_dropin=None, new_dropin="x", commands=[], server_version=version)
+    unknown = plan(None).preview_lines()
+    assert "rules:    version unknown: checked against SGLang 0.5.23's rules" in unknown
+    assert not any(line.startswith("runs:") for line in unknown)
+    old = plan("0.4.6")
+    assert not any(line.startswith("rules:") for line in old.preview_lines())
+    assert "runs:     topk 1 (asked 4), num_draft_tokens 6 (asked 8): the server sets these itself; " \
+           "verify expects them" in old.preview_lines()
+    assert expected(old.new_argv, "0.4.6")["topk"] == 1 and expected(old.new_argv, None)["topk"] == 4

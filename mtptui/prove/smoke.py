@@ -41,7 +41,7 @@ class SmokeResult:
     def line(self) -> str:
         if self.result == UNREACHABLE:
             return f"{self.host}: FAIL: {self.message}"
-        figures = f"{self.latency_s * 1000:.0f} ms" + (f", {self.completion_tokens} tokens"
+        figures = f"{self.latency_s * 1000:.0f} ms" + (f", {self.completion_tokens} token{'' if self.completion_tokens == 1 else 's'}"
                                                        if self.completion_tokens is not None else "")
         return f"{self.host}: {'pass' if self.result == PASS else 'FAIL'} ({figures}): {self.message}"
 

@@ -12,6 +12,8 @@ from mtptui.tui.keytable import shown_keys
 from mtptui.tui.viewmodel import METRICS, host_label
 from mtptui.tui.windows import WINDOWS
 
+REPLAY_ONLY = ("faster", "slower")  # key ids that do nothing but say so in live mode
+
 
 class DashboardCommands(Provider):
     def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
@@ -22,9 +24,11 @@ class DashboardCommands(Provider):
             return []
         dash = screen.dash
         # the actions of the key table that have a palette name, as their keys run them
+        # (the replay's speed only where there is a replay: a live stream runs at its own pace)
         cmds: list[tuple[str, str, Callable[[], object]]] = [
             (k.palette, k.help, partial(self.app.run_action, k.action, screen))
-            for k in shown_keys(not dash.can_act) if k.palette]
+            for k in shown_keys(not dash.can_act)
+            if k.palette and (dash.timeline.is_replay or k.id not in REPLAY_ONLY)]
 
         def set_metric(m: str) -> None:
             dash.set_metric(m)

@@ -85,6 +85,11 @@ def duration_text(seconds: float | None) -> str:
     return f"{s // 3600}h {s % 3600 // 60:02d}m"
 
 
+def plural(n: int, word: str) -> str:
+    """`1 line`, `2 lines`, `1,234 lines`."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
 def gap_limit(ts) -> float:
     """The longest silence between two samples still drawn as one stretch: 5x the usual interval
     (the median of the last 512) and at least 10 s. Longer is a gap: drawn empty, never joined."""

@@ -10,7 +10,7 @@ from textual.widgets import Static
 
 from mtptui.core.compare import DELTA_MIN_BATCHES, Delta, EpochRow, percent
 from mtptui.tui.viewmodel import (DOWN, LOADING, SPEC_OFF, SPEC_ON, WAITING, PanelView, RunState, StripView,
-                                  clock_text, duration_text)
+                                  clock_text, duration_text, plural)
 from mtptui.tui.widgets.fit import Part, fit
 
 SEP = (" │ ", "$text-muted")
@@ -104,7 +104,7 @@ def strip_parts(v: StripView) -> list[Part]:
                            [SEP, ("vs spec off ", "$text-muted"), _change(base)]))
     if r.short_before is not None:  # the run just before (newer than any compared with)
         index, lines = r.short_before
-        parts.append(_part(4, [SEP, (f"epoch {index + 1} too short to compare ({lines} decode lines)", "$text-muted")],
+        parts.append(_part(4, [SEP, (f"epoch {index + 1} too short to compare ({plural(lines, 'decode line')})", "$text-muted")],
                            [SEP, (f"#{index + 1} too short ({lines})", "$text-muted")]))
     elif base is None and r.spec_off:
         parts.append(_part(4, [SEP, ("the baseline: runs after it compare with it", "$text-muted")],

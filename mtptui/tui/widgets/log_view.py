@@ -18,6 +18,7 @@ from textual.widget import Widget
 
 from mtptui.tui.logbuffer import (DECODE_LINE, DROPPED_LINE, EVENT_LINE, OTHER_LINE, PREFILL_LINE, HOST, KIND, SEQ, TEXT, TS, Entry,
                                   LogBuffer)
+from mtptui.tui.viewmodel import plural
 
 def fold(text: str, width: int) -> list[str]:
     """Rows of at most `width` cells, broken after a `, ` or a space when one is near the end
@@ -126,7 +127,7 @@ class LogView(Widget, can_focus=True):
             if self.follow and self.new_lines == 0:
                 state = "following (scroll up or space to hold)"
             else:
-                state = f"held · {self.new_lines:,} new lines (End follows)"
+                state = f"held · {plural(self.new_lines, 'new line')} (End follows)"
         filt = f" · filter “{self.filter}”" if self.filter else ""
         size = " · l or Esc shrinks" if self.is_maximized else ""
         self.border_title = f"log{size} · {state}{filt}"

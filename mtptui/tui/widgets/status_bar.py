@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from textual.content import Content
 from textual.widgets import Static
 
+from mtptui.tui.viewmodel import plural
 from mtptui.tui.widgets.fit import Part, fit
 
 
@@ -63,8 +64,8 @@ class StatusBar(Static):
                  Part.of(0 if d.lag else 9, [" · ", d.lag] if d.lag else ""),
                  # lines lost are never left out (none lost may be, on a narrow screen)
                  Part.of(0 if d.dropped or d.malformed else 2,
-                         [f" │ {_n(d.read)} lines: ", *lost, f", {_n(d.parsed)} parsed, {_n(d.unparsed)} unparsed"],
-                         [f" │ {_n(d.read)} lines, ", *lost]),
+                         [f" │ {plural(d.read, 'line')}: ", *lost, f", {_n(d.parsed)} parsed, {_n(d.unparsed)} unparsed"],
+                         [f" │ {plural(d.read, 'line')}, ", *lost]),
                  Part.of(4, f" │ {rate}")]
         if d.backlog:
             line1.append(Part.of(3, [(f" │ backlog {_n(d.backlog)}", "$warning")]))

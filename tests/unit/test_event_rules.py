@@ -49,6 +49,13 @@ RULES = [
     ("Engine process failed to start. See stack trace for the root cause.", "error",
      "vllm 0.9.2 entrypoints/openai/api_server.py:292"),
     ("WorkerProc failed to start.", "error", "vllm 0.33 v1/executor/multiproc_executor.py:1057"),
+    ("Worker proc VllmWorker-0 died unexpectedly, shutting down executor.", "error",
+     "vllm 0.9.2 v1/executor/multiproc_executor.py:136"),
+    ("Worker proc VllmWorker-3 died unexpectedly (exit code: -9), shutting down executor.", "error",
+     "vllm 0.33 v1/executor/multiproc_executor.py:381"),
+    ("RayWorkerProc rank=2 died unexpectedly, shutting down executor.", "error", "vllm 0.33 ray executor"),
+    ("vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the "
+     "root cause.", "error", "vllm 0.9.2 and 0.33 v1/engine/exceptions.py"),
     ("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
      "initializing the engine.", "oom", "vllm 0.9.2 and 0.33 v1/core/kv_cache_utils.py"),
     ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", "oom", "torch 2.x"),

@@ -43,10 +43,13 @@ _RULES: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
     # vLLM V1 engine/core.py (0.9.2, 0.33): `EngineCore failed to start.`, `EngineCore encountered
     # a fatal error.`; 0.33 engine/utils.py `Engine core initialization failed.`; the API server's
     # `Engine process failed to start` (0.9.2 entrypoints/openai/api_server.py); multiproc_executor
-    # `WorkerProc failed to start.`
-    ("error", re.compile(r"EngineCore failed to start|EngineCore encountered a fatal error|Engine core initialization "
-                         r"failed|Engine process failed to start|WorkerProc failed to start"),
-     ("EngineCore ", "Engine core ", "Engine process ", "WorkerProc ")),
+    # `WorkerProc failed to start.`; the API server's EngineDeadError, `EngineCore encountered an
+    # issue.` (v1/engine/exceptions.py); multiproc_executor's `Worker proc VllmWorker-0 died
+    # unexpectedly, shutting down executor.` (0.9.2; 0.33 adds the exit code, and RayWorkerProc)
+    ("error", re.compile(r"EngineCore failed to start|EngineCore encountered a fatal error|EngineCore encountered an "
+                         r"issue|Engine core initialization failed|Engine process failed to start|WorkerProc failed "
+                         r"to start|Worker ?[Pp]roc \S+ died unexpectedly|WorkerProc rank=\d+ died unexpectedly"),
+     ("EngineCore ", "Engine core ", "Engine process ", "WorkerProc ", "ied unexpectedly")),
     # SGLang: `Scheduler hit an exception: <traceback>` (scheduler.py), the parent's `Received sigquit
     # from a child process.` (older versions spell it `proces`), `Initialization failed. ...`,
     # `Health check failed. ...` (http_server.py); a traceback behind any prefix.

@@ -137,7 +137,7 @@ class HostControl:
     async def current(self) -> dict:
         """The speculation settings as the unit's ExecStart has them now."""
         st = await self.state()
-        return launch.spec_flags(st.argv)
+        return launch.spec_flags(st.argv, (await self.server_version(st.argv))[0])  # its abbreviations
 
     async def plan(self, action: str, profile: Profile | None = None, *, before=None) -> Plan:
         """What `action` would do now. RESTORE writes back the drop-in of `before` (a UnitState

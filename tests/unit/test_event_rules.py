@@ -226,3 +226,29 @@ def test_behind_docker_compose_an_sglang_event_has_its_stamp_rank_and_message():
     ev = p.record
     assert (ev.kind, ev.rank, ev.text, ev.ts) == ("watchdog", "TP3", "Watchdog timeout (self.watchdog_timeout=300)",
                                                   1773072205.0)
+
+
+@pytest.mark.parametrize("before", ["", "vllm-1  | ", "Mar 09 16:03:25 gpu1 vllm[66]: "])
+def test_a_vllm_error_block_is_one_event(before):
+    """vLLM's logger.exception("EngineCore failed to start.") (0.9.2 and 0.33 v1/engine/core.py): the
+    message, then its traceback, every line behind the same prefix (logging_utils NewLineFormatter)."""
+    pre = before + "(EngineCore_0 pid=66) ERROR 03-09 16:03:25 [core.py:586] "
+    lines = [pre + "EngineCore failed to start.", pre + "Traceback (most recent call last):",
+             pre + '  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", line 577, in run_engine_core',
+             pre + "    engine_core = EngineCoreProc(*args, **kwargs)",
+             pre + "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
+                   "when initializing the engine.",
+             before + "(APIServer pid=1) INFO 03-09 16:03:26 [loggers.py:118] Engine 000: Avg prompt throughput: 0.0 "
+                      "tokens/s, Avg generation throughput: 61.2 tokens/s, Running: 4 reqs, Waiting: 0 reqs"]
+    parser = LineParser()
+    out = [parser.parse(raw) for raw in lines]
+    assert [p.outcome for p in out] == ["event", "other", "other", "other", "event", "batch"]
+    ev = out[0].record
+    assert ev.kind == "error" and ev.text.startswith("ValueError: No available memory")
+    assert ev.data["opened"] == "EngineCore failed to start." and len(ev.data["frames"]) == 2
+    assert out[4].record.kind == "oom"
+    # an error without a traceback after it keeps its own text
+    lone = LineParser()
+    first = lone.parse(pre + "EngineCore encountered a fatal error.").record
+    assert lone.parse(pre.replace("ERROR", "INFO") + "Shutting down.").outcome == "other"
+    assert first.text == "EngineCore encountered a fatal error."

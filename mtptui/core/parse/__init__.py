@@ -43,6 +43,7 @@ _FAST = re.compile(
 
 
 TRACEBACK = "Traceback (most recent call last)"
+TROUBLE = ("error", "oom", "nccl", "watchdog")
 MAX_FRAMES = 200  # lines of a traceback kept in its event (the first ones: where it began)
 MAX_FRAME = 1000  # characters of each
 # A traceback's own lines: a frame or its code (indented), the carets under it, a chained
@@ -63,6 +64,7 @@ class Block:
     before: str  # the text before `Traceback` on its first line: a prefix that its lines may repeat
     opened: str  # the first line's message
     done: bool = False  # its exception line came
+    waiting: bool = False  # an error message whose traceback may follow on the next line
 
     def add(self, frame: str) -> None:
         frames = self.event.data.setdefault("frames", [])
@@ -163,7 +165,8 @@ class LineParser:
             line.host = host
         text = line.text
         if self.blocks and line.host in self.blocks and not (text[:1] == "[" and sglang.split_prefix(text)):
-            self._continue_block(line.host, text)
+            if self._continue_block(line.host, text):
+                return Parsed(OTHER, line)  # the traceback of the error block on the line before
         engine = ""
         if text[:1] == "(":
             actor = prefix.actor(text)
@@ -215,6 +218,10 @@ class LineParser:
                     ev.ts = inner
                 if at and ev.text == text:
                     ev.text = text[at:]  # the message, as SGLang's events have it
+                if at and ev.kind in TROUBLE and TRACEBACK not in text:
+                    # vLLM's logger.exception: the message, then its traceback, each line behind the
+                    # same prefix: one error block, one event (the traceback's header is no other)
+                    self.blocks[line.host] = Block(ev, text[:at], ev.text, waiting=True)
             if ev.kind == "starting" or (ev.kind == SPEC_CONFIG and "non-default args: " in text):
                 self.vllm_hosts.add(line.host)
         elif events.HTTP_UP in text and line.host in self.vllm_hosts:
@@ -359,11 +366,19 @@ class LineParser:
             self.blocks[line.host] = Block(ev, before, msg)
         return Parsed(EVENT, line, ev)
 
-    def _continue_block(self, host: str | None, text: str) -> None:
+    def _continue_block(self, host: str | None, text: str) -> bool:
         """A line after a traceback's first on its host: a frame (kept in the event's data), the
         exception line (the event's text from then on), or the end of the traceback. The line
-        itself is read as any other line is, whatever it is here: no batch line is swallowed."""
+        itself is read as any other line is, whatever it is here: no batch line is swallowed.
+        True for the traceback header of a vLLM error block (the line after its message, behind
+        the same prefix): part of that event, no event of its own."""
         block = self.blocks[host]
+        if block.waiting:
+            block.waiting = False
+            if block.before and text.startswith(block.before) and text.startswith(TRACEBACK, len(block.before)):
+                return True
+            del self.blocks[host]
+            return False
         body = text
         if block.before and text.startswith(block.before):
             body = text[len(block.before):]  # vLLM's formatter repeats its prefix on every line
@@ -374,7 +389,7 @@ class LineParser:
         if _FRAME.match(body):
             if not block.done or body.strip():
                 block.add(body)
-            return
+            return False
         if _EXCEPTION.match(body):
             ev = block.event
             if not block.done:
@@ -383,5 +398,6 @@ class LineParser:
                 ev.data["exception"] = ev.text = body[:MAX_FRAME]
             else:
                 block.add(body)  # a chained exception's: the first is the cause, and the text
-            return
+            return False
         del self.blocks[host]
+        return False

@@ -64,14 +64,17 @@ _SGLANG_SPEC_FLAGS: tuple[tuple[str, tuple, tuple], ...] = (
     *((f, (0, 5, 11), _END) for f in ("adaptive", "adaptive-config", "dflash-block-size",
                                       "ngram-external-corpus-max-tokens", "ngram-external-corpus-path",
                                       "ngram-external-sam-budget")),
-    *((f, (0, 5, 11), (0, 5, 20)) for f in ("dflash-draft-window-size", "skip-dp-mlp-sync")),
+    ("dflash-draft-window-size", (0, 5, 11), (0, 5, 20)),
+    ("skip-dp-mlp-sync", (0, 5, 11), (0, 5, 23)),
     ("draft-window-size", (0, 5, 12), _END),
     ("use-rejection-sampling", (0, 5, 14), _END),
-    *((f, (0, 5, 17), _END) for f in ("dspark-align-verify-tokens-to-graph-tier", "dspark-block-size",
+    *((f, (0, 5, 16), _END) for f in ("dspark-align-verify-tokens-to-graph-tier", "dspark-block-size",
                                       "dspark-confidence-sts-path", "dspark-sps-table-path")),
-    *((f, (0, 5, 19), _END) for f in ("draft-kv-cache-dtype", "dsa-topk-backend")),
-    *((f, (0, 5, 20), _END) for f in ("domino-candidate-pool-size", "draft-sink-size",
-                                      "enable-w4a4-mxfp4-megamoe", "use-block-verification")),
+    ("draft-kv-cache-dtype", (0, 5, 18), _END),
+    ("dsa-topk-backend", (0, 5, 19), _END),
+    ("domino-candidate-pool-size", (0, 5, 20), _END),
+    ("draft-sink-size", (0, 5, 21), _END),
+    *((f, (0, 5, 22), _END) for f in ("enable-w4a4-mxfp4-megamoe", "use-block-verification")),
 )
 
 

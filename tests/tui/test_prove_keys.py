@@ -44,7 +44,7 @@ async def test_x_tells_the_smoke_test_and_so_it_does_read_only(audit):
         await pilot.press("x")
         await until(pilot, lambda: any(m.startswith("smoke test") for m, _ in notes(app)), "the smoke test's answer")
         m, sev = next((m, s) for m, s in notes(app) if m.startswith("smoke test"))
-        assert re.fullmatch(r"smoke test gpu1: pass \(\d+ ms, 1 tokens\): answered '345'", m) and sev == "information", m
+        assert re.fullmatch(r"smoke test gpu1: pass \(\d+ ms, 1 token\): answered '345'", m) and sev == "information", m
 
     source = child(OFF)
     app = build_app([source], config=Config(), read_only=True, window="all", wall=lambda: FROZEN_WALL,

@@ -67,9 +67,12 @@ MOMENTS = [("file open", None, ""), ("workers started", 0.0, ""), ("workers pars
 
 @pytest.mark.parametrize("moment, after, pure", MOMENTS, ids=[f"{m} +{a}s" if a else m for m, a, _ in MOMENTS])
 def test_ctrl_c_exits_130_quietly(big_log, moment, after, pure):
+    # SIGINT as a terminal's foreground job has it: a suite started in the background of a
+    # non-interactive shell inherits it ignored, and so would the command
     p = subprocess.Popen([sys.executable, "-m", "mtptui", "summary", "--jobs", "3", str(big_log)],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
-                         env={**os.environ, "MTPTUI_PURE": pure})
+                         env={**os.environ, "MTPTUI_PURE": pure},
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         if moment == "file open":
             fd_dir = Path(f"/proc/{p.pid}/fd")

@@ -135,21 +135,8 @@ def stamp(text: str, year: int) -> tuple[float | None, int]:
 
 def parse_stats(text: str, host: str | None, year: int) -> tuple[BatchStats | None, float | None]:
     """Parses a vLLM stats line. Returns (record or None, the line's own timestamp)."""
-    ts = None
-    msg = text
-    m = _PREFIX.match(text)
-    if m:
-        mon, day, hms = m.groups()
-        ts = timeparse.month_day_hms(year, int(mon), int(day), hms)
-        msg = text[m.end():]
-    else:
-        m = _PYLOG.match(text)
-        if m:
-            date, hms, frac = m.groups()
-            ts = timeparse.ymd_hms(f"{date} {hms}")
-            if ts is not None and frac:
-                ts += int(frac) / 10 ** len(frac)
-            msg = text[m.end():]
+    ts, at = stamp(text, year)
+    msg = text[at:]
     fields: dict = {}
     extra: dict[str, str] = {}
     if msg.startswith(("SpecDecoding metrics: ", "Speculative metrics: ")):

@@ -473,6 +473,8 @@ def effective_flags(argv: list[str], version=None) -> dict:
     return _effective(spec_flags(argv, version), context_of(argv, version), launch.engine)
 
 
+ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}  # as the projects spell themselves
+
 # Where each engine listens when the command line does not say (SGLang 30000, vLLM 8000).
 DEFAULT_PORTS = {"sglang": 30000, "vllm": 8000}
 _ANY_ADDRESS = ("", "0.0.0.0", "::", "[::]")

@@ -8,6 +8,7 @@ import shlex
 import statistics
 from dataclasses import dataclass, field
 
+from mtptui.control.launch import ENGINE_NAMES
 from mtptui.control.profiles import Profile
 
 APPLY, REVERT, RESTART, RESTORE = "apply", "revert", "restart", "restore"
@@ -68,7 +69,7 @@ class Plan:
 
     def server_text(self) -> str:
         """`SGLang 0.5.12 (from the unit's interpreter)`, or that the version is unknown."""
-        name = {"sglang": "SGLang", "vllm": "vLLM"}.get(self.engine, self.engine)
+        name = ENGINE_NAMES.get(self.engine, self.engine)
         if self.server_version is None:
             return f"{name}, version unknown ({self.version_from or 'not asked'})"
         return f"{name} {self.server_version} (from {self.version_from})"

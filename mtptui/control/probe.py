@@ -21,7 +21,9 @@ RETRY_ENDPOINT_S = 10.0
 INFO_PATHS = ("/server_info", "/get_server_info")
 # /server_info's keys (SGLang's ServerArgs field names) for the settings a profile sets
 SETTING_KEYS = {"speculative_algorithm": "algorithm", "speculative_num_steps": "num_steps",
-                "speculative_eagle_topk": "topk", "speculative_num_draft_tokens": "num_draft_tokens"}
+                "speculative_eagle_topk": "topk", "speculative_num_draft_tokens": "num_draft_tokens",
+                "speculative_draft_model_path": "draft_model_path",
+                "model_path": "model_path", "tp_size": "tp_size", "dp_size": "dp_size"}
 
 
 class ServerProbe:
@@ -68,7 +70,8 @@ class ServerProbe:
 
 
 def settings_of(info: dict) -> dict:
-    """The speculation settings in a /server_info answer (profile keys; None when absent)."""
+    """The speculation settings and the layout in a /server_info answer, under the names
+    server_args lines give them (None when absent)."""
     out = {}
     for key, name in SETTING_KEYS.items():
         v = info.get(key)

@@ -13,7 +13,7 @@ from mtptui.control import audit, launch, systemd, version
 from mtptui.control import lock as lockinfo
 from mtptui.control.errors import BadProfile, ControlError
 from mtptui.control.plan import APPLY, RESTART, RESTORE, REVERT, Plan
-from mtptui.control.probe import ServerProbe
+from mtptui.control.probe import ServerProbe, settings_of
 from mtptui.control.profiles import BUILTINS, Profile, ProfileError, check_profile
 from mtptui.control.restart import ROLLBACK_FAILED, Action, Outcome, PhaseEvent, Settings
 from mtptui.control.verify import SPEC_KEYS
@@ -133,6 +133,42 @@ class HostControl:
         if v is not None:  # an unknown version is asked again next time (the server may be up then)
             self._version = (tuple(argv), v, where)
         return v, where
+
+    async def server_name(self) -> str | None:
+        """`SGLang 0.5.23` (`SGLang` when the version is unknown) for the unit's server; None
+        when its ExecStart names no server mtptui knows."""
+        st = await self.state()
+        try:
+            engine = launch.find_launch(st.argv).engine
+        except launch.LaunchError:
+            return None
+        v = (await self.server_version(st.argv))[0]
+        name = launch.ENGINE_NAMES.get(engine, engine)
+        return f"{name} {v}" if v else name
+
+    async def running_settings(self) -> tuple[dict, str] | None:
+        """(the settings the unit's current run was started with, where they were read) for a
+        run whose settings line is not in the journal (vacuumed, or dropped by a rate limit):
+        its ExecStart as systemd holds it, else the server's own /server_info. Under the names a
+        server_args line gives them. None while the unit is not running, or when neither tells."""
+        st = await self.state()
+        if st.active not in ("active", "activating", "reloading"):
+            return None
+        if st.agrees:  # no edit since the unit was loaded: the run was started with this
+            try:
+                v = (await self.server_version(st.argv))[0]
+                flags, ctx = launch.effective_flags(st.argv, v), launch.context_of(st.argv, v)
+                engine = launch.find_launch(st.argv).engine
+            except launch.LaunchError:
+                pass
+            else:
+                spec = {**{k: flags.get(k) for k in launch.SPEC_KEYS}, "model_path": ctx.model_path,
+                        "tp_size": ctx.tp, "dp_size": ctx.dp}
+                if engine == "sglang" and str(spec["algorithm"]).upper() == "NEXTN":
+                    spec["algorithm"] = "EAGLE"  # as SGLang logs and reports it (every version since 0.4.6)
+                return spec, "ExecStart"
+        info = await ServerProbe(self.endpoint).server_info()
+        return (settings_of(info), "/server_info") if info else None
 
     async def current(self) -> dict:
         """The speculation settings as the unit's ExecStart has them now."""

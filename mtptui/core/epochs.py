@@ -285,6 +285,14 @@ class EpochTracker:
                 cur = self._new_epoch(ev.host, ts, "new server process")
             cur.spec = dict(ev.data)
             self.spec[ev.host] = dict(ev.data)
+        elif ev.kind == "spec_witness":
+            # the run under way, as the host says it was started: never a new epoch, and never
+            # over what a settings line of the log said
+            cur = self.open(ev.host, ts)
+            if not cur.spec:
+                cur.spec = dict(ev.data)
+            if not self.spec.get(ev.host):
+                self.spec[ev.host] = dict(ev.data)
         else:
             cur = self.current(ev.host)
             if cur is None:

@@ -36,6 +36,8 @@ EVENT_KINDS = (
     "watchdog",
     "retract",
     "spec_config",  # server_args=ServerArgs(...) / {...} read, or vLLM's non-default args: {...}
+    "spec_witness",  # the current run's settings read off the host (ExecStart, /server_info) where no
+    # line of the log gave them; data["witness"] says where
     "gap",  # a live stream lost its connection; lines may be missing until it resumes
     "restart_requested",  # mtptui itself asked for a restart
 )

@@ -3,12 +3,15 @@ the screen is in screens/main.py, the state in controller.py."""
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 from textual import events
 from textual.app import App
 from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
-from mtptui.sources.base import FAILED, SourceStatus
+from mtptui.sources.base import FAILED, STREAMING, SourceStatus
 from mtptui.tui.bindings import PALETTE_BINDING, keymap_from
 from mtptui.tui.controller import Dashboard
 from mtptui.tui.gcpace import GcPacer
@@ -19,6 +22,7 @@ from mtptui.tui.screens.main import MainScreen
 from mtptui.tui.themes import install_themes
 
 KEY_HOLD_S = 0.12
+ATTACH_WAIT_S = 60.0  # for the history to be read before the host is asked for the run's settings
 THEME_VARIABLE_DEFAULTS = {"frame": "#3E4855", "log-decode": "#7FB7E6", "log-prefill": "#9C8FE0", "log-event": "#E5B94E",
                            "chart-ranks": "#4FC3F7,#FFB74D,#81C784,#F06292,#9575CD,#FFF176,#E57373,#E0E0E0"}
 
@@ -63,6 +67,8 @@ class MtpApp(App):
             self.start_source_workers()
             for ctl in self.dash.controls.values():
                 self.run_worker(self._tell_interrupted(ctl), group="interrupted", exit_on_error=False)
+            for host, ctl in self.dash.reach.items():
+                self.run_worker(self._learn_run(host, ctl), group="attach", exit_on_error=False)
         if self.dash.opening is not None:
             self.run_worker(self._open_files, name=self.dash.opening.label, group="open", thread=True,
                             exit_on_error=False)
@@ -102,6 +108,31 @@ class MtpApp(App):
             return  # the host cannot be reached: its source says so
         if line:
             self.notify(line, severity="warning", timeout=60.0, markup=False)
+
+    async def _learn_run(self, host, ctl) -> None:
+        """On connect: the server's version for the status bar; and when the history holds no
+        settings line of the current run (it is older than the history, or journald dropped it),
+        the settings as the host says the run was started, so the first screen answers "is MTP on?"."""
+        from mtptui.control.errors import ControlError
+
+        dash = self.dash
+        try:
+            name = await ctl.server_name()
+            if name:
+                dash.servers[host] = name
+            deadline = time.monotonic() + ATTACH_WAIT_S
+            # the history first: its own settings line, when it has one, is the better witness
+            while dash.feed.state_of(host) != STREAMING or dash.feed.pending:
+                if time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(0.25)
+            if not dash.needs_settings(host):
+                return
+            found = await ctl.running_settings()
+        except ControlError:
+            return  # the host cannot be reached: its source says so
+        if found:
+            dash.note_settings(host, *found)
 
     def start_source_workers(self) -> None:
         for src in self.dash.sources:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from mtptui.config import Config
 from mtptui.core.alerts import Alert, AlertTracker, evaluate
+from mtptui.core.records import Event
 from mtptui.core.store import Store
 from mtptui.sources.base import Source
 from mtptui.core.opener import Opened
@@ -39,6 +40,7 @@ class Dashboard:
         # ... and how the smoke test (x) reaches the host's server, read-only too: it changes nothing
         self.reach: dict = dict(controls or {})
         self.running: dict[str | None, Running] = {}  # host -> the action under way there
+        self.servers: dict[str | None, str] = {}  # host -> `SGLang 0.5.23`, as the host says
         self.title = title
         self.wall = wall
         self.th = self.config.thresholds
@@ -191,6 +193,20 @@ class Dashboard:
             clock.sources_seen += 1  # one source, already at its end
             if self.store.last_ts is not None:
                 clock.note_released(self.store.last_ts)
+
+    def needs_settings(self, host: str | None) -> bool:
+        """Whether the host's current run has no settings yet (no settings line in what was read)."""
+        cur = self.store.current_epoch(host)
+        return not (cur.spec if cur is not None else self.store.spec.get(host))
+
+    def note_settings(self, host: str | None, spec: dict, witness: str) -> None:
+        """The current run's settings as the host says it was started (ExecStart, /server_info):
+        for a run whose settings line the journal no longer holds. They label the current epoch;
+        a settings line read later is a new run's (it begins its own epoch)."""
+        if self.needs_settings(host):
+            cur = self.store.current_epoch(host)
+            self.store.add_event(Event("spec_witness", cur.start if cur else None, host, f"settings from {witness}, no server_args "
+                                       "line of this run in the journal", data={**spec, "witness": witness}))
 
     def state_label(self) -> str:
         if self.opening is not None and not self.opening.done:

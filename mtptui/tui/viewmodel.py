@@ -392,13 +392,17 @@ def spec_for(store: Store, host: str | None, t: float | None) -> dict:
     return store.spec.get(host) or {}
 
 
-def spec_short(spec: dict) -> str:
-    """`spec NEXTN steps=3 topk=1 draft=4`, `spec off`, or `spec ?` before any server_args."""
+def spec_short(spec: dict, server: str | None = None) -> str:
+    """`spec NEXTN steps=3 topk=1 draft=4`, `spec off`, or `spec ?` before any server_args; where
+    the settings were read off the host instead of the log, which witness (`(ExecStart)`); and the
+    server's version when it is known (`· SGLang 0.5.23`)."""
     if not spec:
-        return "spec ? (no server_args seen)"
-    if not spec.get("algorithm"):
-        return "spec off (server_args)"
-    return "spec " + spec_settings(spec)
+        text = "spec ? (no server_args seen)"
+    elif not spec.get("algorithm"):
+        text = f"spec off ({spec.get('witness') or 'server_args'})"
+    else:
+        text = "spec " + spec_settings(spec) + (f" ({spec['witness']})" if spec.get("witness") else "")
+    return f"{text} · {server}" if server else text
 
 
 def layout_text(spec: dict) -> str:

@@ -281,6 +281,8 @@ class MainScreen(Screen):
             text = e.text
             if e.kind == "spec_config":
                 text = "server_args: " + spec_text(e.data)
+            elif e.kind == "spec_witness":
+                text = f"{e.text}: {spec_text(e.data)}"
             elif e.rank:
                 text = f"[{e.rank}] {text}"
             entries.append(TimelineEntry(e.ts, e.kind, text))
@@ -320,7 +322,7 @@ class MainScreen(Screen):
             lines_per_s=d.lines_per_s, read=c.read, parsed=c.batch + c.event, unparsed=c.unparsed,
             dropped=c.dropped, malformed=c.malformed, backlog=d.feed.pending,
             lag="" if lag is None else f"last line {lag:.1f}s ago",
-            settings=spec_short(spec_for(d.store, host, t1)), problems=" │ ".join(problems), flash=flash,
+            settings=spec_short(spec_for(d.store, host, t1), d.servers.get(host)), problems=" │ ".join(problems), flash=flash,
             read_only=d.read_only))
 
     def _sync_tabs(self) -> None:

@@ -14,7 +14,7 @@ import sys
 
 from mtptui.config import ConfigError, load_config
 from mtptui.sources.process import ProcessSource
-from mtptui.tui.windows import WINDOW_LABELS
+from mtptui.config.windows import WINDOW_LABELS
 
 SIM_LABEL = "simulator (mtptui sim, not a real SGLang)"
 LOADS = ("light", "steady", "burst", "ramp", "saturate", "long")

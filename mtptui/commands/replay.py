@@ -10,7 +10,7 @@ import sys
 
 from mtptui.config import Config, ConfigError, load_config
 from mtptui.sources.replay import MAX_SPEED, ReplayClock, ReplaySource, parse_speed
-from mtptui.tui.windows import WINDOW_LABELS
+from mtptui.config.windows import WINDOW_LABELS
 
 EPILOG = """\
 PATH is a saved log: a journalctl export in any short mode or json (-o json), a raw server log,

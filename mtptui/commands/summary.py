@@ -12,7 +12,7 @@ from typing import TextIO
 
 from mtptui.core.compare import DELTA_MIN_BATCHES, EpochRow, bucket_cells, delta_text, epoch_rows
 from mtptui.core.loadmatch import CONTEXT, LOAD, Scale
-from mtptui.core.parallel import summarise
+from mtptui.sources.parallel import summarise
 from mtptui.core.timespec import when
 from mtptui.sources.file import InputError
 

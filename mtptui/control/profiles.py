@@ -1,14 +1,13 @@
-"""Speculation profiles: the built-ins and the user's `[profiles.NAME]`.
-
-A profile says what the speculative flags of the server should be; `off` says there are none.
-The built-ins are MTP through SGLang's NEXTN with topk 1, so draft tokens = steps + 1.
+"""Whether a server accepts a speculation profile (config/profile.py: the profiles themselves),
+by its engine's and version's rules, and how each engine and version spells them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from mtptui.config.profile import BUILTINS, Profile, mtp_profile
 
 if TYPE_CHECKING:
     from mtptui.control.launch import Context
@@ -16,29 +15,6 @@ if TYPE_CHECKING:
 
 class ProfileError(ValueError):
     """A profile that SGLang (or vLLM) would refuse, said in one line."""
-
-
-@dataclass(frozen=True)
-class Profile:
-    name: str
-    algorithm: str | None = None  # None: speculation off
-    num_steps: int | None = None
-    topk: int | None = None
-    num_draft_tokens: int | None = None
-    draft_model_path: str | None = None
-    env: tuple[tuple[str, str], ...] = ()  # (NAME, value) pairs set in the drop-in's Environment=
-    extra_args: tuple[str, ...] = ()  # more server arguments, each one argv item
-
-    @property
-    def on(self) -> bool:
-        return self.algorithm is not None
-
-
-def _mtp(n: int) -> Profile:
-    return Profile(f"mtp{n}", algorithm="NEXTN", num_steps=n, topk=1, num_draft_tokens=n + 1)
-
-
-BUILTINS: dict[str, Profile] = {"off": Profile("off"), **{f"mtp{n}": _mtp(n) for n in (1, 2, 3)}}
 
 
 # vLLM's --speculative-config method for each algorithm name (MTP is vLLM's own word for NEXTN),
@@ -321,7 +297,7 @@ def step(current: Mapping[str, object], delta: int) -> Profile:
         raise ProfileError("already at 1 step; `s` turns speculation off")
     path = current.get("draft_model_path")
     if algo.upper() == "NEXTN" and not path:
-        return BUILTINS.get(f"mtp{n}", _mtp(n))
+        return BUILTINS.get(f"mtp{n}", mtp_profile(n))
     return Profile(f"{algo.lower()}{n}", algorithm=algo, num_steps=n, topk=1, num_draft_tokens=n + 1,
                    draft_model_path=str(path) if path else None)
 

@@ -6,7 +6,7 @@ Besides the rings (the newest samples, timed), each rank keeps what covers every
 in memory that does not grow: its exact statistics (value sets, as `summary` counts them) and an
 overview (means over spans of time, for a chart of the whole span). The compiled lane writes the
 rows of SGLang's batch lines into a rank's buffer (``lane_columns``); ``settle()`` hands them on in
-bulk, so a file is read into the store at summary's pace (core/opener.py reads one in parts).
+bulk, so a file is read into the store at summary's pace (sources/opener.py reads one in parts).
 """
 
 from __future__ import annotations

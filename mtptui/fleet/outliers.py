@@ -20,7 +20,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from statistics import median
 
-from mtptui.core.alerts import Thresholds
+from mtptui.config.thresholds import Thresholds
 from mtptui.fleet.query import GRAPH_WINDOW, MTPTUI, Flag, Host
 
 MIN_GROUP = 3

@@ -15,7 +15,7 @@ from mtptui.sources.base import FAILED, STREAMING, SourceStatus
 from mtptui.tui.bindings import PALETTE_BINDING, keymap_from
 from mtptui.tui.controller import Dashboard
 from mtptui.tui.gcpace import GcPacer
-from mtptui.tui.keytable import KEYS
+from mtptui.config.keys import KEYS
 from mtptui.tui.palette import DashboardCommands
 from mtptui.tui.running import STICKY_S
 from mtptui.tui.screens.main import MainScreen
@@ -75,7 +75,7 @@ class MtpApp(App):
 
     def _open_files(self) -> None:
         """In a thread: the files read at once (tui/opening.py), then handed to the screen."""
-        from mtptui.core.opener import Stopped
+        from mtptui.sources.opener import Stopped
         from mtptui.sources.file import InputError
 
         opening = self.dash.opening

@@ -1,7 +1,7 @@
 """Every key of the dashboard as a Textual binding with an id, so that config `[keys]` remaps it.
 
 `[keys]` maps a binding id to one key or a comma-separated list: `pause = "p"`,
-`seek_back = "left,h"`. The ids, default keys and help texts are in `keytable.py`'s one table;
+`seek_back = "left,h"`. The ids, default keys and help texts are in `config/keys.py`'s one table;
 the help screen (?) lists them. mtptui.config has already refused unknown ids.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from textual.binding import Binding
 from textual.keys import REPLACED_KEYS, Keys, key_to_character
 
-from mtptui.tui.keytable import KEYS
+from mtptui.config.keys import KEYS
 
 _NAMED = {k.value for k in Keys}
 _MODIFIERS = {"ctrl", "shift", "alt", "meta", "super", "hyper"}

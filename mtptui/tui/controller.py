@@ -14,7 +14,7 @@ from mtptui.core.alerts import Alert, AlertTracker, evaluate
 from mtptui.core.records import Event
 from mtptui.core.store import Store
 from mtptui.sources.base import Source
-from mtptui.core.opener import Opened
+from mtptui.sources.opener import Opened
 from mtptui.sources.replay import MAX_SPEED, ReplayClock, ReplaySource
 from mtptui.tui.feed import DashboardFeed
 from mtptui.tui.opening import Opening

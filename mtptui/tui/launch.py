@@ -18,7 +18,7 @@ def run_dashboard(sources: list[Source], *, config: Config, read_only: bool = Fa
     `config`: the typed config (hosts with accent colours and tags, thresholds, keys, theme,
     profiles, control settings), as every command loads it. `opening`: files to read at once
     (tui/opening.py) instead of sources, for `open`. `read_only` hides actions that change a server.
-    `window` (a label of tui/windows.py) and `theme` are the starting choices. `controls`:
+    `window` (a label of config/windows.py) and `theme` are the starting choices. `controls`:
     host -> HostControl, what the keys s [ ] p R act on; by default one for each source that can act
     (SSH, the local journal, the demo's child: control.session.host_controls). None at all (a
     replay) leaves those keys out, as `read_only` does.

@@ -1,6 +1,6 @@
 """`mtptui open` (and `replay --speed max`): the files read at once into the dashboard's store.
 
-The read runs in a thread (and forked readers for the parts of a big file, core/opener.py), so
+The read runs in a thread (and forked readers for the parts of a big file, sources/opener.py), so
 the screen keeps drawing its progress and keys keep working; quitting gives the read up. When it
 is done the screen shows the whole file, its playhead at the end, as a replay that has ended.
 No Textual here: the app runs ``read`` in a worker and hands the result to ``Dashboard.adopt``.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 
-from mtptui.core.opener import Opened, Progress, open_store
+from mtptui.sources.opener import Opened, Progress, open_store
 from mtptui.sources.file import splittable, tail_lines
 
 

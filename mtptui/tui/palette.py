@@ -8,9 +8,9 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from mtptui.tui.keytable import shown_keys
+from mtptui.config.keys import shown_keys
 from mtptui.tui.viewmodel import METRICS, host_label
-from mtptui.tui.windows import WINDOWS
+from mtptui.config.windows import WINDOWS
 
 REPLAY_ONLY = ("faster", "slower")  # key ids that do nothing but say so in live mode
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from mtptui.core.store import Store
 from mtptui.sources.base import STREAMING
 from mtptui.sources.replay import MAX_SPEED, ReplayClock, speed_label
-from mtptui.tui.windows import WINDOWS
+from mtptui.config.windows import WINDOWS
 
 SEEK_FRACTION = 0.1  # a seek or scrub step is a tenth of the window
 

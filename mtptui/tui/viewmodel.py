@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from itertools import accumulate, repeat
 from operator import sub
 
-from mtptui.core.alerts import Thresholds
+from mtptui.config.thresholds import Thresholds
 from mtptui.core.compare import EpochRow, epoch_rows
 from mtptui.core.epochs import Epoch, spec_settings
 from mtptui.core.series import present

@@ -211,7 +211,7 @@ async def test_ctrl_p_palette_runs_a_dashboard_command():
 
 
 async def test_the_palette_runs_the_key_tables_actions():
-    """The palette's actions are the key table's (keytable.KEYS): by name, they do what their keys do."""
+    """The palette's actions are the key table's (config/keys.py KEYS): by name, they do what their keys do."""
     app = make_app(speed=1.0)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause(0.2)
@@ -284,7 +284,7 @@ async def test_live_keys_freeze_and_scrub_without_a_replay():
 def test_every_default_key_is_bindable():
     """The check that reports a key Textual does not know passes every key the dashboard ships."""
     from mtptui.tui.bindings import keymap_from
-    from mtptui.tui.keytable import KEYS
+    from mtptui.config.keys import KEYS
 
     defaults = {bid: key for bid, key, *_ in KEYS}
     assert keymap_from(defaults) == (defaults, [])

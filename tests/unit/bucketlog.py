@@ -11,7 +11,7 @@ import sys
 from logsynth import sglang_line, utc
 from test_compare import store_epochs, store_of
 
-from mtptui.core import parallel
+from mtptui.sources import parallel
 
 T0 = utc(2026, 3, 9, 16)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from test_summary_epochs import _toggle_log
 
-from mtptui.core import parallel
+from mtptui.sources import parallel
 from mtptui.core.compare import DELTA_MIN_BATCHES, dp_group, epoch_rows, percent, with_comparison
 from mtptui.core.ingest import Ingest
 from mtptui.core.store import Store

@@ -19,7 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mtptui.core import compiled, parallel, valueset
+from mtptui.core import compiled, valueset
+from mtptui.sources import parallel
 from mtptui.core.ingest import Ingest
 from mtptui.core.parse import events
 from mtptui.core.summary import Summary

@@ -189,7 +189,7 @@ def test_errors_name_key_and_line(text, where):
 
 def test_key_ids_are_the_dashboards():
     """Every binding id of the dashboard is accepted in [keys]; every default key passes the check."""
-    from mtptui.tui.keytable import BINDING_IDS, KEYS
+    from mtptui.config.keys import BINDING_IDS, KEYS
 
     defaults = {bid: key for bid, key, *_ in KEYS}
     text = "[keys]\n" + "".join(f'{bid} = "{defaults.get(bid, "ctrl+x")}"\n' for bid in BINDING_IDS)

@@ -9,7 +9,8 @@ import tempfile
 from pathlib import Path
 
 from mtptui.commands.summary import render_table, table_lines, write_json
-from mtptui.core import eventlog, parallel
+from mtptui.core import eventlog
+from mtptui.sources import parallel
 from mtptui.core.eventlog import EventLog
 from mtptui.core.records import Event
 

@@ -295,7 +295,7 @@ def test_a_body_reads_the_same_behind_any_prefix(body, pre):
 def test_parallel_parts_read_other_prefixes_as_one_reader_does(tmp_path, monkeypatch):
     """A big file is read in parts: a part that starts among time-only stamps takes the date of
     the last full stamp before it, so every figure equals a sequential read's."""
-    from mtptui.core import parallel
+    from mtptui.sources import parallel
 
     lines = [f"2026-03-09 16:00:{s:02d},500 [INFO] sglang: {D.text}" for s in range(5)]
     lines += [f"(SGLangEngine pid={i % 3}) [2026-03-09 16:00:{5 + i // 60:02d} TP0] {P.text}" for i in range(300)]

@@ -34,7 +34,7 @@ def _imports_textual_itself(name: str) -> bool:
 
 def test_the_walk_finds_both_kinds():
     names = _modules()
-    assert "mtptui.core.parallel" in names and "mtptui.tui.viewmodel" in names
+    assert "mtptui.sources.parallel" in names and "mtptui.tui.viewmodel" in names
     assert _imports_textual_itself("mtptui.tui.app") and not _imports_textual_itself("mtptui.tui.viewmodel")
 
 

@@ -16,13 +16,7 @@ ORDER = ["config", "transport", "core", "sources", "control", ("prove", "fleet",
          ("commands", "cli", "__main__", "__init__")]
 RANK = {name: i for i, layer in enumerate(ORDER) for name in ((layer,) if isinstance(layer, str) else layer)}
 
-KNOWN = {
-    # config validates keys, profiles and alert rules against tables that live with their users
-    # (issue 21: those tables come to config as data, or move beside it)
-    ("config", "mtptui.control.profiles"), ("config", "mtptui.core.alerts"), ("config", "mtptui.tui.keytable"),
-    # the parallel file reader is I/O; it moves to sources/ with opener.py (issue 21)
-    ("core/parallel.py", "mtptui.sources.file"),
-}
+KNOWN: set[tuple[str, str]] = set()  # none left (issue 21 paid the last ones)
 
 
 def layer_of(path: Path, root: Path = ROOT) -> str:

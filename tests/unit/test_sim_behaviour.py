@@ -10,7 +10,7 @@ import time
 import pytest
 
 from mtptui.sim import answers, behaviour, scenario
-from mtptui.core import parallel
+from mtptui.sources import parallel
 
 QWEN = ["--model-path", "Qwen/Qwen3.5-122B-A10B", "--tp", "4"]
 LLAMA = ["--model-path", "meta-llama/Llama-3.1-8B-Instruct"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mtptui.core import parallel
+from mtptui.sources import parallel
 from mtptui.core.compare import DELTA_MIN_BATCHES
 
 DATA = Path(__file__).parent / "data" / "toggle-epochs.log"

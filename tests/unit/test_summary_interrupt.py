@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from logsynth import SGLangServer, utc
 
-from mtptui.core.parallel import PARALLEL_MIN_BYTES
+from mtptui.sources.parallel import PARALLEL_MIN_BYTES
 
 
 @pytest.fixture(scope="module")

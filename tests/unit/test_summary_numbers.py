@@ -389,7 +389,7 @@ def boundary_file(tmp_path) -> tuple[str, list[Line], int]:
 def test_parallel_parts_with_spec_lines_right_after_the_cut(tmp_path, monkeypatch):
     """Spec lines whose throughput line is in the part before still get its rank, and every
     number is the generator's, read in one, two and three parts."""
-    from mtptui.core import parallel
+    from mtptui.sources import parallel
 
     path, lines, cut = boundary_file(tmp_path)
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
@@ -411,7 +411,7 @@ def test_parallel_parts_with_spec_lines_right_after_the_cut(tmp_path, monkeypatc
 
 
 def test_parallel_parts_give_the_same_json_as_one_reader(tmp_path, monkeypatch):
-    from mtptui.core import parallel
+    from mtptui.sources import parallel
 
     path, _, _ = boundary_file(tmp_path)
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)

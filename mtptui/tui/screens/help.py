@@ -9,7 +9,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from mtptui.tui.keytable import PALETTE_HELP, shown_keys
+from mtptui.config.keys import PALETTE_HELP, shown_keys
 
 PANELS: list[tuple[str, str]] = [
     ("host line", "the host (in its accent colour), the speculation settings read from the server's "

@@ -19,7 +19,7 @@ from textual.widgets import Footer, Header, Input, ProgressBar, Tab, Tabs
 
 from mtptui.core.alerts import ERROR, by_rank
 from mtptui.tui.bindings import screen_bindings
-from mtptui.tui.keytable import ACTING_ACTIONS
+from mtptui.config.keys import ACTING_ACTIONS
 from mtptui.tui.controller import Dashboard
 from mtptui.tui.running import Running
 from mtptui.tui.themes import host_accent, host_tags

@@ -15,7 +15,7 @@ from textual.widgets import Static
 
 from mtptui.core.alerts import ERROR, Alert
 from mtptui.core.epochs import rank_label, short_rank_labels
-from mtptui.tui.keytable import KEYS
+from mtptui.config.keys import KEYS
 from mtptui.tui.viewmodel import (DOWN, LOADING, NOT_DECODING, SPEC_OFF, SPEC_ON, WAITING, PanelView,
                                   duration_text, fmt_value)
 from mtptui.tui.widgets.fit import Part, fit

@@ -1,6 +1,6 @@
 """Open, don't replay: a whole saved log read into a dashboard's store at once, at summary's pace.
 
-The file is read as `summary` reads it (core/parallel.py: the compiled lane, one process per part
+The file is read as `summary` reads it (sources/parallel.py: the compiled lane, one process per part
 of a big plain file), each part into a store of its own, and the parts' stores are merged in
 order: the result is the store a replay to the end would have left (the rings hold the newest
 samples, the epochs and value sets everything), and its figures are `summary`'s.
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mtptui.core.ingest import LineCounts
-from mtptui.core.parallel import Progress, Stopped, read_inputs
+from mtptui.sources.parallel import Progress, Stopped, read_inputs
 from mtptui.core.store import Store
 
 __all__ = ["Opened", "open_store", "Progress", "Stopped"]

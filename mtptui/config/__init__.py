@@ -21,9 +21,9 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from mtptui.control.profiles import BUILTINS, Profile
-from mtptui.core.alerts import Thresholds
-from mtptui.tui.keytable import BINDING_IDS
+from mtptui.config.keys import BINDING_IDS
+from mtptui.config.profile import BUILTINS, Profile
+from mtptui.config.thresholds import Thresholds
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from mtptui.tui.windows import WINDOWS
+from mtptui.config.windows import WINDOWS
 
 
 class Key(NamedTuple):

@@ -22,7 +22,8 @@ from mtptui.tui.screens.main import MainScreen
 from mtptui.tui.themes import install_themes
 
 KEY_HOLD_S = 0.12
-ATTACH_WAIT_S = 60.0  # for the history to be read before the host is asked for the run's settings
+ATTACH_WAIT_S = 120.0  # for the history to be read before the host is asked for the run's settings
+QUIET_S = 20.0  # read to the end without a batch or a settings line for this long: ask the host
 THEME_VARIABLE_DEFAULTS = {"frame": "#3E4855", "log-decode": "#7FB7E6", "log-prefill": "#9C8FE0", "log-event": "#E5B94E",
                            "chart-ranks": "#4FC3F7,#FFB74D,#81C784,#F06292,#9575CD,#FFF176,#E57373,#E0E0E0"}
 
@@ -120,13 +121,23 @@ class MtpApp(App):
             name = await ctl.server_name()
             if name:
                 dash.servers[host] = name
-            deadline = time.monotonic() + ATTACH_WAIT_S
-            # the history first: its own settings line, when it has one, is the better witness
-            while dash.feed.state_of(host) != STREAMING or dash.feed.pending:
-                if time.monotonic() > deadline:
+            # The log first: its own settings line is the better witness. A run prints it before
+            # its first batch, so once batches come (or the stream has been quiet a while) without
+            # one, the line is not in what was read.
+            deadline, streaming = time.monotonic() + ATTACH_WAIT_S, None
+            while dash.needs_settings(host):
+                now = time.monotonic()
+                if dash.feed.state_of(host) != STREAMING or dash.feed.pending:
+                    streaming = None
+                elif streaming is None:
+                    streaming = now
+                cur = dash.store.current_epoch(host)
+                if streaming is not None and ((cur is not None and cur.records) or now - streaming >= QUIET_S):
                     break
+                if now > deadline:
+                    return  # never read to its end: the source says why
                 await asyncio.sleep(0.25)
-            if not dash.needs_settings(host):
+            else:
                 return
             found = await ctl.running_settings()
         except ControlError:

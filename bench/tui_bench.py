@@ -192,7 +192,7 @@ async def open_file(path: str) -> dict:
     from mtptui.tui.opening import Opening
 
     app = build_app([], title="bench open", window="all", opening=Opening([path]))
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE):
         frames = FrameClock(app)
         opening = app.dash.opening
         while not opening.done:

@@ -17,7 +17,7 @@ from array import array
 from collections import deque
 from dataclasses import dataclass, field
 
-from mtptui.core.records import DECODE, PREFILL, SGLANG, SPEC, TIME, BatchStats, Event
+from mtptui.core.records import DECODE, SGLANG, SPEC, TIME, BatchStats, Event
 from mtptui.core.epochs import EPOCH_EVENTS, UNRESOLVED, Epoch, EpochTracker, rank_key, spec_label
 from mtptui.core.loadmatch import MATCH_FIELDS
 from mtptui.core.series import Overview, Ring

@@ -24,7 +24,7 @@ import math
 from array import array
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from itertools import accumulate, chain, compress, count, repeat
 from operator import add, mul, truediv
 

@@ -51,6 +51,12 @@ def collect():
     return Collect()
 
 
+@pytest.fixture
+def audit(tmp_path):
+    """The audit log of one test's `mtptui spec` runs (MTPTUI_AUDIT_LOG)."""
+    return tmp_path / "audit.jsonl"
+
+
 # --- loopback sshd ------------------------------------------------------------------------------
 
 @pytest.fixture

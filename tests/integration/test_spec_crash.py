@@ -13,7 +13,7 @@ import time
 
 import pytest
 from hosts.helpers import unique_unit
-from test_spec_systemd import audit, audit_entries, exec_start, install_unit, spec, spec_started, write_config  # noqa: F401
+from test_spec_systemd import audit_entries, exec_start, install_unit, spec, spec_started, write_config
 
 from mtptui.control.lock import Console, owner_record
 

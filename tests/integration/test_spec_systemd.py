@@ -90,11 +90,6 @@ def audit_entries(path) -> list[dict]:
     return read_audit(path)
 
 
-@pytest.fixture
-def audit(tmp_path):
-    return tmp_path / "audit.jsonl"
-
-
 def test_off_to_mtp3_to_mtp1_then_revert(cluster, tmp_path, audit):
     h = cluster.hosts[0]
     unit = unique_unit("ctl")

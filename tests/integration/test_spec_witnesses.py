@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 from hosts.helpers import unique_unit
-from test_spec_systemd import audit, audit_entries, exec_start, install_unit, spec, write_config  # noqa: F401 - audit: a fixture
+from test_spec_systemd import audit_entries, exec_start, install_unit, spec, write_config
 
 pytestmark = pytest.mark.systemd
 

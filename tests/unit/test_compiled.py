@@ -117,8 +117,8 @@ def _bodies(draw) -> str:
         if draw(st.booleans()):
             items = [items[i] for i in sorted(draw(st.sets(st.integers(0, 7), min_size=1)))]
         if draw(st.booleans()):
-            items = [f"#new-seq: 1", f"#new-token: {draw(st.integers(0, 8192))}", f"token usage: 0.50",
-                     f"#running-req: 3", f"#queue-req: 0", f"input throughput (token/s): {draw(st.floats(0, 2e4)):.2f}"]
+            items = ["#new-seq: 1", f"#new-token: {draw(st.integers(0, 8192))}", "token usage: 0.50",
+                     "#running-req: 3", "#queue-req: 0", f"input throughput (token/s): {draw(st.floats(0, 2e4)):.2f}"]
     else:
         items = [f"{k}: {v}" for k, v in draw(st.lists(st.tuples(_keys, _values), max_size=9))]
     return ", ".join(items) + draw(st.sampled_from(["", "", ", ", ",", ",  ", " ", "\r", "\t", "é", ", x"]))

@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import math
 import time
 
 import pytest
 
 from mtptui.core.store import Store
-from mtptui.sources.base import ENDED, FAILED, SourceStatus
+from mtptui.sources.base import FAILED, SourceStatus
 from mtptui.sources.replay import MAX_SPEED, ReplayClock, ReplaySource, parse_speed
 from mtptui.tui.feed import DashboardFeed
 

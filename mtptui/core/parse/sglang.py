@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 
 
-from mtptui.core.parse import timeparse
 from mtptui.core.parse.numbers import bounded_int, real_float
 from mtptui.core.records import DECODE, PREFILL, SGLANG, BatchStats
 

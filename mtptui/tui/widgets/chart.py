@@ -8,7 +8,6 @@ set and the figure refreshed each time).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from textual.content import Content

@@ -80,10 +80,15 @@ def main(argv: list[str] | None = None) -> int:
     if entry is None:
         print(f"mtptui: unknown command {args[0]!r} (try mtptui --help)", file=sys.stderr)
         return 2
+    from mtptui.errors import UserError
+
     try:
         with _lost_interrupts() as lost:
             code = int(importlib.import_module(entry[0]).main(args[1:]) or 0)
         return _interrupted() if lost else code
+    except UserError as e:  # said once, here, for every command
+        print(f"mtptui {args[0]}: {e}", file=sys.stderr)
+        return e.exit_code
     except KeyboardInterrupt:
         return _interrupted()
     except BrokenPipeError:

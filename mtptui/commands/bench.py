@@ -20,6 +20,7 @@ import sys
 
 from mtptui.commands.live import add_host_args, quiet_asyncssh
 from mtptui.config import ConfigError, load_config
+from mtptui.errors import UsageError
 
 EPILOG = """\
 exit codes: 0 done and the host restored; 3 a profile failed (rolled back; the others were
@@ -72,21 +73,20 @@ def main(argv: list[str]) -> int:
     from mtptui.commands.spec import build_controls
     from mtptui.control.profiles import ProfileError, resolve
 
+    config = load_config(args.config)
+    if len(args.hosts) > 1:
+        raise ConfigError("one HOST at a time (a benchmark restarts its server)")
     try:
-        config = load_config(args.config)
-        if len(args.hosts) > 1:
-            raise ConfigError("one HOST at a time (a benchmark restarts its server)")
         profiles = [resolve(name.strip(), config.profiles) for name in args.profiles.split(",") if name.strip()]
-        if not profiles:
-            raise ConfigError("--profiles names none")
-        if len({p.name for p in profiles}) != len(profiles):
-            raise ConfigError("--profiles names one twice")
-        controls = build_controls(args, list(args.hosts), config, args.timeout)
-        if len(controls) != 1:
-            raise ConfigError("name the HOST to benchmark (the config has several)")
-    except (ConfigError, ProfileError) as e:
-        print(f"mtptui bench: {e}", file=sys.stderr)
-        return 2
+    except ProfileError as e:
+        raise UsageError(str(e)) from None
+    if not profiles:
+        raise ConfigError("--profiles names none")
+    if len({p.name for p in profiles}) != len(profiles):
+        raise ConfigError("--profiles names one twice")
+    controls = build_controls(args, list(args.hosts), config, args.timeout)
+    if len(controls) != 1:
+        raise ConfigError("name the HOST to benchmark (the config has several)")
     quiet_asyncssh()
     return asyncio.run(run(args, controls[0], profiles))
 
@@ -101,9 +101,8 @@ async def run(args, hc, profiles) -> int:
     try:
         try:
             plans = await bench.preview()
-        except BadProfile as e:
-            print(f"mtptui bench: {e}", file=sys.stderr)
-            return 2
+        except BadProfile:
+            raise  # a usage error, said by cli
         except ControlError as e:
             print(f"mtptui bench: {e}", file=sys.stderr)
             return COULD_NOT_RUN

@@ -12,7 +12,8 @@ import os
 import socket
 import sys
 
-from mtptui.config import ConfigError, load_config
+from mtptui.config import load_config
+from mtptui.errors import UserError
 from mtptui.sources.process import ProcessSource
 from mtptui.config.windows import WINDOW_LABELS
 
@@ -86,20 +87,14 @@ def main(argv: list[str]) -> int:
     try:
         import mtptui.sim  # noqa: F401
     except ImportError:
-        print("mtptui demo: the simulator (mtptui.sim) is not installed", file=sys.stderr)
-        return 1
-    try:
-        config = load_config(args.config)
-    except ConfigError as e:
-        print(f"mtptui demo: {e}", file=sys.stderr)
-        return 2
+        raise UserError("the simulator (mtptui.sim) is not installed") from None
+    config = load_config(args.config)
     from mtptui.tui.launch import run_dashboard
 
     try:
         source, writer = demo_source(args)
     except OSError as e:
-        print(f"mtptui demo: {args.record}: {e.strerror or e}", file=sys.stderr)
-        return 1
+        raise UserError(f"{args.record}: {e.strerror or e}") from None
     try:
         return run_dashboard([source], config=config, title="demo: " + SIM_LABEL, window=args.window,
                              theme=args.theme)

@@ -12,6 +12,7 @@ import sys
 from mtptui.commands.live import add_host_args, build_sources, quiet_asyncssh
 from mtptui.commands.record import StatusPrinter
 from mtptui.config import Config, ConfigError, load_config
+from mtptui.errors import UsageError, UserError
 from mtptui.sources.base import Source
 
 DEFAULT_LISTEN = "127.0.0.1:9464"
@@ -29,10 +30,6 @@ SIGTERM or Ctrl-C.
 
 exit codes: 0 stopped by a signal, 1 cannot listen (address in use), 2 bad arguments or config
 """
-
-
-class UsageError(Exception):
-    """A bad value on the command line: one line, exit 2."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -105,15 +102,11 @@ async def follow(sources: list[Source], state) -> None:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        addr, port = parse_listen(args.listen)
-        if args.stale_after is not None and not args.stale_after > 0:
-            raise UsageError("--stale-after must be a positive number of seconds")
-        config = load_config(args.config)
-        sources = build_all_sources(args, config)
-    except (UsageError, ConfigError) as e:
-        print(f"mtptui export: {e}", file=sys.stderr)
-        return 2
+    addr, port = parse_listen(args.listen)
+    if args.stale_after is not None and not args.stale_after > 0:
+        raise UsageError("--stale-after must be a positive number of seconds")
+    config = load_config(args.config)
+    sources = build_all_sources(args, config)
     from prometheus_client import CollectorRegistry, ProcessCollector, start_http_server
 
     from mtptui.export.collector import ExportCollector
@@ -127,8 +120,7 @@ def main(argv: list[str]) -> int:
     try:
         httpd, _ = start_http_server(port, addr=addr, registry=registry)
     except OSError as e:
-        print(f"mtptui export: cannot listen on {args.listen}: {e.strerror or e}", file=sys.stderr)
-        return 1
+        raise UserError(f"cannot listen on {args.listen}: {e.strerror or e}") from None
     host, bound = httpd.server_address[:2]
     where = f"[{host}]" if ":" in host else host
     print(f"mtptui export: serving http://{where}:{bound}/metrics for {', '.join(s.host for s in sources)}",

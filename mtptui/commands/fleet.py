@@ -9,10 +9,11 @@ import sys
 from functools import partial
 
 from mtptui.commands.live import add_stream_args
-from mtptui.config import Config, ConfigError, load_config
+from mtptui.config import Config, load_config
+from mtptui.errors import UsageError, UserError
 from mtptui.fleet.outliers import Limits
 from mtptui.fleet.prom import Prometheus, PromError
-from mtptui.fleet.query import Host, SelectorError, selector_matchers
+from mtptui.fleet.query import Host, selector_matchers
 from mtptui.fleet.reader import ReaderProcess, load
 from mtptui.fleet.table import ViewState, rows, text_table
 
@@ -41,10 +42,6 @@ exit codes: 0 ok, 1 Prometheus cannot be reached or read, 2 bad arguments, confi
 """
 
 
-class UsageError(Exception):
-    """A bad value on the command line: one line, exit 2."""
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mtptui fleet", description=__doc__, epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -65,23 +62,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        if not args.interval > 0 or not args.timeout > 0:
-            raise UsageError("--interval and --timeout must be positive numbers of seconds")
-        if args.outlier_pct is not None and not args.outlier_pct > 0:
-            raise UsageError("--outlier-pct must be a positive number")
-        selector_matchers(args.match)
-        config = load_config(args.config)
-    except (UsageError, SelectorError, ConfigError) as e:
-        print(f"mtptui fleet: {e}", file=sys.stderr)
-        return 2
+    if not args.interval > 0 or not args.timeout > 0:
+        raise UsageError("--interval and --timeout must be positive numbers of seconds")
+    if args.outlier_pct is not None and not args.outlier_pct > 0:
+        raise UsageError("--outlier-pct must be a positive number")
+    selector_matchers(args.match)
+    config = load_config(args.config)
     try:
         prom = Prometheus(args.prometheus, timeout=args.timeout)
         fetch = partial(load, prom, args.match, Limits.from_thresholds(config.thresholds, args.outlier_pct))
         hosts = fetch()
     except PromError as e:
-        print(f"mtptui fleet: {e}", file=sys.stderr)
-        return 2 if e.bad_query and args.match else 1
+        # Prometheus refusing the query is the --match's fault: a usage error
+        raise UserError(str(e), exit_code=2 if e.bad_query and args.match else 1) from None
     if args.json:
         print(json.dumps({"hosts": [h.to_json() for h in hosts]}, indent=2))
         return 0
@@ -94,8 +87,7 @@ def main(argv: list[str]) -> int:
 def interactive(fetch, hosts: list[Host], args, config: Config) -> int:
     """The fleet view until q; Enter leaves it for the host's live dashboard, and its q comes back."""
     if not sys.stdout.isatty():
-        print("mtptui fleet: the view needs a terminal (use --once or --json)", file=sys.stderr)
-        return 1
+        raise UserError("the view needs a terminal (use --once or --json)")
     from mtptui.commands.live import build_sources, quiet_asyncssh
     from mtptui.tui.fleet_app import FleetApp
     from mtptui.tui.launch import run_dashboard

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mtptui.config import Config, ConfigError, load_config, resolve_hosts
+from mtptui.config import Config, load_config, resolve_hosts
+from mtptui.errors import UsageError, UserError
 from mtptui.sources.base import Source
 
 EPILOG = """\
@@ -152,16 +153,13 @@ def record_and_launch(prog: str, args, sources: list[Source], config: Config, ti
     from mtptui.sources.record import RecordExists
 
     if not args.record and record_mode(args) != "new":
-        print(f"{prog}: --append and --force go with --record FILE", file=sys.stderr)
-        return 2
+        raise UsageError("--append and --force go with --record FILE")
     try:
         sources, writer = open_record(args.record, sources, record_mode(args))
     except RecordExists:
-        print(f"{prog}: {record_exists(args.record)}", file=sys.stderr)
-        return 2
+        raise UsageError(record_exists(args.record)) from None
     except OSError as e:
-        print(f"{prog}: {args.record}: {e.strerror or e}", file=sys.stderr)
-        return 1
+        raise UserError(f"{args.record}: {e.strerror or e}") from None
     try:
         return launch(sources, config, read_only=args.read_only, title=title)
     finally:
@@ -174,12 +172,8 @@ def record_and_launch(prog: str, args, sources: list[Source], config: Config, ti
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        config = load_config(args.config)
-        sources = build_sources(args, config)
-    except ConfigError as e:
-        print(f"mtptui live: {e}", file=sys.stderr)
-        return 2
+    config = load_config(args.config)
+    sources = build_sources(args, config)
     quiet_asyncssh()
     names = ", ".join(s.host for s in sources)
     code = record_and_launch("mtptui live", args, sources, config, f"live: {names}")

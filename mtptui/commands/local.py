@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import socket
-import sys
 
 from mtptui.commands.live import add_record_args, add_stream_args, record_and_launch
 from mtptui.config import ConfigError, load_config
+from mtptui.errors import UserError
 from mtptui.sources.journal import diagnose
 from mtptui.sources.local import LocalJournalSource
 
@@ -59,16 +59,11 @@ def build_source(args: argparse.Namespace, config) -> LocalJournalSource:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        config = load_config(args.config)
-        source = build_source(args, config)
-    except ConfigError as e:
-        print(f"mtptui local: {e}", file=sys.stderr)
-        return 2
+    config = load_config(args.config)
+    source = build_source(args, config)
     check = source.argv()
     check = [a for a in check if a != "--follow" and not a.startswith("--lines")] + ["--lines=1"]
     problem = asyncio.run(preflight(check, source.who))
     if problem:
-        print(f"mtptui local: {problem}", file=sys.stderr)
-        return 1
+        raise UserError(problem)
     return record_and_launch("mtptui local", args, [source], config, f"local: {source.unit}")

@@ -11,6 +11,7 @@ import time
 from mtptui.commands.live import (add_host_args, add_record_mode_args, build_sources, quiet_asyncssh,
                                   record_exists, record_left, record_mode)
 from mtptui.config import ConfigError, load_config
+from mtptui.errors import UsageError, UserError
 from mtptui.sources.base import FAILED, SourceStatus
 from mtptui.sources.record import RecordExists, RecordingFeed, RecordWriter
 
@@ -91,31 +92,24 @@ async def record(sources, writer: RecordWriter, printer: StatusPrinter,
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     if args.duration is not None and args.duration <= 0:
-        print("mtptui record: --duration must be positive", file=sys.stderr)
-        return 2
-    try:
-        config = load_config(args.config)
-        if args.local:
-            if args.hosts:
-                raise ConfigError("--local records this machine: give no HOST")
-            from mtptui.commands.local import build_source
+        raise UsageError("--duration must be positive")
+    config = load_config(args.config)
+    if args.local:
+        if args.hosts:
+            raise ConfigError("--local records this machine: give no HOST")
+        from mtptui.commands.local import build_source
 
-            sources = [build_source(args, config)]
-        else:
-            sources = build_sources(args, config)
-    except ConfigError as e:
-        print(f"mtptui record: {e}", file=sys.stderr)
-        return 2
+        sources = [build_source(args, config)]
+    else:
+        sources = build_sources(args, config)
     quiet_asyncssh()
     try:
         writer = RecordWriter(args.out, record_mode(args))
         said = writer.resume(sources)
     except RecordExists:
-        print(f"mtptui record: {record_exists(args.out)}", file=sys.stderr)
-        return 2
+        raise UsageError(record_exists(args.out)) from None
     except OSError as e:
-        print(f"mtptui record: {args.out}: {e.strerror or e}", file=sys.stderr)
-        return 1
+        raise UserError(f"{args.out}: {e.strerror or e}") from None
     for line in said:
         print(line, file=sys.stderr)
     printer = StatusPrinter()

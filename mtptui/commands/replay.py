@@ -8,7 +8,8 @@ import argparse
 import os
 import sys
 
-from mtptui.config import Config, ConfigError, load_config
+from mtptui.config import Config, load_config
+from mtptui.errors import UserError
 from mtptui.sources.replay import MAX_SPEED, ReplayClock, ReplaySource, parse_speed
 from mtptui.config.windows import WINDOW_LABELS
 
@@ -95,21 +96,15 @@ def attach_terminal() -> str | None:
 
 def main(argv: list[str], prog: str = "mtptui replay") -> int:
     args = build_parser(prog).parse_args(argv)
-    try:
-        config = load_config(args.config)
-    except ConfigError as e:
-        print(f"{prog}: {e}", file=sys.stderr)
-        return 2
+    config = load_config(args.config)
     if args.paths.count("-") > 1:
-        print(f"{prog}: standard input (-) can be read only once", file=sys.stderr)
-        return 1
+        raise UserError("standard input (-) can be read only once")
     paths, spooled = spool_stdin(args.paths)
     try:
         shown = ["stdin" if p == "-" else p for p in args.paths]
         problem = check_paths(paths, shown) or (attach_terminal() if spooled else None)
         if problem:
-            print(f"{prog}: {problem}", file=sys.stderr)
-            return 1
+            raise UserError(problem)
         return _run(args, paths, config)
     finally:
         if spooled:

@@ -14,7 +14,7 @@ import json
 import sys
 
 from mtptui.commands.live import add_host_args, quiet_asyncssh
-from mtptui.config import ConfigError, load_config
+from mtptui.config import load_config
 
 EPILOG = """\
 HOST as for `mtptui live`: a config name, or user@host[:port] with --unit. The server's port is
@@ -39,12 +39,8 @@ def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     from mtptui.commands.spec import build_controls
 
-    try:
-        config = load_config(args.config)
-        controls = build_controls(args, list(args.hosts), config)
-    except ConfigError as e:
-        print(f"mtptui smoke: {e}", file=sys.stderr)
-        return 2
+    config = load_config(args.config)
+    controls = build_controls(args, list(args.hosts), config)
     quiet_asyncssh()
     results = asyncio.run(run_all(controls, config.control.smoke_prompt, config.control.smoke_expect, args.timeout))
     if args.json:

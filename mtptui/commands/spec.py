@@ -15,6 +15,7 @@ import sys
 
 from mtptui.commands.live import add_host_args, quiet_asyncssh
 from mtptui.config import Config, ConfigError, load_config, resolve_hosts
+from mtptui.errors import UsageError
 
 RED, RESET = "\x1b[31m", "\x1b[0m"
 EPILOG = """\
@@ -44,11 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        config = load_config(args.config)
-    except ConfigError as e:
-        print(f"mtptui spec: {e}", file=sys.stderr)
-        return 2
+    config = load_config(args.config)
     from mtptui.control.profiles import ProfileError, resolve
 
     names = list(args.hosts)
@@ -59,16 +56,10 @@ def main(argv: list[str]) -> int:
             names = names[:-1]
         except ProfileError as e:
             if len(names) > 1:
-                print(f"mtptui spec: {e}", file=sys.stderr)
-                return 2
+                raise UsageError(str(e)) from None
     if args.revert and args.restart:
-        print("mtptui spec: --revert and --restart exclude each other", file=sys.stderr)
-        return 2
-    try:
-        controls = build_controls(args, names, config, args.timeout)
-    except ConfigError as e:
-        print(f"mtptui spec: {e}", file=sys.stderr)
-        return 2
+        raise UsageError("--revert and --restart exclude each other")
+    controls = build_controls(args, names, config, args.timeout)
     quiet_asyncssh()
     return asyncio.run(run(args, controls, profile))
 
@@ -105,7 +96,6 @@ def _target(make):
 
 
 async def run(args, controls, profile) -> int:
-    from mtptui.control.errors import BadProfile, ControlError
     from mtptui.control.plan import APPLY, RESTART, REVERT
     from mtptui.control.restart import RESULT_NOT_RUN
 
@@ -114,21 +104,15 @@ async def run(args, controls, profile) -> int:
     try:
         for hc in controls:
             out = sys.stderr if args.json else sys.stdout
-            try:
-                cut_off = await hc.interrupted()  # an action here that a killed console left
-                if cut_off:
-                    print(cut_off, file=out, flush=True)
-                if profile is None and not (args.revert or args.restart):
-                    results.append({**await show(hc, args.json), "interrupted": cut_off})
-                    continue
-                action = REVERT if args.revert else RESTART if args.restart else APPLY
-                plan = await hc.plan(action, profile)
-            except BadProfile as e:
-                print(f"mtptui spec: {e}", file=sys.stderr)
-                return 2
-            except ControlError as e:
-                print(f"mtptui spec: {e}", file=sys.stderr)
-                return 1
+            # a ControlError ends the command here (cli prints it; a BadProfile exits 2)
+            cut_off = await hc.interrupted()  # an action here that a killed console left
+            if cut_off:
+                print(cut_off, file=out, flush=True)
+            if profile is None and not (args.revert or args.restart):
+                results.append({**await show(hc, args.json), "interrupted": cut_off})
+                continue
+            action = REVERT if args.revert else RESTART if args.restart else APPLY
+            plan = await hc.plan(action, profile)
             print("\n".join(plan.preview_lines()), file=out)
             if args.dry_run:
                 results.append({"host": hc.host, "unit": hc.unit, "dry_run": True, "plan": plan_json(plan)})

@@ -14,7 +14,6 @@ from mtptui.core.compare import DELTA_MIN_BATCHES, EpochRow, bucket_cells, delta
 from mtptui.core.loadmatch import CONTEXT, LOAD, Scale
 from mtptui.sources.parallel import summarise
 from mtptui.core.timespec import when
-from mtptui.sources.file import InputError
 
 EPILOG = """\
 PATH is a saved log: a journalctl export in any short mode or json (-o json), a raw server log,
@@ -194,11 +193,7 @@ def _bucket_lines(rows: list[EpochRow], scale: Scale, title: str, *, below: bool
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        summary, counts = summarise(args.paths, args.since, args.until, args.jobs)
-    except InputError as e:
-        print(f"mtptui summary: {e}", file=sys.stderr)
-        return 1
+    summary, counts = summarise(args.paths, args.since, args.until, args.jobs)
     doc = summary.document(counts.to_json())
     if args.json:
         write_json(doc, sys.stdout)

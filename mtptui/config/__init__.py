@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from mtptui.config.keys import BINDING_IDS
+from mtptui.errors import UsageError
 from mtptui.config.profile import BUILTINS, Profile
 from mtptui.config.thresholds import Thresholds
 
@@ -40,7 +41,7 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEY = re.compile(r"(?:[a-z]+\+)*(?:[a-z0-9_]{2,}|\S)")
 
 
-class ConfigError(Exception):
+class ConfigError(UsageError):
     """A one-line, user-facing reason why the config cannot be used."""
 
 

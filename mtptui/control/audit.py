@@ -15,6 +15,8 @@ import time
 import uuid
 from pathlib import Path
 
+from mtptui.errors import UserError
+
 ENV = "MTPTUI_AUDIT_LOG"
 
 
@@ -56,7 +58,7 @@ def append(entry: dict, path: Path | None = None) -> None:
         os.close(fd)
 
 
-class AuditError(Exception):
+class AuditError(UserError):
     """The audit log cannot be read at all (a directory, no rights): one line saying so."""
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from mtptui.errors import USAGE, UserError
 
-class ControlError(Exception):
+
+class ControlError(UserError):
     """Nothing was changed, or the change cannot be judged: str(e) is one user-facing line."""
 
 
@@ -13,3 +15,5 @@ class LockedError(ControlError):
 
 class BadProfile(ControlError):
     """The profile cannot apply to this unit (SGLang would refuse it): a usage error, exit 2."""
+
+    exit_code = USAGE

@@ -14,11 +14,13 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import NamedTuple
 
+from mtptui.errors import UserError
+
 
 IN_FLIGHT = 4  # queries asked at a time (see Prometheus.queries)
 
 
-class PromError(Exception):
+class PromError(UserError):
     """Prometheus could not be asked, or did not answer: one line for the user. `bad_query` is
     True when Prometheus refused the query itself (HTTP 400, `bad_data`)."""
 

@@ -19,6 +19,7 @@ from functools import lru_cache
 from dataclasses import dataclass, field
 
 from mtptui.core.epochs import rank_key
+from mtptui.errors import UsageError
 from mtptui.core.nogc import without_cycle_collector
 from mtptui.fleet.prom import Prometheus, PromError, Sample
 
@@ -111,7 +112,7 @@ class Host:
         return (SGLANG, self.spec.get("model_name", ""))
 
 
-class SelectorError(ValueError):
+class SelectorError(UsageError, ValueError):
     """--match is not a label selector: one line, exit 2."""
 
 

@@ -9,11 +9,13 @@ import sys
 import zlib
 from collections.abc import Iterator
 
+from mtptui.errors import UserError
+
 JOURNAL_MAGIC = b"LPKSHHRH"
 GZIP_MAGIC = b"\x1f\x8b"
 
 
-class InputError(Exception):
+class InputError(UserError):
     """A one-line, user-facing reason why an input cannot be read."""
 
 

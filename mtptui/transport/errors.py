@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from mtptui.errors import UserError
 
-class TransportError(Exception):
+
+class TransportError(UserError):
     """`permanent`: retrying cannot help (bad host key, refused login, no journal rights).
     Otherwise the host may come back (down, unreachable, connection lost) and a retry is right."""
 

@@ -259,12 +259,13 @@ def test_parse_target_rejects(spec):
 
 
 def test_readme_config_examples_are_valid():
-    """Every ```toml block of the README parses as a config: the documentation cannot drift."""
+    """Every ```toml block of the README and docs/ parses as a config: the documentation cannot drift."""
     import re
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    blocks = re.findall(r"```toml\n(.*?)```", readme, re.S)
+    root = Path(__file__).resolve().parents[2]
+    text = "\n".join(p.read_text() for p in [root / "README.md", *sorted((root / "docs").glob("*.md"))])
+    blocks = re.findall(r"```toml\n(.*?)```", text, re.S)
     assert len(blocks) >= 2
-    configs = [parse_config(b, "README.md") for b in blocks]
+    configs = [parse_config(b, "docs") for b in blocks]
     assert any(c.profiles and c.keys and c.theme for c in configs)

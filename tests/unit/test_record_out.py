@@ -12,6 +12,7 @@ import sys
 
 import pytest
 
+from mtptui.errors import UsageError
 from mtptui.sources.giveup import GiveUpSource
 from mtptui.sources.journal import JournalSource
 from mtptui.sources.record import (APPEND, FORCE, NEW, RecordExists, RecordingSource, RecordWriter,
@@ -182,7 +183,8 @@ def test_live_and_local_record_refuse_an_existing_file_before_the_screen_opens(p
     args = (live if cmd == "live" else local).build_parser().parse_args(
         (["root@127.0.0.1"] if cmd == "live" else []) + ["--unit", "x.service", "--record", str(precious)])
     src = [FakeJournal("gpu1", "x.service")]
-    assert live.record_and_launch(f"mtptui {cmd}", args, src, None, "t") == 2
+    with pytest.raises(UsageError, match="exists: --append to resume it by cursor, --force to overwrite"):
+        live.record_and_launch(f"mtptui {cmd}", args, src, None, "t")
     assert not launched and precious.read_bytes() == PRECIOUS
     args.append = True
     assert live.record_and_launch(f"mtptui {cmd}", args, src, None, "t") == 0
@@ -190,9 +192,9 @@ def test_live_and_local_record_refuse_an_existing_file_before_the_screen_opens(p
     assert src[0].cursor == "s=ab;i=7d0;b=b0;m=1;t=2;x=3"  # resumed after gpu1's last entry
 
 
-def test_live_append_without_record_is_refused(capsys):
+def test_live_append_without_record_is_refused():
     from mtptui.commands import live
 
     args = live.build_parser().parse_args(["root@127.0.0.1", "--unit", "x.service", "--append"])
-    assert live.record_and_launch("mtptui live", args, [], None, "t") == 2
-    assert capsys.readouterr().err == "mtptui live: --append and --force go with --record FILE\n"
+    with pytest.raises(UsageError, match="^--append and --force go with --record FILE$"):
+        live.record_and_launch("mtptui live", args, [], None, "t")

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mtptui.config.thresholds import Thresholds
@@ -136,7 +137,8 @@ def evaluate(store: Store, host: str | None, now: float, th: Thresholds | None =
     return out
 
 
-def _spec_fallback(host, ranks, epoch, now, th) -> list[Alert]:
+def _spec_fallback(host: str | None, ranks: list[RankSeries], epoch: Epoch | None, now: float,
+                   th: Thresholds) -> list[Alert]:
     if epoch is None or not epoch.spec.get("algorithm"):
         return []
     silent = []
@@ -207,7 +209,7 @@ RANK_RULES = {"accept_rate_low": _accept_rate_low, "accept_len_one": _accept_len
               "graph_off": _graph_off, "queue_growing": _queue_growing}
 
 
-def _grouped(kind: str, host, hits: list[_Hit], every: list[str], th: Thresholds) -> Alert:
+def _grouped(kind: str, host: str | None, hits: list[_Hit], every: list[str], th: Thresholds) -> Alert:
     """One alert for the ranks a per-rank rule holds on."""
     ranks = [h.rank for h in hits]
     on = where(ranks, every)
@@ -236,7 +238,7 @@ def _grouped(kind: str, host, hits: list[_Hit], every: list[str], th: Thresholds
                  since, tuple(ranks))
 
 
-def _run_start(s: RankSeries, metric: str, now: float, holds, lookback: float = 3600.0) -> float | None:
+def _run_start(s: RankSeries, metric: str, now: float, holds: Callable[[float], bool], lookback: float = 3600.0) -> float | None:
     """The time of the oldest sample of the run, ending at `now`, whose values all satisfy `holds`."""
     ts, vs = s.decode.window(metric, now - lookback, now)
     start = None
@@ -276,7 +278,7 @@ DIVERGE = {
 }
 
 
-def _rank_diverging(host, ranks, now, th) -> list[Alert]:
+def _rank_diverging(host: str | None, ranks: list[RankSeries], now: float, th: Thresholds) -> list[Alert]:
     """A rank whose mean differs from the other ranks' median, the same way, in every part of
     the hold, by more than the share and the minimum amount: a difference that lasts, not load
     passing from rank to rank."""
@@ -326,7 +328,8 @@ def _median(v: list[float]) -> float:
     return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
 
 
-def _throughput_down(host, ranks, epoch, now, th) -> list[Alert]:
+def _throughput_down(host: str | None, ranks: list[RankSeries], epoch: Epoch | None, now: float,
+                     th: Thresholds) -> list[Alert]:
     if epoch is None or not ranks:
         return []
     t_split = now - th.throughput_hold_s
@@ -371,10 +374,10 @@ class AlertTracker:
 
     maxlen: int = 500
     active: dict[tuple, Fired] = field(default_factory=dict)
-    history: deque = field(default_factory=lambda: deque(maxlen=500))
+    history: deque[Fired] = field(default_factory=lambda: deque(maxlen=500))
     _last_now: float | None = None
 
-    def update(self, host, alerts: list[Alert], now: float) -> list[Alert]:
+    def update(self, host: str | None, alerts: list[Alert], now: float) -> list[Alert]:
         """Alerts of `host` holding at `now`; returns those that just fired."""
         if self._last_now is not None and now < self._last_now:
             # A seek backwards (or a live playhead that steps back within a log second): what
@@ -400,5 +403,5 @@ class AlertTracker:
             self.active.pop(k).cleared = now  # the same Fired as in the history
         return new
 
-    def for_host(self, host) -> list[Fired]:
+    def for_host(self, host: str | None) -> list[Fired]:
         return [f for k, f in self.active.items() if k[1] == host]

@@ -77,9 +77,10 @@ class BucketRow:
 
 
 def _bucket_change(row: dict, other: BucketRow | None) -> float | None:
-    if other is None or row["decode"] < DELTA_MIN_BATCHES or row["gen_throughput"] is None:
+    if other is None or other.gen_throughput is None or row["decode"] < DELTA_MIN_BATCHES or row["gen_throughput"] is None:
         return None
-    return row["gen_throughput"] / other.gen_throughput - 1
+    gen: float = row["gen_throughput"]
+    return gen / other.gen_throughput - 1
 
 
 def stops_paying_from(buckets: list[BucketRow]) -> str | None:
@@ -149,7 +150,8 @@ def pooled_mean(ranks: dict, metric: str) -> float | None:
     """The mean over every value of every rank, from each rank's mean and count."""
     stats = [r[metric] for r in ranks.values() if r.get(metric)]
     if len(stats) == 1:
-        return stats[0]["mean"]  # as it is, without the rounding of mean * n / n
+        mean: float = stats[0]["mean"]  # as it is, without the rounding of mean * n / n
+        return mean
     n = sum(s["n"] for s in stats)
     return sum(s["mean"] * s["n"] for s in stats) / n if n else None
 
@@ -160,13 +162,14 @@ def _dp_totals(ranks: dict) -> tuple[dict[str, float], int]:
     for rank, r in ranks.items():
         if r.get("gen_throughput"):
             groups.setdefault(dp_group(rank), {})[rank] = r
-    per_dp = {g: pooled_mean(members, "gen_throughput") for g, members in groups.items()}
+    means = {g: pooled_mean(members, "gen_throughput") for g, members in groups.items()}
+    per_dp = {g: m for g, m in means.items() if m is not None}  # each has lines: all of them
     counts = [sum(r["gen_throughput"]["n"] for r in members.values()) for members in groups.values()]
     return per_dp, min(counts, default=0)
 
 
 def _delta(row: EpochRow, other: EpochRow | None) -> Delta | None:
-    if other is None or not row.comparable or not other.gen_total:
+    if other is None or row.gen_total is None or not row.comparable or not other.gen_total:
         return None
     return Delta(other.index, other.label, other.gen_total, row.gen_total / other.gen_total - 1)
 

@@ -20,7 +20,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+from array import array
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from mtptui.core._compiled import Lane
+    from mtptui.core.parse import LineParser
 
 
 def built_from_this_source(here: Path) -> bool:
@@ -35,14 +42,14 @@ def built_from_this_source(here: Path) -> bool:
     return noted == hashlib.sha256(source).hexdigest()
 
 
-_compiled = None
+BUILT = False
 if built_from_this_source(Path(__file__).parent):
     try:
         from mtptui.core import _compiled
-    except ImportError:  # built for another Python
-        _compiled = None
 
-BUILT = _compiled is not None
+        BUILT = True
+    except ImportError:  # built for another Python
+        pass
 # MTPTUI_PURE=1 leaves it unused (to compare the two paths, or to rule it out)
 ENABLED = BUILT and not os.environ.get("MTPTUI_PURE")
 
@@ -56,11 +63,35 @@ dense_nonzero = _compiled.dense_nonzero if ENABLED else None
 at_scale = _compiled.at_scale if ENABLED else None
 
 
-def lane_for(parser, sinks: list):
+class LaneSeries(Protocol):
+    """A series the lane appends rows to: a Summary's SeriesSummary, a Store's RankSeries."""
+
+    def lane_rows(self, kind: str) -> tuple[array[float], int, Callable[[], object]]: ...
+
+    def lane_add(self, kind: str, n: int, graph_off: int, first: float, last: float) -> None: ...
+
+
+@runtime_checkable
+class LaneSink(Protocol):
+    """A sink the lane writes into (a Summary without a time range, a Store): its columns, its
+    series, the time of the last line read; `lane` is the lane writing into it, once there is one."""
+
+    lane: Lane | None
+
+    def lane_columns(self) -> tuple[tuple[str, ...], tuple[str, ...]] | None: ...
+
+    def lane_series(self, ts: float, host: str | None, rank: str) -> LaneSeries: ...
+
+    def lane_time(self, ts: float) -> None: ...
+
+
+def lane_for(parser: LineParser, sinks: Sequence[object]) -> Lane | None:
     """A lane for a parser feeding these sinks, or None: there must be exactly one sink, one that
     takes the lane (a Summary without a time range)."""
     if not ENABLED or len(sinks) != 1:
         return None
     sink = sinks[0]
-    columns = sink.lane_columns() if hasattr(sink, "lane_columns") else None
+    if not isinstance(sink, LaneSink):
+        return None
+    columns = sink.lane_columns()
     return None if columns is None else _compiled.Lane(parser, sink, *columns)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from mtptui.core.loadmatch import Buckets, matched
 from mtptui.core.parse import events
@@ -140,11 +141,11 @@ class Epoch:
         for mine, theirs in zip(self.matched, other.matched):
             mine.merge(theirs)
         for rank, rows in other.per_rank.items():
-            mine = self.per_rank.get(rank)
-            if mine is None:
+            held = self.per_rank.get(rank)
+            if held is None:
                 self.per_rank[rank] = rows
             else:
-                mine.merge(rows)
+                held.merge(rows)
 
     def rename_rank(self, old: str, new: str) -> None:
         """Moves one rank's statistics to another name, merging with what that name has, and
@@ -198,7 +199,7 @@ class Epoch:
         """How this run ended: `how` (MTPTUI, SYSTEMD, STOPPED, CRASHED, RUNNING or ENDED: a new
         run began with no end seen), `text` (one line), and for a crash its first `error` (kind,
         time, text) and whether systemd restarted it (`restarted_by`). last: no run came after it."""
-        error = None
+        error: dict[str, Any] | None = None
         t = self.trouble
         if t is not None and not self.ready_after_trouble:
             kind = t.kind

@@ -8,11 +8,27 @@ exactly once: ``read == batch + event + unparsed + dropped``.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from mtptui.core import compiled
 from mtptui.core.parse import BATCH, DROPPED, EVENT, LineParser, Parsed
+from mtptui.core.records import BatchStats, Event
+
+if TYPE_CHECKING:
+    from mtptui.core._compiled import Lane
+
+_Data = TypeVar("_Data", list[str], bytes)
+
+
+class Sink(Protocol):
+    """What Ingest hands records to (a Store, a Summary, the exporter's state, ...). One that also
+    has ``add_line(Parsed)`` sees every line."""
+
+    def add_batch(self, rec: BatchStats, /) -> None: ...
+
+    def add_event(self, ev: Event, /) -> None: ...
 
 
 @dataclass
@@ -23,7 +39,7 @@ class LineCounts:
     unparsed: int = 0  # lines that are neither a batch nor an event: ordinary log text
     dropped: int = 0  # lines that could not be read at all (see drop_reasons)
     malformed: int = 0  # batch lines cut short or with unreadable fields (also in `batch`)
-    drop_reasons: Counter = field(default_factory=Counter)
+    drop_reasons: Counter[str] = field(default_factory=Counter)
 
     def merge(self, later: LineCounts) -> None:
         """Adds the counts of another input (the next part of a file read in parallel)."""
@@ -32,29 +48,30 @@ class LineCounts:
                 setattr(self, f.name, getattr(self, f.name) + getattr(later, f.name))
         self.drop_reasons.update(later.drop_reasons)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"read": self.read, "batch": self.batch, "unparsed": self.unparsed,
                 "dropped": self.dropped, "event": self.event, "malformed": self.malformed,
                 "drop_reasons": dict(self.drop_reasons)}
 
 
 class Ingest:
-    def __init__(self, *sinks, parser: LineParser | None = None) -> None:
+    def __init__(self, *sinks: Sink, parser: LineParser | None = None) -> None:
         self.parser = parser or LineParser()
         self.parser.keep_lines = False
         self.counts = LineCounts()
-        self.sinks: list = []
-        self._batch_sinks: list = []
-        self._line_sinks: list = []
-        self._lane = None
+        self.sinks: list[Sink] = []
+        self._batch_sinks: list[Callable[[BatchStats], None]] = []
+        self._line_sinks: list[Callable[[Parsed], None]] = []
+        self._lane: Lane | None = None
         for s in sinks:
             self.add_sink(s)
 
-    def add_sink(self, sink) -> None:
+    def add_sink(self, sink: Sink) -> None:
         self.sinks.append(sink)
         self._batch_sinks.append(sink.add_batch)
-        if hasattr(sink, "add_line"):
-            self._line_sinks.append(sink.add_line)
+        add_line = getattr(sink, "add_line", None)
+        if add_line is not None:
+            self._line_sinks.append(add_line)
             self.parser.keep_lines = True
         self._lane = None if self._line_sinks else compiled.lane_for(self.parser, self.sinks)
 
@@ -86,7 +103,7 @@ class Ingest:
                 self.feed(raw, host)
             return
         if self._lane is not None:
-            self._feed_lane(lines if isinstance(lines, list) else list(lines), host)
+            self._feed_lane(self._lane, lines if isinstance(lines, list) else list(lines), host)
             return
         parse = self.parser.parse
         c = self.counts
@@ -119,16 +136,16 @@ class Ingest:
                 lines.pop()
             self.feed_many(lines)
             return
-        self._through_lane(lane.scan_bytes, data, len(data), _line_of_block, None)
+        self._through_lane(lane, lane.scan_bytes, data, len(data), _line_of_block, None)
 
-    def _feed_lane(self, lines: list[str], host: str | None) -> None:
-        scan = self._lane.scan
-        self._through_lane(lambda lines, i: scan(lines, i, host), lines, len(lines), _item, host)
+    def _feed_lane(self, lane: Lane, lines: list[str], host: str | None) -> None:
+        scan = lane.scan
+        self._through_lane(lane, lambda lines, i: scan(lines, i, host), lines, len(lines), _item, host)
 
-    def _through_lane(self, scan, data, end: int, line_at, host: str | None) -> None:
+    def _through_lane(self, lane: Lane, scan: Callable[[_Data, int], int], data: _Data, end: int,
+                      line_at: Callable[[_Data, int], tuple[str, int]], host: str | None) -> None:
         """The lane reads what it can (scan: where it stopped); the line there is parsed here.
         The sink settles with the lane when it needs what the lane read (Summary.lane)."""
-        lane = self._lane
         parse = self.parser.parse
         c = self.counts
         pos = 0
@@ -162,12 +179,11 @@ class Ingest:
         """Counts a line that is not a batch, and hands an event to the sinks."""
         c = self.counts
         c.read += 1
-        o = p.outcome
-        if o == EVENT:
+        if p.outcome == EVENT:
             c.event += 1
             for s in self.sinks:
                 s.add_event(p.record)
-        elif o == DROPPED:
+        elif p.outcome == DROPPED:
             c.dropped += 1
             c.drop_reasons[p.reason] += 1
         else:

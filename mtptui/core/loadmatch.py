@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import repeat
@@ -142,6 +142,8 @@ class Buckets:
         # In C (summary's hot path): the same split, each bucket's values summed as they come,
         # as parts of the same exact sums; None leaves the values that C does not sum to Python.
         sums = None if compiled.split_sums is None else compiled.split_sums(keys, gen, accept, scale.bounds)
+        gen_n: Iterable[int]
+        accept_n: Iterable[int]
         if sums is not None:
             counts, gen_n, gens, accept_n, accepts = sums
         else:

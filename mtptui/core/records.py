@@ -7,7 +7,7 @@ never a zero.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypeAlias, get_args
 
 # Engines
 SGLANG = "sglang"
@@ -21,7 +21,7 @@ PREFILL = "prefill"
 SPEC = "spec"
 
 # Event kinds
-EVENT_KINDS = (
+EventKind: TypeAlias = Literal[
     "started",  # systemd: Started UNIT
     "stopping",  # systemd: Stopping UNIT
     "stopped",  # systemd: Stopped UNIT, or the server logged its own shutdown
@@ -40,7 +40,8 @@ EVENT_KINDS = (
     # line of the log gave them; data["witness"] says where
     "gap",  # a live stream lost its connection; lines may be missing until it resumes
     "restart_requested",  # mtptui itself asked for a restart
-)
+]
+EVENT_KINDS: tuple[EventKind, ...] = get_args(EventKind)
 
 
 @dataclass(slots=True)
@@ -83,7 +84,7 @@ def token_usage(fields: dict[str, Any]) -> float | None:
 
 @dataclass(slots=True)
 class Event:
-    kind: str
+    kind: EventKind
     ts: float | None
     host: str | None
     text: str

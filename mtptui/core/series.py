@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 NAN = math.nan
 
@@ -245,7 +245,7 @@ class Overview:
             self._fit(min(self.spans) * self.width, (max(self.spans) + 1) * self.width)
         self._shrink()
 
-    def _spans(self, column: str, t0: float | None, t1: float | None):
+    def _spans(self, column: str, t0: float | None, t1: float | None) -> Iterator[tuple[float, list[float]]]:
         """(mean time, the column's part of the span) of the spans in [t0, t1] with values."""
         j = 2 + 5 * self.columns.index(column)
         for key in sorted(self.spans):
@@ -275,7 +275,7 @@ class Overview:
         return None if out is None else tuple(out)
 
 
-def _join(acc: list, i: int, n: int, total: float, lo: float, hi: float, last: float) -> None:
+def _join(acc: list[float], i: int, n: float, total: float, lo: float, hi: float, last: float) -> None:
     acc[i + _N] += n
     acc[i + _SUM] += total
     acc[i + _MIN] = min(acc[i + _MIN], lo)
@@ -283,7 +283,7 @@ def _join(acc: list, i: int, n: int, total: float, lo: float, hi: float, last: f
     acc[i + _LAST] = last
 
 
-def _add_span(mine: list, later: list) -> None:
+def _add_span(mine: list[float], later: list[float]) -> None:
     mine[0] += later[0]
     mine[1] += later[1]
     for i in range(2, len(mine), 5):

@@ -97,7 +97,7 @@ class ExactSum:
         return tidy(self.total() / self.n) if self.n else None
 
 
-def weighted_sum(vals: list[float], cnts: list[int]) -> float:
+def weighted_sum(vals: Sequence[float], cnts: list[int]) -> float:
     """The sum of each value times its count, exact, then correctly rounded (what math.fsum over
     every repeat gives), in C loops over the distinct values only."""
     if not vals:
@@ -107,7 +107,7 @@ def weighted_sum(vals: list[float], cnts: list[int]) -> float:
     return math.fsum(exact_terms(vals, cnts))
 
 
-def exact_terms(vals: list[float], cnts: list[int]) -> Iterable[float]:
+def exact_terms(vals: Sequence[float], cnts: list[int]) -> Iterable[float]:
     """Doubles whose exact sum is that of each value times its count (values between 2**-900 and
     2**900 in size). Each value is split into two halves of 26 bits (Veltkamp), and each count
     into digits of 26 bits, so that every product of a half, a digit and the digit's power of two
@@ -128,7 +128,7 @@ def exact_terms(vals: list[float], cnts: list[int]) -> Iterable[float]:
         level *= _DIGIT
 
 
-def _integer_sum(vals: list[float], cnts: list[int]) -> float:
+def _integer_sum(vals: Sequence[float], cnts: list[int]) -> float:
     """weighted_sum() in integers: a finite double is an integer over a power of two, so the sum
     is kept exactly as one integer over the largest such power."""
     num, den = 0, 1

@@ -15,7 +15,9 @@ import math
 import time
 from array import array
 from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from mtptui.core.records import DECODE, SGLANG, SPEC, TIME, BatchStats, Event
 from mtptui.core.epochs import EPOCH_EVENTS, UNRESOLVED, Epoch, EpochTracker, rank_key, spec_label
@@ -24,6 +26,9 @@ from mtptui.core.series import Overview, Ring
 from mtptui.core.stats import describe
 from mtptui.core.summary import DECODE_METRICS
 from mtptui.core.valueset import Rows
+
+if TYPE_CHECKING:
+    from mtptui.core._compiled import Lane
 
 __all__ = ["Store", "RankSeries", "Epoch", "spec_label", "ALL_HOSTS"]
 
@@ -60,11 +65,11 @@ class RankSeries:
     whole: Rows = field(init=False)
     overview: Overview = field(init=False)
     # the compiled lane's rows (LANE_DECODE, LANE_PREFILL), and what it counted, until fold()
-    lane_decode: array = field(init=False)
-    lane_prefill: array = field(init=False)
-    _lane_counts: list = field(init=False)  # decode batches, prefill batches, graph off
+    lane_decode: array[float] = field(init=False)
+    lane_prefill: array[float] = field(init=False)
+    _lane_counts: list[int] = field(init=False)  # decode batches, prefill batches, graph off
     epoch: Epoch | None = None  # the host's current epoch: folded decode rows count there
-    newest: object = None  # the store's note of the newest log time, for what the lane read
+    newest: Callable[[float], None] | None = None  # the store's note of the newest log time, for what the lane read
 
     def __post_init__(self) -> None:
         self.decode = Ring(DECODE_COLUMNS, self.capacity)
@@ -74,11 +79,11 @@ class RankSeries:
         self.lane_decode, self.lane_prefill = array("d"), array("d")
         self._lane_counts = [0, 0, 0]
 
-    def window(self, metric: str, t0: float | None = None, t1: float | None = None):
+    def window(self, metric: str, t0: float | None = None, t1: float | None = None) -> tuple[list[float], list[float]]:
         ring = self.prefill if metric in PREFILL_COLUMNS else self.decode
         return ring.window(metric, t0, t1)
 
-    def stats(self, metric: str, t0: float | None = None, t1: float | None = None) -> dict | None:
+    def stats(self, metric: str, t0: float | None = None, t1: float | None = None) -> dict[str, Any] | None:
         return describe(self.window(metric, t0, t1)[1])
 
     def add_row(self, rec: BatchStats, ts: float) -> bool:
@@ -102,7 +107,7 @@ class RankSeries:
         self._lane_counts[1] += 1
         return len(buf) >= LANE_FOLD * len(LANE_PREFILL)
 
-    def lane_rows(self, kind: str) -> tuple:
+    def lane_rows(self, kind: str) -> tuple[array[float], int, Callable[[], int]]:
         """(row buffer, the length at which to fold, the fold) for the compiled lane."""
         if kind == DECODE:
             return self.lane_decode, LANE_FOLD * len(LANE_DECODE), self.fold
@@ -195,7 +200,7 @@ _NANS = (math.nan,) * 8
 
 
 class Store:
-    def __init__(self, capacity: int = 4096, max_events: int = 5000, clock=time.time) -> None:
+    def __init__(self, capacity: int = 4096, max_events: int = 5000, clock: Callable[[], float] = time.time) -> None:
         self.capacity = capacity
         self.clock = clock
         self._by_key: dict[tuple[str | None, str], RankSeries] = {}
@@ -208,7 +213,7 @@ class Store:
         self.version = 0  # bumped on every change; views redraw only when it moved
         self._host_series: dict[str | None, list[RankSeries]] = {}
         self._dirty: dict[RankSeries, None] = {}  # ranks with buffered rows, until settle()
-        self.lane = None  # the compiled lane writing into the ranks' buffers, when one does
+        self.lane: Lane | None = None  # the compiled lane writing into the ranks' buffers, when one does
         self._lane_read = 0  # its count of batch lines at the last settle()
 
     # Readers see every row read so far: buffered rows are folded first.
@@ -296,7 +301,7 @@ class Store:
     def settle(self) -> None:
         """Hands every buffered row on (the views read the rings, epochs and statistics): on
         each tick of the screen, and at the end of a read."""
-        todo = list(self._dirty)
+        todo: Iterable[RankSeries] = list(self._dirty)
         lane = self.lane
         if lane is not None:
             read = lane.batches
@@ -380,7 +385,8 @@ class Store:
             self.version += 1
 
     def hosts(self) -> list[str | None]:
-        seen: dict[str | None, None] = dict(self._named)
+        seen: dict[str | None, None] = {}
+        seen.update(self._named)
         for h, _ in self._by_key:
             seen.setdefault(h, None)
         for h in self._epochs.epochs:
@@ -392,7 +398,7 @@ class Store:
             self.settle()
         return sorted((s for (h, _), s in self._by_key.items() if h == host), key=lambda s: rank_key(s.rank))
 
-    def host_events(self, host=ALL_HOSTS, t0: float | None = None, t1: float | None = None) -> list[Event]:
+    def host_events(self, host: str | None | object = ALL_HOSTS, t0: float | None = None, t1: float | None = None) -> list[Event]:
         return [e for e in self.events if (host is ALL_HOSTS or e.host == host)
                 and (t0 is None or (e.ts is not None and e.ts >= t0))
                 and (t1 is None or (e.ts is not None and e.ts <= t1))]

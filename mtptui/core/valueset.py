@@ -24,7 +24,8 @@ import math
 from array import array
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 from itertools import accumulate, chain, compress, count, repeat
 from operator import add, mul, truediv
 
@@ -64,38 +65,57 @@ class ValueSet:
                  "last", "n", "_described", "tally", "_distinct")
 
     def __init__(self, tally: bool = False) -> None:
-        self.buf = array("d")
+        self.buf: array[float] = array("d")
         self.form = COUNTED
-        self.counts: Counter | None = Counter()
+        # Each form's own data, None in the other forms (_counts(), _dense(), _spill() read them)
+        self.counts: Counter[float] | None = Counter()
         # dense: dense[i] is how often the value (lo + i) / 10**decimals came
-        self.dense: array | None = None
+        self.dense: array[int] | None = None
         self.lo = 0
         self.decimals = 0
-        self.spill: array | None = None
+        self.spill: array[float] | None = None
         self._sorted = True  # whether spill is in order
         self._next_try = 0  # the spill's length at which to try the dense form again; 0: never
         self.last: float | None = None
         self.n = 0
         # (n, describe()) of the last description: values are only ever added, so it holds
         # while n is the same
-        self._described: tuple[int, dict | None] | None = None
+        self._described: tuple[int, dict[str, Any] | None] | None = None
         # the exact sum of every value so far, kept as they come, for a view that reads the mean
         # often (brief()); None: summed when asked (summary's sets, read once)
         self.tally: ExactSum | None = ExactSum() if tally else None
         # counted up to this many distinct values (staggered for a view's sets, see _STAGGER)
         self._distinct = MAX_DISTINCT + (MAX_DISTINCT // 8 * (next(_STAGGER) % 8) if tally else 0)
 
-    def _state(self) -> tuple:
+    def _counts(self) -> Counter[float]:
+        """The counted form's counts."""
+        counts = self.counts
+        assert counts is not None, self.form
+        return counts
+
+    def _dense(self) -> array[int]:
+        """The dense form's counts."""
+        dense = self.dense
+        assert dense is not None, self.form
+        return dense
+
+    def _spill(self) -> array[float]:
+        """The spilled form's values."""
+        spill = self.spill
+        assert spill is not None, self.form
+        return spill
+
+    def _state(self) -> tuple[Any, ...]:
         return (self.form, self.counts, self.dense, self.lo, self.decimals, self.spill, self._next_try,
                 self.last, self.n)
 
-    def __getstate__(self) -> tuple:
+    def __getstate__(self) -> tuple[Any, ...]:
         # Sent from a parallel worker: a spill is sorted there, on the worker's core, so that the
         # parent's sort of the joined parts only merges sorted runs (Timsort does that in one pass).
         self.seal()
         return self._state()
 
-    def __setstate__(self, state: tuple) -> None:
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
         self._load(state)
         self.buf = array("d")
         self._sorted = True
@@ -103,7 +123,7 @@ class ValueSet:
         self.tally = None
         self._distinct = MAX_DISTINCT
 
-    def _load(self, state: tuple) -> None:
+    def _load(self, state: tuple[Any, ...]) -> None:
         (self.form, self.counts, self.dense, self.lo, self.decimals, self.spill, self._next_try,
          self.last, self.n) = state
 
@@ -122,9 +142,9 @@ class ValueSet:
         self.fold()
         if not self._sorted:
             if compiled.sort_values is not None:
-                compiled.sort_values(self.spill)  # in place: no list of every value as objects
+                compiled.sort_values(self._spill())  # in place: no list of every value as objects
             else:
-                self.spill = array("d", sorted(self.spill))
+                self.spill = array("d", sorted(self._spill()))
             self._sorted = True
 
     def append(self, v: float) -> None:
@@ -140,7 +160,7 @@ class ValueSet:
             self.extend(buf)
             del buf[:]  # in place: callers keep buf.append bound
 
-    def extend(self, values: array) -> None:
+    def extend(self, values: array[float]) -> None:
         """Adds values in order; NaN stands for a value the log did not carry and is left out."""
         total = sum(values)
         if total != total:  # some NaN (or inf - inf): keep what is a number
@@ -152,11 +172,12 @@ class ValueSet:
         if self.tally is not None:
             self.tally.add(values)
         if self.form == COUNTED:
+            counts = self._counts()
             if compiled.count_values is not None:
-                compiled.count_values(values, self.counts)  # the same, one dict update per distinct value
+                compiled.count_values(values, counts)  # the same, one dict update per distinct value
             else:
-                self.counts.update(values)  # counted in C
-            if len(self.counts) > self._distinct:
+                counts.update(values)  # counted in C
+            if len(counts) > self._distinct:
                 self._outgrow_counts()
         elif self.form == DENSE:
             self._add_dense(values)
@@ -166,7 +187,7 @@ class ValueSet:
     # -- changes of form -----------------------------------------------------------------------
     def _outgrow_counts(self) -> None:
         if not self._try_dense():
-            self.spill = array("d", self.counts.elements())
+            self.spill = array("d", self._counts().elements())
             self._sorted = False
             self.form, self.counts = SPILLED, None
 
@@ -174,27 +195,30 @@ class ValueSet:
         """Turns from counted or spilled to dense when every value is a decimal of at most
         MAX_DECIMALS places and their range is small enough; else says when to try again."""
         self._next_try = 0
-        decimals, keys = 0, None
+        decimals = 0
+        keys: list[int] = []
         # The counted form is one group: made (and sorted) once, and its keys kept for the scatter.
-        groups = [next(self._groups())] if self.form == COUNTED else self._groups()
-        for vals, _ in groups:
+        counted = next(self._groups()) if self.form == COUNTED else None
+        for vals, _ in self._groups() if counted is None else [counted]:
             found = _keys(vals, decimals)
             if found is None:
                 return False  # not decimals of a few places: spilled for good
             decimals, keys = found
         scale = 10**decimals
-        held = self.counts if self.form == COUNTED else self.spill
+        held: Iterable[float] = self._counts() if self.form == COUNTED else self._spill()
         lo, hi = round(min(held) * scale), round(max(held) * scale)
         bins = hi - lo + 1
         if not _dense_fits(bins, self.n):
             self._next_try = max(2 * self.n, bins // 8)
             return False
-        if self.form == COUNTED:
-            keyed = [(keys, groups[0][1])]
-        else:  # the spill's groups again, keyed at the decimals of them all
+        keyed: Iterable[tuple[list[int] | None, list[int]]]
+        if counted is not None:
+            keyed = [(keys, counted[1])]
+        else:  # the spill's groups again, keyed at the decimals of them all (each has them)
             keyed = ((_at_scale(vals, scale), cnts) for vals, cnts in self._groups())
         self.form, self.decimals, self.lo, self.dense = DENSE, decimals, lo, array("B", bytes(bins))
         for k, cnts in keyed:
+            assert k is not None  # every group has at most `decimals` places (above)
             self._scatter(k, cnts)
         self.counts = self.spill = None
         self._sorted = True
@@ -210,25 +234,26 @@ class ValueSet:
         self.form, self.dense = SPILLED, None
 
     # -- adding counted values to each form ----------------------------------------------------
-    def _add(self, vals: list[float], cnts: list[int]) -> None:
+    def _add(self, vals: Sequence[float], cnts: list[int]) -> None:
         """Adds distinct values with their counts (n is already counted)."""
         if self.form == COUNTED:
-            self.counts.update(dict(zip(vals, cnts)))
-            if len(self.counts) > self._distinct:
+            counts = self._counts()
+            counts.update(dict(zip(vals, cnts)))
+            if len(counts) > self._distinct:
                 self._outgrow_counts()
         elif self.form == DENSE:
             self._add_dense(vals, cnts)
         else:
             self._add_spilled(array("d", _repeated(vals, cnts)))
 
-    def _add_spilled(self, values: array) -> None:
-        spill = self.spill
+    def _add_spilled(self, values: array[float]) -> None:
+        spill = self._spill()
         spill.extend(values)
         self._sorted = False
         if self._next_try and len(spill) >= self._next_try:
             self._try_dense()
 
-    def _add_dense(self, vals, cnts: list[int] | None = None) -> None:
+    def _add_dense(self, vals: Sequence[float], cnts: list[int] | None = None) -> None:
         """Counts values (each once, or `cnts` times) in the dense form, or turns to the spilled
         form for values it cannot count."""
         keys = _at_scale(vals, 10**self.decimals)
@@ -247,7 +272,7 @@ class ValueSet:
     def _rescale(self, decimals: int) -> bool:
         """Counts at more decimals: every count moves to the same value's new key."""
         f = 10 ** (decimals - self.decimals)
-        old = self.dense
+        old = self._dense()
         bins = (len(old) - 1) * f + 1
         if not _dense_fits(bins, self.n):
             return False
@@ -258,7 +283,7 @@ class ValueSet:
 
     def _cover(self, lo: int, hi: int) -> bool:
         """Widens the dense range to hold keys lo..hi, when it stays small enough."""
-        dense = self.dense
+        dense = self._dense()
         below = self.lo - lo
         above = hi - (self.lo + len(dense) - 1)
         if below <= 0 and above <= 0:
@@ -276,7 +301,7 @@ class ValueSet:
     def _scatter(self, keys: list[int], cnts: list[int] | None = None) -> None:
         """dense[key - lo] += count (1 without counts), widening the counts' type when one would
         overflow it. A plain loop: it costs less per value than any chain of C calls (map)."""
-        dense, lo, c = self.dense, self.lo, 1
+        dense, lo, c = self._dense(), self.lo, 1
         ones, pairs = iter(keys), zip(keys, cnts) if cnts is not None else None
         while True:
             try:
@@ -315,7 +340,7 @@ class ValueSet:
         else:
             self.n = n
             if self.form == SPILLED and later.form == SPILLED:
-                self._add_spilled(later.spill)
+                self._add_spilled(later._spill())
             elif not (self.form == DENSE and later.form == DENSE and self._add_dense_counts(later)):
                 for vals, cnts in later._groups():
                     self._add(vals, cnts)
@@ -324,42 +349,44 @@ class ValueSet:
     def _add_dense_counts(self, other: ValueSet) -> bool:
         """Adds another dense set's counts range to range, when both count at the same decimals
         and the joined range is small enough."""
-        theirs = other.dense
+        theirs = other._dense()
         if other.decimals != self.decimals or not self._cover(other.lo, other.lo + len(theirs) - 1):
             return False
         at = other.lo - self.lo
         if compiled.dense_add is not None:
-            top = compiled.dense_add(self.dense, at, theirs)
-            if top > _LIMIT[self.dense.typecode]:  # nothing added: widened, then added
-                self.dense = _wide_enough(self.dense, top)
+            top = compiled.dense_add(self._dense(), at, theirs)
+            if top > _LIMIT[self._dense().typecode]:  # nothing added: widened, then added
+                self.dense = _wide_enough(self._dense(), top)
                 compiled.dense_add(self.dense, at, theirs)
             return True
         for i in range(0, len(theirs), CHUNK):
             j = at + i
-            summed = list(map(add, self.dense[j:j + CHUNK], theirs[i:i + CHUNK]))
-            dense = self.dense = _wide_enough(self.dense, max(summed))
+            summed = list(map(add, self._dense()[j:j + CHUNK], theirs[i:i + CHUNK]))
+            dense = self.dense = _wide_enough(self._dense(), max(summed))
             dense[j:j + len(summed)] = array(dense.typecode, summed)
         return True
 
     # -- reading -------------------------------------------------------------------------------
-    def _groups(self) -> Iterator[tuple[array | list[float], list[int]]]:
+    def _groups(self) -> Iterator[tuple[Sequence[float], list[int]]]:
         """Every value, as (distinct values, how often each came), a chunk at a time, so that
         walking a big set copies no more than a chunk of it; in order, but for the spilled form.
         The counted and spilled forms give their values as an array of doubles, the form that
         _at_scale reads (a change of form tries several decimals on each group): no copy per try."""
         if self.form == COUNTED:
-            vals = sorted(self.counts)
-            return iter([(array("d", vals), list(map(self.counts.__getitem__, vals)))])
+            counts = self._counts()
+            vals = sorted(counts)
+            return iter([(array("d", vals), list(map(counts.__getitem__, vals)))])
         if self.form == DENSE:
-            dense, lo, scale = self.dense, self.lo, 10**self.decimals
+            dense, lo, scale = self._dense(), self.lo, 10**self.decimals
             return (_nonzero(dense[i:i + CHUNK], lo + i, scale) for i in range(0, len(dense), CHUNK))
-        spill = self.spill
+        spill = self._spill()
         return (_counted(spill[i:i + CHUNK]) for i in range(0, len(spill), CHUNK))
 
     def _kth_of_dense(self) -> Callable[[int], float]:
         """The k-th smallest value (from 0) of a dense set, by running sums of its counts: first
         of whole chunks, then within the chunk."""
-        dense, scale = self.dense, 10**self.decimals
+        dense = self._dense()
+        scale: int = 10**self.decimals
         ends = list(accumulate(sum(dense[i:i + CHUNK]) for i in range(0, len(dense), CHUNK)))
 
         def kth(k: int) -> float:
@@ -373,7 +400,7 @@ class ValueSet:
     def __len__(self) -> int:
         return self.n + len(self.buf)
 
-    def describe(self, percentiles: bool = True) -> dict | None:
+    def describe(self, percentiles: bool = True) -> dict[str, Any] | None:
         """{n, mean, p50, p90, min, max, last}, or None with no values (see core/stats.py).
         Without percentiles, for views that redraw often (the dashboard's panels) while values
         come: no sort, when the sum is kept as they come (a set that stopped growing is
@@ -387,15 +414,16 @@ class ValueSet:
         result = self._described[1]
         return dict(result) if result is not None else None
 
-    def brief(self) -> dict | None:
+    def brief(self) -> dict[str, Any] | None:
         """{n, mean} as describe() gives them, without the sort its percentiles need: for views
         that redraw often (the dashboard's epoch strip)."""
         self.fold()
         n = self.n
         if not n:
             return None
-        if self._described is not None and self._described[0] == n:
-            return {"n": n, "mean": self._described[1]["mean"]}
+        described = self._described
+        if described is not None and described[0] == n and described[1] is not None:
+            return {"n": n, "mean": described[1]["mean"]}
         return {"n": n, "mean": tidy(self._total() / n)}
 
     def _total(self) -> float:
@@ -403,40 +431,46 @@ class ValueSet:
         if self.tally is not None:
             return self.tally.total()
         if self.form == SPILLED:
-            return math.fsum(self.spill)
+            return math.fsum(self._spill())
         if self.form == COUNTED:
             return weighted_sum(*next(self._groups()))
         # dense values are decimals well inside the range where exact_terms holds
         return math.fsum(chain.from_iterable(exact_terms(v, c) for v, c in self._groups()))
 
-    def _extremes(self) -> dict:
+    def _extremes(self) -> dict[str, Any]:
         """describe() without the percentiles, and without the sort they need."""
         if self.form == SPILLED:
-            lo, hi = min(self.spill), max(self.spill)
+            lo, hi = min(self._spill()), max(self._spill())
         elif self.form == COUNTED:
-            lo, hi = min(self.counts), max(self.counts)
+            lo, hi = min(self._counts()), max(self._counts())
         else:  # the first and the last value counted: a C-level look at a chunk at a time
-            dense, scale = self.dense, 10**self.decimals
+            dense, scale = self._dense(), 10**self.decimals
             starts = range(0, len(dense), CHUNK)
             first = next(i for i in starts if any(dense[i:i + CHUNK]))
             lo = (self.lo + first + next(k for k, c in enumerate(dense[first:first + CHUNK]) if c)) / scale
             last = next(i for i in reversed(starts) if any(dense[i:i + CHUNK]))
             block = dense[last:last + CHUNK]
             hi = (self.lo + last + next(k for k in range(len(block) - 1, -1, -1) if block[k])) / scale
-        return assemble(self.n, self._total(), lo, hi, self.last)
+        return assemble(self.n, self._total(), lo, hi, self._last())
 
-    def _describe(self) -> dict:
+    def _last(self) -> float:
+        """The last value added (there is one)."""
+        last = self.last
+        assert last is not None
+        return last
+
+    def _describe(self) -> dict[str, Any]:
         n = self.n
         if self.form == SPILLED:
             self.seal()
-            s = self.spill
-            return assemble(n, self._total(), s[0], s[-1], self.last, s.__getitem__)
+            s = self._spill()
+            return assemble(n, self._total(), s[0], s[-1], self._last(), s.__getitem__)
         if self.form == COUNTED:
             vals, cnts = next(self._groups())
             cum = list(accumulate(cnts))
-            return assemble(n, self._total(), vals[0], vals[-1], self.last, lambda k: vals[bisect_right(cum, k)])
+            return assemble(n, self._total(), vals[0], vals[-1], self._last(), lambda k: vals[bisect_right(cum, k)])
         kth = self._kth_of_dense()
-        return assemble(n, self._total(), kth(0), kth(n - 1), self.last, kth)
+        return assemble(n, self._total(), kth(0), kth(n - 1), self._last(), kth)
 
     def same_values(self, other: ValueSet) -> bool:
         """Whether both hold the same values, added in the same order: a cheap check (no sort)
@@ -451,14 +485,14 @@ class ValueSet:
             other._described = (self.n, self.describe())
 
 
-def _wide_enough(counts: array, top: int) -> array:
+def _wide_enough(counts: array[int], top: int) -> array[int]:
     """`counts`, or a copy of a wider type when it cannot hold `top`."""
     if top <= _LIMIT[counts.typecode]:
         return counts
     return array(next(code for code, limit in _WIDTHS if top <= limit), counts)
 
 
-def _nonzero(counts: array, key: int, scale: int) -> tuple[list[float], list[int]]:
+def _nonzero(counts: array[int], key: int, scale: int) -> tuple[list[float], list[int]]:
     """The values that have a count in `counts` (whose first is of `key`), and those counts."""
     if compiled.dense_nonzero is not None:
         return compiled.dense_nonzero(counts, key, scale)
@@ -466,16 +500,16 @@ def _nonzero(counts: array, key: int, scale: int) -> tuple[list[float], list[int
     return list(map(truediv, keys, repeat(scale))), list(filter(None, counts))
 
 
-def _counted(values) -> tuple[array, list[int]]:
+def _counted(values: Iterable[float]) -> tuple[array[float], list[int]]:
     counts = Counter(values)
     return array("d", counts), list(counts.values())
 
 
-def _repeated(vals, cnts):
+def _repeated(vals: Iterable[float], cnts: Iterable[int]) -> Iterator[float]:
     return chain.from_iterable(map(repeat, vals, cnts))
 
 
-def _at_scale(vals, scale: int) -> list[int] | None:
+def _at_scale(vals: Sequence[float], scale: int) -> list[int] | None:
     """Each value (a list or an array of doubles) times scale, when every value is a whole number
     of 1/scale exactly (the float the log's text gave is the one its key gives back), else None."""
     if compiled.at_scale is not None:
@@ -491,7 +525,7 @@ def _at_scale(vals, scale: int) -> list[int] | None:
     return keys
 
 
-def _keys(vals: list[float], decimals: int) -> tuple[int, list[int]] | None:
+def _keys(vals: Sequence[float], decimals: int) -> tuple[int, list[int]] | None:
     """(d, keys at 10**d) for the fewest decimals d (from `decimals` on) that the values have."""
     for d in range(decimals, MAX_DECIMALS + 1):
         keys = _at_scale(vals, 10**d)
@@ -564,7 +598,7 @@ class Rows:
         self.fold()
         return {name: values.brief() for name, values in self.sets.items()}
 
-    def _pairs(self, other: Rows):
+    def _pairs(self, other: Rows) -> Iterator[tuple[ValueSet, ValueSet]]:
         """(this set, other's set) for each metric both rows have, both folded."""
         self.fold()
         other.fold()
@@ -588,11 +622,11 @@ class Rows:
         for values in self.sets.values():
             values.seal()
 
-    def __getstate__(self) -> tuple:
+    def __getstate__(self) -> tuple[Any, ...]:
         self.fold()
         return self.names, self.sets
 
-    def __setstate__(self, state: tuple) -> None:
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
         names, self.sets = state
         self.names = names
         self.buf = array("d")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Final, Literal, TypeAlias
 
 from mtptui.core.parse import events, prefix, sglang, timeparse, vllm
 from mtptui.core.parse.envelope import SHORT_STAMP, EnvelopeError, EnvelopeReader
@@ -26,7 +27,12 @@ from mtptui.core.records import DECODE, PREFILL, SGLANG, SPEC, BatchStats, Event
 # and a runaway line (a dumped tensor, a binary blob) must not stall the pipeline.
 MAX_LINE = 1 << 20
 
-BATCH, EVENT, OTHER, DROPPED = "batch", "event", "other", "dropped"
+# what became of a line (Parsed.outcome)
+BATCH: Final = "batch"
+EVENT: Final = "event"
+OTHER: Final = "other"
+DROPPED: Final = "dropped"
+Outcome: TypeAlias = Literal["batch", "event", "other", "dropped"]
 SPEC_CONFIG = "spec_config"
 HEAD_CACHE = 4096  # heads kept (cleared when full: stamps move on, old heads never return)
 HEAD_MISSES = 64  # lookups missed in a row before they pause ...
@@ -73,11 +79,35 @@ class Block:
 
 
 @dataclass(slots=True)
-class Parsed:
-    outcome: str  # BATCH, EVENT, OTHER or DROPPED
+class ParsedBatch:
+    """A batch line: its record, and its LogLine (a fast path leaves it out without keep_lines)."""
+    outcome: Literal["batch"]
     line: LogLine | None
-    record: BatchStats | Event | None = None
+    record: BatchStats
+    reason: str = ""
+
+
+@dataclass(slots=True)
+class ParsedEvent:
+    """A lifecycle or trouble line: its event."""
+    outcome: Literal["event"]
+    line: LogLine
+    record: Event
+    reason: str = ""
+
+
+@dataclass(slots=True)
+class ParsedOther:
+    """Ordinary text (OTHER, with its line), or a line that could not be read at all (DROPPED,
+    no line, and why)."""
+    outcome: Literal["other", "dropped"]
+    line: LogLine | None
+    record: None = None
     reason: str = ""  # why a line was dropped
+
+
+# What parse() gives for a line; its outcome tells which (p.outcome == BATCH: p.record is a BatchStats)
+Parsed: TypeAlias = ParsedBatch | ParsedEvent | ParsedOther
 
 
 class LineParser:
@@ -109,7 +139,7 @@ class LineParser:
 
     def parse(self, raw: str, host: str | None = None) -> Parsed:
         if len(raw) > MAX_LINE:
-            return Parsed(DROPPED, None, reason=f"line over {MAX_LINE} bytes")
+            return ParsedOther(DROPPED, None, reason=f"line over {MAX_LINE} bytes")
         key = None
         if self._skip_lookups:
             self._skip_lookups -= 1
@@ -132,7 +162,7 @@ class LineParser:
                         self._skip_lookups = HEAD_PAUSE
         m = _FAST.match(raw)
         head = m is not None and m.group(7) is not None  # a batch head
-        if head:
+        if m is not None and head:
             known = self._head(m)
             if key is not None and m.end() == len(key) and known[4] is None:
                 if len(self._heads) >= HEAD_CACHE:
@@ -154,19 +184,19 @@ class LineParser:
     def general(self, raw: str, host: str | None = None) -> Parsed:
         """Any line, read step by step: what parse() gives for it, without the fast paths."""
         if len(raw) > MAX_LINE:
-            return Parsed(DROPPED, None, reason=f"line over {MAX_LINE} bytes")
+            return ParsedOther(DROPPED, None, reason=f"line over {MAX_LINE} bytes")
         if "\x00" in raw:
-            return Parsed(DROPPED, None, reason="binary data (NUL bytes)")
+            return ParsedOther(DROPPED, None, reason="binary data (NUL bytes)")
         try:
             line = self.envelope.read(raw)
         except EnvelopeError as e:
-            return Parsed(DROPPED, None, reason=str(e))
+            return ParsedOther(DROPPED, None, reason=str(e))
         if host is not None:
             line.host = host
         text = line.text
         if self.blocks and line.host in self.blocks and not (text[:1] == "[" and sglang.split_prefix(text)):
             if self._continue_block(line.host, text):
-                return Parsed(OTHER, line)  # the traceback of the error block on the line before
+                return ParsedOther(OTHER, line)  # the traceback of the error block on the line before
         engine = ""
         if text[:1] == "(":
             actor = prefix.actor(text)
@@ -183,12 +213,12 @@ class LineParser:
             if rec is None and "batch" in msg:  # a head after a further prefix: `[...] [gpu=0] Decode batch`
                 rec = self._other_prefix(line, text, engine)
             if rec is not None:
-                return Parsed(BATCH, line, rec)
+                return ParsedBatch(BATCH, line, rec)
             return self._event(line, msg, ts, rank)
         if "batch" in text:
             rec = self._other_prefix(line, text, engine)
             if rec is not None:
-                return Parsed(BATCH, line, rec)
+                return ParsedBatch(BATCH, line, rec)
         text = line.text
         if vllm.looks_like_vllm(text):
             rec, inner = vllm.parse_stats(text, line.host, self.dates.year)
@@ -202,7 +232,7 @@ class LineParser:
                 else:
                     self.vllm_rank[line.host] = rec.rank
                 self.vllm_hosts.add(line.host)
-                return Parsed(BATCH, line, rec)
+                return ParsedBatch(BATCH, line, rec)
         m = _COMPOSE.match(text) if "| [" in text else None
         if m is not None and text.startswith("[", m.end()):
             pre = sglang.split_prefix(text[m.end():])  # docker compose's name, then SGLang's prefix
@@ -225,7 +255,7 @@ class LineParser:
             if ev.kind == "starting" or (ev.kind == SPEC_CONFIG and "non-default args: " in text):
                 self.vllm_hosts.add(line.host)
         elif events.HTTP_UP in text and line.host in self.vllm_hosts:
-            p = Parsed(EVENT, line, Event(kind="ready", ts=line.ts, host=line.host, text=text, data={"by": "uvicorn"}))
+            p = ParsedEvent(EVENT, line, Event(kind="ready", ts=line.ts, host=line.host, text=text, data={"by": "uvicorn"}))
         return p
 
     def _stamp_time(self, line: LogLine, stamp: str, millis: str | None) -> float | None:
@@ -248,8 +278,8 @@ class LineParser:
         kind = DECODE if text[at] == "D" else PREFILL
         m = sglang.HEAD.match(text, at)
         fields = None if m is None else sglang.fast_body(kind, text, m.end())
-        rec = None
-        if fields is None:
+        rec = None if fields is None else BatchStats(kind, None, line.host, "", SGLANG, fields, {}, False)
+        if rec is None:
             rec = sglang.parse_batch(text[at:], None, line.host, "")
             if rec is None or not rec.fields:
                 return None
@@ -262,10 +292,7 @@ class LineParser:
         rank, stamp = known
         if engine:
             rank = f"{engine} {rank}" if rank else engine
-        ts = self._prefix_time(line, stamp)
-        if rec is None:
-            return BatchStats(kind, ts, line.host, rank, SGLANG, fields, {}, False)
-        rec.ts, rec.rank = ts, rank
+        rec.ts, rec.rank = self._prefix_time(line, stamp), rank
         return rec
 
     def _prefix_time(self, line: LogLine, stamp: tuple) -> float | None:
@@ -307,14 +334,14 @@ class LineParser:
         if not self.keep_lines and ts is not None:
             if date != self.dates.date:  # as dates.full() notes it
                 self.dates.note(date)
-            return Parsed(BATCH, None, BatchStats(kind, ts, host, rank, SGLANG, fields, {}, False))
+            return ParsedBatch(BATCH, None, BatchStats(kind, ts, host, rank, SGLANG, fields, {}, False))
         # the envelope's year is the one before this line's date is noted, as for general()
         env_ts = None if short is None else self.dates.month_day(short, frac)
         if ts is not None and date != self.dates.date:
             self.dates.note(date)
         text = raw[start:-1] if raw.endswith("\n") else raw[start:]
         rec = BatchStats(kind, ts if ts is not None else env_ts, host, rank, SGLANG, fields, {}, False)
-        return Parsed(BATCH, LogLine(text, host, None, env_ts), rec)
+        return ParsedBatch(BATCH, LogLine(text, host, None, env_ts), rec)
 
     def _actor_fast(self, raw: str, host: str | None, key: str | None) -> Parsed | None:
         """A Ray actor's batch line, `(SGLangEngine pid=41820) [2026-03-22 13:53:37 TP0] Decode
@@ -356,7 +383,7 @@ class LineParser:
     def _event(self, line: LogLine, msg: str, ts: float | None, rank: str) -> Parsed:
         hit = events.classify(msg)
         if hit is None:
-            return Parsed(OTHER, line)
+            return ParsedOther(OTHER, line)
         kind, data = hit
         ev = Event(kind=kind, ts=ts, host=line.host, text=msg, rank=rank, data=data)
         at = msg.find(TRACEBACK)
@@ -364,7 +391,7 @@ class LineParser:
             whole = line.text
             before = whole[:whole.find(TRACEBACK)] if TRACEBACK in whole else ""
             self.blocks[line.host] = Block(ev, before, msg)
-        return Parsed(EVENT, line, ev)
+        return ParsedEvent(EVENT, line, ev)
 
     def _continue_block(self, host: str | None, text: str) -> bool:
         """A line after a traceback's first on its host: a frame (kept in the event's data), the

@@ -5,6 +5,9 @@ from __future__ import annotations
 import ast
 import json
 import re
+from typing import Any, TypeAlias
+
+from mtptui.core.records import EventKind
 
 # What a record file holds where a live stream was lost (mtptui/sources/record.py writes it).
 GAP_MARK = "-- mtptui: stream lost, lines may be missing until it resumes --"
@@ -12,7 +15,7 @@ GAP_MARK = "-- mtptui: stream lost, lines may be missing until it resumes --"
 # (kind, pattern, words): the first rule that matches wins, so the specific ones come before the
 # generic ones. A rule's pattern cannot match without one of its words, so a line is searched for
 # the words once and only the rules whose words it has are tried (most lines have none).
-_RULES: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
+_RULES: list[tuple[EventKind, re.Pattern[str], tuple[str, ...]]] = [
     ("gap", re.compile("^" + re.escape(GAP_MARK)), ("-- mtptui: ",)),
     # SGLang <= 0.5.18 logs the dataclass repr, `server_args=ServerArgs(model_path='m', ...)`;
     # 0.5.19+ the dict of resolved fields, `server_args={'model_path': 'm', ...}` (engine.py).
@@ -100,7 +103,10 @@ DICT_MAX = 256 * 1024
 _SCALARS = (str, int, float, bool, type(None))
 
 
-def _value(v: str):
+Scalar: TypeAlias = str | int | float | bool | None  # a setting's value as the log printed it
+
+
+def _value(v: str) -> Scalar:
     if v == "None":
         return None
     if v in ("True", "False"):
@@ -109,9 +115,10 @@ def _value(v: str):
         if "\\" not in v:
             return v[1:-1]
         try:  # a repr's escapes (`\\`, `\'`, `\x00`) say what the string holds
-            return ast.literal_eval(v)
+            read = ast.literal_eval(v)
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             return v[1:-1]
+        return read if isinstance(read, str) else v[1:-1]
     try:
         return int(v)
     except ValueError:
@@ -160,7 +167,7 @@ _VLLM_ITEM = re.compile(r"(?:\{|, )'(model|tensor_parallel_size|data_parallel_si
 _VLLM_SPEC = re.compile(r"'speculative_config': (\{[^{}]*\}|'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
 
 
-def _vllm_spec(value) -> dict:
+def _vllm_spec(value: object) -> dict[str, Scalar]:
     """speculative_config as vLLM holds it: a dict, or the JSON text it was given on the command line."""
     if isinstance(value, str):
         try:
@@ -212,7 +219,7 @@ def vllm_args(msg: str) -> dict:
     return out
 
 
-def classify(msg: str, words: set[str] | None = None) -> tuple[str, dict] | None:
+def classify(msg: str, words: set[str] | None = None) -> tuple[EventKind, dict[str, Any]] | None:
     """(kind, data) for an event line, else None. words: the WORDS that msg holds, when the
     caller has found them (the compiled lane does): no two of them overlap, so these are the
     words findall finds."""
@@ -227,10 +234,11 @@ def classify(msg: str, words: set[str] | None = None) -> tuple[str, dict] | None
 
 
 
-def _data(kind: str, rx: re.Pattern[str], msg: str) -> dict:
+def _data(kind: EventKind, rx: re.Pattern[str], msg: str) -> dict[str, Any]:
     if kind == "spec_config":
         return vllm_args(msg) if _VLLM_MARK in msg and _MARK not in msg else server_args(msg)
     if rx.pattern.startswith("Scheduler or DataParallelController"):
         m = rx.search(msg)
-        return {"pid": int(m.group(1)), "exit_code": int(m.group(2))}
+        if m is not None:
+            return {"pid": int(m.group(1)), "exit_code": int(m.group(2))}
     return {}

@@ -8,18 +8,21 @@ counts as a batch with the fields it has. Nothing absent becomes a zero.
 from __future__ import annotations
 
 import re
-
+from collections.abc import Callable
+from typing import Any
 
 from mtptui.core.parse.numbers import bounded_int, real_float
 from mtptui.core.records import DECODE, PREFILL, SGLANG, BatchStats
 
-_INT = bounded_int
-_FLOAT = real_float
+# a field's reader: the value's text -> the value; ValueError for text that does not read
+Reader = Callable[[str], float]
+_INT: Reader = bounded_int
+_FLOAT: Reader = real_float
 # A layout's generated reader calls the builtins, and its pattern admits only the texts for which
 # they agree with the checked readers above: no letters in a float (no inf, nan or exponent: those
 # take the general path), and at most 300 characters (nothing too large for a double).
 # No value may hold NUL, CR or ESC either: the fast path in parse/__init__.py relies on it.
-_BUILTIN = {_INT: ("int", "([^,\x00\r\x1b]{0,300})"), _FLOAT: ("float", "([^,a-zA-Z\x00\r\x1b]{0,300})")}
+_BUILTIN: dict[Reader, tuple[str, str]] = {_INT: ("int", "([^,\x00\r\x1b]{0,300})"), _FLOAT: ("float", "([^,a-zA-Z\x00\r\x1b]{0,300})")}
 
 
 def _bool(v: str) -> bool:
@@ -37,7 +40,7 @@ def _pct(v: str) -> float:
 
 
 # key in the log -> (normalised field, converter)
-FIELDS: dict[str, tuple[str, object]] = {
+FIELDS: dict[str, tuple[str, Reader]] = {
     "#running-req": ("running_req", _INT),
     "#queue-req": ("queue_req", _INT),
     "#token": ("num_token", _INT),
@@ -85,7 +88,7 @@ FIELDS: dict[str, tuple[str, object]] = {
 GRAPH_KEYS = {"cuda graph": "cuda", "npu graph": "npu", "cpu graph": "cpu", "musa graph": "musa"}
 
 # 0.4.9's one-off hybrid SWA pool: `#token: full=N, swa=M, token usage: full=x, swa=y`
-_HYBRID_049 = {
+_HYBRID_049: dict[tuple[str | None, str], tuple[str, Reader]] = {
     ("#token", "full"): ("full_token", _INT),
     ("#token", "swa"): ("swa_token", _INT),
     ("token usage", "full"): ("full_token_usage", _FLOAT),
@@ -138,7 +141,7 @@ def batch_head(msg: str) -> tuple[str, str] | None:
     return kind, msg[i + 1:].lstrip(" ")
 
 
-def parse_body(body: str, fields: dict, extra: dict[str, str]) -> bool:
+def parse_body(body: str, fields: dict[str, Any], extra: dict[str, str]) -> bool:
     """Fills fields/extra from the `key: value` items. Returns False if any item was unreadable."""
     ok = True
     if body.endswith(", "):
@@ -147,7 +150,7 @@ def parse_body(body: str, fields: dict, extra: dict[str, str]) -> bool:
         body = body[:-1]
     if not body:
         return True
-    prev_key = None
+    prev_key: str | None = None
     for item in body.split(", "):
         key, sep, value = item.partition(": ")
         if not sep:
@@ -199,8 +202,8 @@ def fast_field(key: str) -> tuple[str, str] | None:
     if key in GRAPH_KEYS:
         return "graph", "graph"
     spec = FIELDS.get(key)
-    builtin = _BUILTIN.get(spec[1]) if spec is not None else None
-    return None if builtin is None else (spec[0], builtin[0])
+    builtin = None if spec is None else _BUILTIN.get(spec[1])
+    return None if spec is None or builtin is None else (spec[0], builtin[0])
 
 
 class _Template:
@@ -219,8 +222,8 @@ class _Template:
         items, parts = [], []
         for i, key in enumerate(keys):
             spec = FIELDS.get(key)
-            builtin = _BUILTIN.get(spec[1]) if spec is not None else None
-            if builtin is not None:
+            builtin = None if spec is None else _BUILTIN.get(spec[1])
+            if spec is not None and builtin is not None:
                 items.append(f"{spec[0]!r}: {builtin[0]}(v[{i}])")
                 parts.append(re.escape(key) + ": " + builtin[1])
             elif key in GRAPH_KEYS:
@@ -230,13 +233,13 @@ class _Template:
             else:
                 raise KeyError(key)  # unknown or special keys take the general path
         self.rx = re.compile(", ".join(parts) + "(?:, ?)?\n?")  # endings `, `, `,` or none
-        namespace = {"_GRAPH": {"True": True, "False": False}}
+        namespace: dict[str, Any] = {"_GRAPH": {"True": True, "False": False}}
         exec("def read(v):\n    return {" + ", ".join(items) + "}\n", namespace)  # noqa: S102
         # read(values) raises ValueError or KeyError for a value that does not read
-        self.read = namespace["read"]
+        self.read: Callable[[tuple[str, ...]], dict[str, Any]] = namespace["read"]
 
 
-_templates: dict[tuple, _Template | None] = {}
+_templates: dict[tuple[str, ...], _Template | None] = {}
 _last: dict[str, _Template] = {}  # per batch kind, the layout that matched last
 
 
@@ -248,7 +251,7 @@ def layout_of(kind: str, text: str, pos: int) -> tuple[str, ...] | None:
     return _last[kind].keys  # fast_body leaves the layout it read there
 
 
-def fast_body(kind: str, text: str, pos: int = 0) -> dict | None:
+def fast_body(kind: str, text: str, pos: int = 0) -> dict[str, Any] | None:
     """The fields of a well-formed body, text[pos:] (a final newline allowed), of a known
     layout; else None (take the general path)."""
     tmpl = _last.get(kind)
@@ -269,8 +272,9 @@ def fast_body(kind: str, text: str, pos: int = 0) -> dict | None:
         return None
     kv = body.replace(": ", ", ").split(", ")
     keys = tuple(kv[0::2])
-    tmpl = _templates.get(keys, False)
-    if tmpl is False:
+    try:
+        tmpl = _templates[keys]
+    except KeyError:  # a layout not seen yet
         try:
             tmpl = _Template(list(keys))
         except KeyError:
@@ -294,15 +298,15 @@ def parse_batch(msg: str, ts: float | None, host: str | None, rank: str) -> Batc
     if m is not None:
         kind = DECODE if m.group(1) == "Decode" else PREFILL
         body = msg[m.end():]
-        fields = fast_body(kind, body)
-        if fields is not None:
-            return BatchStats(kind, ts, host, rank, SGLANG, fields, {}, False)
+        fast = fast_body(kind, body)
+        if fast is not None:
+            return BatchStats(kind, ts, host, rank, SGLANG, fast, {}, False)
     else:
         head = batch_head(msg)  # a head cut short is still a batch, with no fields
         if head is None:
             return None
         kind, body = head
-    fields = {}
+    fields: dict[str, Any] = {}
     extra: dict[str, str] = {}
     ok = parse_body(body, fields, extra)
     truncated = not ok or not body

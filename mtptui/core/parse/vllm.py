@@ -65,7 +65,7 @@ _SPEC_FIELDS = {
 _UNITS = (" tokens/s", " tokens", " reqs")
 
 
-def _number(value: str):
+def _number(value: str) -> float:
     """`11.5 tokens/s` -> 11.5, `3 reqs` -> 3, `63.2%` -> 0.632 (a fraction, like SGLang's)."""
     v = value.rstrip(".")
     for u in _UNITS:

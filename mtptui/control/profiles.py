@@ -103,8 +103,8 @@ def effective(flags: Mapping[str, object], ctx: Context, engine: str = "sglang")
 def vllm_method(algorithm: str, version: Version | str | None) -> str:
     """vLLM's spelling of the method for algorithm on that version, or ProfileError: 0.9.0-0.10.x
     call MTP deepseek_mtp (0.11.0 brought "mtp"), and there is none before 0.9.0; eagle3 from
-    0.9.1; before 0.8.2 there is no --speculative-config at all (`profile_flags` writes the old
-    --speculative-model then)."""
+    0.9.1; 0.10.0-0.14.1 refuse draft_model; before 0.8.2 there is no --speculative-config at
+    all (`profile_flags` writes the old --speculative-model then)."""
     v, _ = known_version(version, "vllm")
     algo = algorithm.upper()
     if algo not in VLLM_METHODS:
@@ -116,6 +116,9 @@ def vllm_method(algorithm: str, version: Version | str | None) -> str:
         return "deepseek_mtp" if v < (0, 11, 0) else "mtp"
     if algo == "EAGLE3" and v < (0, 9, 1):
         raise ProfileError(f"vLLM {version_text(v)} has no eagle3 method (it came in 0.9.1)")
+    if algo == "STANDALONE" and (0, 10, 0) <= v < (0, 15, 0):
+        raise ProfileError(f"vLLM {version_text(v)} refuses the draft_model method (0.10.0-0.14.1: "
+                           "\"Speculative decoding with draft model is not supported yet.\")")
     return VLLM_METHODS[algo]
 
 
@@ -275,6 +278,17 @@ def _check_vllm(p: Profile, algo: str, version: Version | None = None) -> None:
                            "num_draft_tokens other than steps + 1 cannot be said to it")
     if algo in ("EAGLE", "EAGLE3", "STANDALONE") and not p.draft_model_path:
         raise ProfileError(f"profile {p.name}: vLLM needs draft_model_path for {algo}")
+    v, _ = known_version(version, "vllm")
+    if algo == "EAGLE" and v < (0, 8, 5) and "eagle-" not in p.draft_model_path.lower():
+        # before 0.8.5 the method is what the draft's name says: EAGLE only with "eagle-" in it
+        raise ProfileError(f"profile {p.name}: vLLM {version_text(v)} runs {p.draft_model_path} as a plain "
+                           "draft model, not EAGLE: before 0.8.5 it takes a draft for EAGLE only when "
+                           "its name has \"eagle-\" in it")
+    if algo == "NGRAM" and v < (0, 8, 2) and not any(
+            a.split("=", 1)[0].replace("_", "-") == "--ngram-prompt-lookup-max" for a in p.extra_args):
+        raise ProfileError(f"profile {p.name}: vLLM {version_text(v)} refuses [ngram] without "
+                           "--ngram-prompt-lookup-max (\"ngram_prompt_lookup_max=None must be > 0\"): "
+                           "give it in the profile's extra_args")
 
 
 def step(current: Mapping[str, object], delta: int) -> Profile:

@@ -106,6 +106,10 @@ def table_lines(doc: dict) -> Iterator[str]:
            f"{ln['unparsed']} unparsed, {ln['dropped']} dropped, {ln['malformed']} malformed")
     for reason, n in ln["drop_reasons"].items():
         yield f"  dropped {n}: {reason}"
+    for host, off in ln.get("clock_offsets", {}).items():
+        h, m = divmod(round(abs(off)) // 60, 60)
+        yield (f"  {host}: the server's stamps are {h}h{m:02d} {'ahead of' if off > 0 else 'behind'} the "
+               "journal's; read on the journal's clock")
 
 
 def write_json(doc: dict, out: TextIO) -> None:

@@ -21,6 +21,7 @@ gives.
 
 cimport cython
 from cpython cimport array
+from libc.math cimport fabs, fmod
 from libc.string cimport memchr, memcmp, memcpy
 
 from mtptui.core.parse import MAX_LINE, events, sglang
@@ -85,6 +86,16 @@ cdef struct Line:
     Py_ssize_t body  # after a batch head
     int kind  # 0 decode, 1 prefill, -1 no batch head
     double ts  # NAN for a stamp that is no time
+    int env_sod  # the envelope's second of the day; -1 without an envelope
+
+
+cdef inline bint two_clocks(double ts, int env_sod) nogil:
+    """Whether a stamp and its envelope's second of the day are a quarter hour or more apart
+    (half of parse.CLOCK_STEP_S): the server's clock is another zone's than the envelope's."""
+    cdef double d = fabs(fmod(ts, 86400.0) - env_sod)
+    if d > 43200.0:
+        d = 86400.0 - d
+    return d >= 450.0
 
 
 cdef Py_ssize_t envelope(const char* s, Py_ssize_t n, Line* ln) nogil:
@@ -120,6 +131,7 @@ cdef Py_ssize_t envelope(const char* s, Py_ssize_t n, Line* ln) nogil:
     if q == p or q >= n or s[q] != c' ':
         return 0
     ln.host0, ln.host1 = p, q
+    ln.env_sod = (two(s + 7) * 60 + two(s + 10)) * 60 + two(s + 13)
     p = q + 1
     q = p
     while q < n and s[q] > c' ' and s[q] != c'[' and s[q] != c':':
@@ -492,7 +504,7 @@ cdef class Lane:
         if size > MAX_LINE:
             return False
         ln.size = size
-        ln.host0 = ln.eng0 = ln.ip0 = -1
+        ln.host0 = ln.eng0 = ln.ip0 = ln.env_sod = -1
         p = envelope(s, size, &ln)
         if p == 0 and size and s[0] == c'(':
             p = actor(s, size, &ln)
@@ -500,6 +512,8 @@ cdef class Lane:
                 return False
         if not prefix(s, p, &ln) or ln.ts != ln.ts:
             return False
+        if ln.env_sod >= 0 and two_clocks(ln.ts, ln.env_sod):
+            return False  # the server's stamp is read on the envelope's clock by LineParser
         if ln.kind < 0:
             if not self._other(s, &ln):
                 return False
@@ -854,7 +868,7 @@ def context_keys(tokens_, full_, running_):
     return out
 
 
-from libc.math cimport fabs, isfinite, nearbyint
+from libc.math cimport isfinite, nearbyint
 
 DEF MAX_PARTIALS = 128
 

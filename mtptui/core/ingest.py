@@ -40,25 +40,30 @@ class LineCounts:
     dropped: int = 0  # lines that could not be read at all (see drop_reasons)
     malformed: int = 0  # batch lines cut short or with unreadable fields (also in `batch`)
     drop_reasons: Counter[str] = field(default_factory=Counter)
+    # host -> how far its server's stamps are off the envelope's clock (LineParser.clock_offsets)
+    clock_offsets: dict[str | None, float] = field(default_factory=dict)
 
     def merge(self, later: LineCounts) -> None:
         """Adds the counts of another input (the next part of a file read in parallel)."""
         for f in fields(self):
-            if f.name != "drop_reasons":
+            if f.name not in ("drop_reasons", "clock_offsets"):
                 setattr(self, f.name, getattr(self, f.name) + getattr(later, f.name))
         self.drop_reasons.update(later.drop_reasons)
+        for host, off in later.clock_offsets.items():
+            self.clock_offsets.setdefault(host, off)
 
     def to_json(self) -> dict[str, Any]:
         return {"read": self.read, "batch": self.batch, "unparsed": self.unparsed,
                 "dropped": self.dropped, "event": self.event, "malformed": self.malformed,
-                "drop_reasons": dict(self.drop_reasons)}
+                "drop_reasons": dict(self.drop_reasons),
+                "clock_offsets": {str(h): off for h, off in self.clock_offsets.items() if off}}
 
 
 class Ingest:
     def __init__(self, *sinks: Sink, parser: LineParser | None = None) -> None:
         self.parser = parser or LineParser()
         self.parser.keep_lines = False
-        self.counts = LineCounts()
+        self.counts = LineCounts(clock_offsets=self.parser.clock_offsets)
         self.sinks: list[Sink] = []
         self._batch_sinks: list[Callable[[BatchStats], None]] = []
         self._line_sinks: list[Callable[[Parsed], None]] = []

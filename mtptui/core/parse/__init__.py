@@ -38,6 +38,8 @@ HEAD_CACHE = 4096  # heads kept (cleared when full: stamps move on, old heads ne
 HEAD_MISSES = 64  # lookups missed in a row before they pause ...
 HEAD_PAUSE = 4096  # ... for this many lines
 PREFIX_CACHE = 4096  # other prefixes read, by their text
+CLOCK_STEP_S = 900.0  # time zones differ in steps of a quarter hour ...
+MAX_ZONE_S = 14 * 3600.0  # ... and by at most 14 hours from UTC (Kiribati)
 
 # Its classes, and the body templates' (sglang._Template), admit no NUL, CR or ESC: a batch line
 # read on this path needs none of the checks and cleaning the general path does for those.
@@ -136,6 +138,24 @@ class LineParser:
         # Whether batch results carry their LogLine. A reader that only wants records (summary)
         # turns it off; building the line is a fair part of the cost of a batch line.
         self.keep_lines = True
+        # host -> how far its server's stamps were off the envelope's clock (seconds, in quarter
+        # hours), as first seen: a stream has one clock, the envelope's; noted once for the reader
+        self.clock_offsets: dict[str | None, float] = {}
+
+    def on_envelope_clock(self, host: str | None, inner: float | None, env: float | None) -> float | None:
+        """A server's own stamp on the envelope's clock. The two differ by the server's time zone
+        against the reader's (a container left in UTC, read where it is 8 hours later): a batch
+        line then would sit hours away from the systemd lines around it. Line by line, in quarter
+        hours (a zone's step; less is the one clock read twice, and the stamp's own precision is
+        kept), so that any part of a log reads alone as it does in the whole."""
+        if inner is None or env is None:
+            return inner
+        off = round((inner - env) / CLOCK_STEP_S) * CLOCK_STEP_S
+        if not off or abs(off) > MAX_ZONE_S:
+            return inner  # the same clock, or no zone's: a guessed year, a stamp that lies
+        if host not in self.clock_offsets:
+            self.clock_offsets[host] = off
+        return inner - off
 
     def parse(self, raw: str, host: str | None = None) -> Parsed:
         if len(raw) > MAX_LINE:
@@ -224,7 +244,7 @@ class LineParser:
             rec, inner = vllm.parse_stats(text, line.host, self.dates.year)
             if rec is not None:
                 if not line.zoned and inner is not None:
-                    rec.ts = inner
+                    rec.ts = self.on_envelope_clock(line.host, inner, line.ts)
                 elif line.ts is not None:
                     rec.ts = line.ts
                 if rec.kind == SPEC:
@@ -245,7 +265,7 @@ class LineParser:
             if " - " in text or "] " in text:
                 inner, at = vllm.stamp(text, self.dates.year)  # vLLM's own stamp, as for its stats lines
                 if inner is not None and not line.zoned:
-                    ev.ts = inner
+                    ev.ts = self.on_envelope_clock(line.host, inner, line.ts)
                 if at and ev.text == text:
                     ev.text = text[at:]  # the message, as SGLang's events have it
                 if at and ev.kind in TROUBLE and TRACEBACK not in text:
@@ -259,13 +279,14 @@ class LineParser:
         return p
 
     def _stamp_time(self, line: LogLine, stamp: str, millis: str | None) -> float | None:
-        """The time of a line with SGLang's prefix: a zoned envelope's, else the prefix's."""
+        """The time of a line with SGLang's prefix: a zoned envelope's, else the prefix's (on the
+        envelope's clock when there is one)."""
         if line.zoned:
             return line.ts
         if len(stamp) == 8:
-            return self.dates.time_of_day(stamp, millis, line.ts)
+            return self.on_envelope_clock(line.host, self.dates.time_of_day(stamp, millis, line.ts), line.ts)
         inner = self.dates.full(stamp, millis)
-        return line.ts if inner is None else inner
+        return line.ts if inner is None else self.on_envelope_clock(line.host, inner, line.ts)
 
     def _other_prefix(self, line: LogLine, text: str, engine: str) -> BatchStats | None:
         """A batch line after any other prefix (text: the message, without a Ray actor's
@@ -303,11 +324,12 @@ class LineParser:
             return line.ts
         _, date, hms, frac, zone = stamp
         if kind == prefix.TIME_ONLY:
-            return self.dates.time_of_day(hms, frac, line.ts)
-        if kind == prefix.MONTH_DAY:
-            return self.dates.month_day(f"{date} {hms}", "." + frac if frac else None)
-        ts = timeparse.instant(f"{date} {hms}", frac, zone) if zone else self.dates.full(f"{date} {hms}", frac)
-        return line.ts if ts is None else ts
+            ts = self.dates.time_of_day(hms, frac, line.ts)
+        elif kind == prefix.MONTH_DAY:
+            ts = self.dates.month_day(f"{date} {hms}", "." + frac if frac else None)
+        else:
+            ts = timeparse.instant(f"{date} {hms}", frac, zone) if zone else self.dates.full(f"{date} {hms}", frac)
+        return line.ts if ts is None else self.on_envelope_clock(line.host, ts, line.ts)
 
     @staticmethod
     def _head(m: re.Match) -> tuple:
@@ -331,6 +353,8 @@ class LineParser:
             return None
         if host is None:
             host = env_host
+        if short is not None and ts is not None:  # the envelope's year as below
+            ts = self.on_envelope_clock(host, ts, self.dates.month_day(short, frac))
         if not self.keep_lines and ts is not None:
             if date != self.dates.date:  # as dates.full() notes it
                 self.dates.note(date)
@@ -374,10 +398,10 @@ class LineParser:
             msg = msg[:-1]
             raw = raw[:-1]
         env_ts = None if short is None else self.dates.month_day(short, frac)
+        host = env_host if host is None else host
         ts = self.dates.full(stamp, millis)
-        if ts is None:
-            ts = env_ts
-        line = LogLine(raw[m.start(4) - 1:], env_host if host is None else host, None, env_ts)
+        ts = env_ts if ts is None else self.on_envelope_clock(host, ts, env_ts)
+        line = LogLine(raw[m.start(4) - 1:], host, None, env_ts)
         return self._event(line, msg, ts, rank[1:])
 
     def _event(self, line: LogLine, msg: str, ts: float | None, rank: str) -> Parsed:

@@ -329,8 +329,16 @@ def _options(argv: list[str], start: int) -> list[_Opt]:
     return opts
 
 
+# vLLM's shorter spellings of the speculative settings: -sc (0.19+) for --speculative-config, and
+# (0.22+) one flag per key of it, refused beside the same key in --speculative-config
+_VLLM_SHORT = {"-sc": "--speculative-config", "--spec-method": "--speculative-config.method",
+               "--spec-model": "--speculative-config.model",
+               "--spec-tokens": "--speculative-config.num-speculative-tokens"}
+
+
 def _vllm_name(name: str) -> str:
-    return name.replace("_", "-")  # vLLM accepts --speculative_config too
+    name = name.replace("_", "-")  # vLLM accepts --speculative_config too
+    return _VLLM_SHORT.get(name, name)
 
 
 def _sglang_flag(name: str, version=None) -> str | None:

@@ -275,11 +275,6 @@ def test_profiles_against_the_real_config(version, real):
 
 
 SPEC_SHORTHANDS = ("--spec-method", "--spec-model", "--spec-tokens")
-# Known gaps of launch.py, said as xfail once the version's side is asserted (the test passes
-# by itself once they are closed).
-GAP_SHORTHANDS = ("launch.apply_profile keeps --spec-method/--spec-model/--spec-tokens (vLLM 0.22+), "
-                  "which vLLM refuses beside the same key in --speculative-config")
-GAP_SC = "launch.spec_flags does not read -sc, --speculative-config's short form (vLLM 0.19+)"
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -293,9 +288,10 @@ def test_profile_replaces_the_spec_shorthands(version, real):
     if not has:
         return
     assert "are mutually exclusive" in result["arg_utils"]
-    new = apply_profile(BASE + ["--spec-method", "ngram", "--spec-tokens", "3"], PROFILES[1], version)
-    if set(SPEC_SHORTHANDS) & set(new):
-        pytest.xfail(GAP_SHORTHANDS)
+    old = BASE + ["--spec-method", "ngram", "--spec-tokens", "3"]
+    assert spec_flags(old, version)["algorithm"] == "NGRAM" and spec_flags(old, version)["num_steps"] == 3
+    new = apply_profile(old, PROFILES[1], version)
+    assert not set(SPEC_SHORTHANDS) & set(new), new
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -303,6 +299,7 @@ def test_short_speculative_config_is_read(version, real):
     """0.19+ take -sc for --speculative-config: the settings of a launch that uses it are read."""
     has = "-sc" in real(version)["flags"]
     assert has == (vtuple(version) >= (0, 19, 0))
-    if has and spec_flags(BASE + ["-sc", json.dumps({"method": "ngram", "num_speculative_tokens": 3})])[
-            "algorithm"] != "NGRAM":
-        pytest.xfail(GAP_SC)
+    if has:
+        argv = BASE + ["-sc", json.dumps({"method": "ngram", "num_speculative_tokens": 3})]
+        assert spec_flags(argv, version)["algorithm"] == "NGRAM"
+        assert "-sc" not in apply_profile(argv, PROFILES[1], version)

@@ -226,3 +226,13 @@ def test_old_vllm_flags_before_0_8_2():
         apply_profile(argv, BUILTINS["mtp3"], "0.8.1")
     assert json.loads(apply_profile(argv, BUILTINS["mtp3"], "0.10.2")[-1])["method"] == "deepseek_mtp"
     assert spec_flags(["vllm", "serve", "m", "--speculative-config", '{"method":"deepseek_mtp"}'])["algorithm"] == "NEXTN"
+
+
+def test_vllm_short_spellings_are_read_and_replaced():
+    # vLLM 0.19+ -sc; 0.22+ --spec-method/--spec-model/--spec-tokens, refused beside the same key
+    # in --speculative-config (vllm/engine/arg_utils.py, "mutually exclusive"): a profile replaces them
+    short = ["vllm", "serve", "m", "--spec-method", "eagle", "--spec-model", "d", "--spec-tokens", "3"]
+    assert spec_flags(short)["algorithm"] == "EAGLE" and spec_flags(short)["draft_model_path"] == "d"
+    assert spec_flags(["vllm", "serve", "m", "-sc", '{"method": "ngram", "num_speculative_tokens": 4}'])["num_steps"] == 4
+    out = apply_profile(short + ["-sc", "{}"], BUILTINS["off"])
+    assert out == ["vllm", "serve", "m"]

@@ -12,20 +12,21 @@ import abc
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Final, Literal, Protocol, TypeAlias
 
 # Source states, in the order a healthy stream goes through them
-CONNECTING = "connecting"
-STREAMING = "streaming"
-RECONNECTING = "reconnecting"  # lost; will resume from the last cursor after a backoff
-FAILED = "failed"  # gave up or cannot work (auth refused, bad host key, no journal rights)
-ENDED = "ended"  # a finite source (a file, a process) reached its end
+CONNECTING: Final = "connecting"
+STREAMING: Final = "streaming"
+RECONNECTING: Final = "reconnecting"  # lost; will resume from the last cursor after a backoff
+FAILED: Final = "failed"  # gave up or cannot work (auth refused, bad host key, no journal rights)
+ENDED: Final = "ended"  # a finite source (a file, a process) reached its end
+SourceState: TypeAlias = Literal["connecting", "streaming", "reconnecting", "failed", "ended"]
 
 
 @dataclass(slots=True)
 class SourceStatus:
     host: str | None
-    state: str
+    state: SourceState
     detail: str = ""  # what happened, without the host's name (every view puts that in front)
     ts: float = field(default_factory=time.time)
     retry_at: float | None = None  # RECONNECTING: the wall time of the next attempt
@@ -55,6 +56,9 @@ class Feed(Protocol):
 
 class Source(abc.ABC):
     label: str = ""  # shown in the status bar: `ssh gpu1,gpu2`, `replay x.log`, `simulator`
+    # the host its lines are for (a config name), None: the envelope's. Set by each source (a
+    # wrapper's is its inner source's), so declared here without a value.
+    host: str | None
 
     @abc.abstractmethod
     async def run(self, feed: Feed) -> None:

@@ -13,7 +13,7 @@ import asyncio
 import os
 
 from mtptui.sources.base import (CONNECTING, FAILED, RECONNECTING, STREAMING, Feed, LineSplitter, Source,
-                                 SourceStatus)
+                                 SourceState, SourceStatus)
 
 READ_SIZE = 1 << 16
 CHUNK_LINES = 2000  # lines per push: one Feed call per chunk, never one per line
@@ -31,9 +31,9 @@ class FollowFileSource(Source):
         ident: tuple[int, int] | None = None
         lines = LineSplitter()
         pending: list[str] = []
-        state = None
+        state: SourceState | None = None
 
-        def report(new: str, detail: str = "") -> None:
+        def report(new: SourceState, detail: str = "") -> None:
             nonlocal state
             if new != state:
                 state = new
@@ -52,8 +52,8 @@ class FollowFileSource(Source):
                     except OSError as e:
                         report(FAILED, f"{self.path}: {e.strerror or e}")
                         return
-                    st = os.fstat(f.fileno())
-                    ident = (st.st_dev, st.st_ino)
+                    opened = os.fstat(f.fileno())
+                    ident = (opened.st_dev, opened.st_ino)
                     report(STREAMING, self.label)
                 chunk = f.read(READ_SIZE)
                 if chunk:
@@ -67,6 +67,7 @@ class FollowFileSource(Source):
                 if pending:
                     feed.lines(pending, self.host)
                     pending = []
+                st: os.stat_result | None
                 try:
                     st = os.stat(self.path)
                 except OSError:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from typing import Any
 
 from mtptui.sources.base import FAILED, STREAMING, Feed, Source, SourceStatus
 
@@ -45,7 +46,7 @@ class GiveUpSource(Source):
         self._last: SourceStatus | None = None
         self._changed = asyncio.Event()
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         # host, cursor, received ... of the wrapped source, for whoever shows them
         return getattr(self.inner, name)
 

@@ -14,6 +14,7 @@ import abc
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mtptui.transport.aio import wait_for
@@ -219,6 +220,8 @@ def _last(text: str) -> str:
 class JournalSource(Source):
     """One host's unit, followed until cancelled; reconnects with backoff, resumes by cursor."""
 
+    host: str  # a journal source always names its host
+
     def __init__(self, host: str, unit: str, *, sudo: bool = False, since: str | None = None,
                  lines: int = 200, extra: tuple[str, ...] | list[str] = (),
                  backoff: Backoff | None = None) -> None:
@@ -294,7 +297,8 @@ class JournalSource(Source):
                 return message[len(prefix):]
         return message
 
-    async def _run_to_end(self, argv: list[str], push=None, first: bool = False) -> list[str]:
+    async def _run_to_end(self, argv: list[str], push: Callable[[list[str]], None] | None = None,
+                          first: bool = False) -> list[str]:
         """Runs a non-following journalctl. Returns its lines, or hands them to push(lines) as
         they come (a long history is never held whole); `first`: stops at the first whole line.
         Raises TransportError."""

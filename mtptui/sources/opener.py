@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mtptui.core.eventlog import EventLog
 from mtptui.core.ingest import LineCounts
 from mtptui.sources.parallel import Progress, Stopped, read_inputs
 from mtptui.core.store import Store
@@ -30,7 +31,7 @@ def open_store(paths: list[str], *, capacity: int = 4096, max_events: int = 5000
     """Raises InputError (one line) for an input that cannot be read; Stopped when
     progress.stop() was called during the read."""
 
-    def make(events=None) -> Store:
+    def make(events: EventLog | None = None) -> Store:
         return Store(capacity=capacity, max_events=max_events)
 
     store, counts = read_inputs(paths, make, jobs, progress)

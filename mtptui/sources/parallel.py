@@ -20,18 +20,45 @@ import pickle
 import re
 import signal
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeAlias, TypeVar
 
 from mtptui.core.eventlog import EventLog
 from mtptui.core.ingest import Ingest, LineCounts
 from mtptui.core.nogc import without_cycle_collector
 from mtptui.core.parse import LineParser
+from mtptui.core.records import BatchStats, Event
 from mtptui.core.epochs import UNRESOLVED
 from mtptui.core.summary import Summary
 from mtptui.sources.file import InputError, byte_blocks, open_lines, splittable
 
 PARALLEL_MIN_BYTES = 32 << 20
+_S = TypeVar("_S", bound="PartSink")
+# host -> the vLLM rank an input ended on (LineParser.vllm_rank)
+Ranks: TypeAlias = dict[str | None, str]
+
+
+class PartSink(Protocol):
+    """What an input, or a part of one, is read into (a Summary, a Store): fed as Ingest feeds
+    a sink, sealed where it was read, merged in input order."""
+
+    def add_batch(self, rec: BatchStats, /) -> None: ...
+
+    def add_event(self, ev: Event, /) -> None: ...
+
+    def seal(self) -> None: ...
+
+    def merge(self: _S, later: _S, ranks_before: Ranks | None = None) -> None: ...
+
+
+class _Slots(Protocol):
+    """A shared array of byte counts, one slot per reader (multiprocessing.RawArray("q", n))."""
+
+    def __setitem__(self, i: int, n: int, /) -> None: ...
+
+    def __iter__(self) -> Iterator[int]: ...
+
 _DATE = re.compile(rb"(?:\[|^)(\d{4}-\d\d-\d\d) \d\d:\d\d:\d\d", re.MULTILINE)  # SGLang's or Python logging's
 
 
@@ -69,7 +96,7 @@ def _date_before(path: str, start: int) -> str | None:
     return found[-1].decode() if found else None
 
 
-def _batched(lines, n: int = 4096):
+def _batched(lines: Iterable[str], n: int = 4096) -> Iterator[list[str]]:
     """Lists of up to n lines from an iterator, so that the parser loops over lists."""
     it = iter(lines)
     while True:
@@ -79,7 +106,7 @@ def _batched(lines, n: int = 4096):
         yield chunk
 
 
-def _read(part: Part, sink, progress: Callable[[int], None] | None = None) -> tuple:
+def _read(part: Part, sink: _S, progress: Callable[[int], None] | None = None) -> tuple[_S, LineCounts, Ranks]:
     """One input read into a new sink (Summary or Store): it, the line counts, and the vLLM rank
     each host ended on. `progress(bytes)` is told the bytes read of a plain file's part."""
     ingest = Ingest(sink, parser=LineParser(unresolved_rank="" if part.first else UNRESOLVED))
@@ -102,26 +129,28 @@ def _read(part: Part, sink, progress: Callable[[int], None] | None = None) -> tu
     return sink, ingest.counts, ingest.parser.vllm_rank
 
 
-class _Worker:
+class _Worker(Generic[_S]):
     """A forked process that reads one part of a file. Its results cross back in two files made
     before the fork, one for its events and one for the rest, pickled: written and read a piece at
     a time, where a pipe would hold all of it at once on each side. The process ends when its part
     is read, and its memory with it."""
 
-    def __init__(self, part: Part, make: Callable, done=None, slot: int = 0) -> None:
+    def __init__(self, part: Part, make: Callable[..., _S], done: _Slots | None = None, slot: int = 0) -> None:
         self.part = part
         self.events, self.result = tempfile.TemporaryFile(), tempfile.TemporaryFile()
         self.process = multiprocessing.get_context("fork").Process(target=self._run, args=(make, done, slot),
                                                                    daemon=True)
         self.process.start()
 
-    def _run(self, make: Callable, done, slot: int) -> None:  # in the child
+    def _run(self, make: Callable[..., _S], done: _Slots | None, slot: int) -> None:  # in the child
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the parent's to report
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
         def progress(n: int) -> None:
-            done[slot] = n
+            if done is not None:
+                done[slot] = n
 
+        out: tuple[str, object]
         try:
             out = ("read", _read(self.part, make(EventLog(self.events)), None if done is None else progress))
         except BaseException as e:  # raised again in the parent (an InputError, say)
@@ -129,12 +158,13 @@ class _Worker:
         pickle.dump(out, self.result, pickle.HIGHEST_PROTOCOL)
         self.result.flush()
 
-    def join(self, wait: Callable[[], None] | None = None) -> tuple:
+    def join(self, wait: Callable[[], None] | None = None) -> tuple[_S, LineCounts, Ranks]:
         """The part's results; `wait` is called every tenth of a second until it is read."""
         while wait is not None and self.process.is_alive():
             wait()
             self.process.join(0.1)
         self.process.join()
+        value: Any
         with self.result as f:
             f.seek(0)
             try:
@@ -148,7 +178,8 @@ class _Worker:
         adopt = getattr(value[0].events, "adopt", None)  # a Summary's events wait on disk
         if adopt is not None:
             adopt(self.events)
-        return value
+        read: tuple[_S, LineCounts, Ranks] = value
+        return read
 
     def stop(self) -> None:
         if self.process.is_alive():
@@ -157,7 +188,7 @@ class _Worker:
 
 
 @contextlib.contextmanager
-def _workers(parts: list[Part], make: Callable, done=None):
+def _workers(parts: list[Part], make: Callable[..., _S], done: _Slots | None = None) -> Iterator[list[_Worker[_S]]]:
     """Forked readers of the parts, that a Ctrl-C stops without a word from them.
 
     The terminal sends SIGINT to the whole process group: each worker would print its own
@@ -165,7 +196,7 @@ def _workers(parts: list[Part], make: Callable, done=None):
     ends them. SIGINT is held (blocked, not lost) while the workers fork, so that none can be hit
     before it ignores the signal, and the parent takes a held one once they are all started.
     """
-    workers: list[_Worker] = []
+    workers: list[_Worker[_S]] = []
     try:
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
@@ -179,22 +210,23 @@ def _workers(parts: list[Part], make: Callable, done=None):
             w.stop()
 
 
-class _Total:
+class _Total(Generic[_S]):
     """The inputs' results merged in order."""
 
-    def __init__(self, sink) -> None:
+    def __init__(self, sink: _S) -> None:
         self.sink = sink
         self.counts = LineCounts()
-        self.ranks: dict = {}  # host -> the vLLM rank the inputs so far ended on
+        self.ranks: Ranks = {}  # host -> the vLLM rank the inputs so far ended on
 
-    def add(self, result: tuple) -> None:
+    def add(self, result: tuple[_S, LineCounts, Ranks]) -> None:
         sink, counts, ranks = result
         self.sink.merge(sink, self.ranks)
         self.counts.merge(counts)
         self.ranks.update(ranks)
 
 
-def summarise(paths: list[str], since=None, until=None, jobs: int | None = None) -> tuple[Summary, LineCounts]:
+def summarise(paths: list[str], since: float | None = None, until: float | None = None,
+              jobs: int | None = None) -> tuple[Summary, LineCounts]:
     """Raises InputError (one line) for an input that cannot be read."""
     return read_inputs(paths, lambda events=None: Summary(since, until, events=events), jobs)
 
@@ -206,7 +238,7 @@ class Progress:
     def __init__(self) -> None:
         self.total = 0
         self._before = 0  # bytes of the inputs already read
-        self._done = None
+        self._done: _Slots | None = None
         self.stopped = False
 
     @property
@@ -228,8 +260,8 @@ class Stopped(Exception):
     """The read was given up (Progress.stop())."""
 
 
-def read_inputs(paths: list[str], make: Callable, jobs: int | None = None,
-                progress: Progress | None = None) -> tuple:
+def read_inputs(paths: list[str], make: Callable[..., _S], jobs: int | None = None,
+                progress: Progress | None = None) -> tuple[_S, LineCounts]:
     """Every input read into a sink made by make(events=None) (a Summary or a Store), the parts of
     big plain files by one process each; returns the sink of the whole, merged in order, and the
     line counts. Raises InputError (one line) for an input that cannot be read; Stopped when
@@ -238,7 +270,7 @@ def read_inputs(paths: list[str], make: Callable, jobs: int | None = None,
         return _read_inputs(paths, make, jobs, progress or Progress())
 
 
-def _read_inputs(paths: list[str], make: Callable, jobs: int | None, progress: Progress) -> tuple:
+def _read_inputs(paths: list[str], make: Callable[..., _S], jobs: int | None, progress: Progress) -> tuple[_S, LineCounts]:
     jobs = jobs or os.cpu_count() or 1
     total = _Total(make())
     progress.total = sum(os.path.getsize(p) for p in paths if splittable(p))

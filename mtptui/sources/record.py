@@ -19,11 +19,11 @@ from __future__ import annotations
 import errno
 import json
 import os
-from typing import IO
+from typing import IO, Any
 
 from mtptui.core.parse.events import GAP_MARK
 from mtptui.sources.base import RECONNECTING, Feed, Source, SourceStatus
-from mtptui.sources.journal import cursor_of
+from mtptui.sources.journal import JournalSource, cursor_of
 
 NEW, APPEND, FORCE = "new", "append", "force"
 
@@ -112,7 +112,7 @@ class RecordWriter:
         said = []
         for s in sources:
             inner = journal_source(s)
-            c = cursors.get(s.host)
+            c = cursors.get(s.host) if s.host is not None else None
             if c and inner is not None:
                 inner.cursor = c
                 said.append(f"{s.host}: resuming {self.path} after its last entry there")
@@ -210,13 +210,14 @@ def _cursor_line(raw: bytes, out: dict[str, str]) -> None:
         out.setdefault(host, cursor)
 
 
-def journal_source(s: Source) -> Source | None:
+def journal_source(s: Source) -> JournalSource | None:
     """The journal source inside wrappers (--give-up-after, --record), the one that keeps the cursor."""
-    while "cursor" not in vars(s):
-        s = vars(s).get("inner")
-        if s is None:
+    found: Source | None = s
+    while not isinstance(found, JournalSource):
+        if found is None:
             return None
-    return s
+        found = vars(found).get("inner")
+    return found
 
 
 class RecordingFeed:
@@ -253,7 +254,7 @@ class RecordingSource(Source):
         self.writer = writer
         self.label = inner.label
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         # host, cursor, received ... of the wrapped source, for whoever shows them
         return getattr(self.inner, name)
 

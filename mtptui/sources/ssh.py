@@ -35,7 +35,7 @@ class SshJournalSource(JournalSource):
     def who(self) -> str:
         if self.transport.conn is not None:
             user = self.transport.conn.get_extra_info("username")
-            if user:
+            if isinstance(user, str) and user:
                 return user
         return self.config.user or getpass.getuser()
 

@@ -80,7 +80,7 @@ class LocalRunner:
         """Nothing to close."""
 
     async def run(self, argv: list[str], *, input: str | None = None,
-                  timeout: float | None = 60.0):
+                  timeout: float | None = 60.0) -> CompletedCommand:
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv, stdin=asyncio.subprocess.PIPE if input is not None else asyncio.subprocess.DEVNULL,

@@ -1,4 +1,5 @@
-"""A running command whose output is streamed: the one shape the local and the SSH transport share."""
+"""The shape the local and the SSH transport share: a short command's answer, a running command
+whose output is streamed, and the transport itself (Runner, Transport)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import signal
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
+
+from mtptui.transport.tunnel import Forward
 
 # Kept for the error message when the command ends: journalctl and sudo say why in a line or two.
 STDERR_TAIL_LINES = 20
@@ -53,6 +57,35 @@ class StreamedProcess(abc.ABC):
     @property
     def stderr_text(self) -> str:
         return "\n".join(self._stderr)
+
+
+class Runner(Protocol):
+    """Runs a short command to its end. Raises TransportError when the host cannot be asked."""
+
+    async def run(self, argv: list[str], *, input: str | None = None,
+                  timeout: float | None = 60.0) -> CompletedCommand: ...
+
+
+class Transport(Runner, Protocol):
+    """A way to one host: SshTransport (transport/ssh.py), LocalRunner (transport/local.py), and
+    the demo's child (control/child.py). What a control target and a version query hold."""
+
+    @property
+    def where(self) -> str:
+        """`user@host:port`, `this machine`: for messages."""
+        ...
+
+    async def connect(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def stream(self, argv: list[str]) -> StreamedProcess:
+        """Starts argv; it stops when the returned process is closed."""
+        ...
+
+    async def forward(self, host: str, port: int) -> Forward:
+        """host:port as the host sees it, reachable from this machine."""
+        ...
 
 
 def die_with_parent() -> None:

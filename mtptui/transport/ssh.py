@@ -18,6 +18,8 @@ import errno
 import os
 import shlex
 import socket
+from collections.abc import Sequence
+from typing import Any
 
 import asyncssh
 
@@ -49,7 +51,7 @@ def wrapped_command(argv: list[str]) -> str:
 
 
 class SshProcess(StreamedProcess):
-    def __init__(self, proc: asyncssh.SSHClientProcess) -> None:
+    def __init__(self, proc: asyncssh.SSHClientProcess[bytes]) -> None:
         super().__init__()
         self.proc = proc
         self._stderr_task = asyncio.ensure_future(self._pump_stderr())
@@ -104,12 +106,12 @@ class SshTransport:
 
     # --- connecting ----------------------------------------------------------------------------
 
-    def _config_paths(self):
+    def _config_paths(self) -> Sequence[str]:
         return [self.host.ssh_config] if self.host.ssh_config else ()
 
-    def _options(self, known_hosts) -> dict:
+    def _options(self, known_hosts: asyncssh.known_hosts.KnownHostsArg) -> dict[str, Any]:
         h = self.host
-        opts: dict = dict(
+        opts: dict[str, Any] = dict(
             config=self._config_paths(),
             known_hosts=known_hosts,
             connect_timeout=h.connect_timeout,
@@ -124,7 +126,7 @@ class SshTransport:
             opts["client_keys"] = [h.identity]
         return opts
 
-    def _known_hosts_arg(self):
+    def _known_hosts_arg(self) -> asyncssh.known_hosts.KnownHostsArg:
         if self.host.host_key_policy == "off":
             return None
         path = self.host.known_hosts
@@ -151,7 +153,7 @@ class SshTransport:
         if not files:
             return False
         try:
-            addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][4][0]
+            addr = str(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][4][0])
         except OSError:
             addr = host
         try:

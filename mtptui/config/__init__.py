@@ -9,10 +9,14 @@ Tables: ``theme = "name"`` (top level), ``[defaults]``, ``[[hosts]]``, ``[thresh
 ``[keys]`` (binding id = key), ``[profiles.NAME]`` (speculation profiles), ``[control]`` (restart
 settings). Anything else is refused with the list of known ones. The types only are checked here:
 whether SGLang accepts a profile's combination of values is control/profiles.py's business.
+
+Every mistake of a file is reported at once, one line each, in the order of their lines (a table
+whose keys are wrong skips the rules across its keys, which would only guess).
 """
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 import re
@@ -21,7 +25,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from mtptui.config.keys import BINDING_IDS
+from mtptui.config.keys import BINDING_IDS, KEY_HINT, bindable, conflicts, where
 from mtptui.errors import UsageError
 from mtptui.config.profile import BUILTINS, Profile
 from mtptui.config.thresholds import Thresholds
@@ -36,13 +40,21 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 _COLOUR = re.compile(r"#[0-9a-fA-F]{6}|#[0-9a-fA-F]{3}|[a-z][a-z_]{1,30}")
 _ALGORITHM = re.compile(r"[A-Z][A-Z0-9_]{0,31}")  # EAGLE, EAGLE3, NEXTN, STANDALONE, NGRAM, newer ones
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# A Textual key name, or several with commas: `p`, `ctrl+x`, `left`, `question_mark`, `left,h`.
-# Whether Textual knows the name is checked by the dashboard (tui/bindings.py), which has its table.
+# A Textual key name, or several with commas: `p`, `ctrl+x`, `left`, `question_mark`, `left,h`;
+# whether Textual knows the name: config/keys.py's bindable, Textual's table without Textual.
 _KEY = re.compile(r"(?:[a-z]+\+)*(?:[a-z0-9_]{2,}|\S)")
 
 
 class ConfigError(UsageError):
-    """A one-line, user-facing reason why the config cannot be used."""
+    """A user-facing reason why the config cannot be used: one line, or a line for each mistake of a file."""
+
+
+class _Mistake(ConfigError):
+    """One mistake of a file, with its line (None: not found) for the order of the report."""
+
+    def __init__(self, message: str, line: int | None) -> None:
+        super().__init__(message)
+        self.line = line
 
 
 class _Inner(ValueError):
@@ -237,6 +249,9 @@ def _key(v: Any) -> str:
     if not all(_KEY.fullmatch(p) for p in parts):
         raise ValueError(f"must be a key like \"p\", \"ctrl+x\", \"left\", or several: \"left,h\" "
                          f"(got {_show(v)})")
+    bad = [p for p in parts if not bindable(p)]
+    if bad:
+        raise ValueError(f"no such key {', '.join(map(repr, bad))} ({KEY_HINT})")
     return ",".join(parts)
 
 
@@ -389,15 +404,28 @@ def parse_config(text: str, path: str = "config.toml") -> Config:
 
 
 class _Reader:
-    """Checks a parsed document table by table; each error is a ConfigError with its line."""
+    """Checks a parsed document table by table. Each mistake is a ConfigError with its line, noted
+    and the reading goes on; `config` raises them all at once, one line each."""
 
     def __init__(self, text: str, path: str) -> None:
         self.lines = _Lines(text)
         self.path = path
+        self.mistakes: list[_Mistake] = []
 
-    def fail(self, table: tuple[str, ...], index: int, key: str, label: str, msg: str) -> ConfigError:
+    def fail(self, table: tuple[str, ...], index: int, key: str, label: str, msg: str) -> _Mistake:
         no = self.lines.line(table, index, key)
-        return ConfigError(f"{self.path}:{no}: {label}: {msg}" if no else f"{self.path}: {label}: {msg}")
+        return _Mistake(f"{self.path}:{no}: {label}: {msg}" if no else f"{self.path}: {label}: {msg}", no)
+
+    def note(self, e: ConfigError) -> None:
+        self.mistakes.append(e if isinstance(e, _Mistake) else _Mistake(str(e), None))
+
+    def attempt(self, read: Callable[[], Any], fallback: Any) -> Any:
+        """read(), or (its mistake noted) the fallback."""
+        try:
+            return read()
+        except ConfigError as e:
+            self.note(e)
+            return fallback
 
     def check(self, table: tuple[str, ...], index: int, key: str, label: str, fn: Check, value: Any) -> Any:
         try:
@@ -409,14 +437,19 @@ class _Reader:
 
     def table(self, raw: Any, table: tuple[str, ...], index: int, label: str, checks: dict[str, Check],
               what: str = "key", hint: Callable[[str], str] = lambda key: "") -> dict:
+        """The keys that pass their checks; each that does not is noted. Raises when raw is no table."""
         if not isinstance(raw, dict):
             raise self.fail(table, index, "", label, f"must be a table (got {_show(raw)})")
         out = {}
         for key, value in raw.items():
             if key not in checks:
-                raise self.fail(table, index, key, f"{label}.{key}",
-                                f"unknown {what}{hint(key)}; known: {', '.join(sorted(checks))}")
-            out[key] = self.check(table, index, key, f"{label}.{key}", checks[key], value)
+                self.note(self.fail(table, index, key, f"{label}.{key}",
+                                    f"unknown {what}{hint(key)}; known: {', '.join(sorted(checks))}"))
+                continue
+            try:
+                out[key] = self.check(table, index, key, f"{label}.{key}", checks[key], value)
+            except ConfigError as e:
+                self.note(e)
         return out
 
     def config(self, doc: dict) -> Config:
@@ -424,38 +457,85 @@ class _Reader:
             if key not in TOP_LEVEL:
                 kind = "table" if isinstance(value, (dict, list)) else "key"
                 hint = " (a host field: set it in [defaults] or [[hosts]])" if key in CHECKS else ""
-                raise self.fail((), 0, key, key, f"unknown {kind}{hint}; known: {', '.join(TOP_LEVEL)}")
-        theme = self.check((), 0, "theme", "theme", _theme, doc["theme"]) if "theme" in doc else None
-        defaults = self.table(doc.get("defaults", {}), ("defaults",), 0, "defaults",
-                              {k: v for k, v in CHECKS.items() if k not in NOT_DEFAULTS},
-                              hint=lambda k: " (it names one host: set it in [[hosts]])" if k in NOT_DEFAULTS else "")
-        thresholds = self.table(doc.get("thresholds", {}), ("thresholds",), 0, "thresholds", THRESHOLD_CHECKS)
-        keys = self.table(doc.get("keys", {}), ("keys",), 0, "keys", dict.fromkeys(BINDING_IDS, _key),
-                          what="binding id")
-        return Config(path=self.path, hosts=self.hosts(doc.get("hosts", []), defaults), defaults=defaults,
-                      theme=theme, thresholds=Thresholds(**thresholds), keys=keys,
-                      profiles=self.profiles(doc.get("profiles", {})), control=self.control(doc.get("control", {})))
+                self.note(self.fail((), 0, key, key, f"unknown {kind}{hint}; known: {', '.join(TOP_LEVEL)}"))
+        theme = self.attempt(lambda: self.check((), 0, "theme", "theme", _theme, doc["theme"]), None) \
+            if "theme" in doc else None
+        before = len(self.mistakes)
+        defaults = self.attempt(lambda: self.table(
+            doc.get("defaults", {}), ("defaults",), 0, "defaults", {k: v for k, v in CHECKS.items() if k not in NOT_DEFAULTS},
+            hint=lambda k: " (it names one host: set it in [[hosts]])" if k in NOT_DEFAULTS else ""), {})
+        defaults_read = len(self.mistakes) == before
+        thresholds = self.attempt(lambda: self.table(doc.get("thresholds", {}), ("thresholds",), 0, "thresholds",
+                                                     THRESHOLD_CHECKS), {})
+        keys = self.keys(doc.get("keys", {}))
+        hosts = self.attempt(lambda: self.hosts(doc.get("hosts", []), defaults, defaults_read), [])
+        profiles = self.attempt(lambda: self.profiles(doc.get("profiles", {})), {})
+        control = self.attempt(lambda: self.control(doc.get("control", {})), ControlConfig())
+        if self.mistakes:
+            raise ConfigError("\n".join(str(e) for e in sorted(self.mistakes, key=lambda e: e.line or 0)))
+        return Config(path=self.path, hosts=hosts, defaults=defaults, theme=theme, thresholds=Thresholds(**thresholds),
+                      keys=keys, profiles=profiles, control=control)
 
-    def hosts(self, raw_hosts: Any, defaults: dict) -> list[HostConfig]:
+    def keys(self, raw: Any) -> dict[str, str]:
+        """`[keys]`: every id one of the key table's, every key one that Textual binds, and no key
+        shared by two ids live at the same time (the remap over the others' defaults)."""
+        def near(bid: str) -> str:
+            close = difflib.get_close_matches(bid, BINDING_IDS, n=1)
+            return f" (did you mean {close[0]}?)" if close else ""
+
+        try:
+            keys = self.table(raw, ("keys",), 0, "keys", dict.fromkeys(BINDING_IDS, _key), what="binding id", hint=near)
+        except ConfigError as e:
+            self.note(e)
+            return {}
+        shared: dict[tuple[str, str], list[str]] = {}  # (id remapped, key) -> the ids it clashes with
+        for clash in conflicts(keys):
+            # said at the id remapped; of two remapped, at the later line
+            line = {b: self.lines.line(("keys",), 0, b) or 0 for b in (clash.first, clash.second) if b in keys}
+            ours = max(line, key=line.__getitem__)
+            shared.setdefault((ours, clash.key), []).append(clash.second if ours == clash.first else clash.first)
+        for (ours, key), others in shared.items():
+            def said(other: str) -> str:
+                notes = [f"keys.{other}, line {self.lines.line(('keys',), 0, other)}"] if other in keys else []
+                notes += [f"on {where(other)}"] if where(other) != where(ours) else []
+                return other + (f" ({', '.join(notes)})" if notes else "")
+
+            names = [said(o) for o in others]
+            listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+            self.note(self.fail(("keys",), 0, ours, f"keys.{ours}",
+                                f"{key!r} is also the key of {listed}: give each its own key"))
+        return keys
+
+    def hosts(self, raw_hosts: Any, defaults: dict, defaults_read: bool = True) -> list[HostConfig]:
         if not isinstance(raw_hosts, list):
             raise self.fail(("hosts",), 0, "", "hosts", "must be an array of tables: write [[hosts]]")
         hosts: list[HostConfig] = []
         seen: set[str] = set()
         for i, raw in enumerate(raw_hosts):
             label = f"hosts[{i}]"
-            values = self.table(raw, ("hosts",), i, label, CHECKS)
-            if "name" not in values:
-                raise self.fail(("hosts",), i, "", label, "needs a name")
-            if values["name"] in seen:
-                raise self.fail(("hosts",), i, "name", f"{label}.name", f"duplicate host name {values['name']!r}")
-            seen.add(values["name"])
+            before = len(self.mistakes)
+            try:
+                values = self.table(raw, ("hosts",), i, label, CHECKS)
+            except ConfigError as e:
+                self.note(e)
+                continue
+            if "name" not in raw:
+                self.note(self.fail(("hosts",), i, "", label, "needs a name"))
+            elif "name" in values:
+                if values["name"] in seen:
+                    self.note(self.fail(("hosts",), i, "name", f"{label}.name",
+                                        f"duplicate host name {values['name']!r}"))
+                seen.add(values["name"])
+            if len(self.mistakes) != before or not defaults_read:
+                continue  # the rules below would guess
             merged = {**defaults, **values}
             if not merged.get("unit"):
-                raise self.fail(("hosts",), i, "", label, "needs a unit (here or in [defaults])")
-            if merged.get("reconnect_max", 30.0) < merged.get("reconnect_initial", 0.5):
-                raise self.fail(("hosts",), i, "reconnect_max", f"{label}.reconnect_max",
-                                "must not be less than reconnect_initial")
-            hosts.append(HostConfig(**merged))
+                self.note(self.fail(("hosts",), i, "", label, "needs a unit (here or in [defaults])"))
+            elif merged.get("reconnect_max", 30.0) < merged.get("reconnect_initial", 0.5):
+                self.note(self.fail(("hosts",), i, "reconnect_max", f"{label}.reconnect_max",
+                                    "must not be less than reconnect_initial"))
+            else:
+                hosts.append(HostConfig(**merged))
         return hosts
 
     def profiles(self, raw_profiles: Any) -> dict[str, Profile]:
@@ -464,27 +544,36 @@ class _Reader:
         profiles: dict[str, Profile] = {}
         for name, raw in raw_profiles.items():
             label = f"profiles.{name}"
-            self.check(("profiles",), 0, name, label, _name, name)
-            if name in BUILTINS:
-                raise self.fail(("profiles",), 0, name, label,
-                                f"is a built-in profile ({', '.join(BUILTINS)}); give yours another name")
-            if not isinstance(raw, dict):
-                raise self.fail(("profiles",), 0, name, label, f"must be a table: write [profiles.{name}]")
+            try:
+                self.check(("profiles",), 0, name, label, _name, name)
+                if name in BUILTINS:
+                    raise self.fail(("profiles",), 0, name, label,
+                                    f"is a built-in profile ({', '.join(BUILTINS)}); give yours another name")
+                if not isinstance(raw, dict):
+                    raise self.fail(("profiles",), 0, name, label, f"must be a table: write [profiles.{name}]")
+            except ConfigError as e:
+                self.note(e)
+                continue
+            before = len(self.mistakes)
             values = self.table(raw, ("profiles", name), 0, label, PROFILE_CHECKS)
+            if len(self.mistakes) != before:
+                continue
             spec = [k for k in SPEC_FIELDS if k in values]
             if "algorithm" not in values and spec:
-                raise self.fail(("profiles", name), 0, "", label,
-                                f"needs an algorithm (it sets {', '.join(spec)}; without one a profile "
-                                "turns speculation off)")
+                self.note(self.fail(("profiles", name), 0, "", label,
+                                    f"needs an algorithm (it sets {', '.join(spec)}; without one a profile "
+                                    "turns speculation off)"))
+                continue
             profiles[name] = Profile(name=name, **values)
         return profiles
 
     def control(self, raw: Any) -> ControlConfig:
+        before = len(self.mistakes)
         control = ControlConfig(**self.table(raw, ("control",), 0, "control", CONTROL_CHECKS))
-        if control.lock_stale_after < control.wait_timeout:
-            raise self.fail(("control",), 0, "lock_stale_after", "control.lock_stale_after",
-                            "must not be less than wait_timeout (the lock is held while the restart "
-                            "is awaited)")
+        if len(self.mistakes) == before and control.lock_stale_after < control.wait_timeout:
+            self.note(self.fail(("control",), 0, "lock_stale_after", "control.lock_stale_after",
+                                "must not be less than wait_timeout (the lock is held while the restart "
+                                "is awaited)"))
         return control
 
 

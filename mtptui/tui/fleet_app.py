@@ -1,5 +1,6 @@
-"""The fleet view's Textual app: the fleet screen under mtptui's themes. Enter on a host ends
-the app with the host to open (its `mtptui live` HOST argument) (`mtptui fleet` then runs the live dashboard and comes back)."""
+"""The fleet view's Textual app: the fleet screen under mtptui's themes and the config's keymap
+(`[keys]`, as the dashboard takes it). Enter on a host ends the app with the host to open (its
+`mtptui live` HOST argument) (`mtptui fleet` then runs the live dashboard and comes back)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from mtptui.config import Config, ConfigError
 from mtptui.fleet.query import Host
 from mtptui.fleet.table import ViewState
 from mtptui.fleet.target import live_host, live_spec
+from mtptui.tui.bindings import keymap_from
 from mtptui.tui.gcpace import GcPacer
 from mtptui.tui.screens.fleet import FleetScreen
 from mtptui.tui.themes import install_themes
@@ -31,6 +33,11 @@ class FleetApp(App):
         self.config = config
         self.overrides = overrides or {}  # `mtptui live`'s --unit, --sudo, --identity
         self.theme_problems = install_themes(self, theme or config.theme)[1]
+        # The config's [keys], as the dashboard applies them (its ids of other screens do nothing here).
+        self.keymap_used, problems = keymap_from(config.keys)
+        self.theme_problems += problems
+        if self.keymap_used:
+            self.set_keymap(self.keymap_used)
         self.fleet = FleetScreen(load, state=state or ViewState(), interval=interval, title=title,
                                  open_host=self.open_host, hosts=hosts)
 

@@ -1,5 +1,6 @@
-"""Command palette (ctrl+p): every dashboard action by name, plus direct choices (a metric, a
-window, a theme, a host) that would take several key presses."""
+"""Command palette (ctrl+p): every dashboard action by name, from the key table (config/keys.py:
+its rows with a palette name, and their help text), plus direct choices (a metric, a window, a
+theme, a host) that would take several key presses."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from mtptui.config.keys import shown_keys
+from mtptui.config.keys import BY_ID, shown_keys
+from mtptui.tui.screens.help import key_text
 from mtptui.tui.viewmodel import METRICS, host_label
 from mtptui.config.windows import WINDOWS
 
@@ -53,8 +55,11 @@ class DashboardCommands(Provider):
             cmds.append((f"Theme: {name}", "switch the colour theme", partial(set_theme, name)))
         for h in dash.hosts():
             cmds.append((f"Host: {host_label(h)}", "show this host", partial(set_host, h)))
+        keymap = getattr(self.app, "keymap_used", {}) or {}
         for i, s in enumerate(dash.store.ranks(dash.host)[:9], start=1):
-            cmds.append((f"Focus rank {s.rank or '(TP=1)'}", f"chart this rank only (key {i})",
+            key = BY_ID[f"focus_rank_{i}"]
+            cmds.append((f"Focus rank {s.rank or '(TP=1)'}",
+                         f"chart this rank only (key {key_text(keymap.get(key.id, key.keys))})",
                          partial(screen.action_focus_rank, i)))
         return cmds
 

@@ -1,7 +1,12 @@
-"""Every key of the dashboard, pressed through Textual's Pilot on a replayed log."""
+"""Every key of the dashboard, pressed through Textual's Pilot on a replayed log; every binding of
+mtptui.tui found by walking its classes and held to the one key table (config/keys.py); the
+config's keymap applied by the dashboard and by the fleet view alike."""
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pkgutil
 from pathlib import Path
 
 import pytest
@@ -9,7 +14,8 @@ from textual.command import CommandPalette
 from textual.widgets import Input
 from tui_helpers import SMALL_LOG, make_app, settle
 
-from mtptui.config import parse_config
+from mtptui.config import Config, ConfigError, parse_config
+from mtptui.config.keys import BINDING_IDS, BY_ID, KEY_HINT, TABLE
 from mtptui.sources.replay import MAX_SPEED
 from mtptui.tui.screens.help import HelpScreen
 from mtptui.tui.themes import PROD_ACCENT
@@ -224,17 +230,31 @@ async def test_the_palette_runs_the_key_tables_actions():
 
 
 async def test_keys_remap_from_config():
-    app = make_app(speed=1.0, config=parse_config('[keys]\npause = "p"\nmetric = "x"\nwindow = "lefft"\n'))
+    app = make_app(speed=1.0, config=parse_config('[keys]\npause = "z"\nmetric = "ctrl+x"\n'))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause(0.1)
-        await pilot.press("p")
+        await pilot.press("z")
         assert app.dash.replay.paused
-        await pilot.press("x")
+        await pilot.press("ctrl+x")
         assert app.dash.metric == "accept_rate"
         await pilot.press("space")  # no longer bound
         assert app.dash.replay.paused
-        # A key name Textual does not know is reported, and its binding keeps its default key.
-        assert app.theme_problems == ["[keys] window: no such key 'lefft' (see ? for the key names)"]
+        assert app.theme_problems == []
+        # the help lists the keys as this session binds them
+        await pilot.press("question_mark")
+        text = str(app.screen.query_one("Static").render())
+        assert "  z           pause" in text and "  ctrl+x      metric" in text
+
+
+async def test_a_key_textual_does_not_know_is_refused_at_load_and_in_code_left_as_it_was():
+    """The config's reader refuses `lefft` with its line; a Config made in code (never read) gets
+    it reported as a toast, and its binding keeps its default key."""
+    with pytest.raises(ConfigError, match="^config.toml:2: keys.window: no such key 'lefft'"):
+        parse_config('[keys]\nwindow = "lefft"\n')
+    app = make_app(config=Config(keys={"window": "lefft", "pause": "z"}))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        assert app.theme_problems == [f"[keys] window: no such key 'lefft' ({KEY_HINT})"]
         await pilot.press("w")
         assert app.dash.timeline.window_label != "all"
 
@@ -282,10 +302,133 @@ async def test_live_keys_freeze_and_scrub_without_a_replay():
 
 
 def test_every_default_key_is_bindable():
-    """The check that reports a key Textual does not know passes every key the dashboard ships."""
+    """The check that reports a key Textual does not know passes every key mtptui ships."""
     from mtptui.tui.bindings import keymap_from
-    from mtptui.config.keys import KEYS
 
-    defaults = {bid: key for bid, key, *_ in KEYS}
+    defaults = {k.id: k.keys for k in TABLE}
     assert keymap_from(defaults) == (defaults, [])
-    assert keymap_from({"pause": "p,period"})[1] == ["[keys] pause: no such key 'period' (see ? for the key names)"]
+    assert keymap_from({"pause": "p,period"})[1] == [f"[keys] pause: no such key 'period' ({KEY_HINT})"]
+
+
+def _bindings_by_class() -> list[tuple[type, list]]:
+    """(class, its own BINDINGS as Textual Bindings) for every class of mtptui.tui that declares some."""
+    from textual.binding import Binding
+
+    import mtptui.tui
+
+    found = []
+    for info in pkgutil.walk_packages(mtptui.tui.__path__, "mtptui.tui."):
+        mod = importlib.import_module(info.name)
+        for _, cls in inspect.getmembers(mod, inspect.isclass):
+            if cls.__module__ == mod.__name__ and "BINDINGS" in cls.__dict__:
+                found.append((cls, [b if isinstance(b, Binding) else Binding(*b) for b in cls.__dict__["BINDINGS"]]))
+    return found
+
+
+def test_every_binding_has_an_id_and_its_row_in_the_key_table():
+    """Walked, so a binding added without an id (or beside the table) fails here: each binding of
+    each Screen, Widget and App of mtptui.tui has an id of BINDING_IDS, and is its row (keys,
+    action, footer word, screen); each row of the table is bound exactly once."""
+    from textual.app import App
+    from textual.widget import Widget
+
+    from mtptui.config.keys import SCREENS
+
+    found = _bindings_by_class()
+    names = {cls.__name__ for cls, _ in found}
+    assert {"MainScreen", "MtpApp", "FleetScreen", "FleetTable", "LogView", "EventTimeline", "HelpScreen"} <= names
+    bound: list[str] = []
+    for cls, binds in found:
+        assert issubclass(cls, (Widget, App)), cls
+        for b in binds:
+            assert b.id in BINDING_IDS, f"{cls.__name__}: {b.key!r} -> {b.action} has no id of the key table"
+            row = BY_ID[b.id]
+            assert (b.key, b.action, b.description, b.show, b.priority) == (
+                row.keys, row.action, row.footer, row.shown, row.priority), b.id
+            assert SCREENS[row.screen][1].endswith(f": {cls.__name__}"), (b.id, cls.__name__)
+            bound.append(b.id)
+    assert sorted(bound) == sorted(BINDING_IDS)
+
+
+def test_the_configs_key_names_are_textuals():
+    """config/keys.py knows Textual's key names without importing Textual: for every name Textual
+    has (and some it has not), its bindable and key_name say what Textual's own tables say."""
+    import string
+
+    from textual.keys import KEY_NAME_REPLACEMENTS, KEY_TO_UNICODE_NAME, REPLACED_KEYS, Keys, _character_to_key, \
+        key_to_character
+
+    from mtptui.config.keys import MODIFIERS, bindable, key_name
+
+    def textual_bindable(key: str) -> bool:
+        *mods, base = key.split("+")
+        return all(m in MODIFIERS for m in mods) and (
+            len(base) == 1 or base in {k.value for k in Keys}
+            or key_to_character(REPLACED_KEYS.get(base, base)) is not None)
+
+    # (`ctrl-at`, Textual's old spelling of ctrl+@, is no key name the config's shape takes: no `-`)
+    names = {k.value.split("+")[-1] for k in Keys if not k.value.startswith("<") and "-" not in k.value}
+    names |= set(KEY_TO_UNICODE_NAME) | set(KEY_NAME_REPLACEMENTS) | set(REPLACED_KEYS)
+    names |= {_character_to_key(c) for c in string.printable if not c.isspace() or c == " "}
+    names |= {k for row in TABLE for k in row.keys.split(",")}
+    typos = {"lefft", "pgup", "escap", "f25", "ctl+x", "cmd+p", "questionmark", "latin_small_letter_a", "euro_sign"}
+    for name in sorted(names | typos | {f"ctrl+{n}" for n in names} | {f"shift+alt+{n}" for n in list(names)[:20]}):
+        assert bindable(name) == textual_bindable(name), name
+    for c in string.printable + "€é":
+        assert key_name(c) == _character_to_key(c), repr(c)
+
+
+async def test_the_fleet_view_applies_the_keymap():
+    """mtptui fleet takes [keys] as the dashboard does: its remapped key does the action, the old
+    key no longer does, and the footer shows the new one."""
+    from textual.widgets import Footer
+
+    from mtptui.fleet.query import SGLANG, Host, Rank
+    from mtptui.tui.fleet_app import FleetApp
+    from mtptui.tui.widgets.fleet_table import FleetTable
+
+    hosts = [Host(f"10.0.0.{i}:30000", SGLANG, {"model_name": "m"}, [Rank("TP0", 2.0 + i / 10, 0.3, 1000.0 - i, 8, 0, True)])
+             for i in range(5)]
+    config = parse_config('[keys]\nfleet_sort = "o"\nfleet_down = "j,down"\nfleet_ranks = "x"\n')
+    app = FleetApp(lambda: hosts, config=config, hosts=hosts, interval=3600, title="t")
+    async with app.run_test(size=(120, 20)) as pilot:
+        table = app.query_one(FleetTable)
+        sort = app.fleet.state.sort
+        await pilot.press("s")  # no longer bound
+        assert app.fleet.state.sort == sort
+        await pilot.press("o")
+        assert app.fleet.state.sort != sort
+        await pilot.press("j", "j")
+        assert table.cursor_row == 2
+        await pilot.press("x")
+        assert app.fleet.state.expanded and table.row_count == 6
+        assert app.keymap_used == config.keys and app.theme_problems == []
+        await pilot.pause()
+        footer = app.screen.query_one(Footer)
+        keys = [str(k.render()) for k in footer.query("FooterKey")]
+        assert any(k.lstrip().startswith("o ") for k in keys), keys
+
+
+async def test_help_and_palette_come_from_the_one_table():
+    """? lists every row of the dashboard's screens that exists in the session (its own, the app's,
+    the panes') with its id and help text; the palette offers every such row with a palette name,
+    with the same help text. (A replay: no acting keys, the replay's speed.)"""
+    from mtptui.config.keys import ACTING_IDS, screen_keys, shown_keys
+    from mtptui.tui.palette import REPLAY_ONLY, DashboardCommands
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        commands = {name: help_ for name, help_, _ in DashboardCommands(app.screen)._commands()}
+        assert not app.dash.can_act
+        shown = shown_keys(True)
+        want = {k.palette: k.help for k in shown if k.palette}
+        assert {n: h for n, h in commands.items() if n in want} == want
+        assert set(REPLAY_ONLY) <= {k.id for k in shown if k.palette}
+        assert not {k.palette for k in screen_keys("main") if k.id in ACTING_IDS} & set(commands)
+        await pilot.press("question_mark")
+        text = str(app.screen.query_one("Static").render())
+        for k in [*shown, *screen_keys("app"), *screen_keys("log"), *screen_keys("events")]:
+            assert f"{k.id} " in text and k.help in text, k.id
+        assert not [k.id for k in screen_keys("main") if k.id in ACTING_IDS and f"{k.id} " in text]
+        assert BY_ID["help_close"].help in text

@@ -69,7 +69,7 @@ fallback_min_batches = 5
 stale_s = 45
 
 [keys]
-pause = "p"
+pause = "z"
 seek_back = "left, h"
 
 [profiles.eagle-fast]
@@ -100,7 +100,7 @@ def test_every_table_is_typed():
     assert c.theme == "mtptui-light"
     assert c.thresholds == Thresholds(accept_rate_min=0.5, fallback_min_batches=5, stale_s=45.0)
     assert isinstance(c.thresholds.stale_s, float) and isinstance(c.thresholds.fallback_min_batches, int)
-    assert c.keys == {"pause": "p", "seek_back": "left,h"}
+    assert c.keys == {"pause": "z", "seek_back": "left,h"}
     assert c.profiles == {
         "eagle-fast": Profile("eagle-fast", algorithm="EAGLE3", num_steps=3, topk=4, num_draft_tokens=8,
                               draft_model_path="/models/draft", env=(("SGLANG_X", "1"), ("B_2", "a b")),
@@ -141,11 +141,24 @@ TABLE_ERRORS = [
     ('[thresholds]\nstale_s = true\n', "config.toml:2: thresholds.stale_s: must be a number >= 0 (got true)"),
     ('thresholds = 3\n', "config.toml:1: thresholds: must be a table (got 3)"),
     # [keys]
-    ('[keys]\npause = "p"\npauze = "x"\n', "config.toml:3: keys.pauze: unknown binding id; known: audit, bench, compare, escape,"),
+    ('[keys]\npause = "z"\npauze = "x"\n', "config.toml:3: keys.pauze: unknown binding id (did you mean pause?); known: "
+     "audit, audit_close, bench, compare, compare_close, confirm_apply,"),
     ('[keys]\npause = 1\n', "config.toml:2: keys.pause: must be a string (got 1)"),
     ('[keys]\ntheme = "mtptui-light"\n', "config.toml:2: keys.theme: must be a key like \"p\""),
     ('[keys]\npause = ""\n', "config.toml:2: keys.pause: must be a key like"),
     ('[keys]\nseek_back = "left,,h"\n', "config.toml:2: keys.seek_back: must be a key like"),
+    ('[keys]\nwindow = "lefft"\n', "config.toml:2: keys.window: no such key 'lefft' (a character, or a name: left,"),
+    ('[keys]\npause = "p,period"\n', "config.toml:2: keys.pause: no such key 'period'"),
+    ('[keys]\npause = "cmd+p"\n', "config.toml:2: keys.pause: no such key 'cmd+p'"),
+    # two ids live at once on one key (the others keep their defaults): said at the remapped one
+    ('[keys]\npause = "m"\n', "config.toml:2: keys.pause: 'm' is also the key of metric: give each its own key"),
+    ('[keys]\nmetric = "z"\n\npause = "z"\n', "config.toml:4: keys.pause: 'z' is also the key of metric "
+     "(keys.metric, line 2): give each its own key"),
+    ('[keys]\nfleet_sort = "/"\n', "config.toml:2: keys.fleet_sort: 'slash' is also the key of fleet_filter: give"),
+    ('[keys]\nlog_up = "m"\n', "config.toml:2: keys.log_up: 'm' is also the key of metric (on the dashboard): give"),
+    ('[keys]\npalette = "q"\n', "config.toml:2: keys.palette: 'q' is also the key of quit (on the dashboard), "
+     "help_close (on the help screen), compare_close (on the compare screen), results_close (on the benchmark's "
+     "results) and audit_close (on the audit log): give each its own key"),
     # [profiles.NAME]
     ('[profiles.fast]\nalgorithm = "NEXTN"\nnum_steps = 0\n', "config.toml:3: profiles.fast.num_steps: must be a positive integer (got 0)"),
     ('[profiles.fast]\nalgorithm = "NEXTN"\ntopk = 1.0\n', "config.toml:3: profiles.fast.topk: must be a positive integer (got 1.0)"),
@@ -187,13 +200,52 @@ def test_errors_name_key_and_line(text, where):
     assert "\n" not in str(e.value)
 
 
-def test_key_ids_are_the_dashboards():
-    """Every binding id of the dashboard is accepted in [keys]; every default key passes the check."""
-    from mtptui.config.keys import BINDING_IDS, KEYS
+def test_key_ids_are_the_key_tables():
+    """Every binding id of every screen is accepted in [keys]; every default key passes the checks,
+    and the defaults clash nowhere."""
+    from mtptui.config.keys import BINDING_IDS, TABLE, conflicts
 
-    defaults = {bid: key for bid, key, *_ in KEYS}
-    text = "[keys]\n" + "".join(f'{bid} = "{defaults.get(bid, "ctrl+x")}"\n' for bid in BINDING_IDS)
+    assert len(set(BINDING_IDS)) == len(BINDING_IDS) == len(TABLE)
+    text = "[keys]\n" + "".join(f'{k.id} = "{k.keys}"\n' for k in TABLE)
     assert set(parse_config(text).keys) == set(BINDING_IDS)
+    assert conflicts({}) == []
+
+
+def test_keys_swapped_or_moved_off_do_not_clash():
+    """The check is against the keys after the remap: two ids swapping keys, or one taking a key
+    that its owner gave up, is fine; so is one key on two screens never live at once."""
+    c = parse_config('[keys]\npause = "m"\nmetric = "space"\nlog_up = "p"\nprofiles = "P"\nfleet_sort = "q"\n'
+                     'fleet_quit = "ctrl+q"\nconfirm_apply = "m"\n')
+    assert c.keys["pause"] == "m" and c.keys["confirm_apply"] == "m"
+
+
+def test_every_mistake_of_a_config_at_once():
+    """An unknown id, a key two ids share, a key Textual cannot bind and a bad value in another
+    table: one error, a line each, in the order of the file, each with its line."""
+    text = ('[thresholds]\nstale_s = -1\n\n'
+            '[keys]\npause = "m"\npauze = "x"\nwindow = "lefft"\n\n'
+            '[[hosts]]\nname = "a"\nunit = "u"\nport = 0\n\n'
+            '[control]\nverify_batches = 0\n')
+    with pytest.raises(ConfigError) as e:
+        parse_config(text, "my.toml")
+    lines = str(e.value).split("\n")
+    assert [line.split(": ", 2)[:2] for line in lines] == [
+        ["my.toml:2", "thresholds.stale_s"], ["my.toml:5", "keys.pause"], ["my.toml:6", "keys.pauze"],
+        ["my.toml:7", "keys.window"], ["my.toml:12", "hosts[0].port"], ["my.toml:15", "control.verify_batches"]]
+    assert "'m' is also the key of metric" in lines[1] and "unknown binding id" in lines[2]
+    assert "no such key 'lefft'" in lines[3]
+
+
+def test_a_mistake_does_not_bring_others_that_only_guess():
+    """A table whose own keys are wrong skips the rules across them: a bad name is not also
+    "needs a name", a bad [defaults] does not make every host "need a unit"."""
+    for text, n in [('[[hosts]]\nname = "a b"\nunit = "u"\n', 1),
+                    ('[defaults]\nunit = "u"\nport = 0\n\n[[hosts]]\nname = "a"\n[[hosts]]\nname = "b"\n', 1),
+                    ('[[hosts]]\nunit = "u"\nport = 0\n', 2),  # no name at all: that is a mistake of its own
+                    ('[control]\nwait_timeout = 5\nlock_stale_after = 3\n', 2)]:
+        with pytest.raises(ConfigError) as e:
+            parse_config(text)
+        assert len(str(e.value).split("\n")) == n, str(e.value)
 
 
 def test_prod_tags_match_without_case():

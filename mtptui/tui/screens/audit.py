@@ -10,7 +10,6 @@ from collections.abc import Callable
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
@@ -19,6 +18,7 @@ from textual.widgets import DataTable, Static
 from rich.text import Text
 
 from mtptui.control.audit import AuditError
+from mtptui.tui.bindings import bindings_for
 
 COLUMNS = ("time", "host", "unit", "action", "result", "message")
 RESULT_STYLES = {"applied": "$text-success", "rolled_back": "$text-warning", "rollback_failed": "bold $text-error",
@@ -133,7 +133,7 @@ class AuditScreen(ModalScreen):
     AuditScreen #bad { color: $text-warning; }
     AuditScreen #error { color: $text-error; }
     """
-    BINDINGS = [Binding("escape,q,a", "dismiss", "close", id="audit_close")]
+    BINDINGS = bindings_for("audit")
 
     def __init__(self, read: Callable[[], list[dict]], path: str) -> None:
         super().__init__()

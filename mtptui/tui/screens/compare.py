@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
@@ -18,6 +17,7 @@ from textual.widgets import DataTable, Static
 
 from mtptui.core.compare import DELTA_MIN_BATCHES, BucketRow, EpochRow, bucket_cells, delta_text
 from mtptui.core.epochs import short_rank_labels
+from mtptui.tui.bindings import bindings_for
 from mtptui.tui.viewmodel import clock_text, duration_text, host_epoch_rows, host_label
 
 # What tells whether a retune helped comes first: a narrow screen cuts the columns on the right.
@@ -94,7 +94,7 @@ class CompareScreen(ModalScreen):
     CompareScreen #ranks { margin: 1 0; height: auto; }
     CompareScreen #hint { color: $text-muted; }
     """
-    BINDINGS = [Binding("escape,q,c", "dismiss", "close", id="compare_close")]
+    BINDINGS = bindings_for("compare")
 
     def __init__(self, dash) -> None:
         super().__init__()

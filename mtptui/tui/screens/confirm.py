@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from textual import events, on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from mtptui.control.plan import Plan
+from mtptui.tui.bindings import bindings_for
 
 DIFF_HEADER = "server arguments"  # preview_lines' heading of the flag diff
 DIFF_STYLES = {"-": "$text-error", "+": "$text-success"}
@@ -50,8 +50,7 @@ class ConfirmScreen(ModalScreen[bool]):
     ConfirmScreen Button { margin-left: 2; }
     ConfirmScreen #hint { color: $text-muted; }
     """
-    BINDINGS = [Binding("y", "confirm", "apply", id="confirm_apply"),
-                Binding("n,escape", "cancel", "cancel", id="confirm_cancel")]
+    BINDINGS = bindings_for("confirm")
     AUTO_FOCUS = "#cancel"
 
     def __init__(self, plan: Plan) -> None:

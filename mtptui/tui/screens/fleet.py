@@ -13,13 +13,13 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from mtptui.fleet.prom import PromError
 from mtptui.fleet.query import Host
 from mtptui.fleet.table import COLUMN_KEYS, COLUMNS, FleetRows, Row, ViewState, host_key, matches, refreshed
+from mtptui.tui.bindings import bindings_for
 from mtptui.tui.widgets.fleet_table import FleetTable
 
 
@@ -32,19 +32,7 @@ class FleetScreen(Screen):
     #fleet-input { display: none; height: 3; }
     #fleet-input.-open { display: block; }
     """
-    BINDINGS = [
-        Binding("q", "app.quit", "quit"),
-        Binding("space", "toggle", "ranks"),
-        Binding("e", "toggle_all", "all ranks"),
-        Binding("s", "sort_next", "sort"),
-        Binding("S", "sort_reverse", "reverse"),
-        Binding("slash", "ask('filter')", "filter"),
-        Binding("f", "ask('find')", "find"),
-        Binding("n", "find_next", "next"),
-        Binding("exclamation_mark", "flagged", "flagged only"),
-        Binding("r", "refresh", "refresh"),
-        Binding("escape", "clear", "clear", show=False),
-    ]
+    BINDINGS = bindings_for("fleet")
 
     def __init__(self, load: Callable[[], list[Host]], *, state: ViewState, interval: float, title: str,
                  open_host: Callable[[Host], str | None], hosts: list[Host] | None = None) -> None:

@@ -1,15 +1,16 @@
-"""The help screen (?): what each part of the screen shows, and every key with its binding id."""
+"""The help screen (?): what each part of the screen shows, and every key of the dashboard with its
+binding id, from the key table (config/keys.py), as this session's keymap binds them."""
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from mtptui.config.keys import PALETTE_HELP, shown_keys
+from mtptui.config.keys import BY_ID, Key, screen_keys, shown_keys
+from mtptui.tui.bindings import bindings_for
 
 PANELS: list[tuple[str, str]] = [
     ("host line", "the host (in its accent colour), the speculation settings read from the server's "
@@ -37,8 +38,10 @@ PANELS: list[tuple[str, str]] = [
 ]
 
 
+PANES = {"log": "The log pane", "events": "The event timeline"}  # the panes with keys of their own (the table's screens)
+
 _KEY_NAMES = {"plus": "+", "equals_sign": "=", "minus": "-", "underscore": "_", "slash": "/",
-              "question_mark": "?", "left": "←", "right": "→", "escape": "esc",
+              "question_mark": "?", "left": "←", "right": "→", "up": "↑", "down": "↓", "escape": "esc",
               "left_square_bracket": "[", "right_square_bracket": "]"}
 
 
@@ -53,7 +56,7 @@ class HelpScreen(ModalScreen):
     HelpScreen > VerticalScroll { width: 112; max-width: 100%; height: 90%; border: thick $accent;
                                   background: $surface; padding: 0 1; }
     """
-    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "close", id="help_close")]
+    BINDINGS = bindings_for("help")
 
     def __init__(self, acting_off: str | None = None) -> None:
         super().__init__()
@@ -61,6 +64,15 @@ class HelpScreen(ModalScreen):
 
     def compose(self) -> ComposeResult:
         keymap = getattr(self.app, "keymap_used", {}) or {}
+
+        keys = [*shown_keys(self.acting_off is not None), BY_ID["palette"]]
+        panes = {pane: screen_keys(pane) for pane in PANES}
+        width = max(len(k.id) for k in [*keys, *(k for ks in panes.values() for k in ks)]) + 2
+
+        def row(k: Key) -> list:
+            return [(f"  {key_text(keymap.get(k.id, k.keys)):<12}", "bold $accent"), (f"{k.id:<{width}}", "$text-muted"),
+                    k.help, "\n"]
+
         rows: list = [("What you are looking at\n", "bold")]
         for name, text in PANELS:
             rows += [(f"{name}: ", "bold $accent"), text, "\n"]
@@ -68,10 +80,13 @@ class HelpScreen(ModalScreen):
         if self.acting_off:
             rows.append((f"\n  {self.acting_off}", "bold $text-warning"))
         rows.append("\n")
-        for k in shown_keys(self.acting_off is not None):
-            shown = key_text(keymap.get(k.id, k.keys))
-            rows += [(f"  {shown:<12}", "bold $accent"), (f"{k.id:<15}", "$text-muted"), k.help, "\n"]
-        rows += [(f"  {key_text(keymap.get('palette', 'ctrl+p')):<12}", "bold $accent"), (f"{'palette':<15}", "$text-muted"),
-                 PALETTE_HELP, "\n", ("\nEsc, q or ? closes this help.", "$text-muted")]
+        for k in keys:
+            rows += row(k)
+        for pane, pane_keys in panes.items():
+            rows.append((f"\n{PANES[pane]}, while it has the focus\n", "bold"))
+            for k in pane_keys:
+                rows += row(k)
+        close = BY_ID["help_close"]
+        rows.append((f"\n{key_text(keymap.get(close.id, close.keys))}: {close.help} ({close.id}).", "$text-muted"))
         with VerticalScroll():
             yield Static(Content.assemble(*rows))

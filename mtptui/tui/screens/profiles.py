@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
@@ -14,6 +13,7 @@ from textual.widgets.option_list import Option
 
 from mtptui.control.profiles import Profile, matches
 from mtptui.core.epochs import spec_settings
+from mtptui.tui.bindings import bindings_for
 
 SETTINGS = ("algorithm", "num_steps", "topk", "num_draft_tokens")
 
@@ -40,7 +40,7 @@ class ProfilePicker(ModalScreen["Profile | None"]):
     ProfilePicker OptionList { height: auto; max-height: 20; }
     ProfilePicker #hint { color: $text-muted; }
     """
-    BINDINGS = [Binding("escape", "cancel", "cancel", id="picker_cancel")]
+    BINDINGS = bindings_for("picker")
 
     def __init__(self, host: str, profiles: list[Profile], current: dict) -> None:
         super().__init__()

@@ -5,7 +5,6 @@ bars of tokens/s per profile and concurrency; where the JSON was saved."""
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
@@ -13,6 +12,7 @@ from textual_plotext import PlotextPlot
 from textual_plotext.plot import Plot
 
 from mtptui.prove import results
+from mtptui.tui.bindings import bindings_for
 
 
 class ResultsScreen(ModalScreen):
@@ -25,7 +25,7 @@ class ResultsScreen(ModalScreen):
     ResultsScreen Bars { height: 1fr; min-height: 10; }
     ResultsScreen #hint { color: $text-muted; }
     """
-    BINDINGS = [Binding("escape,q", "dismiss", "close", id="results_close")]
+    BINDINGS = bindings_for("results")
 
     def __init__(self, report: dict, saved: str) -> None:
         super().__init__()

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from textual.binding import Binding
 from textual.content import Content
 from textual.events import MouseScrollDown, MouseScrollUp
 from textual.widget import Widget
 
+from mtptui.tui.bindings import bindings_for
 from mtptui.tui.viewmodel import clock_text
 
 KIND_STYLE = {
@@ -62,13 +62,7 @@ class EventTimeline(Widget, can_focus=True):
     EventTimeline { border: round $frame; height: 1fr; padding: 0 1; }
     EventTimeline:focus { border: round $accent; }
     """
-    BINDINGS = [
-        Binding("up,k", "scroll_entries(1)", "older", show=False, id="events_up"),
-        Binding("down,j", "scroll_entries(-1)", "newer", show=False, id="events_down"),
-        Binding("pageup", "scroll_entries(10)", "older page", show=False, id="events_page_up"),
-        Binding("pagedown", "scroll_entries(-10)", "newer page", show=False, id="events_page_down"),
-        Binding("end", "follow", "follow", show=False, id="events_end"),
-    ]
+    BINDINGS = bindings_for("events")
 
     def __init__(self, **kw) -> None:
         super().__init__(**kw)

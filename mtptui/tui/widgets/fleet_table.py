@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
-from textual.binding import Binding
 from textual.events import Click
 from textual.geometry import Size
 from textual.message import Message
@@ -23,6 +22,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from mtptui.fleet.table import COLUMN_KEYS, COLUMNS, Row, fitted
+from mtptui.tui.bindings import bindings_for
 
 PAD = 1  # blank cells each side of a cell, as DataTable draws them
 
@@ -55,15 +55,7 @@ class FleetTable(ScrollView, can_focus=True):
     """
     COMPONENT_CLASSES = {"fleet-table--header", "fleet-table--even-row", "fleet-table--cursor",
                          "fleet-table--flags", "fleet-table--host"}
-    BINDINGS = [
-        Binding("up", "move(-1)", "up", show=False),
-        Binding("down", "move(1)", "down", show=False),
-        Binding("pageup", "page(-1)", "page up", show=False),
-        Binding("pagedown", "page(1)", "page down", show=False),
-        Binding("home", "edge(0)", "first", show=False),
-        Binding("end", "edge(1)", "last", show=False),
-        Binding("enter", "select", "open", show=False),
-    ]
+    BINDINGS = bindings_for("fleet_table")
 
     class RowHighlighted(Message):
         """The cursor moved to another row (by a key, a click or move_cursor)."""

@@ -11,11 +11,11 @@ the charts.
 from __future__ import annotations
 
 from rich.cells import chop_cells
-from textual.binding import Binding
 from textual.content import Content
 from textual.events import MouseScrollDown, MouseScrollUp
 from textual.widget import Widget
 
+from mtptui.tui.bindings import bindings_for
 from mtptui.tui.logbuffer import (DECODE_LINE, DROPPED_LINE, EVENT_LINE, OTHER_LINE, PREFILL_LINE, HOST, KIND, SEQ, TEXT, TS, Entry,
                                   LogBuffer)
 from mtptui.tui.viewmodel import plural
@@ -51,14 +51,7 @@ class LogView(Widget, can_focus=True):
     LogView { border: round $frame; height: 1fr; padding: 0 1; }
     LogView:focus { border: round $accent; }
     """
-    BINDINGS = [
-        Binding("up,k", "scroll_lines(-1)", "line up", show=False, id="log_up"),
-        Binding("down,j", "scroll_lines(1)", "line down", show=False, id="log_down"),
-        Binding("pageup", "scroll_lines(-20)", "page up", show=False, id="log_page_up"),
-        Binding("pagedown", "scroll_lines(20)", "page down", show=False, id="log_page_down"),
-        Binding("home", "oldest", "oldest", show=False, id="log_home"),
-        Binding("end", "follow", "follow", show=False, id="log_end"),
-    ]
+    BINDINGS = bindings_for("log")
 
     def __init__(self, buffer: LogBuffer, **kw) -> None:
         super().__init__(**kw)

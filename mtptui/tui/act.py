@@ -52,8 +52,13 @@ async def _flow(screen, ctl, choose: Choose, running: Running) -> None:
             return
         target = plan.profile.name if plan.action == APPLY and plan.profile else plan.action
         running.begin(f"restarting {label}" + (f" → {target}" if plan.action == APPLY else f" ({target})"))
+        def on_phase(ev) -> None:
+            running.on_phase(ev)
+            if ev.phase.endswith("restart") and ev.state == "start":  # this run ends by mtptui's hand
+                screen.dash.note_restart(running.host, target if ev.phase == "restart" else "rollback")
+
         try:
-            outcome = await ctl.execute(plan, running.on_phase)
+            outcome = await ctl.execute(plan, on_phase)
         except ControlError as e:  # could not even begin (the host went away since the preview)
             app.notify(f"{label}: nothing changed: {e}", severity="error", markup=False)
             return

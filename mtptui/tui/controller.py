@@ -208,6 +208,11 @@ class Dashboard:
             self.store.add_event(Event("spec_witness", cur.start if cur else None, host, f"settings from {witness}, no server_args "
                                        "line of this run in the journal", data={**spec, "witness": witness}))
 
+    def note_restart(self, host: str | None, target: str) -> None:
+        """mtptui restarts the host's server now (for a profile, or as it is): how the run ends."""
+        self.store.add_event(Event("restart_requested", None, host, f"mtptui restarts the server ({target})",
+                                   data={"profile": target}))
+
     def state_label(self) -> str:
         if self.opening is not None and not self.opening.done:
             return "OPENING"

@@ -98,6 +98,8 @@ async def test_s_in_the_demo_restarts_the_simulator_without_speculation(audit):
             assert isinstance(compare, CompareScreen)
             labels = [r.label for r in compare.rows]
             assert labels[0].startswith("EAGLE (MTP) steps=3") and labels[-1] == "spec off"
+            # the run before ended by mtptui's hand, as the compare screen and the events pane say
+            assert compare.rows[0].ended["text"] == "restarted by mtptui (profile off)", compare.rows[0].ended
             await pilot.press("escape", "a")
             await until(pilot, lambda: isinstance(app.screen, AuditScreen) and app.screen.query(DataTable), "the audit table")
             table = app.screen.query_one(DataTable)

@@ -289,9 +289,13 @@ class MainScreen(Screen):
             if len(entries) >= MAX_TIMELINE:
                 break
         entries.reverse()  # log order again (the sort below is stable for equal times)
-        for ep in d.store.epochs.get(host, [])[1:]:
-            if t1 is None or ep.start <= t1:
+        ends = []  # how each run ended, before the lines of the next one at the same time
+        for ep in d.store.epochs.get(host, []):
+            if ep.index and (t1 is None or ep.start <= t1):
                 entries.append(TimelineEntry(ep.start, "epoch", f"epoch {ep.index + 1} begins ({ep.reason}): {ep.label}"))
+            if ep.end is not None and (t1 is None or ep.end <= t1):
+                ends.append(TimelineEntry(ep.end, "epoch", f"epoch {ep.index + 1} ended: {ep.ending(False)['text']}"))
+        entries[:0] = ends
         for f in d.alerts.history:
             if f.alert.host == host and (t1 is None or f.at <= t1):
                 kind = "alert_error" if f.alert.severity == ERROR else "alert"

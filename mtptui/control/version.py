@@ -12,8 +12,14 @@ Every question is bounded in time; no answer is None, and the caller says the ve
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from mtptui.transport import http
+from mtptui.transport.process import Runner
+from mtptui.transport.tunnel import Forward
+
+if TYPE_CHECKING:
+    from mtptui.control.launch import Launch
 
 ASK_TIMEOUT_S = 5.0
 # The code the interpreter runs: fixed text, the package name an argument (nothing spliced in)
@@ -23,7 +29,7 @@ _VERSION = re.compile(r"^\d+(?:\.\d+){1,3}(?:[.+-]?[\w.]+)?$")
 PATHS = {"sglang": ("/server_info", "/get_server_info"), "vllm": ("/version",)}
 
 
-def interpreter_argv(argv: list[str], launch) -> list[str] | None:
+def interpreter_argv(argv: list[str], launch: Launch) -> list[str] | None:
     """The command that asks ExecStart's interpreter (launch: control.launch.Launch) for the
     engine's version, or None when the launch is not `python -m` on the host itself (a console
     script; a container, whose interpreter is not the host's)."""
@@ -56,7 +62,7 @@ def vtuple(version: str) -> tuple[int, ...]:
     return tuple(out)
 
 
-async def from_interpreter(runner, argv: list[str] | None) -> str | None:
+async def from_interpreter(runner: Runner, argv: list[str] | None) -> str | None:
     if argv is None:
         return None
     try:
@@ -66,7 +72,10 @@ async def from_interpreter(runner, argv: list[str] | None) -> str | None:
     return version_of(r.stdout) if r.returncode == 0 else None
 
 
-async def from_server(forward, engine: str) -> tuple[str | None, str]:
+SIMULATED = ", the mtptui simulator, not SGLang"
+
+
+async def from_server(forward: Forward | None, engine: str) -> tuple[str | None, str]:
     """(version, the path that said it) from the server's HTTP side."""
     if forward is None:
         return None, ""
@@ -78,5 +87,7 @@ async def from_server(forward, engine: str) -> tuple[str | None, str]:
                 return None, ""
             continue  # an older server: its older path
         v = info.get("version")
+        if info.get("simulator") is True:  # mtptui's stand-in says so: never taken for the real server
+            path += SIMULATED
         return (version_of(v) if isinstance(v, str) else None), path
     return None, ""

@@ -69,4 +69,4 @@ async def test_a_run_whose_settings_line_the_journal_lost_is_labelled_from_its_e
         assert spec_short(spec_for(dash.store, name, None)) == "spec EAGLE steps=3 topk=1 draft=4 (ExecStart)"
         assert [e.label for e in dash.store.epochs[name]] == ["EAGLE steps=3 topk=1 draft=4"]
         await until(lambda: name in dash.servers, "the server's version")
-        assert dash.servers[name].startswith("SGLang "), dash.servers
+        assert dash.servers[name].startswith("SGLang ") and dash.servers[name].endswith(" (simulator)"), dash.servers

@@ -59,8 +59,11 @@ def test_the_servers_version_is_known_shown_and_audited(cluster, tmp_path, audit
     shown = spec(cfg, name, audit=audit)
     assert shown.returncode == 0, shown.stderr
     path = "/get_server_info" if version == "0.5.4" else "/server_info"
-    assert f"version:     {version} (from the server's {path})" in shown.stdout, shown.stdout
+    from mtptui.control.version import SIMULATED
+
+    # the simulator says it is one (its /server_info: simulator = true), and so does every place
+    assert f"version:     {version} (from the server's {path}{SIMULATED})" in shown.stdout, shown.stdout
     r = spec(cfg, name, "mtp1", "--yes", audit=audit)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert f"server:   SGLang {version} (from the server's {path})" in r.stdout, r.stdout
+    assert f"server:   SGLang {version} (from the server's {path}{SIMULATED})" in r.stdout, r.stdout
     assert audit_entries(audit)[-1]["server_version"] == version

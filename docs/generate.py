@@ -7,8 +7,8 @@
 - config.md: every table and key that the config reader (mtptui/config/) checks, what each
   accepts (in the words of its own check), its default (from the dataclasses) and the comment
   beside the field, and the rules across keys (in the reader's own words);
-- keys.md: every key binding: the dashboard's table (KEYS), the panes' remappable ids (PANE_IDS),
-  and the other screens' Textual bindings, each with the class that holds it;
+- keys.md: every key binding of every screen, from the key table (TABLE, a section per screen
+  in the order of SCREENS), each checked against the Textual bindings of the class that holds it;
 - metrics.md: what `mtptui export` serves, read off its collector after a sample log is fed in;
 - summary-json.md: the structure of `mtptui summary --json`, read off its output for sample logs.
 
@@ -247,24 +247,13 @@ def config_page() -> str:
 
 # --- keys.md ---------------------------------------------------------------------------------------
 
-def keytable():
-    """The module that holds KEYS (tui/keytable.py, or wherever it has moved)."""
-    for name in ("mtptui.config.keys", "mtptui.tui.keytable"):
-        try:
-            mod = importlib.import_module(name)
-        except ImportError:
-            continue
-        if hasattr(mod, "KEYS"):
-            return mod
-    for path in sorted((ROOT / "mtptui").rglob("*.py")):
-        if re.search(r"^KEYS\b", path.read_text(encoding="utf-8"), re.M):
-            rel = path.relative_to(ROOT).with_suffix("")
-            return importlib.import_module(".".join(rel.parts).removesuffix(".__init__"))
-    raise SystemExit("generate.py: no module of mtptui defines KEYS")
+# A remap the reader takes, and one it refuses as a clash (shown with the reader's words).
+KEYS_EXAMPLES = ('[keys]\npause = "z"', '[keys]\nseek_back = "left,h"')
+KEYS_CLASH = '[keys]\npause = "p"'
 
 
 def bindings_by_class() -> list[tuple[str, list]]:
-    """(module path:Class, its Textual bindings) for every class of mtptui.tui that declares some."""
+    """(module path: Class, its Textual bindings) for every class of mtptui.tui that declares some."""
     from textual.binding import Binding
     import mtptui.tui
     found = []
@@ -279,41 +268,75 @@ def bindings_by_class() -> list[tuple[str, list]]:
     return found
 
 
+def check_bindings(kt) -> None:
+    """Every Textual binding under mtptui/tui/ is a row of the table, in the class its screen names."""
+    found = {(where, b.id or f"(no id: {b.key} -> {b.action})") for where, binds in bindings_by_class() for b in binds}
+    table_has = {(kt.SCREENS[k.screen][1], k.id) for k in kt.TABLE}
+    if found != table_has:
+        odd = sorted(f"{where} {bid}" for where, bid in found ^ table_has)
+        raise SystemExit("generate.py: the bindings of mtptui/tui/ and config/keys.py's TABLE differ: "
+                         + "; ".join(odd))
+
+
+def live_with(kt, screen: str) -> list[str]:
+    """The other screens whose keys are live at the same time as this one's (LIVE_TOGETHER)."""
+    others = dict.fromkeys(s for group in kt.LIVE_TOGETHER if screen in group for s in group if s != screen)
+    return [s for s in kt.SCREENS if s in others]
+
+
+def screen_section(kt, screen: str) -> str:
+    name, where = kt.SCREENS[screen]
+    rows = kt.screen_keys(screen)
+    cols: list[tuple[str, object]] = [
+        ("id", lambda k: code(k.id)),
+        ("default key", lambda k: ", ".join(code(x) for x in k.keys.split(","))),
+        ("what it does", lambda k: k.help),
+        ("footer", lambda k: k.footer if k.shown else ""),
+        ("palette", lambda k: k.palette),
+        ("acting", lambda k: "yes" if k.id in kt.ACTING_IDS else ""),
+    ]
+    # A column that no row of this screen fills is left out.
+    cols = [(head, get) for head, get in cols if head not in ("footer", "palette", "acting")
+            or any(get(k) for k in rows)]
+    live = [kt.SCREENS[s][0] for s in live_with(kt, screen)]
+    clash = (" Its ids may share no key with one another, nor with the ids of "
+             + (", ".join(live[:-1]) + " and " if live[1:] else "") + live[-1]
+             + ", whose keys are live at the same time." if live else "")
+    heading = name if name.startswith("mtptui") else name[0].upper() + name[1:]
+    return "".join([
+        f"## {heading}\n\n",
+        f"Screen `{screen}`, bound in `{where}`.", clash, "\n\n",
+        table([head for head, _ in cols], [[get(k) for _, get in cols] for k in rows]), "\n",
+    ])
+
+
 def keys_page() -> str:
-    kt = keytable()
-    holders = bindings_by_class()
-    where_id = {b.id: where for where, binds in holders for b in binds if b.id}
-    dash = table(["id", "default key", "what it does", "footer", "palette", "acting", "where"],
-                 [[code(k.id), ", ".join(code(x) for x in k.keys.split(",")), k.help,
-                   k.footer if k.shown else "", k.palette, "yes" if k.id in kt.ACTING_IDS else "",
-                   where_id.get(k.id, "")] for k in kt.KEYS])
-    by_id = {b.id: (where, b) for where, binds in holders for b in binds if b.id}
-    missing = [i for i in ["palette", *kt.PANE_IDS] if i not in by_id]
-    if missing:
-        raise SystemExit(f"generate.py: no binding found for the ids {', '.join(missing)}")
-    panes = table(["id", "default key", "what it does", "where"],
-                  [[code(i), ", ".join(code(x) for x in by_id[i][1].key.split(",")),
-                    kt.PALETTE_HELP if i == "palette" else by_id[i][1].description, by_id[i][0]]
-                   for i in ["palette", *kt.PANE_IDS]])
-    remappable = {k.id for k in kt.KEYS} | {"palette", *kt.PANE_IDS}
-    others = [[", ".join(code(x) for x in b.key.split(",")), b.description, code(b.id) if b.id else "", where]
-              for where, binds in holders for b in binds if b.id not in remappable]
+    from mtptui.config import keys as kt
+    check_bindings(kt)
+    for text in KEYS_EXAMPLES:
+        if (why := config_error(text)) is not None:
+            raise SystemExit(f"generate.py: the config reader refuses {text!r} ({why}); update KEYS_EXAMPLES")
+    refused = config_error(KEYS_CLASH)
+    if refused is None:
+        raise SystemExit(f"generate.py: the config reader now takes {KEYS_CLASH!r}; update KEYS_CLASH")
+    examples = ", ".join(code(t.partition("\n")[2]) for t in KEYS_EXAMPLES)
     return "".join([
         "# Key bindings reference\n\n", HEADER,
-        f"From `{source(kt)}` (`KEYS`, `PANE_IDS`) and the Textual bindings of the screens and widgets "
-        "under `mtptui/tui/`. Key names are Textual's (`question_mark` is `?`, `left_square_bracket` "
-        "is `[`). How to use them: [../keys.md](../keys.md).\n\n",
-        "## The dashboard\n\n",
-        "Remap any of these ids in the config's `[keys]` (`pause = \"p\"`, `seek_back = \"left,h\"`). "
-        "*footer*: the word the footer shows (blank: not in the footer); *palette*: its name in the "
-        "command palette; *acting*: the key changes a server, so it does not exist with `--read-only` "
-        "or in a replay.\n\n", dash, "\n",
-        "## The command palette and the panes\n\n",
-        "Remappable in `[keys]` too; a pane's keys work while it has the focus.\n\n", panes, "\n",
-        "## The other screens\n\n",
-        "Fixed: `[keys]` does not take these ids.\n\n",
-        table(["key", "what it does", "id", "where"], others),
-    ])
+        f"Every key binding of every screen, from `{source(kt)}` (`TABLE`, in the order of `SCREENS`; "
+        "*acting* from `ACTING_IDS`). Each screen's Textual bindings are its rows "
+        "(`mtptui/tui/bindings.py`: `bindings_for`). Key names are Textual's (`question_mark` is `?`, "
+        "`left_square_bracket` is `[`). How to use them: [../keys.md](../keys.md).\n\n",
+        "Every id of every screen can be remapped in the config's `[keys]` (", examples,
+        ": one key, or several with commas), in the dashboard and in `mtptui fleet` alike. "
+        "A remap that gives two ids whose keys are live at the same time one key (counted after the "
+        "remap, so two ids may swap keys) is refused, naming both: ", code(KEYS_CLASH.partition("\n")[2]),
+        " gets ", code(refused), ".\n\n",
+        "*what it does*: the row's help text; *footer*: the word the footer shows (blank: "
+        "not in the footer); *palette*: its name in the command palette; *acting*: the key changes a "
+        "server, so it does not exist with `--read-only` or in a replay. A screen none of whose keys "
+        "has a footer word, a palette name or an action has no such column.\n\n",
+        *(screen_section(kt, s) for s in kt.SCREENS),
+    ]).rstrip("\n") + "\n"
 
 
 # --- metrics.md ------------------------------------------------------------------------------------

@@ -3,15 +3,13 @@ the screen is in screens/main.py, the state in controller.py."""
 
 from __future__ import annotations
 
-import asyncio
-import time
-
 from textual import events
 from textual.app import App
 from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
-from mtptui.sources.base import FAILED, STREAMING, SourceStatus
+from mtptui.sources.base import FAILED, SourceStatus
+from mtptui.tui.attach import learn_run
 from mtptui.tui.bindings import PALETTE_BINDING, keymap_from
 from mtptui.tui.controller import Dashboard
 from mtptui.tui.gcpace import GcPacer
@@ -22,8 +20,6 @@ from mtptui.tui.screens.main import MainScreen
 from mtptui.tui.themes import install_themes
 
 KEY_HOLD_S = 0.12
-ATTACH_WAIT_S = 120.0  # for the history to be read before the host is asked for the run's settings
-QUIET_S = 20.0  # read to the end without a batch or a settings line for this long: ask the host
 THEME_VARIABLE_DEFAULTS = {"frame": "#3E4855", "log-decode": "#7FB7E6", "log-prefill": "#9C8FE0", "log-event": "#E5B94E",
                            "chart-ranks": "#4FC3F7,#FFB74D,#81C784,#F06292,#9575CD,#FFF176,#E57373,#E0E0E0"}
 
@@ -69,7 +65,7 @@ class MtpApp(App):
             for ctl in self.dash.controls.values():
                 self.run_worker(self._tell_interrupted(ctl), group="interrupted", exit_on_error=False)
             for host, ctl in self.dash.reach.items():
-                self.run_worker(self._learn_run(host, ctl), group="attach", exit_on_error=False)
+                self.run_worker(learn_run(self.dash, host, ctl), group="attach", exit_on_error=False)
         if self.dash.opening is not None:
             self.run_worker(self._open_files, name=self.dash.opening.label, group="open", thread=True,
                             exit_on_error=False)
@@ -109,41 +105,6 @@ class MtpApp(App):
             return  # the host cannot be reached: its source says so
         if line:
             self.notify(line, severity="warning", timeout=60.0, markup=False)
-
-    async def _learn_run(self, host, ctl) -> None:
-        """On connect: the server's version for the status bar; and when the history holds no
-        settings line of the current run (it is older than the history, or journald dropped it),
-        the settings as the host says the run was started, so the first screen answers "is MTP on?"."""
-        from mtptui.control.errors import ControlError
-
-        dash = self.dash
-        try:
-            name = await ctl.server_name()
-            if name:
-                dash.servers[host] = name
-            # The log first: its own settings line is the better witness. A run prints it before
-            # its first batch, so once batches come (or the stream has been quiet a while) without
-            # one, the line is not in what was read.
-            deadline, streaming = time.monotonic() + ATTACH_WAIT_S, None
-            while dash.needs_settings(host):
-                now = time.monotonic()
-                if dash.feed.state_of(host) != STREAMING or dash.feed.pending:
-                    streaming = None
-                elif streaming is None:
-                    streaming = now
-                cur = dash.store.current_epoch(host)
-                if streaming is not None and ((cur is not None and cur.records) or now - streaming >= QUIET_S):
-                    break
-                if now > deadline:
-                    return  # never read to its end: the source says why
-                await asyncio.sleep(0.25)
-            else:
-                return
-            found = await ctl.running_settings()
-        except ControlError:
-            return  # the host cannot be reached: its source says so
-        if found:
-            dash.note_settings(host, *found)
 
     def start_source_workers(self) -> None:
         for src in self.dash.sources:

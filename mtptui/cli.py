@@ -7,6 +7,7 @@ import importlib
 import os
 import signal
 import sys
+from collections.abc import Iterator
 
 # name -> (module, one-line help). Modules are imported only when used, so `summary` never pays
 # for Textual or asyncssh.
@@ -33,7 +34,7 @@ USAGE = "usage: mtptui COMMAND [ARGS...]\n\ncommands:\n" + "\n".join(
 
 
 @contextlib.contextmanager
-def _lost_interrupts():
+def _lost_interrupts() -> Iterator[list[BaseException]]:
     """Notes a Ctrl-C that Python could not raise (it came inside a weakref callback or a
     __del__, where an exception is only printed as "Exception ignored in ..."): the command then
     ends with 130, as if it had been raised, and nothing is printed."""

@@ -112,6 +112,7 @@ async def run(args, hc, profiles) -> int:
             return COULD_NOT_RUN if sys.stdin.isatty() else 2
         loop = asyncio.get_running_loop()
         main_task = asyncio.current_task()
+        assert main_task is not None  # run() is a task of asyncio.run
         interrupts = [0]
 
         def interrupted() -> None:

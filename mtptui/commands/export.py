@@ -113,7 +113,7 @@ def main(argv: list[str]) -> int:
     from mtptui.export.state import ExportState
 
     stale_after = args.stale_after if args.stale_after is not None else config.thresholds.stale_s
-    state = ExportState([s.host for s in sources], inner=StatusPrinter())
+    state = ExportState([str(s.host) for s in sources], inner=StatusPrinter())
     registry = CollectorRegistry()
     registry.register(ExportCollector(state, stale_after))
     ProcessCollector(registry=registry)  # the exporter's own CPU and memory
@@ -121,9 +121,9 @@ def main(argv: list[str]) -> int:
         httpd, _ = start_http_server(port, addr=addr, registry=registry)
     except OSError as e:
         raise UserError(f"cannot listen on {args.listen}: {e.strerror or e}") from None
-    host, bound = httpd.server_address[:2]
+    host, bound = str(httpd.server_address[0]), httpd.server_address[1]
     where = f"[{host}]" if ":" in host else host
-    print(f"mtptui export: serving http://{where}:{bound}/metrics for {', '.join(s.host for s in sources)}",
+    print(f"mtptui export: serving http://{where}:{bound}/metrics for {', '.join(str(s.host) for s in sources)}",
           file=sys.stderr, flush=True)
     quiet_asyncssh()
     try:

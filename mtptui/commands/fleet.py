@@ -84,7 +84,7 @@ def main(argv: list[str]) -> int:
     return interactive(fetch, hosts, args, config)
 
 
-def interactive(fetch, hosts: list[Host], args, config: Config) -> int:
+def interactive(fetch, hosts: list[Host] | None, args, config: Config) -> int:
     """The fleet view until q; Enter leaves it for the host's live dashboard, and its q comes back."""
     if not sys.stdout.isatty():
         raise UserError("the view needs a terminal (use --once or --json)")

@@ -23,7 +23,7 @@ exit codes: 0 ok, 1 runtime error or a host given up on, 2 bad arguments or conf
 """
 
 
-def add_stream_args(p: argparse.ArgumentParser) -> None:
+def add_stream_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """Arguments shared by live, local and record."""
     p.add_argument("--config", metavar="PATH", help="config file (default: the user's config dir)")
     p.add_argument("--unit", metavar="UNIT", help="systemd unit to follow (overrides the config)")
@@ -119,7 +119,7 @@ def report_given_up(prog: str, sources: list[Source]) -> bool:
     """One line per host given up on (--give-up-after); True if there was one."""
     gave_up = [s for s in sources if getattr(s, "gave_up", None)]
     for s in gave_up:
-        print(f"{prog}: {s.host}: {s.gave_up}", file=sys.stderr)
+        print(f"{prog}: {s.host}: {getattr(s, 'gave_up')}", file=sys.stderr)
     return bool(gave_up)
 
 
@@ -175,6 +175,6 @@ def main(argv: list[str]) -> int:
     config = load_config(args.config)
     sources = build_sources(args, config)
     quiet_asyncssh()
-    names = ", ".join(s.host for s in sources)
+    names = ", ".join(str(s.host) for s in sources)
     code = record_and_launch("mtptui live", args, sources, config, f"live: {names}")
     return 1 if report_given_up("mtptui live", sources) else code

@@ -12,7 +12,7 @@ from mtptui.commands.live import (add_host_args, add_record_mode_args, build_sou
                                   record_exists, record_left, record_mode)
 from mtptui.config import ConfigError, load_config
 from mtptui.errors import UsageError, UserError
-from mtptui.sources.base import FAILED, SourceStatus
+from mtptui.sources.base import FAILED, Source, SourceStatus
 from mtptui.sources.record import RecordExists, RecordingFeed, RecordWriter
 
 EPILOG = """\
@@ -77,7 +77,7 @@ async def record(sources, writer: RecordWriter, printer: StatusPrinter,
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     everything = asyncio.gather(*tasks, return_exceptions=True)
-    waits = [asyncio.ensure_future(stop.wait()), everything]
+    waits: list[asyncio.Future] = [asyncio.ensure_future(stop.wait()), everything]
     try:
         await asyncio.wait(waits, timeout=duration, return_when=asyncio.FIRST_COMPLETED)
     finally:
@@ -99,7 +99,7 @@ def main(argv: list[str]) -> int:
             raise ConfigError("--local records this machine: give no HOST")
         from mtptui.commands.local import build_source
 
-        sources = [build_source(args, config)]
+        sources: list[Source] = [build_source(args, config)]
     else:
         sources = build_sources(args, config)
     quiet_asyncssh()

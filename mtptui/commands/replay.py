@@ -10,6 +10,7 @@ import sys
 
 from mtptui.config import Config, load_config
 from mtptui.errors import UserError
+from mtptui.sources.base import Source
 from mtptui.sources.replay import MAX_SPEED, ReplayClock, ReplaySource, parse_speed
 from mtptui.config.windows import WINDOW_LABELS
 
@@ -61,9 +62,11 @@ def check_paths(paths: list[str], shown: list[str] | None = None) -> str | None:
         if p == "-":
             continue  # a terminal as standard input: nothing to check before it is typed
         try:
-            it = open_lines(p, name)
-            next(it, None)
-            it.close()
+            lines = open_lines(p, name)
+            next(lines, None)
+            close = getattr(lines, "close", None)  # a generator: its file closed now, not at collection
+            if close is not None:
+                close()
         except InputError as e:
             return str(e)
     return None
@@ -127,7 +130,7 @@ def _run(args: argparse.Namespace, paths: list[str], config: Config) -> int:
         return run_dashboard([], config=config, title=f"open: {names}", window=args.window or "all",
                              theme=args.theme, opening=Opening(paths, shown))
     clock = ReplayClock(args.speed, paused=args.paused)
-    sources = [ReplaySource(p, clock) for p in paths]
+    sources: list[Source] = [ReplaySource(p, clock) for p in paths]
     for src, given in zip(sources, args.paths):
         if given == "-":
             src.label = "replay stdin"

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from mtptui.core.epochs import rank_key
 from mtptui.errors import UsageError
 from mtptui.core.nogc import without_cycle_collector
-from mtptui.fleet.prom import Prometheus, PromError, Sample
+from mtptui.fleet.prom import Prometheus, Sample
 
 SGLANG, MTPTUI = "sglang", "mtptui"
 RANK_FIELDS = ("accept_len", "accept_rate", "gen_throughput", "running", "queue")

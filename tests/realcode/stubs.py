@@ -1,5 +1,5 @@
 """Import one SGLang version's server_args.py from its wheel, heavy imports stubbed."""
-import importlib.abc, importlib.machinery, importlib.util, sys, types, zipfile, os
+import importlib.abc, importlib.machinery, importlib.util, sys, types
 
 import abc
 class _StubMeta(abc.ABCMeta):

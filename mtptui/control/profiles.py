@@ -152,9 +152,7 @@ def check_profile(profile: Profile, ctx: Context, engine: str) -> None:
     p = profile
     counts = {"num_steps": p.num_steps, "topk": p.topk, "num_draft_tokens": p.num_draft_tokens}
     if not p.on:
-        given = [k for k, v in {**counts, "draft_model_path": p.draft_model_path}.items() if v is not None]
-        if given:
-            raise ProfileError(f"profile {p.name} sets {', '.join(given)} but no algorithm")
+        _check_off(p, counts)
         return
     for key, value in counts.items():
         if value is not None and value < 1:
@@ -165,6 +163,33 @@ def check_profile(profile: Profile, ctx: Context, engine: str) -> None:
         return
     version, known = known_version(ctx.version)
     said = f"SGLang {version_text(version)}" + ("" if known else " (version unknown: its rules)")
+    _check_sglang_algorithm(p, algo, ctx, version, said)
+    if algo == "DFLASH":
+        _check_dflash(p, ctx, version, said)
+    elif algo == "NGRAM":
+        _check_ngram(p, ctx, version)
+    elif algo in _EAGLE_FAMILY:
+        given = [k for k, v in counts.items() if v is not None]
+        if given and len(given) < 3:
+            raise ProfileError(f"profile {p.name}: num_steps, topk and num_draft_tokens go together, "
+                               f"give all three or none (it gives {', '.join(given)})")
+        if given:
+            _check_eagle_counts(p, ctx, version, said)
+        else:
+            _check_eagle_auto(p, ctx, version)
+
+
+def _check_off(p: Profile, counts: dict[str, int | None]) -> None:
+    """A profile without an algorithm: any count or draft model it sets would be ignored."""
+    given = [k for k, v in {**counts, "draft_model_path": p.draft_model_path}.items() if v is not None]
+    if given:
+        raise ProfileError(f"profile {p.name} sets {', '.join(given)} but no algorithm")
+
+
+def _check_sglang_algorithm(p: Profile, algo: str, ctx: Context, version: Version, said: str) -> None:
+    """The algorithm as such: one the version's choices know (up to 0.5.11, whose choices are
+    fixed; from 0.5.12 SGLang takes any name and judges it itself), and not NGRAM or STANDALONE
+    with DP attention."""
     algorithms = sglang_algorithms(version)
     if version < _SGLANG_FREE_CHOICE and algo not in algorithms:
         raise ProfileError(f"profile {p.name}: {said} has no speculative algorithm {p.algorithm} "
@@ -173,32 +198,36 @@ def check_profile(profile: Profile, ctx: Context, engine: str) -> None:
         raise ProfileError(f"profile {p.name}: SGLang refuses {algo} with DP attention "
                            f"(\"Currently {algo.lower()} speculative decoding does not support dp "
                            "attention.\")")
-    if algo == "DFLASH":
-        _check_dflash(p, ctx, version, said)
-        return
-    if algo == "NGRAM":
-        _check_ngram(p, ctx, version)
-        return
-    if algo not in _EAGLE_FAMILY:
-        return
-    given = [k for k, v in counts.items() if v is not None]
-    if given and len(given) < 3:
-        raise ProfileError(f"profile {p.name}: num_steps, topk and num_draft_tokens go together, "
-                           f"give all three or none (it gives {', '.join(given)})")
-    backends = (ctx.attention_backend, ctx.decode_attention_backend, ctx.prefill_attention_backend)
+
+
+def _paged_topk_refused(ctx: Context, version: Version) -> tuple[str, ...] | None:
+    """Where SGLang refuses topk > 1 here, the backends it would run it on; else None. It refuses
+    page size > 1 on a backend outside the version's list (one SGLang picks itself, none given,
+    is not judged)."""
     allowed = sglang_paged_topk_backends(version)
-    if not given:
-        # SGLang chooses all three for the model (topk 4 for Llama and others), then applies the
-        # rules below: where one would refuse a topk > 1, mtptui asks for the counts instead.
-        paged = allowed is not None and (ctx.page_size or 1) > 1 and ctx.attention_backend is not None \
-            and ctx.attention_backend not in allowed
-        if paged or ("trtllm_mha" in backends and version >= (0, 5, 0)):
-            raise ProfileError(f"profile {p.name}: SGLang picks the counts for the model itself, and "
-                               f"with {'page size ' + str(ctx.page_size) + ' on ' if paged else ''}"
-                               f"{ctx.attention_backend if paged else 'trtllm_mha'} it refuses topk > 1: "
-                               "give num_steps, topk and num_draft_tokens")
-        return
+    if allowed is not None and (ctx.page_size or 1) > 1 and ctx.attention_backend is not None \
+            and ctx.attention_backend not in allowed:
+        return allowed
+    return None
+
+
+def _check_eagle_auto(p: Profile, ctx: Context, version: Version) -> None:
+    """An EAGLE-family profile without counts: SGLang chooses all three for the model (topk 4 for
+    Llama and others), then applies the rules of _check_eagle_counts; where one would refuse a
+    topk > 1, mtptui asks for the counts instead."""
+    backends = (ctx.attention_backend, ctx.decode_attention_backend, ctx.prefill_attention_backend)
+    paged = _paged_topk_refused(ctx, version) is not None
+    if paged or ("trtllm_mha" in backends and version >= (0, 5, 0)):
+        raise ProfileError(f"profile {p.name}: SGLang picks the counts for the model itself, and "
+                           f"with {'page size ' + str(ctx.page_size) + ' on ' if paged else ''}"
+                           f"{ctx.attention_backend if paged else 'trtllm_mha'} it refuses topk > 1: "
+                           "give num_steps, topk and num_draft_tokens")
+
+
+def _check_eagle_counts(p: Profile, ctx: Context, version: Version, said: str) -> None:
+    """An EAGLE-family profile that gives all three counts."""
     steps, topk, draft = p.num_steps, p.topk, p.num_draft_tokens
+    backends = (ctx.attention_backend, ctx.decode_attention_backend, ctx.prefill_attention_backend)
     if topk > 1 and "trtllm_mha" in backends:
         raise ProfileError(f"profile {p.name}: the trtllm_mha attention backend needs topk 1 "
                            f"(SGLang: \"trtllm_mha backend only supports topk = 1 for speculative "
@@ -206,8 +235,8 @@ def check_profile(profile: Profile, ctx: Context, engine: str) -> None:
     if topk == 1 and draft != steps + 1:
         raise ProfileError(f"profile {p.name}: with topk 1, draft tokens must be steps + 1 (SGLang "
                            f"would silently change {draft} to {steps + 1})")
-    if topk > 1 and allowed is not None and (ctx.page_size or 1) > 1 \
-            and ctx.attention_backend is not None and ctx.attention_backend not in allowed:
+    allowed = _paged_topk_refused(ctx, version)
+    if topk > 1 and allowed is not None:
         raise ProfileError(f"profile {p.name}: topk {topk} with page size {ctx.page_size} works only "
                            f"on the {', '.join(allowed)} attention backends, not "
                            f"{ctx.attention_backend}, on {said} (SGLang: \"speculative_eagle_topk > 1 "

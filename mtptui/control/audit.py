@@ -13,7 +13,9 @@ import math
 import os
 import time
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from mtptui.errors import UserError
 
@@ -31,7 +33,7 @@ def audit_path() -> Path:
     return Path(user_state_dir("mtptui", appauthor=False)) / "audit.jsonl"
 
 
-def new_entry(**fields) -> dict:
+def new_entry(**fields: Any) -> dict[str, Any]:
     return {"id": uuid.uuid4().hex[:12], "time": time.time(), "user": local_user(), **fields}
 
 
@@ -62,10 +64,10 @@ class AuditError(UserError):
     """The audit log cannot be read at all (a directory, no rights): one line saying so."""
 
 
-class AuditEntries(list):
+class AuditEntries(list[dict[str, Any]]):
     """read_audit's answer: the entries, and how many lines were skipped as bad."""
 
-    def __init__(self, entries=(), bad: int = 0) -> None:
+    def __init__(self, entries: Iterable[dict[str, Any]] = (), bad: int = 0) -> None:
         super().__init__(entries)
         self.bad = bad
 
@@ -95,22 +97,22 @@ def read_audit(path: Path | str | None = None) -> AuditEntries:
         if not line.strip():
             continue
         try:
-            e = json.loads(line)
+            entry = json.loads(line)
         except ValueError:
             bad += 1
             continue
-        if not isinstance(e, dict) or not _good(e):
+        if not isinstance(entry, dict) or not _good(entry):
             bad += 1
             continue
-        by_id[e["id"] if e.get("id") is not None else f"#{n}"] = e
-    return AuditEntries(sorted(by_id.values(), key=lambda e: e.get("time") or 0), bad)
+        by_id[entry["id"] if entry.get("id") is not None else f"#{n}"] = entry
+    return AuditEntries(sorted(by_id.values(), key=lambda entry: entry.get("time") or 0), bad)
 
 
 _TEXT_FIELDS = ("id", "user", "host", "unit", "action", "profile", "result", "message", "where",
                 "dropin_before", "dropin_after")
 
 
-def _number(v) -> bool:
+def _number(v: object) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 

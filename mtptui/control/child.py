@@ -14,10 +14,15 @@ from mtptui.control import systemd
 from mtptui.control.target import UnitState
 from mtptui.transport.aio import wait_for
 from mtptui.sources.process import ProcessSource
+from mtptui.transport.errors import TransportError
+from mtptui.transport.process import CompletedCommand, StreamedProcess, Transport
 from mtptui.transport.tunnel import Forward, direct
 
 
 class ChildTarget:
+    """A Target (control/target.py) whose mark is the count of restarts asked; it is its own
+    transport (connected always, the server's port its own, no commands to run)."""
+
     unit = "simulator"
     where = "a child process of this mtptui"
 
@@ -27,9 +32,10 @@ class ChildTarget:
         self.base_argv = list(source.argv)
         self.base_env = dict(source.env or os.environ)
         self.dropin: str | None = None
-        self.runner = self  # nothing to reconnect
+        self.runner: Transport = self  # nothing to reconnect
         self.host = source.host or "simulator"
         self._restarts_requested = 0
+        self._follower_queue: asyncio.Queue[list[str]] | None = None
 
     async def connect(self) -> None:
         """Nothing to connect to."""
@@ -40,6 +46,15 @@ class ChildTarget:
     async def forward(self, host: str, port: int) -> Forward:
         """The child listens on this machine."""
         return direct(host, port)
+
+    async def run(self, argv: list[str], *, input: str | None = None,
+                  timeout: float | None = 60.0) -> CompletedCommand:
+        """No command runs where the child is (a version query is answered by its HTTP side)."""
+        raise TransportError(f"{self.where}: no commands run there", permanent=True)
+
+    async def stream(self, argv: list[str]) -> StreamedProcess:
+        """Its output is tapped from its source (follow()), not streamed by a command."""
+        raise TransportError(f"{self.where}: no commands run there", permanent=True)
 
     def commands_for(self, new_dropin: str | None, *, write: bool = True) -> list[list[str]]:
         argv, _ = self._argv_env(new_dropin) if write else (self.source.argv, None)
@@ -79,7 +94,7 @@ class ChildTarget:
         self._follower_queue = self.source.tap()
         await self.source.restart(argv, env)
 
-    async def restarted_since(self, mark) -> bool:
+    async def restarted_since(self, mark: int) -> bool:
         return self._restarts_requested > (mark or 0)
 
     async def status(self) -> dict[str, str]:
@@ -92,14 +107,14 @@ class ChildTarget:
     async def running(self) -> None:
         """No journald stamps the child's lines: its start is the restart itself."""
 
-    async def follow(self, cursor) -> "TapFollower":
-        q = getattr(self, "_follower_queue", None) or self.source.tap()
+    async def follow(self, cursor: int | str | None) -> TapFollower:
+        q = self._follower_queue or self.source.tap()
         self._follower_queue = None
         return TapFollower(self.source, q)
 
 
 class TapFollower:
-    def __init__(self, source: ProcessSource, q: asyncio.Queue) -> None:
+    def __init__(self, source: ProcessSource, q: asyncio.Queue[list[str]]) -> None:
         self.source, self.q = source, q
 
     async def lines(self, timeout: float) -> list[str] | None:

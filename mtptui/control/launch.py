@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from mtptui.control.profiles import (
     Profile,
     ProfileError,
+    Version,
     known_version,
     vllm_algorithm,
     vllm_method,
@@ -78,7 +80,7 @@ _SGLANG_SPEC_FLAGS: tuple[tuple[str, tuple, tuple], ...] = (
 )
 
 
-def sglang_spec_flags(version) -> tuple[str, ...]:
+def sglang_spec_flags(version: Version | str | None) -> tuple[str, ...]:
     """The `--speculative-*` option strings of that SGLang version's parser (None: the newest)."""
     v, _ = known_version(version)
     return tuple(f"--speculative-{f}" for f, since, until in _SGLANG_SPEC_FLAGS if since <= v < until)
@@ -341,7 +343,7 @@ def _vllm_name(name: str) -> str:
     return _VLLM_SHORT.get(name, name)
 
 
-def _sglang_flag(name: str, version=None) -> str | None:
+def _sglang_flag(name: str, version: Version | str | None = None) -> str | None:
     """The full `--speculative-*` flag name stands for in that version's parser, with argparse's
     unambiguous-prefix rule (`--speculative-draft` is the draft model path on 0.4.3-0.5.1, and
     ambiguous from 0.5.2), or None."""
@@ -357,7 +359,7 @@ def _sglang_flag(name: str, version=None) -> str | None:
     return None
 
 
-def _sglang_key(name: str, version=None) -> str | None:
+def _sglang_key(name: str, version: Version | str | None = None) -> str | None:
     """The spec key an SGLang flag sets, with argparse's unambiguous-prefix rule."""
     if name in _SGLANG_SPEC:
         return _SGLANG_SPEC[name]
@@ -365,14 +367,17 @@ def _sglang_key(name: str, version=None) -> str | None:
     return _SGLANG_SPEC.get(flag) if flag else None
 
 
-def _int(name: str, value: str | None) -> int:
+def _int(name: str, value: str | float | None) -> int:
+    """value (a flag's text, a JSON value) as a whole number, else LaunchError."""
     try:
-        return int(value)
+        if value is not None:
+            return int(value)
     except (TypeError, ValueError):
-        raise LaunchError(f"{name} {value!r} is not a whole number") from None
+        pass
+    raise LaunchError(f"{name} {value!r} is not a whole number")
 
 
-def _vllm_spec(value: str | None) -> dict:
+def _vllm_spec(value: str | None) -> dict[str, Any]:
     try:
         config = json.loads(value or "")
     except ValueError:
@@ -382,7 +387,7 @@ def _vllm_spec(value: str | None) -> dict:
     return config
 
 
-def _from_vllm(config: dict) -> dict:
+def _from_vllm(config: dict[str, Any]) -> dict[str, Any]:
     out = dict.fromkeys(SPEC_KEYS)
     method = config.get("method")
     if isinstance(method, str):
@@ -399,7 +404,7 @@ def _from_vllm(config: dict) -> dict:
     return out
 
 
-def spec_flags(argv: list[str], version=None) -> dict:
+def spec_flags(argv: list[str], version: Version | str | None = None) -> dict[str, Any]:
     """The speculation settings argv gives the server: keys algorithm, num_steps, topk,
     num_draft_tokens, draft_model_path (None when not given), read with that version's flags
     and abbreviations (None: the newest). vLLM's `--speculative-config` (before 0.8.2
@@ -409,7 +414,7 @@ def spec_flags(argv: list[str], version=None) -> dict:
     launch = find_launch(argv)
     opts = _options(argv, launch.index)
     if launch.engine == "vllm":
-        config: dict = {}
+        config: dict[str, Any] = {}
         for o in opts:
             name = _vllm_name(o.name)
             if name == "--speculative-config":
@@ -429,7 +434,7 @@ def spec_flags(argv: list[str], version=None) -> dict:
     return out
 
 
-def context_of(argv: list[str], version=None) -> Context:
+def context_of(argv: list[str], version: Version | str | None = None) -> Context:
     """The settings besides speculation that SGLang's speculation rules depend on; version (a
     tuple, a version string, or None: unknown) is the server's, whose rules apply."""
     if isinstance(version, str):
@@ -472,7 +477,7 @@ def context_of(argv: list[str], version=None) -> Context:
     )
 
 
-def effective_flags(argv: list[str], version=None) -> dict:
+def effective_flags(argv: list[str], version: Version | str | None = None) -> dict[str, Any]:
     """The speculation settings the server of that version will actually run for argv (what
     verify expects): `spec_flags`, with the counts SGLang changes itself changed (NGRAM's topk
     from --speculative-ngram-max-bfs-breadth, chains with page size > 1 on 0.4.5-0.4.8, draft
@@ -508,28 +513,29 @@ def _is_spec(name: str, engine: str) -> bool:
     return name.startswith("--speculative-")
 
 
-def profile_flags(profile: Profile, engine: str, version=None) -> list[str]:
+def profile_flags(profile: Profile, engine: str, version: Version | str | None = None) -> list[str]:
     """The server arguments a profile adds (its extra_args last); none for `off`. Written as
     that version spells them (None: the newest): SGLang's algorithm upper-case (its choices are
     case-sensitive up to 0.5.11), vLLM's method name (deepseek_mtp before 0.11), and before
     vLLM 0.8.2, which has no --speculative-config, --speculative-model with --num-speculative-tokens."""
     out: list[str] = []
-    if profile.on and engine == "vllm":
+    algorithm = profile.algorithm  # None: off (profile.on)
+    if algorithm is not None and engine == "vllm":
         v, _ = known_version(version, "vllm")
         if v < (0, 8, 2):
-            return _old_vllm_flags(profile, v) + list(profile.extra_args)
+            return _old_vllm_flags(profile, algorithm, v) + list(profile.extra_args)
         try:
-            method = vllm_method(profile.algorithm, v)
+            method = vllm_method(algorithm, v)
         except ProfileError as e:
             raise ProfileError(f"profile {profile.name}: {e}") from None
-        config: dict = {"method": method}
+        config: dict[str, Any] = {"method": method}
         if profile.num_steps is not None:
             config["num_speculative_tokens"] = profile.num_steps
         if profile.draft_model_path:
             config["model"] = profile.draft_model_path
         out = ["--speculative-config", json.dumps(config, separators=(",", ":"))]
-    elif profile.on:
-        out = ["--speculative-algorithm", profile.algorithm.upper()]
+    elif algorithm is not None:
+        out = ["--speculative-algorithm", algorithm.upper()]
         for flag, value in (("--speculative-num-steps", profile.num_steps),
                             ("--speculative-eagle-topk", profile.topk),
                             ("--speculative-num-draft-tokens", profile.num_draft_tokens),
@@ -539,8 +545,8 @@ def profile_flags(profile: Profile, engine: str, version=None) -> list[str]:
     return out + list(profile.extra_args)
 
 
-def _old_vllm_flags(profile: Profile, version: tuple) -> list[str]:
-    algo = profile.algorithm.upper()
+def _old_vllm_flags(profile: Profile, algorithm: str, version: Version) -> list[str]:
+    algo = algorithm.upper()
     if algo == "NGRAM":
         model = "[ngram]"
     elif algo in ("EAGLE", "STANDALONE") and profile.draft_model_path:
@@ -557,7 +563,7 @@ def _old_vllm_flags(profile: Profile, version: tuple) -> list[str]:
     return out
 
 
-def apply_profile(argv: list[str], profile: Profile, version=None) -> list[str]:
+def apply_profile(argv: list[str], profile: Profile, version: Version | str | None = None) -> list[str]:
     """argv with every speculative flag (and its value) removed and the profile's flags appended
     at the end, as that version (None: the newest) spells them; every other word kept as it
     was, in order."""

@@ -7,18 +7,23 @@ import difflib
 import shlex
 import statistics
 from dataclasses import dataclass, field
+from typing import Any, Final, Literal, TypeAlias
 
 from mtptui.control.launch import ENGINE_NAMES
 from mtptui.control.profiles import Profile
 
-APPLY, REVERT, RESTART, RESTORE = "apply", "revert", "restart", "restore"
+APPLY: Final = "apply"  # a profile
+REVERT: Final = "revert"  # remove our drop-in
+RESTART: Final = "restart"  # as is
+RESTORE: Final = "restore"  # the unit as a state read before had it
+PlanAction: TypeAlias = Literal["apply", "revert", "restart", "restore"]
 
 
 @dataclass
 class Plan:
     host: str
     unit: str
-    action: str  # APPLY a profile, REVERT (remove our drop-in), RESTART as is, RESTORE a state read before
+    action: PlanAction  # APPLY a profile, REVERT (remove our drop-in), RESTART as is, RESTORE a state read before
     profile: Profile | None  # the profile asked for (APPLY only)
     engine: str  # "sglang" or "vllm"
     old_argv: list[str]
@@ -26,7 +31,7 @@ class Plan:
     old_dropin: str | None  # our drop-in's text before (None: there was none)
     new_dropin: str | None  # after (None: none, i.e. removed or never written)
     commands: list[list[str]]  # every command that will run on the host, in order
-    current: dict = field(default_factory=dict)  # speculation settings as ExecStart has them now
+    current: dict[str, Any] = field(default_factory=dict)  # speculation settings as ExecStart has them now
     last_start_s: float | None = None  # the last start, `Started` to the ready line
     starts_s: list[float] = field(default_factory=list)  # the last few starts, oldest first
     prod: bool = False  # the host is tagged prod: its name must be typed to confirm

@@ -83,6 +83,6 @@ def accept_len_of(info: dict) -> float | None:
     """The mean of the DP groups' lifetime `avg_spec_accept_length` (None before any verify step,
     or without speculation)."""
     states = info.get("internal_states")
-    vals = [s.get("avg_spec_accept_length") for s in states if isinstance(s, dict)] if isinstance(states, list) else []
-    vals = [float(v) for v in vals if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0]
+    given = [s.get("avg_spec_accept_length") for s in states if isinstance(s, dict)] if isinstance(states, list) else []
+    vals = [float(v) for v in given if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0]
     return sum(vals) / len(vals) if vals else None

@@ -19,11 +19,18 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 from mtptui.control.errors import ControlError
 from mtptui.control.probe import ServerProbe, accept_len_of, settings_of
 from mtptui.control.verify import FAILED, LOADING, READY, STARTING, VERIFIED, Watch
 from mtptui.transport.errors import TransportError
+
+if TYPE_CHECKING:
+    from mtptui.control.target import Target
+    from mtptui.sources.journal import Run
+
+_T = TypeVar("_T")
 
 # Exit codes, shared by `mtptui spec` and the dashboard's messages.
 OK, NOT_RUN, BAD_ARGS, ROLLED_BACK, ROLLBACK_FAILED = 0, 1, 2, 3, 4
@@ -35,14 +42,17 @@ RECONNECT_EVERY_S = 1.0
 HTTP_ACCEPT_AFTER_S = 10.0
 
 
+PhaseState: TypeAlias = Literal["start", "progress", "ok", "fail"]
+
+
 @dataclass
 class PhaseEvent:
     phase: str  # lock, write, reload, restart, wait, verify, rollback, rollback_wait, rollback_verify, unlock
-    state: str  # "start", "progress", "ok", "fail"
+    state: PhaseState
     detail: str = ""
     elapsed_s: float = 0.0  # since the action began
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {"phase": self.phase, "state": self.state, "detail": self.detail,
                 "elapsed_s": round(self.elapsed_s, 3)}
 
@@ -74,8 +84,8 @@ class Settings:
 
 
 class Action:
-    def __init__(self, target, *, old_dropin: str | None, new_dropin: str | None, write: bool,
-                 expect_new: dict, expect_old: dict, engine: str, who: str,
+    def __init__(self, target: Target[Any], *, old_dropin: str | None, new_dropin: str | None, write: bool,
+                 expect_new: dict[str, Any], expect_old: dict[str, Any], engine: str, who: str,
                  settings: Settings | None = None,
                  on_phase: Callable[[PhaseEvent], None] | None = None,
                  probe: ServerProbe | None = None) -> None:
@@ -98,7 +108,7 @@ class Action:
 
     # --- reporting ---------------------------------------------------------------------------------
 
-    def _say(self, phase: str, state: str, detail: str = "", *, keep: bool = False) -> None:
+    def _say(self, phase: str, state: PhaseState, detail: str = "", *, keep: bool = False) -> None:
         """keep: a progress worth the audit's record too (a lost link), not only the screen's."""
         ev = PhaseEvent(phase, state, detail, time.monotonic() - self._t0)
         if state != "progress" or keep:
@@ -106,7 +116,7 @@ class Action:
         if self.on_phase is not None:
             self.on_phase(ev)
 
-    async def _step(self, phase: str, make: Callable[[], Awaitable], deadline: float, detail: str = ""):
+    async def _step(self, phase: str, make: Callable[[], Awaitable[_T]], deadline: float, detail: str = "") -> _T:
         """One step, retried across a lost link until the deadline."""
         self._say(phase, "start", detail)
         while True:
@@ -172,18 +182,18 @@ class Action:
             except ControlError:
                 pass  # said in the phases; the lock goes stale and can be broken
 
-    async def _bring_up(self, dropin: str | None, expect: dict, prefix: str) -> str:
+    async def _bring_up(self, dropin: str | None, expect: dict[str, Any], prefix: str) -> str:
         steps_deadline = time.monotonic() + 300
         if self.write:
             await self._step(prefix + "write", lambda: self.t.write(dropin), steps_deadline,
                              "remove our drop-in" if dropin is None else "")
             self._changed = True  # the mv is atomic: before it, nothing on the host changed
             await self._step(prefix + "reload", self.t.reload, steps_deadline)
-        async def mark() -> tuple:
+        async def where_now() -> tuple[Any, Run | None]:
             # where the journal stands, and the run a restart replaces (a run's lines name it)
             return await self.t.mark(), await self.t.running()
 
-        mark, replaced = await self._step(prefix + "mark", mark, steps_deadline)
+        mark, replaced = await self._step(prefix + "mark", where_now, steps_deadline)
         watch = Watch(expect, batches=self.s.verify_batches, engine=self.engine, replaced=replaced)
         tries = [0]
 
@@ -202,7 +212,7 @@ class Action:
             self._times = (watch.ready_ts, watch.verdict_ts)
         return watch.summary()
 
-    async def _wait(self, watch: Watch, mark: str | None, prefix: str) -> None:
+    async def _wait(self, watch: Watch, mark: object, prefix: str) -> None:
         deadline = time.monotonic() + self.s.wait_timeout
         self._say(prefix + "wait", "start", "waiting for the stop")
         ready_at: float | None = None

@@ -6,22 +6,25 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from mtptui.control import audit, launch, systemd, version
 from mtptui.control import lock as lockinfo
 from mtptui.control.errors import BadProfile, ControlError
-from mtptui.control.plan import APPLY, RESTART, RESTORE, REVERT, Plan
+from mtptui.control.plan import APPLY, RESTART, RESTORE, REVERT, Plan, PlanAction
 from mtptui.control.probe import ServerProbe, settings_of
 from mtptui.control.profiles import BUILTINS, Profile, ProfileError, check_profile
 from mtptui.control.restart import ROLLBACK_FAILED, Action, Outcome, PhaseEvent, Settings
+from mtptui.control.target import Follower, SystemdTarget, Target, UnitState
 from mtptui.control.verify import SPEC_KEYS
 from mtptui.transport.aio import wait_for
 from mtptui.transport.errors import TransportError
+from mtptui.transport.tunnel import Forward
 
 if TYPE_CHECKING:
     from mtptui.config import Config, HostConfig
+    from mtptui.sources.base import Source
 
 __all__ = ["ControlError", "HostControl", "host_controls"]
 
@@ -29,19 +32,19 @@ RESULT_LOCK_LOST = "lock_lost"  # another console took the lock for gone mid-act
 
 
 class HostControl:
-    def __init__(self, target, *, host: str, prod: bool = False, settings: Settings | None = None,
+    def __init__(self, target: Target[Any], *, host: str, prod: bool = False, settings: Settings | None = None,
                  where: str = "", http_port: int | None = None) -> None:
         self.target = target
         self.host = host
         self.unit = target.unit
         self.prod = prod
         self.settings = settings or Settings()
-        self.where = where or getattr(target, "where", "")
+        self.where = where or target.where
         self.last_on: Profile = BUILTINS["mtp3"]
         self.running = False  # an action is under way (a second one is refused)
         self.http_port = http_port  # the config's; None: the server's --port (or its default)
         self._connected = False
-        self._forward = None  # the tunnel to the server's HTTP port, while its connection lives
+        self._forward: Forward | None = None  # the tunnel to the server's HTTP port, while its connection lives
         self._version: tuple[tuple[str, ...], str | None, str] | None = None  # (argv, version, from)
 
     async def _ensure(self) -> None:
@@ -65,7 +68,7 @@ class HostControl:
         await self.close()
         await self._ensure()
 
-    async def endpoint(self):
+    async def endpoint(self) -> Forward:
         """The server's HTTP side, reachable from here (transport.tunnel.Forward): over SSH a
         local port forwarded to the config's http_port, else to the unit's --port and --host."""
         if self._forward is not None and self._forward.alive():
@@ -84,7 +87,7 @@ class HostControl:
             raise ControlError(f"{self.host}: cannot forward a port to the server: {e}") from None
         return self._forward
 
-    async def follow_log(self):
+    async def follow_log(self) -> Follower:
         """The unit's log from now on (`.lines(timeout)`, `.close()`)."""
         await self._ensure()
         try:
@@ -92,7 +95,7 @@ class HostControl:
         except Exception as e:  # noqa: BLE001 - a TransportError, said in one line
             raise ControlError(f"{self.host}: cannot follow the log: {e}") from None
 
-    async def state(self):
+    async def state(self) -> UnitState:
         await self._ensure()
         try:
             return await self.target.read()
@@ -101,11 +104,12 @@ class HostControl:
         except Exception as e:  # noqa: BLE001 - transport trouble, said in one line
             raise ControlError(f"{self.host}: {e}") from None
 
-    async def last_server_args(self) -> dict | None:
+    async def last_server_args(self) -> dict[str, Any] | None:
         """The settings the server itself reported at its last start (`server_args=`)."""
         await self._ensure()
-        reader = getattr(self.target, "last_server_args", None)
-        return await reader() if reader else None
+        if not isinstance(self.target, SystemdTarget):
+            return None  # the demo's child: its log is the dashboard's
+        return await self.target.last_server_args()
 
     async def server_version(self, argv: list[str] | None = None) -> tuple[str | None, str]:
         """(the engine's version, where it was read) for the unit's ExecStart (or argv): its
@@ -135,18 +139,22 @@ class HostControl:
         return v, where
 
     async def server_name(self) -> str | None:
-        """`SGLang 0.5.23` (`SGLang` when the version is unknown) for the unit's server; None
-        when its ExecStart names no server mtptui knows."""
+        """`SGLang 0.5.23` (`SGLang 0.5.12 (simulator)` for mtptui's stand-in) for the unit's
+        server; None when its ExecStart names no server mtptui knows, or its version is not known."""
         st = await self.state()
         try:
-            engine = launch.find_launch(st.argv).engine
+            found = launch.find_launch(st.argv)
         except launch.LaunchError:
             return None
-        v = (await self.server_version(st.argv))[0]
-        name = launch.ENGINE_NAMES.get(engine, engine)
-        return f"{name} {v}" if v else name
+        engine = found.engine
+        v, where = await self.server_version(st.argv)
+        simulated = where.endswith(version.SIMULATED) or "mtptui.sim" in found.kind
+        if v is None and not simulated:
+            return None  # not known yet (the server may be loading): asked again later
+        name = launch.ENGINE_NAMES.get(engine, engine) + (f" {v}" if v else "")
+        return f"{name} (simulator)" if simulated else name
 
-    async def running_settings(self) -> tuple[dict, str] | None:
+    async def running_settings(self) -> tuple[dict[str, Any], str] | None:
         """(the settings the unit's current run was started with, where they were read) for a
         run whose settings line is not in the journal (vacuumed, or dropped by a rate limit):
         its ExecStart as systemd holds it, else the server's own /server_info. Under the names a
@@ -170,12 +178,13 @@ class HostControl:
         info = await ServerProbe(self.endpoint).server_info()
         return (settings_of(info), "/server_info") if info else None
 
-    async def current(self) -> dict:
+    async def current(self) -> dict[str, Any]:
         """The speculation settings as the unit's ExecStart has them now."""
         st = await self.state()
         return launch.spec_flags(st.argv, (await self.server_version(st.argv))[0])  # its abbreviations
 
-    async def plan(self, action: str, profile: Profile | None = None, *, before=None) -> Plan:
+    async def plan(self, action: PlanAction, profile: Profile | None = None, *,
+                   before: UnitState | None = None) -> Plan:
         """What `action` would do now. RESTORE writes back the drop-in of `before` (a UnitState
         read earlier by `state()`), byte for byte, or removes ours when there was none."""
         st = await self.state()
@@ -232,9 +241,11 @@ class HostControl:
         finally:
             self.running = False
 
-    async def _execute(self, plan: Plan, on_phase, break_lock: bool) -> Outcome:
+    async def _execute(self, plan: Plan, on_phase: Callable[[PhaseEvent], None] | None,
+                       break_lock: bool) -> Outcome:
         await self._ensure()
-        console = getattr(self.target, "console", None)
+        locking = self.target if isinstance(self.target, SystemdTarget) else None  # the demo's child has no lock
+        console = locking.console if locking is not None else None
         entry = audit.new_entry(host=plan.host, unit=plan.unit, action=plan.action,
                                 profile=plan.profile.name if plan.profile else None,
                                 where=plan.where, exec_start_before=plan.old_argv,
@@ -279,7 +290,7 @@ class HostControl:
             raise
         finally:
             await beat.stop()
-        taken = getattr(self.target, "took_over", None)
+        taken = locking.took_over if locking is not None else None
         if taken:
             entry["took_lock_of"] = {"owner": taken[0], "why": taken[1]}
             self._close_taken(*taken)
@@ -290,7 +301,7 @@ class HostControl:
         audit.append(entry)
         return outcome
 
-    def _close_taken(self, owner: dict, why: str) -> None:
+    def _close_taken(self, owner: dict[str, Any], why: str) -> None:
         """The audit entry of the action whose lock was just taken as gone, closed as interrupted
         (when it is in this audit log and still open)."""
         aid = owner.get("audit_id")
@@ -298,9 +309,9 @@ class HostControl:
             running = audit.running_entries(self.host, self.unit)
         except audit.AuditError:
             return
-        for e in running:
-            if aid and e.get("id") == aid:
-                audit.close_interrupted(e, why=why, phase=owner.get("phase"),
+        for entry in running:
+            if aid and entry.get("id") == aid:
+                audit.close_interrupted(entry, why=why, phase=owner.get("phase"),
                                         message=f"interrupted at {owner.get('phase') or '?'} ({why}); "
                                                 "its lock was taken by the next action")
 
@@ -310,7 +321,7 @@ class HostControl:
         owner. Closes such entries in the audit log as `interrupted`, with what was found, and
         says it in one line with the unit's state now; None when there is none."""
         t = self.target
-        if not hasattr(t, "lock_owner"):
+        if not isinstance(t, SystemdTarget):
             return None  # the demo's child: one console owns it, nothing is left behind
         await self._ensure()
         try:
@@ -321,15 +332,15 @@ class HostControl:
         me, now = t.console, time.time()
         v = (lockinfo.verdict(owner, me, now, t.pid_alive, stale_after=self.settings.stale_after,
                               heartbeat_age=age) if owner else None)
-        gone = []
+        gone: list[tuple[dict[str, Any], str]] = []
         try:
             running = audit.running_entries(self.host, self.unit)
         except audit.AuditError:
             running = []  # the log cannot be read (said by `mtptui audit`): the lock still tells
-        for e in running:
-            why = lockinfo.entry_gone(e, owner, v, me, now, t.pid_alive)
+        for entry in running:
+            why = lockinfo.entry_gone(entry, owner, v, me, now, t.pid_alive)
             if why:
-                gone.append((e, why))
+                gone.append((entry, why))
         lock_left = owner is not None and v is not None and v.gone
         if not gone and not lock_left:
             return None
@@ -343,13 +354,13 @@ class HostControl:
             tail += "; its lock is left on the host: the next action takes it"
         found = {"runs": runs, "active": state, "exec_start": st.argv, "lock_left": lock_left}
         head = ""
-        for e, why in gone:
-            mine = owner is not None and owner.get("audit_id") == e.get("id")
-            phase = owner.get("phase") if mine else None
-            what = e.get("profile") or e.get("action") or "an action"
-            line = (f"{self.host}: {what} by {e.get('user') or 'someone'} at {lockinfo.clock(e.get('time'), now)} "
+        for entry, why in gone:
+            mine = owner is not None and owner.get("audit_id") == entry.get("id")
+            phase = owner.get("phase") if owner is not None and mine else None
+            what = entry.get("profile") or entry.get("action") or "an action"
+            line = (f"{self.host}: {what} by {entry.get('user') or 'someone'} at {lockinfo.clock(entry.get('time'), now)} "
                     f"was interrupted{' at ' + phase if phase else ''} ({why})")
-            audit.close_interrupted(e, why=why, phase=phase, message=line + tail, found=found)
+            audit.close_interrupted(entry, why=why, phase=phase, message=line + tail, found=found)
             head = line
         if not head:  # a lock without an entry in this audit log (another user's console)
             assert owner is not None and v is not None
@@ -376,18 +387,18 @@ class _Heartbeat:
     the lock (it took this one for gone: a laptop closed too long), the action is cancelled: it
     stops touching the host. A target without a lock (the demo's child) gets no heartbeat."""
 
-    def __init__(self, target, on_phase: Callable[[PhaseEvent], None] | None) -> None:
-        self.target = target
+    def __init__(self, target: Target[Any], on_phase: Callable[[PhaseEvent], None] | None) -> None:
+        # the target whose lock beats (the demo's child has none)
+        self.target = target if isinstance(target, SystemdTarget) else None
         self.outer = on_phase
         self.phase = "lock"
-        self.lost: dict | None = None  # the owner file of whoever took the lock
-        self._beats = hasattr(target, "heartbeat")
+        self.lost: dict[str, Any] | None = None  # the owner file of whoever took the lock
         self._wake = asyncio.Event()
-        self._task: asyncio.Future | None = None
+        self._task: asyncio.Future[None] | None = None
         self.acting = False  # the action is under way (only then may a lost lock cancel it)
 
-    def prepare(self, plan: Plan, entry: dict) -> None:
-        if self._beats:
+    def prepare(self, plan: Plan, entry: dict[str, Any]) -> None:
+        if self.target is not None:
             self.target.lock_info = {"action": plan.action, "audit_id": entry["id"],
                                      "profile": plan.profile.name if plan.profile else None}
             self.target.on_note = self.note
@@ -409,8 +420,9 @@ class _Heartbeat:
         lost; the action runs in this task, never in one of its own, so that its steps keep
         their order with the rest of the loop)."""
         self.acting = True
-        if self._beats:
-            self._task = asyncio.ensure_future(self._loop(asyncio.current_task()))
+        task = asyncio.current_task()
+        if self.target is not None and task is not None:
+            self._task = asyncio.ensure_future(self._loop(self.target, task))
 
     def uncancel(self) -> None:
         """The cancel of a lost lock is handled: later awaits of this task are not cancelled."""
@@ -418,7 +430,7 @@ class _Heartbeat:
         if task is not None and hasattr(task, "uncancel"):  # Python 3.11+
             task.uncancel()
 
-    async def _loop(self, acting_task) -> None:
+    async def _loop(self, target: SystemdTarget, acting_task: asyncio.Task[Any]) -> None:
         while self.acting:
             try:
                 await wait_for(self._wake.wait(), lockinfo.HEARTBEAT_S)
@@ -428,7 +440,7 @@ class _Heartbeat:
             if not self.acting:
                 return
             try:
-                held = await self.target.heartbeat(self.phase)
+                held = await target.heartbeat(self.phase)
             except (TransportError, ControlError, OSError, AssertionError, AttributeError):
                 # the link is down, or being made again by the action (a runner between its
                 # close and connect has no connection): the next beat tries again
@@ -442,11 +454,11 @@ class _Heartbeat:
         if self._task is not None:
             self._task.cancel()
             await asyncio.wait({self._task})
-        if self._beats:
+        if self.target is not None:
             self.target.on_note = None
 
 
-def runs_what(flags: dict) -> str:
+def runs_what(flags: dict[str, Any]) -> str:
     """What a unit's ExecStart runs, in words: mtp3, speculation off, or its flags."""
     if not flags.get("algorithm"):
         return "speculation off"
@@ -457,12 +469,12 @@ def runs_what(flags: dict) -> str:
                                                 if flags.get(k) is not None])
 
 
-def expected(argv: list[str], version: str | None = None) -> dict:
+def expected(argv: list[str], version: str | None = None) -> dict[str, Any]:
     flags = launch.effective_flags(argv, version)  # what that version will run (it changes some counts)
     return {k: flags.get(k) for k in SPEC_KEYS}
 
 
-def profile_of(settings: dict, fallback: Profile) -> Profile:
+def profile_of(settings: dict[str, Any], fallback: Profile) -> Profile:
     """The profile that gives these settings: a built-in when one does, else an unnamed one."""
     for p in BUILTINS.values():
         if p.on and all(getattr(p, k) == settings.get(k) for k in SPEC_KEYS):
@@ -474,21 +486,20 @@ def profile_of(settings: dict, fallback: Profile) -> Profile:
                    draft_model_path=settings.get("draft_model_path"))
 
 
-def host_controls(sources, config: Config) -> dict:
+def host_controls(sources: Iterable[Source], config: Config) -> dict[str | None, HostControl]:
     """One HostControl per source that can act, keyed by the store's host name (a read-only
     dashboard keeps them only for the smoke test, which changes nothing)."""
     from mtptui.sources.local import LocalJournalSource
     from mtptui.sources.process import ProcessSource
     from mtptui.sources.ssh import SshJournalSource
 
-    out = {}
+    out: dict[str | None, HostControl] = {}
     settings = settings_from(config)
     for src in sources:
         inner = getattr(src, "inner", src)
         if isinstance(inner, SshJournalSource):
             out[inner.config.name] = ssh_control(inner.config, config, settings)
         elif isinstance(inner, LocalJournalSource):
-            from mtptui.control.target import SystemdTarget
             from mtptui.transport.local import LocalRunner
 
             target = SystemdTarget(LocalRunner(), inner.unit, sudo=inner.sudo, host=inner.host)
@@ -496,15 +507,14 @@ def host_controls(sources, config: Config) -> dict:
         elif isinstance(inner, ProcessSource):
             from mtptui.control.child import ChildTarget
 
-            target = ChildTarget(inner)
-            out[inner.host] = HostControl(target, host=target.host, settings=settings)
+            child = ChildTarget(inner)
+            out[inner.host] = HostControl(child, host=child.host, settings=settings)
     return out
 
 
 def ssh_control(h: HostConfig, config: Config, settings: Settings | None = None) -> HostControl:
     """The control of a configured host, reached over SSH. Raises ControlError for a unit name
     systemd would refuse."""
-    from mtptui.control.target import SystemdTarget
     from mtptui.transport.ssh import SshTransport
 
     target = SystemdTarget(SshTransport(h), h.unit, sudo=h.sudo, host=h.name)

@@ -18,6 +18,7 @@ import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
 
 from mtptui.control import lock as lockinfo
 from mtptui.control import systemd
@@ -25,7 +26,7 @@ from mtptui.control.errors import ControlError, LockedError
 from mtptui.transport.aio import wait_for
 from mtptui.sources.journal import LineSplitter, Run, cursor_of, journalctl_argv
 from mtptui.transport.errors import TransportError
-from mtptui.transport.process import CompletedCommand, StreamedProcess
+from mtptui.transport.process import CompletedCommand, StreamedProcess, Transport
 
 LOCK_ROOT = "/run/lock"
 STATUS_PROPS = ("ActiveState", "SubState", "Result", "NRestarts", "MainPID", "ExecMainStatus", "InvocationID")
@@ -54,8 +55,62 @@ class UnitState:
         return self.argv if self.base_argv is None else self.base_argv
 
 
+_M = TypeVar("_M")
+
+
+class Follower(Protocol):
+    """The unit's log from a mark on, as whole lines: JournalFollower (below), the demo child's
+    TapFollower (control/child.py)."""
+
+    async def lines(self, timeout: float) -> list[str] | None:
+        """The lines that came within `timeout` ([] if none); None when the follower ended."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+class Target(Protocol[_M]):
+    """Where an action lands: SystemdTarget (a unit, through a transport) or the demo's ChildTarget.
+    What HostControl (control/session.py) and the restart machine (control/restart.py) ask of it.
+    _M is its mark of where the journal stands: mark() gives it, restarted_since() and follow()
+    take it back (a journal cursor; for the child, the restarts asked so far)."""
+
+    unit: str
+    host: str
+
+    @property
+    def where(self) -> str: ...
+
+    @property
+    def runner(self) -> Transport: ...
+
+    def commands_for(self, new_dropin: str | None, *, write: bool = True) -> list[list[str]]: ...
+
+    async def read(self) -> UnitState: ...
+
+    async def lock(self, who: str, *, stale_after: float, break_lock: bool = False) -> None: ...
+
+    async def unlock(self) -> None: ...
+
+    async def write(self, text: str | None) -> None: ...
+
+    async def reload(self) -> None: ...
+
+    async def restart(self) -> None: ...
+
+    async def mark(self) -> _M: ...
+
+    async def restarted_since(self, mark: _M) -> bool: ...
+
+    async def running(self) -> Run | None: ...
+
+    async def status(self) -> dict[str, str]: ...
+
+    async def follow(self, cursor: _M | str | None) -> Follower: ...
+
+
 class SystemdTarget:
-    def __init__(self, runner, unit: str, *, sudo: bool = False, host: str = "",
+    def __init__(self, runner: Transport, unit: str, *, sudo: bool = False, host: str = "",
                  journal_sudo: bool | None = None) -> None:
         self.runner = runner
         try:
@@ -64,23 +119,24 @@ class SystemdTarget:
             raise ControlError(str(e)) from None
         self.sudo = sudo
         self.journal_sudo = sudo if journal_sudo is None else journal_sudo
-        self.host = host or getattr(runner, "where", "")
+        self.host: str = host or getattr(runner, "where", "")
         self.dir = systemd.dropin_dir(self.unit)
         self.path = f"{self.dir}/{systemd.DROPIN_NAME}"
         self.tmp = f"{self.dir}/.{systemd.DROPIN_NAME}.mtptui-tmp"
         self.lock_dir = f"{LOCK_ROOT}/mtptui-{self.unit}"
         self._token: str | None = None
-        self._owner: dict | None = None  # the owner file as written, while the lock is ours
+        self._owner: dict[str, Any] | None = None  # the owner file as written, while the lock is ours
         self._guard = asyncio.Lock()  # a heartbeat and the unlock never overlap
         self._console: lockinfo.Console | None = None
-        self.lock_info: dict = {}  # action, profile, audit_id: what the owner file says it does
+        self.lock_info: dict[str, Any] = {}  # action, profile, audit_id: what the owner file says it does
         self.on_note: Callable[[str], None] | None = None  # told when a gone owner's lock is taken
-        self.took_over: tuple[dict, str] | None = None  # (owner file, why gone) of the lock taken
+        self.took_over: tuple[dict[str, Any], str] | None = None  # (owner file, why gone) of the lock taken
         self.pid_alive = lockinfo.pid_alive
 
     @property
     def where(self) -> str:
-        return getattr(self.runner, "where", self.host)
+        where: str = getattr(self.runner, "where", self.host)  # a test's stand-in runner may say none
+        return where
 
     # --- argv builders (pure; the preview shows exactly these) -----------------------------------
 
@@ -168,7 +224,7 @@ class SystemdTarget:
                          active=props.get("ActiveState", ""), environment=exec_start.environment,
                          **await self._starts())
 
-    async def _starts(self) -> dict:
+    async def _starts(self) -> dict[str, Any]:
         starts = await self.last_start()
         return {"last_start_s": starts[-1] if starts else None, "starts_s": starts}
 
@@ -229,7 +285,7 @@ class SystemdTarget:
         await self.run(self.lock_commands()[1], input=json.dumps(owner) + "\n")
         self._owner = owner
 
-    async def _take_over(self, held: dict | None, me, now: float, *, stale_after: float,
+    async def _take_over(self, held: dict[str, Any] | None, me: lockinfo.Console, now: float, *, stale_after: float,
                          break_lock: bool) -> None:
         """Takes a lock found held, if its owner is gone (or --break-lock may), else raises
         LockedError. The old lock is first renamed aside (atomic), then checked to be the one
@@ -266,7 +322,7 @@ class SystemdTarget:
         if self.on_note is not None:
             self.on_note(note)
 
-    def _refusal(self, held: dict | None, v, stale_after: float) -> str:
+    def _refusal(self, held: dict[str, Any] | None, v: lockinfo.Verdict | None, stale_after: float) -> str:
         by = lockinfo.owner_name(held)
         since = lockinfo.clock(held.get("since") if held else None)
         head = f"{self.host}: {self.unit} is locked by {by} since {since}"
@@ -288,7 +344,7 @@ class SystemdTarget:
         except ValueError:
             return None
 
-    async def lock_owner(self) -> dict | None:
+    async def lock_owner(self) -> dict[str, Any] | None:
         r = await self.run(["cat", "--", f"{self.lock_dir}/owner"], check=False)
         if r.returncode != 0:
             return None
@@ -297,9 +353,9 @@ class SystemdTarget:
     async def holds_lock(self) -> bool:
         """After a reconnect: whether the lock is still ours."""
         held = await self.lock_owner()
-        return bool(held) and held.get("token") == self._token
+        return held is not None and bool(held) and held.get("token") == self._token
 
-    async def heartbeat(self, phase: str | None = None) -> dict | None:
+    async def heartbeat(self, phase: str | None = None) -> dict[str, Any] | None:
         """While the lock is ours: the owner file written again (atomically, a temp file then
         mv) with a fresh heartbeat and the phase. Returns the owner file of whoever holds the
         lock when it is no longer ours (taken as gone, or broken), else None."""
@@ -364,7 +420,7 @@ class SystemdTarget:
                 return c
         return None
 
-    async def last_server_args(self) -> dict | None:
+    async def last_server_args(self) -> dict[str, Any] | None:
         from mtptui.core.parse.events import server_args
 
         r = await self.run(self._journal(["journalctl", f"--unit={self.unit}", "--output=cat", "--no-pager",
@@ -441,8 +497,9 @@ def start_durations(json_lines: list[str]) -> list[float]:
         if isinstance(e.get("MESSAGE"), str):
             entries.append((e, ts))
     seqs = [_seqnum(e) for e, _ in entries]
-    if entries and None not in seqs and len({s for s, _ in seqs}) == 1:
-        order = sorted(range(len(entries)), key=lambda i: seqs[i][1])
+    known = [s for s in seqs if s is not None]
+    if entries and len(known) == len(seqs) and len({s for s, _ in known}) == 1:
+        order = sorted(range(len(entries)), key=lambda i: known[i][1])
     else:
         order = sorted(range(len(entries)), key=lambda i: entries[i][1])
     out: list[float] = []
@@ -476,7 +533,7 @@ def start_durations(json_lines: list[str]) -> list[float]:
     return out
 
 
-def _seqnum(e: dict) -> tuple[str, int] | None:
+def _seqnum(e: dict[str, Any]) -> tuple[str, int] | None:
     """(seqnum id, seqnum) from the entry's cursor (`s=ID;i=HEX;...`), or None."""
     c = e.get("__CURSOR")
     if not isinstance(c, str):
@@ -488,7 +545,7 @@ def _seqnum(e: dict) -> tuple[str, int] | None:
         return None
 
 
-def _json_object(text: str) -> dict | None:
+def _json_object(text: str) -> dict[str, Any] | None:
     try:
         v = json.loads(text)
     except ValueError:

@@ -23,7 +23,7 @@ from collections import deque
 
 from mtptui.control.profiles import same_algorithm, vllm_algorithm
 from mtptui.core.parse import BATCH, EVENT, LineParser
-from mtptui.core.records import DECODE, SPEC
+from mtptui.core.records import DECODE, SPEC, BatchStats, Event
 from mtptui.sources.journal import Run, cursor_of, run_of
 
 STARTING, LOADING, READY, VERIFIED, FAILED = "starting", "loading", "ready", "verified", "failed"
@@ -112,7 +112,7 @@ class Watch:
                 if c:
                     self.cursor = c
                 if self.replaced is not None:
-                    replaced = self._of_replaced(raw)
+                    replaced = self._of_replaced(raw, self.replaced)
                     if replaced and self.started:
                         continue  # a late line of the replaced run is not the new run's
             p = self.parser.parse(raw)
@@ -132,7 +132,7 @@ class Watch:
                 elif self.done:
                     self.verdict_ts = p.line.ts
 
-    def _of_replaced(self, raw: str) -> bool:
+    def _of_replaced(self, raw: str, old: Run) -> bool:
         """Whether the line is the replaced run's (its processes', or PID 1's about it); a line of
         another run of the unit is the new run's, and its start.
 
@@ -141,7 +141,7 @@ class Watch:
         run wrote and journald took after the new run began carries the new run's. Other writers'
         lines about the unit (systemd-coredump's, journald's own) carry their own runs, of other
         units."""
-        run, old = run_of(raw), self.replaced
+        run = run_of(raw)
         if run is None or run.unit != old.unit:
             return False
         if run.invocation == old.invocation or run.pid == old.pid:
@@ -166,7 +166,7 @@ class Watch:
         self.state = FAILED
         self.reason = why
 
-    def _event(self, ev) -> None:
+    def _event(self, ev: Event) -> None:
         kind = ev.kind
         if kind == "stopping":
             self.step = "stopping"
@@ -306,7 +306,7 @@ class Watch:
                 return t[:300]
         return ""
 
-    def _batch(self, rec) -> None:
+    def _batch(self, rec: BatchStats) -> None:
         if self.state != READY:
             return
         if rec.kind == SPEC:

@@ -23,7 +23,7 @@ from mtptui.control import audit
 from mtptui.control.errors import ControlError
 from mtptui.control.plan import APPLY, RESTORE, Plan
 from mtptui.control.profiles import Profile
-from mtptui.control.restart import NOT_RUN, OK, ROLLBACK_FAILED, ROLLED_BACK, PhaseEvent
+from mtptui.control.restart import NOT_RUN, OK, ROLLBACK_FAILED, ROLLED_BACK, PhaseEvent, PhaseState
 from mtptui.prove import load, prompts
 from mtptui.prove.accept import AcceptReader
 from mtptui.transport.http import HttpError
@@ -201,7 +201,7 @@ class Bench:
         parts.append(("restored: " if r.restored else "NOT RESTORED: ") + r.restore_message)
         return "; ".join(parts)
 
-    def _step(self, phase: str, state: str, detail: str = "") -> None:
+    def _step(self, phase: str, state: PhaseState, detail: str = "") -> None:
         self._steps.append(PhaseEvent(phase, state, detail, time.monotonic() - self._t0))
 
     def _say(self, **changes) -> None:

@@ -37,7 +37,7 @@ class ProcessSource(Source):
         self.pid: int | None = None
         self._proc: asyncio.subprocess.Process | None = None
         self._next: tuple[list[str], dict[str, str] | None] | None = None  # a restart asked for
-        self._taps: list[asyncio.Queue] = []
+        self._taps: list[asyncio.Queue[list[str]]] = []
         self.starts = 0
         self._feed: Feed | None = None
         # Set by the control path: a child that exited waits to be started again (a rollback
@@ -45,13 +45,13 @@ class ProcessSource(Source):
         self.restartable = False
         self._wake: asyncio.Event | None = None
 
-    def tap(self) -> asyncio.Queue:
+    def tap(self) -> asyncio.Queue[list[str]]:
         """A queue that gets every later batch of lines (a list of str), until untapped."""
-        q: asyncio.Queue = asyncio.Queue()
+        q: asyncio.Queue[list[str]] = asyncio.Queue()
         self._taps.append(q)
         return q
 
-    def untap(self, q: asyncio.Queue) -> None:
+    def untap(self, q: asyncio.Queue[list[str]]) -> None:
         if q in self._taps:
             self._taps.remove(q)
 

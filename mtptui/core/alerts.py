@@ -355,12 +355,6 @@ def _throughput_down(host: str | None, ranks: list[RankSeries], epoch: Epoch | N
                   since=t_split)]
 
 
-def stale(s: RankSeries, now: float, th: Thresholds, last_ts: float | None = None) -> bool:
-    """No batch line for stale_s before `now` (last_ts: the rank's newest batch at or before now)."""
-    last = last_ts if last_ts is not None else s.last_batch_ts
-    return last is not None and now - last > th.stale_s
-
-
 @dataclass
 class Fired:
     alert: Alert  # as it fired
@@ -402,6 +396,3 @@ class AlertTracker:
         for k in [k for k in self.active if k[1] == host and k not in keys]:
             self.active.pop(k).cleared = now  # the same Fired as in the history
         return new
-
-    def for_host(self, host: str | None) -> list[Fired]:
-        return [f for k, f in self.active.items() if k[1] == host]

@@ -91,10 +91,6 @@ class Ring:
             return None
         return (self._start + self._len - 1) % self.capacity
 
-    # Logical index k (0 = oldest) -> physical slot
-    def _slot(self, k: int) -> int:
-        return (self._start + k) % self.capacity
-
     def times(self) -> list[float]:
         a, b = self._span(0, self._len)
         return self._t[a[0]:a[1]].tolist() + self._t[b[0]:b[1]].tolist()

@@ -30,12 +30,11 @@ from mtptui.core.valueset import Rows
 if TYPE_CHECKING:
     from mtptui.core._compiled import Lane
 
-__all__ = ["Store", "RankSeries", "Epoch", "spec_label", "ALL_HOSTS"]
+__all__ = ["Store", "RankSeries", "Epoch", "spec_label"]
 
 DECODE_COLUMNS = ("accept_len", "accept_rate", "gen_throughput", "running_req", "queue_req",
                   "token_usage", "graph")
 PREFILL_COLUMNS = ("input_throughput", "new_token", "cached_token")
-ALL_HOSTS = object()  # for host_events: every host, as opposed to host None (logs without one)
 # The rows the compiled lane writes: the time, the ring's columns, the pool a hybrid model's lines
 # give instead of token usage, and what the epochs' buckets read besides.
 CARRIED = ("full_token_usage", *(f for f in MATCH_FIELDS if f not in DECODE_COLUMNS))
@@ -397,11 +396,6 @@ class Store:
         if self._dirty or (self.lane is not None and self.lane.batches != self._lane_read):
             self.settle()
         return sorted((s for (h, _), s in self._by_key.items() if h == host), key=lambda s: rank_key(s.rank))
-
-    def host_events(self, host: str | None | object = ALL_HOSTS, t0: float | None = None, t1: float | None = None) -> list[Event]:
-        return [e for e in self.events if (host is ALL_HOSTS or e.host == host)
-                and (t0 is None or (e.ts is not None and e.ts >= t0))
-                and (t1 is None or (e.ts is not None and e.ts <= t1))]
 
     def current_epoch(self, host: str | None) -> Epoch | None:
         epochs = self.epochs.get(host)

@@ -143,8 +143,6 @@ class Group:
         self.last_prefill_tic = eng.t_start
         self.last_prefill_tokens = 0
         self.last_gen_throughput = 0.0
-        self.last_accept_len: float | None = None
-        self.last_accept_rate: float | None = None
         self.clients = 0
         self.thinking: list[float] = []  # heap of times when a thinking client sends again
         self.finished = 0
@@ -345,9 +343,6 @@ class Group:
         if e.chain:
             spec = formats.Spec(self.win_acc, self.win_req_steps, e.args["speculative_num_steps"],
                                 e.args["speculative_num_draft_tokens"])
-            if self.win_req_steps:
-                self.last_accept_len = self.win_acc / self.win_req_steps
-                self.last_accept_rate = formats.accept_rate(e.cfg.v, spec)
         pool = self.pool()
         gens: dict[str, float] = {}
         for i, label in enumerate(self.labels):

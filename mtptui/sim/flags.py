@@ -259,20 +259,43 @@ def _auto_mem_fraction(tp: int, spec: bool) -> float:
     return round(frac * 0.95, 3) if spec else frac
 
 
+@dataclass
+class _Spec:
+    """The speculation settings as ServerArgs resolves them, and the two settings it changes for
+    speculation (overlap scheduling, max running requests): filled in phase by phase."""
+
+    algorithm: str | None
+    steps: int | None
+    topk: int | None
+    draft: int | None
+    draft_path: str | None
+    max_running: int | None
+    disable_overlap: bool
+
+
 def resolve(ns: argparse.Namespace) -> Config:
     """ServerArgs.__post_init__ for what matters here. Raises ServerArgsError."""
+    # The phases run in SGLang's order, so that of two mistakes the one SGLang reports first is
+    # the one raised, and the warnings come in its order.
     version = ns.sim_version
     v = vtuple(version)
     preset = models.preset_for(ns.model_path)
     warnings: list[str] = []
-    algo = ns.speculative_algorithm
-    requested = algo
-    steps, topk, draft = ns.speculative_num_steps, ns.speculative_eagle_topk, ns.speculative_num_draft_tokens
-    draft_path = ns.speculative_draft_model_path
-    max_running = ns.max_running_requests
-    disable_overlap = ns.disable_overlap_schedule
-    chunked = ns.chunked_prefill_size if ns.chunked_prefill_size is not None else 8192
+    chunked = _parallelism(ns, warnings)
+    spec = _speculation(ns, v, preset, warnings)
+    hybrid = _hybrid(ns, v, preset)
+    a = _server_args(ns, v, spec, chunked)
+    all_sched = bool(getattr(ns, "enable_metrics_for_all_schedulers", False)) and (0, 5, 4) <= v < (0, 5, 10)
+    return Config(version=version, args=a, preset=preset, hybrid=hybrid, warnings=warnings,
+                  load=ns.sim_load, seed=ns.sim_seed, faults=list(ns.sim_fault),
+                  startup_seconds=ns.sim_startup_seconds, all_schedulers=all_sched,
+                  requested_algorithm=ns.speculative_algorithm)
 
+
+def _parallelism(ns: argparse.Namespace, warnings: list[str]) -> int:
+    """SGLang's asserts on the TP, DP and EP sizes; the chunked prefill size, which DP attention
+    divides among the DP ranks."""
+    chunked = ns.chunked_prefill_size if ns.chunked_prefill_size is not None else 8192
     if ns.tp_size < 1 or ns.dp_size < 1 or ns.ep_size < 1:
         raise ServerArgsError("AssertionError", "", "assert self.tp_size >= 1 and self.dp_size >= 1")
     if ns.enable_dp_attention:
@@ -283,74 +306,111 @@ def resolve(ns: argparse.Namespace) -> Config:
                         "to avoid MoE kernel issues. ")
     if ns.tp_size % ns.ep_size != 0:
         raise ServerArgsError("AssertionError", "", "assert self.tp_size % self.ep_size == 0")
+    return chunked
 
+
+def _speculation(ns: argparse.Namespace, v: tuple, preset: models.Preset, warnings: list[str]) -> _Spec:
+    """The speculative flags as ServerArgs leaves them: NEXTN is EAGLE, an MTP model is its own
+    draft, NGRAM's counts or the EAGLE family's checked or chosen, and speculation's own limit on
+    running requests."""
+    algo = ns.speculative_algorithm
     if v >= (0, 5, 12) and algo is not None and algo not in _algorithms(v):
         raise ServerArgsError("ValueError", f"Unknown speculative algorithm name: {algo}")
     if algo in ("DFLASH", "DSPARK", "UNO"):
         raise ServerArgsError("ValueError", f"{algo} is not simulated by mtptui")
+    sp = _Spec(algo, ns.speculative_num_steps, ns.speculative_eagle_topk, ns.speculative_num_draft_tokens,
+               ns.speculative_draft_model_path, ns.max_running_requests, ns.disable_overlap_schedule)
+    if algo is None:
+        return sp
+    if algo == "NEXTN":
+        sp.algorithm = algo = "EAGLE"  # "NEXTN shares the same implementation of EAGLE"
+    if algo in ("EAGLE", "EAGLE3") and preset.mtp_auto_path and (v >= (0, 5, 0) or preset.arch == "DeepseekV3ForCausalLM"):
+        if sp.draft_path is None:
+            sp.draft_path = ns.model_path
+        elif preset.arch == "DeepseekV3ForCausalLM" and sp.draft_path != ns.model_path:
+            warnings.append("DeepSeek MTP does not require setting speculative_draft_model_path.")
+    if algo == "STANDALONE" and ns.enable_dp_attention:
+        raise ServerArgsError("ValueError", "Currently standalone speculative decoding does not support dp attention.")
+    if algo == "NGRAM":
+        _ngram(sp, ns)
+    else:
+        _eagle_counts(sp, algo, ns, v, preset, warnings)
+    if sp.max_running is None:
+        sp.max_running = 48
+        warnings.append("Max running requests is reset to 48 for speculative decoding. You can "
+                        "override this by explicitly setting --max-running-requests.")
+    return sp
 
-    if algo is not None:
-        if algo == "NEXTN":
-            algo = "EAGLE"  # "NEXTN shares the same implementation of EAGLE"
-        if algo in ("EAGLE", "EAGLE3") and preset.mtp_auto_path and (v >= (0, 5, 0) or preset.arch == "DeepseekV3ForCausalLM"):
-            if draft_path is None:
-                draft_path = ns.model_path
-            elif preset.arch == "DeepseekV3ForCausalLM" and draft_path != ns.model_path:
-                warnings.append("DeepSeek MTP does not require setting speculative_draft_model_path.")
-        if algo == "STANDALONE" and ns.enable_dp_attention:
-            raise ServerArgsError("ValueError", "Currently standalone speculative decoding does not support dp attention.")
-        if algo == "NGRAM":
-            if ns.enable_dp_attention:
-                raise ServerArgsError("ValueError", "Currently ngram speculative decoding does not support dp attention.")
-            # "self.speculative_eagle_topk = self.speculative_ngram_max_bfs_breadth" (0.5.3+)
-            topk = getattr(ns, "speculative_ngram_max_bfs_breadth", None) or 10
-            if draft is None:
-                draft = 12
-            if topk > 1 and ns.page_size > 1 and ns.attention_backend is not None \
-                    and ns.attention_backend != "flashinfer":
-                raise ServerArgsError(
-                    "ValueError", f"speculative_eagle_topk({topk}) > 1 with page_size({ns.page_size}) > 1 "
-                    "is unstable and produces incorrect results for paged attention backends. This "
-                    "combination is only supported for the 'flashinfer' backend.")
-            disable_overlap = True
-        else:
-            if steps is None:
-                if topk is not None or draft is not None:
-                    raise ServerArgsError(
-                        "AssertionError", "",
-                        "assert self.speculative_eagle_topk is None and self.speculative_num_draft_tokens is None")
-                steps, topk, draft = _auto_spec_triplet(v, preset, algo)
-            elif topk is None or draft is None:
-                # Only some of the three given: SGLang compares None with an int later on.
-                raise ServerArgsError("TypeError", "'>' not supported between instances of 'NoneType' and 'int'",
-                                      "if self.speculative_eagle_topk > 1:")
-            if steps < 1 or topk < 1 or draft < 1:
-                raise ServerArgsError("AssertionError", "", "assert self.speculative_num_steps >= 1")
-            if topk == 1 and draft != steps + 1:
-                warnings.append("speculative_num_draft_tokens is adjusted to speculative_num_steps + 1 "
-                                "when speculative_eagle_topk == 1")
-                draft = steps + 1
-            if topk > 1 and ns.attention_backend == "trtllm_mha":
-                raise ServerArgsError("ValueError", "trtllm_mha backend only supports topk = 1 for speculative decoding.")
-            # The version's list of backends; a backend SGLang picks itself (none given) is not judged.
-            # (The simulator imports nothing outside mtptui.sim: control/profiles.py has the same
-            # lists, and tests/unit/test_control_profiles.py holds the two to the same answers.)
-            paged = (("flashinfer",) if v < (0, 5, 6) else ("flashinfer", "fa3") if v < (0, 5, 13)
-                     else ("flashinfer", "fa3", "triton"))
-            if topk > 1 and ns.page_size > 1 and ns.attention_backend is not None \
-                    and ns.attention_backend not in paged and v >= (0, 5, 2):
-                raise ServerArgsError(
-                    "ValueError", "speculative_eagle_topk > 1 with page_size > 1 is unstable and produces "
-                    "incorrect results for paged attention backends. This combination is only supported "
-                    "for the 'flashinfer' backend.")
-            if v < (0, 5, 4):
-                disable_overlap = True
-                warnings.append("Overlap scheduler is disabled because of using eagle speculative decoding.")
-        if max_running is None:
-            max_running = 48
-            warnings.append("Max running requests is reset to 48 for speculative decoding. You can "
-                            "override this by explicitly setting --max-running-requests.")
 
+def _ngram(sp: _Spec, ns: argparse.Namespace) -> None:
+    """NGRAM: no DP attention, its topk the BFS breadth, 12 draft tokens unless given, and no
+    overlap scheduling."""
+    if ns.enable_dp_attention:
+        raise ServerArgsError("ValueError", "Currently ngram speculative decoding does not support dp attention.")
+    # "self.speculative_eagle_topk = self.speculative_ngram_max_bfs_breadth" (0.5.3+)
+    sp.topk = topk = getattr(ns, "speculative_ngram_max_bfs_breadth", None) or 10
+    if sp.draft is None:
+        sp.draft = 12
+    if topk > 1 and ns.page_size > 1 and ns.attention_backend is not None \
+            and ns.attention_backend != "flashinfer":
+        raise ServerArgsError(
+            "ValueError", f"speculative_eagle_topk({topk}) > 1 with page_size({ns.page_size}) > 1 "
+            "is unstable and produces incorrect results for paged attention backends. This "
+            "combination is only supported for the 'flashinfer' backend.")
+    sp.disable_overlap = True
+
+
+def _eagle_triplet(sp: _Spec, algo: str, v: tuple, preset: models.Preset) -> tuple[int, int, int]:
+    """Steps, topk and draft tokens: all three given, or none and SGLang chooses them for the
+    model; two ways to give only some fail as SGLang does."""
+    steps, topk, draft = sp.steps, sp.topk, sp.draft
+    if steps is None:
+        if topk is not None or draft is not None:
+            raise ServerArgsError(
+                "AssertionError", "",
+                "assert self.speculative_eagle_topk is None and self.speculative_num_draft_tokens is None")
+        return _auto_spec_triplet(v, preset, algo)
+    if topk is None or draft is None:
+        # Only some of the three given: SGLang compares None with an int later on.
+        raise ServerArgsError("TypeError", "'>' not supported between instances of 'NoneType' and 'int'",
+                              "if self.speculative_eagle_topk > 1:")
+    return steps, topk, draft
+
+
+def _eagle_counts(sp: _Spec, algo: str, ns: argparse.Namespace, v: tuple, preset: models.Preset,
+                  warnings: list[str]) -> None:
+    """The EAGLE family's counts (_eagle_triplet), then SGLang's rules on them: topk 1 means
+    draft = steps + 1, topk > 1 wants a backend that can run it, and before 0.5.4 speculation
+    turns overlap scheduling off."""
+    steps, topk, draft = _eagle_triplet(sp, algo, v, preset)
+    if steps < 1 or topk < 1 or draft < 1:
+        raise ServerArgsError("AssertionError", "", "assert self.speculative_num_steps >= 1")
+    if topk == 1 and draft != steps + 1:
+        warnings.append("speculative_num_draft_tokens is adjusted to speculative_num_steps + 1 "
+                        "when speculative_eagle_topk == 1")
+        draft = steps + 1
+    sp.steps, sp.topk, sp.draft = steps, topk, draft
+    if topk > 1 and ns.attention_backend == "trtllm_mha":
+        raise ServerArgsError("ValueError", "trtllm_mha backend only supports topk = 1 for speculative decoding.")
+    # The version's list of backends; a backend SGLang picks itself (none given) is not judged.
+    # (The simulator imports nothing outside mtptui.sim: control/profiles.py has the same
+    # lists, and tests/unit/test_control_profiles.py holds the two to the same answers.)
+    paged = (("flashinfer",) if v < (0, 5, 6) else ("flashinfer", "fa3") if v < (0, 5, 13)
+             else ("flashinfer", "fa3", "triton"))
+    if topk > 1 and ns.page_size > 1 and ns.attention_backend is not None \
+            and ns.attention_backend not in paged and v >= (0, 5, 2):
+        raise ServerArgsError(
+            "ValueError", "speculative_eagle_topk > 1 with page_size > 1 is unstable and produces "
+            "incorrect results for paged attention backends. This combination is only supported "
+            "for the 'flashinfer' backend.")
+    if v < (0, 5, 4):
+        sp.disable_overlap = True
+        warnings.append("Overlap scheduler is disabled because of using eagle speculative decoding.")
+
+
+def _hybrid(ns: argparse.Namespace, v: tuple, preset: models.Preset) -> str:
+    """The model's hybrid pool (--sim-hybrid, or the preset's where auto), where the version's
+    logs have one."""
     hybrid = ns.sim_hybrid
     if hybrid == "auto":
         hybrid = preset.hybrid
@@ -358,16 +418,29 @@ def resolve(ns: argparse.Namespace) -> Config:
             hybrid = "none"
     elif hybrid == "mamba" and v < (0, 5, 4):
         raise ServerArgsError("ValueError", "mtptui simulator: mamba pool fields exist in SGLang 0.5.4+ logs only")
+    return hybrid
 
+
+def _capacity(ns: argparse.Namespace, v: tuple, sp: _Spec) -> tuple[float, int, int]:
+    """mem_fraction_static, max_running_requests and cuda_graph_max_bs: as given, else what
+    SGLang picks (less memory and smaller graphs with speculation)."""
     mem = ns.mem_fraction_static
     if mem is None:
-        mem = _auto_mem_fraction(ns.tp_size, algo is not None)
+        mem = _auto_mem_fraction(ns.tp_size, sp.algorithm is not None)
+    max_running = sp.max_running
     if max_running is None:
         max_running = 1024 if v >= (0, 5, 0) else 2048
     graph_bs = ns.cuda_graph_max_bs
     if graph_bs is None:
-        graph_bs = min(256, max_running) if algo is None else min(max_running, 64)
+        graph_bs = min(256, max_running) if sp.algorithm is None else min(max_running, 64)
+    return mem, max_running, graph_bs
 
+
+def _server_args(ns: argparse.Namespace, v: tuple, sp: _Spec, chunked: int) -> dict:
+    """ServerArgs' fields in its repr's order (what `server_args=` prints), with the values
+    resolved above."""
+    mem, max_running, graph_bs = _capacity(ns, v, sp)
+    algo, draft_path = sp.algorithm, sp.draft_path
     a: dict = {}
     a["model_path"] = ns.model_path
     a["tokenizer_path"] = ns.tokenizer_path or ns.model_path
@@ -418,9 +491,9 @@ def resolve(ns: argparse.Namespace) -> Config:
     a["speculative_algorithm"] = algo
     a["speculative_draft_model_path"] = draft_path
     a["speculative_draft_model_revision"] = (getattr(ns, "speculative_draft_model_revision", None) or "main") if draft_path else None
-    a["speculative_num_steps"] = steps
-    a["speculative_eagle_topk"] = topk
-    a["speculative_num_draft_tokens"] = draft
+    a["speculative_num_steps"] = sp.steps
+    a["speculative_eagle_topk"] = sp.topk
+    a["speculative_num_draft_tokens"] = sp.draft
     a["speculative_accept_threshold_single"] = ns.speculative_accept_threshold_single
     a["speculative_accept_threshold_acc"] = ns.speculative_accept_threshold_acc
     a["speculative_token_map"] = ns.speculative_token_map
@@ -432,15 +505,9 @@ def resolve(ns: argparse.Namespace) -> Config:
     a["disable_cuda_graph"] = ns.disable_cuda_graph
     a["enable_mixed_chunk"] = ns.enable_mixed_chunk if algo is None else False
     a["enable_dp_attention"] = ns.enable_dp_attention
-    a["disable_overlap_schedule"] = disable_overlap
+    a["disable_overlap_schedule"] = sp.disable_overlap
     a["enable_torch_compile"] = False
-
-    all_sched = bool(getattr(ns, "enable_metrics_for_all_schedulers", False)) and (0, 5, 4) <= v < (0, 5, 10)
-    load = ns.sim_load
-    return Config(version=version, args=a, preset=preset, hybrid=hybrid, warnings=warnings,
-                  load=load, seed=ns.sim_seed, faults=list(ns.sim_fault),
-                  startup_seconds=ns.sim_startup_seconds, all_schedulers=all_sched,
-                  requested_algorithm=requested)
+    return a
 
 
 # From 0.5.19 the start line is `logger.info(f"server_args={server_args.resolved_dict()}")`

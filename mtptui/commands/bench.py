@@ -3,7 +3,8 @@ benchmark of speculation profiles on one host, through the SSH connection.
 
 For each profile: apply it through the control path (the preview of every profile is shown
 first and confirmed once, unless --yes), wait for ready and verify, warm up; then for each
-concurrency send N streaming chat requests (a prompt set shipped with mtptui, drawn by --seed)
+concurrency send N streaming chat requests (a prompt set shipped with mtptui, or --prompts FILE,
+drawn by --seed)
 and measure output tokens/s, requests/s, TTFT and inter-token latency p50/p99 and errors, and
 the accept len and accept rate the unit's log shows meanwhile. At the end, after ctrl-c or a
 failure too, the unit is restored exactly as it was found (its drop-in byte for byte), restarted
@@ -61,6 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--requests", type=_positive, default=32, metavar="N", help="requests per concurrency (default 32)")
     p.add_argument("--max-tokens", type=_positive, default=128, metavar="M", help="output tokens per request (default 128)")
     p.add_argument("--seed", type=int, default=0, help="which prompts, in which order (default 0)")
+    p.add_argument("--prompts", metavar="FILE",
+                   help="the operator's prompts, read here and sent through the tunnel: JSONL of OpenAI chat "
+                        "requests (messages, optional max_tokens and category), ShareGPT JSON, or plain text a "
+                        "prompt a line (default: the set shipped with mtptui)")
     p.add_argument("--yes", "-y", action="store_true", help="run without asking")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
     p.add_argument("--csv", metavar="FILE", help="also write the results as CSV to FILE")
@@ -73,6 +78,11 @@ def main(argv: list[str]) -> int:
     from mtptui.commands.spec import build_controls
     from mtptui.control.profiles import ProfileError, resolve
 
+    pool = None
+    if args.prompts:
+        from mtptui.prove.prompts import read_file
+
+        pool = read_file(args.prompts)  # a bad file: UsageError, before anything connects
     config = load_config(args.config)
     if len(args.hosts) > 1:
         raise ConfigError("one HOST at a time (a benchmark restarts its server)")
@@ -88,16 +98,16 @@ def main(argv: list[str]) -> int:
     if len(controls) != 1:
         raise ConfigError("name the HOST to benchmark (the config has several)")
     quiet_asyncssh()
-    return asyncio.run(run(args, controls[0], profiles))
+    return asyncio.run(run(args, controls[0], profiles, pool))
 
 
-async def run(args, hc, profiles) -> int:
+async def run(args, hc, profiles, pool=None) -> int:
     from mtptui.control.errors import BadProfile, ControlError
     from mtptui.prove import results
     from mtptui.prove.bench import COULD_NOT_RUN, NOT_RESTORED, Bench
 
     bench = Bench(hc, profiles, args.concurrency, args.requests, max_tokens=args.max_tokens, seed=args.seed,
-                  on_progress=Bar(sys.stderr).show)
+                  on_progress=Bar(sys.stderr).show, prompt_pool=pool, prompts_file=args.prompts)
     try:
         try:
             plans = await bench.preview()

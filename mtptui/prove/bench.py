@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -24,8 +25,10 @@ from mtptui.control.errors import ControlError
 from mtptui.control.plan import APPLY, RESTORE, Plan
 from mtptui.control.profiles import Profile
 from mtptui.control.restart import NOT_RUN, OK, ROLLBACK_FAILED, ROLLED_BACK, PhaseEvent, PhaseState
+from mtptui.control.target import UnitState
 from mtptui.prove import load, prompts
 from mtptui.prove.accept import AcceptReader
+from mtptui.prove.prompts import Prompt
 from mtptui.transport.http import HttpError
 from mtptui.prove.smoke import model_name
 
@@ -74,10 +77,11 @@ class Report:
     error: str = ""  # why the benchmark stopped early
     interrupted: bool = False
     restore_message: str = ""
+    prompts: dict = field(default_factory=dict)  # where the prompts came from: file (None: shipped), count, categories
 
     def to_json(self) -> dict:
-        return {"host": self.host, "unit": self.unit, "started": self.started, "results": self.results,
-                "restored": self.restored}
+        return {"host": self.host, "unit": self.unit, "started": self.started, "prompts": self.prompts,
+                "results": self.results, "restored": self.restored}
 
     @property
     def exit_code(self) -> int:
@@ -99,7 +103,8 @@ def empty_row(profile: str, concurrency: int) -> dict:
 class Bench:
     def __init__(self, hc, profiles: list[Profile], concurrencies: list[int], requests: int, *,
                  max_tokens: int = 128, seed: int = 0, timeout: float = 300.0,
-                 on_progress: Callable[[Progress], None] | None = None) -> None:
+                 on_progress: Callable[[Progress], None] | None = None,
+                 prompt_pool: list[Prompt] | None = None, prompts_file: str | None = None) -> None:
         self.hc = hc
         self.profiles = profiles
         self.concurrencies = concurrencies
@@ -108,9 +113,12 @@ class Bench:
         self.seed = seed
         self.timeout = timeout
         self.on_progress = on_progress
+        self.pool = tuple(prompt_pool) if prompt_pool else prompts.PROMPTS  # the operator's, else the shipped set
         self.report = Report(hc.host, hc.unit, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        self.report.prompts = {"file": prompts_file, "count": len(self.pool),
+                               "categories": dict(Counter(p.category or "-" for p in self.pool))}
         self.previewed: list[Plan] = []
-        self._before = None
+        self._before: UnitState | None = None  # the unit as preview() found it: what is restored
         self._task: asyncio.Task | None = None
         self._cancelled = False
         self._hands_off = ""  # a rollback failed: mtptui stops touching the host, restore included
@@ -141,12 +149,16 @@ class Bench:
 
     def preview_lines(self) -> list[str]:
         restarts = sum(p.old_argv != p.new_argv for p in self.previewed) + 1
+        where = self.report.prompts.get("file")
         lines = [f"benchmark: {', '.join(p.name for p in self.profiles)}; concurrency "
-                 f"{', '.join(map(str, self.concurrencies))}; {self.requests} requests of {self.max_tokens} tokens each",
+                 f"{', '.join(map(str, self.concurrencies))}; {self.requests} requests of {self.max_tokens} tokens each"
+                 + (" (or a prompt's own max_tokens)" if any(p.max_tokens for p in self.pool) else "")
+                 + f", drawn from {len(self.pool)} prompts "
+                 + (f"of {where}" if where else "shipped with mtptui"),
                  f"restarts: up to {restarts}: each profile the server does not already run, then back to the "
                  "unit as it was found (its drop-in byte for byte), also after a cancel or a failure"]
-        for plan in self.previewed:
-            lines += ["", f"── {plan.profile.name} ──", *plan.preview_lines()]
+        for profile, plan in zip(self.profiles, self.previewed):
+            lines += ["", f"── {profile.name} ──", *plan.preview_lines()]
         return lines
 
     # --- running -----------------------------------------------------------------------------------
@@ -160,9 +172,11 @@ class Bench:
     async def run(self) -> Report:
         if self._before is None:
             await self.preview()
+        before = self._before
+        assert before is not None  # preview() read it
         entry = audit.new_entry(host=self.hc.host, unit=self.hc.unit, action="bench", profile=None,
-                                where=self.hc.where, exec_start_before=self._before.argv,
-                                dropin_before=self._before.dropin, commands=[], result="running", phases=[],
+                                where=self.hc.where, exec_start_before=before.argv,
+                                dropin_before=before.dropin, commands=[], result="running", phases=[],
                                 profiles=[p.name for p in self.profiles], concurrency=self.concurrencies,
                                 requests=self.requests)
         audit.append(entry)
@@ -212,7 +226,7 @@ class Bench:
 
     async def _measure(self) -> None:
         r = self.report
-        prompt_set = prompts.draw(self.requests, self.seed)
+        prompt_set = prompts.draw(self.requests, self.seed, self.pool)
         for profile, shown in zip(self.profiles, self.previewed):
             self._say(profile=profile.name, step="apply", concurrency=None, done=0, total=0, detail="")
             plan = await self.hc.plan(APPLY, profile)
@@ -224,7 +238,7 @@ class Bench:
             fwd = await self.hc.endpoint()
             model = await model_name(fwd.host, fwd.port, 30.0)
             self._say(step="warm up")
-            await load.run_load(fwd, model, prompts.draw(WARMUP_REQUESTS, self.seed + 1),
+            await load.run_load(fwd, model, prompts.draw(WARMUP_REQUESTS, self.seed + 1, self.pool),
                                 min(WARMUP_REQUESTS, max(self.concurrencies)), self.max_tokens, timeout=self.timeout)
             for c in self.concurrencies:
                 self._say(step="measure", concurrency=c, done=0, total=self.requests)
@@ -250,8 +264,10 @@ class Bench:
         """Applies a profile; False when it failed and was rolled back. A server already running
         these settings (the same argv, no environment of the profile) is not restarted."""
         st = await self.hc.state()
-        name = plan.profile.name
-        if plan.old_argv == plan.new_argv and not plan.profile.env and st.active == "active":
+        profile = plan.profile
+        assert profile is not None  # a plan to apply names its profile
+        name = profile.name
+        if plan.old_argv == plan.new_argv and not profile.env and st.active == "active":
             self._step(f"apply {name}", "ok", "already running these settings: no restart")
             return True
         outcome = await self._execute(plan)
@@ -297,6 +313,7 @@ class Bench:
 
     async def _restore(self) -> None:
         before = self._before
+        assert before is not None  # run() read it before it changed anything
         r = self.report
         self._say(profile="", step="restore", concurrency=None, detail="")
         if self._hands_off:

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from mtptui.prove.prompts import Prompt
 from mtptui.transport.aio import wait_for
 from mtptui.transport import http as client
 from mtptui.transport.http import STATUS, TIMEOUT, HttpError
@@ -74,11 +75,13 @@ def _ms(s: float | None) -> float | None:
     return None if s is None else round(s * 1000, 2)
 
 
-def chat_body(model: str, prompt: str, max_tokens: int) -> dict:
+def chat_body(model: str, prompt: Prompt, max_tokens: int) -> dict:
+    """The request for a prompt: its messages, its own max_tokens where it has one."""
     # ignore_eos (SGLang and vLLM both take it): every request generates max_tokens, so profiles
     # compare on the same work
-    return {"model": model, "messages": [{"role": "user", "content": prompt}], "max_tokens": max_tokens,
-            "temperature": 0, "stream": True, "stream_options": {"include_usage": True}, "ignore_eos": True}
+    return {"model": model, "messages": [dict(m) for m in prompt.messages],
+            "max_tokens": prompt.max_tokens or max_tokens, "temperature": 0, "stream": True,
+            "stream_options": {"include_usage": True}, "ignore_eos": True}
 
 
 async def one(fwd, body: dict, timeout: float) -> Sample:
@@ -122,7 +125,7 @@ async def one(fwd, body: dict, timeout: float) -> Sample:
     return s
 
 
-async def run_load(fwd, model: str, prompts: list[str], concurrency: int, max_tokens: int, *,
+async def run_load(fwd, model: str, prompts: list[Prompt], concurrency: int, max_tokens: int, *,
                    timeout: float = 300.0, on_done: Callable[[int], None] | None = None) -> Load:
     """len(prompts) requests, at most `concurrency` in flight; on_done(n) after each one ends."""
     queue = list(reversed(prompts))

@@ -80,6 +80,7 @@ async def test_bench_measures_each_profile_and_leaves_the_child_as_found(tmp_pat
     assert report.exit_code == DONE and report.restored, bench.summary()
     data = report.to_json()
     assert json.loads(json.dumps(data)) == data
+    assert data["prompts"]["file"] is None and len(data["prompts"]["categories"]) == 5
     rows = data["results"]
     assert [(r["profile"], r["concurrency"]) for r in rows] == [("off", 1), ("off", 2), ("mtp2", 1), ("mtp2", 2)]
     assert all(set(r) == set(COLUMNS) and r["requests"] == 3 and r["errors"] == 0 for r in rows)
@@ -146,3 +147,26 @@ async def test_a_profile_that_fails_is_rolled_back_and_the_others_still_measured
     assert hc.target.dropin is None and src.argv == before
     assert [(e["action"], e["result"]) for e in read_audit(tmp_path / "audit.jsonl")] == [
         ("bench", "failed"), ("apply", "rolled_back")]
+
+
+async def test_bench_sends_the_operators_prompts_with_their_own_max_tokens(tmp_path, monkeypatch):
+    from mtptui.prove.prompts import read_file
+
+    monkeypatch.setenv("MTPTUI_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
+    f = tmp_path / "mine.jsonl"
+    f.write_text(json.dumps({"messages": [{"role": "user", "content": "Write a sonnet."}], "max_tokens": 7,
+                             "category": "chat"}) + "\n")
+    src = child()
+    hc = control(src)
+    task = await started(src)
+    try:
+        bench = Bench(hc, [BUILTINS["off"]], [1], 3, max_tokens=24, prompt_pool=read_file(f), prompts_file=str(f))
+        report = await bench.run()
+    finally:
+        await stopped(task)
+    assert report.exit_code == DONE and "drawn from 1 prompts of" in bench.preview_lines()[0]
+    data = report.to_json()
+    assert data["prompts"] == {"file": str(f), "count": 1, "categories": {"chat": 1}}
+    (row,) = data["results"]
+    assert row["requests"] == 3 and row["errors"] == 0
+    assert row["output_tok_s"] is not None

@@ -225,34 +225,54 @@ class LineParser:
                 text = prefix.without_repeat_note(text[at:])
         pre = sglang.split_prefix(text) if text[:1] == "[" else None
         if pre is not None:
-            stamp, millis, rank, msg = pre
-            if engine:
-                rank = f"{engine} {rank}" if rank else engine
-            ts = self._stamp_time(line, stamp, millis)
-            rec = sglang.parse_batch(msg, ts, line.host, rank) if msg[:1] in "DP" else None
-            if rec is None and "batch" in msg:  # a head after a further prefix: `[...] [gpu=0] Decode batch`
-                rec = self._other_prefix(line, text, engine)
-            if rec is not None:
-                return ParsedBatch(BATCH, line, rec)
-            return self._event(line, msg, ts, rank)
+            return self._sglang_prefixed(line, text, engine, pre)
         if "batch" in text:
             rec = self._other_prefix(line, text, engine)
             if rec is not None:
                 return ParsedBatch(BATCH, line, rec)
+        # What no SGLang prefix reads is read whole, a Ray actor's decoration and all: vLLM's
+        # stats lines, then events.
+        if vllm.looks_like_vllm(line.text):
+            stats = self._vllm_stats(line)
+            if stats is not None:
+                return stats
+        return self._unprefixed(line)
+
+    def _sglang_prefixed(self, line: LogLine, text: str, engine: str, pre: tuple[str, str | None, str, str]) -> Parsed:
+        """A line behind SGLang's own prefix (pre: sglang.split_prefix of text): a batch line, or
+        else an event or other."""
+        stamp, millis, rank, msg = pre
+        if engine:
+            rank = f"{engine} {rank}" if rank else engine
+        ts = self._stamp_time(line, stamp, millis)
+        rec = sglang.parse_batch(msg, ts, line.host, rank) if msg[:1] in "DP" else None
+        if rec is None and "batch" in msg:  # a head after a further prefix: `[...] [gpu=0] Decode batch`
+            rec = self._other_prefix(line, text, engine)
+        if rec is not None:
+            return ParsedBatch(BATCH, line, rec)
+        return self._event(line, msg, ts, rank)
+
+    def _vllm_stats(self, line: LogLine) -> ParsedBatch | None:
+        """vLLM's stats line, on the envelope's clock. A spec line carries no engine: it is the
+        rank of the throughput line before it on its host."""
+        rec, inner = vllm.parse_stats(line.text, line.host, self.dates.year)
+        if rec is None:
+            return None
+        if not line.zoned and inner is not None:
+            rec.ts = self.on_envelope_clock(line.host, inner, line.ts)
+        elif line.ts is not None:
+            rec.ts = line.ts
+        if rec.kind == SPEC:
+            rec.rank = self.vllm_rank.get(line.host, self.unresolved_rank)
+        else:
+            self.vllm_rank[line.host] = rec.rank
+        self.vllm_hosts.add(line.host)
+        return ParsedBatch(BATCH, line, rec)
+
+    def _unprefixed(self, line: LogLine) -> Parsed:
+        """A line without SGLang's prefix at its start: one behind docker compose's container name,
+        an event in vLLM's format or systemd's, or uvicorn's start on a vLLM host; else other."""
         text = line.text
-        if vllm.looks_like_vllm(text):
-            rec, inner = vllm.parse_stats(text, line.host, self.dates.year)
-            if rec is not None:
-                if not line.zoned and inner is not None:
-                    rec.ts = self.on_envelope_clock(line.host, inner, line.ts)
-                elif line.ts is not None:
-                    rec.ts = line.ts
-                if rec.kind == SPEC:
-                    rec.rank = self.vllm_rank.get(line.host, self.unresolved_rank)
-                else:
-                    self.vllm_rank[line.host] = rec.rank
-                self.vllm_hosts.add(line.host)
-                return ParsedBatch(BATCH, line, rec)
         m = _COMPOSE.match(text) if "| [" in text else None
         if m is not None and text.startswith("[", m.end()):
             pre = sglang.split_prefix(text[m.end():])  # docker compose's name, then SGLang's prefix
@@ -263,20 +283,26 @@ class LineParser:
         if p.outcome == EVENT:
             ev = p.record
             if " - " in text or "] " in text:
-                inner, at = vllm.stamp(text, self.dates.year)  # vLLM's own stamp, as for its stats lines
-                if inner is not None and not line.zoned:
-                    ev.ts = self.on_envelope_clock(line.host, inner, line.ts)
-                if at and ev.text == text:
-                    ev.text = text[at:]  # the message, as SGLang's events have it
-                if at and ev.kind in TROUBLE and TRACEBACK not in text:
-                    # vLLM's logger.exception: the message, then its traceback, each line behind the
-                    # same prefix: one error block, one event (the traceback's header is no other)
-                    self.blocks[line.host] = Block(ev, text[:at], ev.text, waiting=True)
+                self._vllm_event(line, ev, text)
             if ev.kind == "starting" or (ev.kind == SPEC_CONFIG and "non-default args: " in text):
                 self.vllm_hosts.add(line.host)
         elif events.HTTP_UP in text and line.host in self.vllm_hosts:
             p = ParsedEvent(EVENT, line, Event(kind="ready", ts=line.ts, host=line.host, text=text, data={"by": "uvicorn"}))
         return p
+
+    def _vllm_event(self, line: LogLine, ev: Event, text: str) -> None:
+        """An event behind vLLM's own prefix (`INFO 03-09 16:00:00 [file.py:12] `) or Python
+        logging's: its time from that stamp, as for vLLM's stats lines, and its text the message
+        after it."""
+        inner, at = vllm.stamp(text, self.dates.year)
+        if inner is not None and not line.zoned:
+            ev.ts = self.on_envelope_clock(line.host, inner, line.ts)
+        if at and ev.text == text:
+            ev.text = text[at:]  # the message, as SGLang's events have it
+        if at and ev.kind in TROUBLE and TRACEBACK not in text:
+            # vLLM's logger.exception: the message, then its traceback, each line behind the
+            # same prefix: one error block, one event (the traceback's header is no other)
+            self.blocks[line.host] = Block(ev, text[:at], ev.text, waiting=True)
 
     def _stamp_time(self, line: LogLine, stamp: str, millis: str | None) -> float | None:
         """The time of a line with SGLang's prefix: a zoned envelope's, else the prefix's (on the

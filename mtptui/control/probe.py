@@ -19,6 +19,7 @@ from mtptui.transport.tunnel import Forward
 ASK_TIMEOUT_S = 3.0
 RETRY_ENDPOINT_S = 10.0
 INFO_PATHS = ("/server_info", "/get_server_info")
+ACCEPT_METRIC = "sglang:spec_accept_length"
 # /server_info's keys (SGLang's ServerArgs field names) for the settings a profile sets
 SETTING_KEYS = {"speculative_algorithm": "algorithm", "speculative_num_steps": "num_steps",
                 "speculative_eagle_topk": "topk", "speculative_num_draft_tokens": "num_draft_tokens",
@@ -67,6 +68,36 @@ class ServerProbe:
                 if e.kind != http.STATUS:
                     return None  # down or timing out: the older path will not answer either
         return None
+
+
+    async def metrics_accept_len(self) -> float | None:
+        """The accept length SGLang's /metrics reports (`sglang:spec_accept_length`, the mean over
+        its DP groups; served with --enable-metrics), or None: not served, not a number, or 0
+        (SGLang exports 0 without speculation and before any verify step)."""
+        fwd = await self._forward()
+        if fwd is None:
+            return None
+        try:
+            text = await http.text_request(fwd.host, fwd.port, "/metrics", ASK_TIMEOUT_S)
+        except http.HttpError as e:
+            self.why_not = f"/metrics: {e}"
+            return None
+        return accept_len_in(text)
+
+
+def accept_len_in(exposition: str) -> float | None:
+    """`sglang:spec_accept_length` in a Prometheus exposition: the mean of its positive samples."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    vals = []
+    try:
+        for family in text_string_to_metric_families(exposition):
+            if family.name == ACCEPT_METRIC:
+                vals += [s.value for s in family.samples if s.name == ACCEPT_METRIC and s.value > 0]
+    except (ValueError, TypeError, IndexError):
+        return None  # not an exposition mtptui can read: no witness then
+    vals = [v for v in vals if v == v and v != float("inf")]
+    return sum(vals) / len(vals) if vals else None
 
 
 def settings_of(info: dict) -> dict:

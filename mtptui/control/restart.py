@@ -291,5 +291,10 @@ class Action:
         if (probe and watch.state == READY and ready_at is not None and watch.decode < watch.batches_needed
                 and time.monotonic() - ready_at > HTTP_ACCEPT_AFTER_S):
             info = await probe.server_info()
-            if info is not None:
-                watch.http_accept(accept_len_of(info))
+            accept, source = (accept_len_of(info) if info is not None else None), "/server_info"
+            if accept is None:  # an info without an accept length (or none): /metrics may have it
+                metered = await probe.metrics_accept_len()
+                if metered is not None:
+                    accept, source = metered, "/metrics"
+            if info is not None or accept is not None:
+                watch.http_accept(accept, source)

@@ -276,18 +276,19 @@ class Watch:
         if why:
             self._fail(why + " (from /server_info)")
 
-    def http_accept(self, accept_len: float | None) -> None:
-        """The run's lifetime accept length from /server_info, where decode lines did not come
-        (None: the server reports none). Speculation on is verified by an accept length, off by
-        settings that say off and no accept length."""
+    def http_accept(self, accept_len: float | None, source: str = "/server_info") -> None:
+        """The run's lifetime accept length from the server's HTTP side (`source`: /server_info,
+        or /metrics where the info has none), where decode lines did not come (None: the server
+        reports none). Speculation on is verified by an accept length, off by settings that say
+        off and no accept length."""
         if self.state != READY or self.seen is None:
             return
         if self.on and accept_len is not None:
             self.accept_lens = [accept_len]
-            self.notes.append(f"accept len {accept_len:.2f} from /server_info (decode lines did not come)")
+            self.notes.append(f"accept len {accept_len:.2f} from {source} (decode lines did not come)")
             self.state = VERIFIED
         elif not self.on and accept_len is not None:
-            self._fail(f"speculation is off, yet /server_info reports accept len {accept_len:.2f}")
+            self._fail(f"speculation is off, yet {source} reports accept len {accept_len:.2f}")
         elif not self.on and self.seen.get("algorithm") is None:
             self.notes.append("off per /server_info, which reports no accept length (decode lines did not come)")
             self.state = VERIFIED

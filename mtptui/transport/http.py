@@ -161,6 +161,28 @@ async def json_request(host: str, port: int, path: str, body: dict | None, timeo
         raise HttpError(TIMEOUT, f"no complete reply within {timeout:g} s") from None
 
 
+async def text_request(host: str, port: int, path: str, timeout: float) -> str:
+    """GET path; the text that comes back (Prometheus' exposition, say). Raises HttpError."""
+    async def go() -> str:
+        reply = await _open(host, port, path, None, "text/plain")
+        try:
+            if reply.status >= 400:
+                raise await _failed(reply)
+            data = b""
+            async for chunk in _chunks(reply):
+                data += chunk
+                if len(data) > MAX_BODY:
+                    raise HttpError(MALFORMED, f"a body over {MAX_BODY} bytes")
+        finally:
+            await reply.close()
+        return data.decode("utf-8", "replace")
+
+    try:
+        return await wait_for(go(), timeout)
+    except asyncio.TimeoutError:
+        raise HttpError(TIMEOUT, f"no complete reply within {timeout:g} s") from None
+
+
 async def status_of(host: str, port: int, path: str, timeout: float) -> int:
     """GET path; the status the server answers with (the body is not read). Raises HttpError
     (DOWN when nothing answers)."""

@@ -169,3 +169,34 @@ def test_an_exception_behind_a_prefix_is_a_cause():
             "[2026-03-09 16:00:06] Received sigquit from a child process. It usually means the child failed."])
     w.systemd({"ActiveState": "failed", "Result": "signal"})
     assert w.state == FAILED and "torch.OutOfMemoryError: CUDA out of memory" in w.reason, w.reason
+
+
+EXPOSITION = """# HELP sglang:spec_accept_length The average acceptance length of speculative decoding.
+# TYPE sglang:spec_accept_length gauge
+sglang:spec_accept_length{engine_type="unified",model_name="Qwen/Qwen3-8B",pp_rank="0",tp_rank="0"} 2.5
+sglang:spec_accept_length{engine_type="unified",model_name="Qwen/Qwen3-8B",pp_rank="0",tp_rank="1"} 2.25
+# HELP sglang:num_running_reqs The number of running requests.
+# TYPE sglang:num_running_reqs gauge
+sglang:num_running_reqs{engine_type="unified",model_name="Qwen/Qwen3-8B",pp_rank="0",tp_rank="0"} 12.0
+"""
+
+
+@pytest.mark.parametrize("text, want", [
+    (EXPOSITION, 2.375),  # the mean over the DP groups' gauges
+    (EXPOSITION.replace(" 2.5\n", " 0.0\n").replace(" 2.25\n", " 0\n"), None),  # 0: off, or no verify step yet
+    ("", None), ("not an exposition {{{", None), ("sglang:spec_accept_length NaN\n", None),
+    ("\x00\xff" * 100, None),
+])
+def test_accept_len_in_a_metrics_exposition(text, want):
+    from mtptui.control.probe import accept_len_in
+
+    assert accept_len_in(text) == want
+
+
+def test_metrics_stand_in_for_an_info_without_an_accept_length():
+    w = Watch(MTP1, replaced=OLD)
+    w.systemd(show("n3w"))
+    w.http_ready()
+    w.http_settings(settings_of(INFO_MTP1))
+    w.http_accept(2.375, "/metrics")
+    assert w.state == VERIFIED and "accept len 2.38 from /metrics (decode lines did not come)" in w.notes

@@ -122,3 +122,21 @@ def test_percentiles_interpolate_between_ranks():
     assert percentile([3.0], 99) == 3.0
     assert percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.5
     assert percentile(list(map(float, range(101))), 99) == pytest.approx(99.0)
+
+
+@pytest.mark.parametrize("reply, want", [
+    (http("200 OK", b"# TYPE x gauge\nx 1\n", "text/plain"), "# TYPE x gauge\nx 1\n"),
+    (chunked(b"# TYPE x", b" gauge\nx 1\n") + b"0\r\n\r\n", "# TYPE x gauge\nx 1\n"),
+    (http("404 Not Found", b"no metrics"), client.STATUS),  # served without --enable-metrics
+    (b"", client.DOWN),
+])
+async def test_text_request_reads_the_body_or_says_why_not(reply, want):
+    server, port = await serve(reply)  # any path but /v1/models gets the reply
+    try:
+        try:
+            got = await client.text_request("127.0.0.1", port, "/metrics", 5.0)
+        except client.HttpError as e:
+            got = e.kind
+    finally:
+        server.close()
+    assert got == want

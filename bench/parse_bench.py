@@ -1,7 +1,9 @@
 """Parse benchmark: `mtptui summary --json` on a 1,000,000-line mixed log against lnav and `grep -c`.
 
-Writes the log (journald `short` envelope; 70% Decode, 15% Prefill, 15% other lines) once under
-bench/out/, then runs, in turns on the same file, `mtptui summary --json`, lnav computing the same
+Writes the log (70% Decode, 15% Prefill, 15% other lines) once per envelope under bench/out/: journald's
+`short` (the default), `short-iso` (what sample_logs/ holds) and `json` (`journalctl -o json`: what `live`
+streams and `record` writes), the same content in each. Then runs `mtptui summary --json` on each
+envelope's file (a row each, and its time against `short`'s) and, in turns on the same file, `mtptui summary --json`, lnav computing the same
 per-rank decode means in SQL (when lnav is installed: `apt-get install lnav`), and `grep -c`.
 Prints each one's wall time, lines/s and CPU time (of the command and its children), the ratio to
 lnav, and summary's peak memory; checks that lnav's means per rank are summary's.
@@ -10,7 +12,7 @@ lnav reads the log with the project's SGLang format for it (bench/lnav_sglang_lo
 the design's reference), installed into ~/.config/lnav/formats/installed/ by this script with its
 rank group widened to any of SGLang's rank tokens (the file takes `DP TP EP` only; this log's ranks
 are `TP0`..`TP3`).
-Usage: python bench/parse_bench.py [--lines N] [--runs N]
+Usage: python bench/parse_bench.py [--lines N] [--runs N] [--envelopes short,short-iso,json]
 """
 
 from __future__ import annotations
@@ -42,14 +44,35 @@ OTHER = [
 ]
 
 
-def write_log(path: Path, n: int, seed: int = 7) -> None:
+ENVELOPES = ("short", "short-iso", "json")
+
+
+def _json_line(t: int, i: int, msg: str) -> str:
+    """journalctl -o json's line for a server's message (compact, as systemd 246 and later print it)."""
+    real = t * 1_000_000  # whole seconds: the times, and so the summary, are those of the other envelopes
+    return json.dumps({
+        "__CURSOR": f"s=5f3c0e9a1b2d4c6e8f0a1b2c3d4e5f60;i={i + 1:x};b=9a8b7c6d5e4f30211203948576abcdef;"
+                    f"m={real - 1773000000000000:x};t={real:x};x={(real * 2654435761) & 0xFFFFFFFFFFFF:012x}",
+        "__REALTIME_TIMESTAMP": str(real), "__MONOTONIC_TIMESTAMP": str(real - 1773000000000000),
+        "_BOOT_ID": "9a8b7c6d5e4f30211203948576abcdef", "_TRANSPORT": "stdout", "PRIORITY": "6",
+        "SYSLOG_FACILITY": "3", "_UID": "0", "_GID": "0", "_MACHINE_ID": "0123456789abcdef0123456789abcdef",
+        "_HOSTNAME": "gpu-h1", "SYSLOG_IDENTIFIER": "python3", "_PID": "4242", "_COMM": "python3",
+        "_STREAM_ID": "00112233445566778899aabbccddeeff", "MESSAGE": msg,
+        "_SYSTEMD_UNIT": "sglang.service", "_SYSTEMD_INVOCATION_ID": "aabbccddeeff00112233445566778899",
+    }, separators=(",", ":"))
+
+
+def write_log(path: Path, n: int, seed: int = 7, envelope: str = "short") -> None:
     rnd = random.Random(seed)
     t0 = 1773072000  # 2026-03-09 16:00:00 UTC
     with open(path, "w") as f:
         for i in range(n):
             t = t0 + i // 200
             ss = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t))
-            env = time.strftime("%b %d %H:%M:%S", time.gmtime(t)) + " gpu-h1 python3[4242]: "
+            if envelope == "short-iso":
+                env = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(t)) + " gpu-h1 python3[4242]: "
+            else:
+                env = time.strftime("%b %d %H:%M:%S", time.gmtime(t)) + " gpu-h1 python3[4242]: "
             rank = f"TP{rnd.randrange(4)}"
             r = rnd.random()
             if r < 0.70:
@@ -63,7 +86,7 @@ def write_log(path: Path, n: int, seed: int = 7) -> None:
                        f"cuda graph: False, input throughput (token/s): {rnd.random() * 20000:.2f}")
             else:
                 msg = f"[{ss}] " + rnd.choice(OTHER)
-            f.write(env + msg + "\n")
+            f.write((_json_line(t, i, msg) if envelope == "json" else env + msg) + "\n")
 
 
 def _tree_rss_kb(pid: int) -> int:
@@ -161,15 +184,26 @@ def main() -> int:
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--runs", type=int, default=5, help="turns of each command, the best of each is shown (a shared VM varies run to run)")
     ap.add_argument("--python", action="store_true", help="summary on the Python path, as where no C compiler built the compiled one")
+    ap.add_argument("--envelopes", default=",".join(ENVELOPES),
+                    help="the envelopes to read the same content in, a row each (short first: lnav's comparison is on it)")
     args = ap.parse_args()
+    envelopes = [e for e in args.envelopes.split(",") if e]
+    if "short" not in envelopes or any(e not in ENVELOPES for e in envelopes):
+        ap.error(f"--envelopes: short and any of {', '.join(ENVELOPES[1:])}")
+    envelopes.remove("short")
     out = HERE / "out"
     out.mkdir(exist_ok=True)
-    log = out / f"mixed-{args.lines}.log"
-    if not log.exists():
-        t = time.perf_counter()
-        write_log(log, args.lines)
-        print(f"wrote {log} ({log.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s")
+    logs = {}
+    for envelope in ["short", *envelopes]:
+        log = logs[envelope] = out / (f"mixed-{args.lines}.log" if envelope == "short" else f"mixed-{args.lines}-{envelope}.log")
+        if not log.exists():
+            t = time.perf_counter()
+            write_log(log, args.lines, envelope=envelope)
+            print(f"wrote {log} ({log.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s")
+    log = logs["short"]
     commands = {"summary": [sys.executable, "-m", "mtptui", "summary", "--json", str(log)]}
+    for envelope in envelopes:
+        commands[envelope] = [sys.executable, "-m", "mtptui", "summary", "--json", str(logs[envelope])]
     have_lnav = shutil.which("lnav") is not None
     if have_lnav:
         install_lnav_format()
@@ -180,7 +214,7 @@ def main() -> int:
     env = {**os.environ, "MTPTUI_PURE": "1"} if args.python else None
     for _ in range(args.runs):  # in turns, so that each sees the same minutes of the machine
         for name, cmd in commands.items():
-            runs[name].append(timed(cmd, env if name == "summary" else None))
+            runs[name].append(timed(cmd, env if name == "summary" or name in envelopes else None))
     best = {name: min(r, key=lambda x: x[0]) for name, r in runs.items()}
     cpu = {name: min(x[1] for x in r) for name, r in runs.items()}
     n = args.lines
@@ -195,8 +229,12 @@ def main() -> int:
     path = "Python (--python)" if args.python else "Python (the compiled one is not built)"
     print(f"hot path:         {'compiled (mtptui/core/_compiled.pyx)' if built else path}")
     print(f"machine:          {before} before, {loop_ms():.0f} ms after (reference loop, lower is faster)")
-    print(row("mtptui summary:", "summary") + f"  (best of {args.runs}; CPU: least of the runs)")
-    s_rss = max(x[2] for x in runs["summary"])
+    print(row("mtptui summary:", "summary") + f"  (short; best of {args.runs}; CPU: least of the runs)")
+    for envelope in envelopes:
+        same = "same" if json.loads(best[envelope][3])["series"] == json.loads(best["summary"][3])["series"] else "DIFFER"
+        print(row(f"  {envelope}:", envelope) + f"  {best[envelope][0] / best['summary'][0]:.2f}x short's time; "
+              f"series {same} as short's")
+    s_rss = max(x[2] for r in (runs["summary"], *(runs[e] for e in envelopes)) for x in r)
     ok = s_rss / 1024 < 150
     if have_lnav:
         print(row(lnav_version() + ":", "lnav") + "  (per-rank means in SQL)")

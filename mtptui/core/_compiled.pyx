@@ -5,14 +5,19 @@ made per line; and a metric's values counted and ordered in C.
 
 What it reads, exactly as LineParser.parse reads it (tests/unit/test_compiled.py and
 test_fast_general.py hold it to that):
-- a batch line, raw or in journald's `short` envelope, or behind a Ray actor's decoration, with
+- a batch line, raw or in journald's `short`, `short-iso` or `json` envelope (a zoned one, short-iso's
+  and json's, is the clock of its lines, as parse's `line.zoned`: their time is the envelope's), or
+  behind a Ray actor's decoration, with
   SGLang's prefix (parse/__init__.py's _FAST: the same shapes, written out below), and a body of a
   layout that the Python fast path reads (sglang.layout_of), in plain numbers (`12`, `-3`, `0.75`);
 - any other line with SGLang's prefix that is no batch line cut short: ordinary text (counted),
   or, when it has a word of an event (events.WORDS), what events.classify makes of it, handed to
   the sink; its date noted as parse() notes it.
-It stops at anything else (and at any line with a control character or a non-ASCII one); the
-caller parses that line in Python and scans on after it.
+It stops at anything else (and at any line with a control character or a non-ASCII one; in a
+json line, at a MESSAGE, __REALTIME_TIMESTAMP or _HOSTNAME that is no plain string of printable
+ASCII (an escape, a byte array, null), given twice or missing (the host may be), or a line that is
+not exactly one object of strings and nulls); the caller parses that line in Python and scans on
+after it.
 
 Numbers: an integer of up to 15 digits is exact as a double; a decimal of up to 15 digits is its
 digits (exact) over a power of ten (exact), one correctly rounded division: the double float()
@@ -87,6 +92,9 @@ cdef struct Line:
     int kind  # 0 decode, 1 prefill, -1 no batch head
     double ts  # NAN for a stamp that is no time
     int env_sod  # the envelope's second of the day; -1 without an envelope
+    bint zoned  # the envelope's time is the line's (short-iso, json): env_ts
+    bint escaped  # a json MESSAGE with \\" or \\\\ in it (ordinary text only: _other)
+    double env_ts
 
 
 cdef inline bint two_clocks(double ts, int env_sod) nogil:
@@ -124,14 +132,19 @@ cdef Py_ssize_t envelope(const char* s, Py_ssize_t n, Line* ln) nogil:
         p = q
     if p >= n or s[p] != c' ':
         return 0
-    p += 1
-    q = p
+    ln.env_sod = (two(s + 7) * 60 + two(s + 10)) * 60 + two(s + 13)
+    return host_and_tag(s, n, p + 1, ln)
+
+
+cdef Py_ssize_t host_and_tag(const char* s, Py_ssize_t n, Py_ssize_t p, Line* ln) nogil:
+    """After an envelope's stamp and its space: `host tag[pid]: ` (envelope.py's `(\\S+)
+    [^\\s\\[:]+(?:\\[\\d+\\])?: ?`), the end of it, or 0."""
+    cdef Py_ssize_t q = p
     while q < n and s[q] > c' ':
         q += 1
     if q == p or q >= n or s[q] != c' ':
         return 0
     ln.host0, ln.host1 = p, q
-    ln.env_sod = (two(s + 7) * 60 + two(s + 10)) * 60 + two(s + 13)
     p = q + 1
     q = p
     while q < n and s[q] > c' ' and s[q] != c'[' and s[q] != c':':
@@ -152,6 +165,231 @@ cdef Py_ssize_t envelope(const char* s, Py_ssize_t n, Line* ln) nogil:
     if q < n and s[q] == c' ':
         q += 1
     return q
+
+
+cdef inline int days_in(long long y, int m) nogil:
+    if m == 2:
+        return 29 if (y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)) else 28
+    return 30 if m == 4 or m == 6 or m == 9 or m == 11 else 31
+
+
+cdef long long MAX_EXACT_US = (<long long>1) << 53  # microseconds are exact as a double below this
+
+
+cdef Py_ssize_t iso_envelope(const char* s, Py_ssize_t n, Line* ln) nogil:
+    """The end of journald's `short-iso(-precise)` envelope at the start (`2026-03-09T16:00:00[.123456]
+    (Z|+00:00|+0000) host tag[pid]: `), its time in ln.env_ts as envelope.py's (datetime.fromisoformat's
+    timestamp(): whole microseconds over a million), or 0 when there is none or its stamp is no time
+    there (the Python path reads that line)."""
+    cdef Py_ssize_t p = 19, q
+    cdef long long year, days, us = 0, total
+    cdef int month, day, hh, mm, ss, zh, zm, k
+    if n < 26:
+        return 0
+    if not (digit(s[0]) and digit(s[1]) and digit(s[2]) and digit(s[3]) and s[4] == c'-' and digit(s[5])
+            and digit(s[6]) and s[7] == c'-' and digit(s[8]) and digit(s[9]) and s[10] == c'T'
+            and digit(s[11]) and digit(s[12]) and s[13] == c':' and digit(s[14]) and digit(s[15])
+            and s[16] == c':' and digit(s[17]) and digit(s[18])):
+        return 0
+    if s[p] == c'.':
+        q = p + 1
+        while q < n and digit(s[q]) and q - p <= 6:
+            us = us * 10 + (s[q] - c'0')
+            q += 1
+        if q == p + 1 or q - p > 7 or (q < n and digit(s[q])):
+            return 0
+        for k in range(<int>(q - p - 1), 6):
+            us *= 10
+        p = q
+    if p >= n:
+        return 0
+    if s[p] == c'Z':
+        zh = zm = 0
+        p += 1
+    elif s[p] == c'+' or s[p] == c'-':
+        if n - p < 6 or not (digit(s[p + 1]) and digit(s[p + 2])):
+            return 0
+        zh = two(s + p + 1)
+        q = p + 3
+        if s[q] == c':':
+            q += 1
+        if n - q < 2 or not (digit(s[q]) and digit(s[q + 1])):
+            return 0
+        zm = two(s + q)
+        if s[p] == c'-':
+            zh, zm = -zh, -zm
+        p = q + 2
+    else:
+        return 0
+    if p >= n or s[p] != c' ':
+        return 0
+    year = two(s) * 100 + two(s + 2)
+    month, day, hh, mm, ss = two(s + 5), two(s + 8), two(s + 11), two(s + 14), two(s + 17)
+    if not (year >= 1 and 1 <= month <= 12 and 1 <= day <= days_in(year, month) and hh < 24 and mm < 60
+            and ss < 60 and -24 < zh < 24 and -60 < zm < 60):
+        return 0  # fromisoformat refuses it (or may read it its own way): the Python path's to read
+    days = days_from_civil(year, month, day)
+    total = (((days * 24 + hh) * 60 + mm) * 60 + ss - (zh * 60 + zm) * 60) * 1000000 + us
+    if not -MAX_EXACT_US < total < MAX_EXACT_US:
+        return 0
+    ln.env_ts = <double>total / 1e6
+    ln.zoned = True
+    return host_and_tag(s, n, p + 1, ln)
+
+
+cdef inline Py_ssize_t json_ws(const char* s, Py_ssize_t n, Py_ssize_t p) nogil:
+    while p < n and (s[p] == c' ' or s[p] == c'\t' or s[p] == c'\n' or s[p] == c'\r'):
+        p += 1
+    return p
+
+
+cdef inline bint hex_digit(char c) nogil:
+    return digit(c) or (c'a' <= c <= c'f') or (c'A' <= c <= c'F')
+
+
+cdef unsigned long long ONES = 0x0101010101010101ULL
+cdef unsigned long long HIGHS = 0x8080808080808080ULL
+
+
+cdef inline bint plain8(const char* s) nogil:
+    """Whether none of 8 bytes is a quote, a backslash, a control character or no printable ASCII:
+    the common case of a string's text, told a word at a time (exact for "any", as the carries
+    of these tests only ever reach a byte that is itself one of those)."""
+    cdef unsigned long long w, q, b
+    memcpy(&w, s, 8)
+    q = w ^ (ONES * 0x22)
+    b = w ^ (ONES * 0x5C)
+    return (((w - ONES * 0x20) & ~w) | ((q - ONES) & ~q) | ((b - ONES) & ~b) | w | (w + ONES)) & HIGHS == 0
+
+
+cdef Py_ssize_t json_string(const char* s, Py_ssize_t n, Py_ssize_t p, bint* plain, bint* quotes) nogil:
+    """The end (the closing quote) of a JSON string whose text begins at p, or -1 for one that
+    json.loads refuses (a control character, a bad escape, no end). plain: no escape and only
+    printable ASCII in it; quotes: printable ASCII with no escape but \\" and \\\\ (its words are
+    the text's: no word holds either)."""
+    cdef unsigned char c
+    plain[0] = True
+    quotes[0] = True
+    while p < n:
+        while n - p >= 8 and plain8(s + p):
+            p += 8
+        if p >= n:
+            break
+        c = <unsigned char>s[p]
+        if c == c'"':
+            return p
+        if c < 32:
+            return -1
+        if c == c'\\':
+            plain[0] = False
+            p += 1
+            if p >= n:
+                return -1
+            c = <unsigned char>s[p]
+            if c != c'"' and c != c'\\':
+                quotes[0] = False
+            if c == c'u':
+                if n - p < 5 or not (hex_digit(s[p + 1]) and hex_digit(s[p + 2]) and hex_digit(s[p + 3])
+                                     and hex_digit(s[p + 4])):
+                    return -1
+                p += 4
+            elif not (c == c'"' or c == c'\\' or c == c'/' or c == c'b' or c == c'f' or c == c'n' or c == c'r'
+                      or c == c't'):
+                return -1
+        elif c > 126:
+            plain[0] = quotes[0] = False
+        p += 1
+    return -1
+
+
+cdef enum:
+    J_MESSAGE = 1
+    J_REALTIME = 2
+    J_HOSTNAME = 4
+
+
+cdef Py_ssize_t json_envelope(const char* s, Py_ssize_t n, Line* ln) nogil:
+    """A journald json line (`{"__CURSOR":"...","MESSAGE":"...",...}`, its fields in any order, with or
+    without spaces): where its MESSAGE's text begins (ln.size: where it ends), its time from
+    __REALTIME_TIMESTAMP (microseconds over a million, as envelope.from_json's int / 1_000_000) and
+    its host from _HOSTNAME (None without one); 0 for any line the lane leaves to the Python path:
+    not exactly one object whose values are strings or null, or one of those three fields given
+    twice, not a plain string (an escape, non-ASCII, a byte array, null), the time not 1 to 16
+    digits, or no MESSAGE or time."""
+    cdef Py_ssize_t p, k0, k1, v0, v1, m0 = 0, m1 = 0, t0 = 0, t1 = 0, h0 = -1, h1 = -1
+    cdef int seen = 0, which
+    cdef bint plain, vplain, quotes, vquotes
+    cdef long long us = 0
+    if n < 2 or s[0] != c'{':
+        return 0
+    p = json_ws(s, n, 1)
+    while True:
+        if p >= n or s[p] != c'"':
+            return 0
+        k0 = p + 1
+        k1 = json_string(s, n, k0, &plain, &quotes)
+        if k1 < 0 or not plain:
+            return 0  # an escaped key may spell one of the three
+        which = 0
+        if k1 - k0 == 7 and memcmp(s + k0, b"MESSAGE", 7) == 0:
+            which = J_MESSAGE
+        elif k1 - k0 == 20 and memcmp(s + k0, b"__REALTIME_TIMESTAMP", 20) == 0:
+            which = J_REALTIME
+        elif k1 - k0 == 9 and memcmp(s + k0, b"_HOSTNAME", 9) == 0:
+            which = J_HOSTNAME
+        p = json_ws(s, n, k1 + 1)
+        if p >= n or s[p] != c':':
+            return 0
+        p = json_ws(s, n, p + 1)
+        if p >= n:
+            return 0
+        if s[p] == c'"':
+            v0 = p + 1
+            v1 = json_string(s, n, v0, &vplain, &vquotes)
+            if v1 < 0:
+                return 0
+            if which:
+                if seen & which or not (vplain or (which == J_MESSAGE and vquotes)):
+                    return 0
+                if which == J_MESSAGE:
+                    ln.escaped = not vplain
+                seen |= which
+                if which == J_MESSAGE:
+                    m0, m1 = v0, v1
+                elif which == J_REALTIME:
+                    t0, t1 = v0, v1
+                else:
+                    h0, h1 = v0, v1
+            p = v1 + 1
+        elif n - p >= 4 and memcmp(s + p, b"null", 4) == 0 and not which:
+            p += 4
+        else:
+            return 0
+        p = json_ws(s, n, p)
+        if p >= n:
+            return 0
+        if s[p] == c',':
+            p = json_ws(s, n, p + 1)
+        elif s[p] == c'}':
+            p += 1
+            break
+        else:
+            return 0
+    if json_ws(s, n, p) != n or not (seen & J_MESSAGE) or not (seen & J_REALTIME):
+        return 0
+    if t1 == t0 or t1 - t0 > 16:
+        return 0
+    for p in range(t0, t1):
+        if not digit(s[p]):
+            return 0
+        us = us * 10 + (s[p] - c'0')
+    if us >= MAX_EXACT_US:
+        return 0
+    ln.env_ts = <double>us / 1e6
+    ln.zoned = True
+    ln.host0, ln.host1 = h0, h1
+    ln.size = m1
+    return m0
 
 
 cdef inline bint word_char(char c) nogil:
@@ -505,18 +743,33 @@ cdef class Lane:
             return False
         ln.size = size
         ln.host0 = ln.eng0 = ln.ip0 = ln.env_sod = -1
+        ln.zoned = ln.escaped = False
         p = envelope(s, size, &ln)
-        if p == 0 and size and s[0] == c'(':
-            p = actor(s, size, &ln)
+        if p == 0 and size:
+            if s[0] == c'(':
+                p = actor(s, size, &ln)
+            elif s[0] == c'{':
+                p = json_envelope(s, size, &ln)
+            elif digit(s[0]):
+                p = iso_envelope(s, size, &ln)
+            else:
+                p = -1  # no envelope: SGLang's prefix at the start, or nothing the lane reads
             if p == 0:
                 return False
+            if p < 0:
+                p = 0
+        size = ln.size  # a json line's message ends before the line does
         if not prefix(s, p, &ln) or ln.ts != ln.ts:
             return False
-        if ln.env_sod >= 0 and two_clocks(ln.ts, ln.env_sod):
+        if ln.zoned:
+            ln.ts = ln.env_ts  # a zoned envelope is the clock of its lines (LineParser._stamp_time)
+        elif ln.env_sod >= 0 and two_clocks(ln.ts, ln.env_sod):
             return False  # the server's stamp is read on the envelope's clock by LineParser
         if ln.kind < 0:
             if not self._other(s, &ln):
                 return False
+        elif ln.escaped:
+            return False
         else:
             ncols = len(<tuple>self.columns[ln.kind])
             for k in range(ncols):
@@ -561,7 +814,9 @@ cdef class Lane:
             self.pending = True
             self.batches += 1
         # the date of the last full stamp, for year-less and time-only stamps, as parse() keeps it
-        if len(<str>self.date) != 10 or memcmp(<const char*>PyUnicode_DATA(self.date), s + ln.stamp, 10) != 0:
+        # (not behind a zoned envelope, whose time is the line's: _stamp_time reads no stamp there)
+        if not ln.zoned and (len(<str>self.date) != 10
+                             or memcmp(<const char*>PyUnicode_DATA(self.date), s + ln.stamp, 10) != 0):
             self.dates.note(PyUnicode_DecodeASCII(s + ln.stamp, 10, NULL))
             self.date = self.dates.date
         if ln.kind >= 0 and filled + ncols >= acc.limit:
@@ -592,7 +847,7 @@ cdef class Lane:
                     found |= 1ULL << w
             q += 1
         if found:
-            if ln.eng0 >= 0 or found >> self.traceback_word & 1:
+            if ln.eng0 >= 0 or ln.escaped or found >> self.traceback_word & 1:
                 return False  # a traceback's first line: the parser gathers its lines (LineParser.block)
             msg = PyUnicode_DecodeASCII(s + ln.msg, n - ln.msg, NULL)
             hit = events.classify(msg, {self.word_names[w] for w in range(len(self.word_names)) if found >> w & 1})

@@ -430,3 +430,144 @@ def test_values_turn_into_dense_keys_as_the_python_way_does(values, decimals):
             return valueset._at_scale(values, 10**decimals)
 
     assert keys(True) == keys(False)
+
+
+# ---- zoned envelopes: journald's short-iso(-precise) and json, whose time is the line's -----------
+
+_iso_stamps = st.sampled_from([
+    "2026-03-09T16:03:25+0000", "2026-03-09T16:03:25.123456+00:00", "2026-03-09T16:03:25Z",
+    "2026-03-09T16:03:25.1-05:30", "2026-03-09T08:03:25+0800", "2024-02-29T23:59:59.999999-14:00",
+    "2026-03-09T16:03:25.250+01:00", "2026-03-10T00:00:01.5+00:00",
+    # near misses: no time there, a fraction or zone the envelope's regex or fromisoformat refuses
+    "2026-03-09T16:03:25.1234567+00:00", "2026-02-29T16:03:25+00:00", "2026-03-09T24:03:25+00:00",
+    "2026-03-09T16:03:60Z", "2026-03-09T16:03:25+00:60", "2026-03-09T16:03:25+2400", "2026-03-09T16:03:25+00",
+    "2026-03-09T16:03:25", "2026-03-09 16:03:25+00:00", "0000-01-01T00:00:00Z", "2026-03-09T16:03:25.+00:00",
+    "9999-12-31T23:59:59Z", "2026-3-09T16:03:25Z",
+])
+_iso_rest = st.sampled_from([" gpu python3[1]: ", " gpu-b sglang[77]: ", " gpu x: ", " gpu x:", " gpu x[a]: ",
+                             "  gpu x[1]: ", " gpu", " g\tpu x[1]: "])
+
+
+@st.composite
+def _messages(draw) -> str:
+    """What a server writes: SGLang's lines (good and near misses) and others."""
+    good = draw(st.booleans())
+    start = draw(_good_prefixes if good else _prefixes)
+    if draw(st.integers(0, 3)):
+        return start + draw(_good_heads if good else _heads) + draw(_bodies())
+    return start + draw(_others)
+
+
+_rt = st.sampled_from(["1773072205000000", "1773072205123456", "1773043405000001", "0", "", "12a", "+1773072205000000",
+                       " 1773072205000000", "17730722050000001", "9007199254740993", 1773072205000000, None])
+_json_hosts = st.sampled_from(["gpu", "gpu", "h-2", "", "gp\\u0075", "g\u00fcp", "a b", None, 7, ["x"], "MISSING"])
+
+
+@st.composite
+def _json_lines(draw) -> str:
+    """journalctl -o json's lines: its fields in any order, with or without spaces, and near misses
+    (a byte-array or escaped MESSAGE, a key given twice, an escaped key, null, junk after it)."""
+    msg = draw(_messages())
+    ascii_only = draw(st.booleans())
+    message = json.dumps(msg, ensure_ascii=ascii_only)
+    if not draw(st.integers(0, 9)):
+        message = json.dumps(list(msg.encode()))  # MESSAGE as journald gives a binary one
+    fields = [("__CURSOR", json.dumps("s=ab;i=1;b=cd")), ("MESSAGE", message), ("_SYSTEMD_UNIT", '"sglang.service"'),
+              ("PRIORITY", draw(st.sampled_from(['"6"', "null", "6", "[1, 2]"])))]
+    rt = draw(_rt)
+    if rt is not None:
+        fields.append(("__REALTIME_TIMESTAMP", json.dumps(rt)))
+    host = draw(_json_hosts)
+    if host != "MISSING":
+        fields.append(("_HOSTNAME", json.dumps(host) if not (isinstance(host, str) and "\\" in host)
+                       else f'"{host}"'))
+    fields = draw(st.permutations(fields))
+    extra = draw(st.integers(0, 12))
+    if extra == 1:
+        fields.append(("MESSAGE", json.dumps("[2026-03-09 16:03:25 TP0] Decode batch, #running-req: 2")))
+    elif extra == 2:
+        fields.append(("MESS\\u0041GE", json.dumps("x")))
+    elif extra == 3:
+        fields.append(("_HOSTNAME", '"other"'))
+    elif extra == 4:
+        fields.append(("__REALTIME_TIMESTAMP", '"1773072206000000"'))
+    sep, colon = draw(st.sampled_from([(",", ":"), (", ", " : "), (",", ": "), (" ,\t", ":")]))
+    text = "{" + draw(st.sampled_from(["", " "])) + sep.join(f'"{k}"{colon}{v}' for k, v in fields)
+    text += draw(st.sampled_from(["}", " }", "}", "} ", "}\r", "} x", "", "},", "}}"]))
+    return text
+
+
+@st.composite
+def _zoned_lines(draw) -> str:
+    shape = draw(st.integers(0, 4))
+    if shape <= 1:
+        return draw(_json_lines())
+    if shape == 2:
+        return draw(_lines())
+    return draw(_iso_stamps) + draw(_iso_rest) + draw(_messages())
+
+
+_zoned_logs = st.lists(_zoned_lines(), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(logs=_zoned_logs, fold=st.sampled_from([2, 5, valueset.FOLD]), host=st.sampled_from([None, "gpu1"]))
+def test_the_lane_reads_zoned_envelopes_as_the_python_path_does(logs, fold, host):
+    """short-iso and json lines, mixed with the others: their time is the envelope's (no date noted
+    from the server's stamp, whatever its clock), their host _HOSTNAME's or the source's."""
+    fast, slow = _both(lambda i: i.feed_many(logs, host), fold)
+    assert fast == slow
+
+
+@settings(max_examples=150, deadline=None)
+@given(logs=_zoned_logs, newline=st.booleans())
+def test_a_block_of_zoned_lines_reads_as_its_lines_do(logs, newline):
+    text = "\n".join(logs) + ("\n" if newline else "")
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    fast, _ = _both(lambda i: i.feed_block(text.encode()))
+    _, slow = _both(lambda i: i.feed_many(lines))
+    assert fast == slow
+
+
+@settings(max_examples=100, deadline=None)
+@given(chunks=st.lists(st.tuples(_zoned_logs, st.sampled_from([None, "gpu1"])), max_size=3))
+def test_the_store_fed_zoned_lines_by_the_lane_is_the_python_paths(chunks):
+    def feed(i):
+        for lines, host in chunks:
+            i.feed_many(lines, host)
+
+    with pytest.MonkeyPatch.context() as m:
+        fast = _store(feed)
+        _python_path(m)
+        slow = _store(feed)
+    assert fast == slow
+
+
+@pytest.mark.parametrize("envelope", ["short-iso", "json"])
+def test_the_lane_reads_the_benchmark_lines_in_a_zoned_envelope_itself(envelope):
+    """The benchmark's lines in journald's short-iso and json envelopes are the lane's, every one."""
+    import importlib.util
+    import tempfile
+
+    spec = importlib.util.spec_from_file_location("parse_bench", Path(__file__).resolve().parents[2] / "bench/parse_bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    import sys
+
+    sys.path.insert(0, str(Path(spec.origin).parent))
+    try:
+        spec.loader.exec_module(bench)
+    finally:
+        sys.path.pop(0)
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "log"
+        bench.write_log(path, 2000, envelope=envelope)
+        data = path.read_bytes()
+    summary = Summary()
+    ingest = Ingest(summary)
+    ingest.feed_block(data)
+    lane = summary.lane
+    assert lane.batches + lane.unparsed + lane.events == ingest.counts.read == 2000
+    fast, slow = _both(lambda i: i.feed_block(data))
+    assert fast == slow

@@ -65,7 +65,7 @@ class ExportCollector(Collector):
             no_graph = CounterMetricFamily("mtptui_decode_batches_without_cuda_graph",
                                            "Decode batch lines that ran without CUDA graphs (`cuda graph: "
                                            "False`), a slow decode.", labels=RANK)
-            last_batch: dict[str, float] = {}
+            last_batch: dict[str | None, float] = {}
             for (host, rank), r in sorted(st.ranks.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
                 lab = [host or "", rank]
                 batches.add_metric(lab, r.decode_batches)
@@ -83,7 +83,7 @@ class ExportCollector(Collector):
             yield no_graph
             yield from self._hosts(last_batch)
 
-    def _hosts(self, last_batch: dict[str, float]) -> Iterator[Metric]:
+    def _hosts(self, last_batch: dict[str | None, float]) -> Iterator[Metric]:
         st = self.state
         spec = InfoMetricFamily("mtptui_spec", "The host's speculation settings, read from its server's "
                                 "`server_args=` line (settings: as the dashboard labels them).", labels=HOST)

@@ -55,8 +55,8 @@ class ExportState:
         self.lock = threading.Lock()
         self.epochs = EpochTracker()
         self.past_restarts: dict[str | None, int] = {}  # restarts of the epochs no longer kept
-        self.ranks: dict[tuple[str, str], RankState] = {}
-        self.hosts: dict[str, HostState] = {}
+        self.ranks: dict[tuple[str | None, str], RankState] = {}
+        self.hosts: dict[str | None, HostState] = {}
         for h in hosts:
             self._host(h)
 

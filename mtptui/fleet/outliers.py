@@ -51,7 +51,9 @@ def flag_fleet(hosts: list[Host], limits: Limits = Limits()) -> list[Host]:
     # Each group summed up once: per host it would be quadratic in the group (1,000 hosts: seconds).
     peers = {key: Peers.of(group) for key, group in members.items()}
     for h in hosts:
-        h.flags = _state(h) + _spec(h, peers.get(h.peers_key, Peers()), limits) + _ranks(h, limits) + _graph(h)
+        key = h.peers_key
+        mine = peers.get(key, Peers()) if key is not None else Peers()
+        h.flags = _state(h) + _spec(h, mine, limits) + _ranks(h, limits) + _graph(h)
     return hosts
 
 

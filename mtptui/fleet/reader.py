@@ -43,6 +43,7 @@ class ReaderProcess:
             if self._proc is None or not self._proc.is_alive():
                 self._start()
             conn = self._conn
+            assert conn is not None  # _start() made it
             try:
                 conn.send(None)
                 ok, value = conn.recv()
@@ -108,6 +109,7 @@ def _serve(conn: Connection, read: Callable[[], list[Host]]) -> None:
             conn.recv()
         except (EOFError, OSError):
             return  # the view's process closed its end
+        answer: tuple[bool, list[Host] | PromError]
         try:
             answer = (True, read())
         except PromError as e:

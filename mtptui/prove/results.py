@@ -57,7 +57,7 @@ def table_rows(report: dict, concurrency: int) -> list[tuple[str, ...]]:
     """The cells of one concurrency's table (HEADER's columns), for the terminal and the screen."""
     rows = at(report, concurrency)
     top = best(rows)
-    out = []
+    out: list[tuple[str, ...]] = []
     for r in rows:
         d = delta_pct(r, rows)
         out.append((BEST if r["profile"] == top else "", r["profile"], _num(r["output_tok_s"]),

@@ -41,7 +41,8 @@ class SmokeResult:
     def line(self) -> str:
         if self.result == UNREACHABLE:
             return f"{self.host}: FAIL: {self.message}"
-        figures = f"{self.latency_s * 1000:.0f} ms" + (f", {self.completion_tokens} token{'' if self.completion_tokens == 1 else 's'}"
+        latency = "?" if self.latency_s is None else f"{self.latency_s * 1000:.0f}"  # a reply has one
+        figures = f"{latency} ms" + (f", {self.completion_tokens} token{'' if self.completion_tokens == 1 else 's'}"
                                                        if self.completion_tokens is not None else "")
         return f"{self.host}: {'pass' if self.result == PASS else 'FAIL'} ({figures}): {self.message}"
 
@@ -102,8 +103,8 @@ def _answer_of(reply: dict) -> tuple[str, dict]:
         raise HttpError(MALFORMED, "the reply has no choices[0].message.content") from None
     if not isinstance(content, str):
         raise HttpError(MALFORMED, "choices[0].message.content is not text")
-    usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
-    return content, usage
+    usage = reply.get("usage")
+    return content, usage if isinstance(usage, dict) else {}
 
 
 def _what(kind: str) -> str:

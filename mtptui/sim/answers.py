@@ -9,10 +9,12 @@ from __future__ import annotations
 import ast
 import operator
 import re
+from collections.abc import Callable
 
-_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-        ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
-        ast.Pow: operator.pow, ast.USub: operator.neg, ast.UAdd: operator.pos}
+_BINARY: dict[type[ast.operator], Callable[[float, float], float]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+_UNARY: dict[type[ast.unaryop], Callable[[float], float]] = {ast.USub: operator.neg, ast.UAdd: operator.pos}
 _WORDS = [(re.compile(r"\b(times|multiplied by)\b", re.IGNORECASE), "*"), (re.compile(r"\bplus\b", re.IGNORECASE), "+"),
           (re.compile(r"\bminus\b", re.IGNORECASE), "-"), (re.compile(r"\bdivided by\b", re.IGNORECASE), "/"),
           (re.compile(r"(?<=\d)\s*[x×]\s*(?=\d)"), "*"), (re.compile(r"÷"), "/")]
@@ -32,13 +34,13 @@ def _eval(node: ast.AST) -> float:
         return _eval(node.body)
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
         return node.value
-    if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
         left, right = _eval(node.left), _eval(node.right)
         if isinstance(node.op, ast.Pow) and abs(right) > 64:
             raise ValueError("exponent too large")
-        return _OPS[type(node.op)](left, right)
-    if isinstance(node, ast.UnaryOp) and type(node.op) in _OPS:
-        return _OPS[type(node.op)](_eval(node.operand))
+        return _BINARY[type(node.op)](left, right)
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+        return _UNARY[type(node.op)](_eval(node.operand))
     raise ValueError("not arithmetic")
 
 

@@ -47,6 +47,7 @@ def rank_label(v: tuple, tp_rank: int, tp_size: int, dp_rank: int | None = None,
     tp = f"TP{tp_rank}" if tp_size > 1 else None  # 0.4.9+: no TP token at TP=1
     ep = f"EP{moe_ep_rank(tp_rank, tp_size, ep_size)}" if ep_size > 1 else None
     pp = f"PP{pp_rank}" if pp_size > 1 else None
+    order: tuple[str | None, ...]
     if v < (0, 5, 0):  # 0.4.8-0.4.9: DP, TP, PP (no EP token yet)
         order = (dp, tp, pp)
     elif v < (0, 5, 8):  # 0.5.1-0.5.4: DP, TP, EP, PP
@@ -159,15 +160,16 @@ def accept_rate(v: tuple, s: Spec) -> float | None:
         return None
     steps, draft = s.num_steps, s.num_draft_tokens
     n = s.request_steps
+    denom: int | None
     if v < (0, 5, 8):  # 0.5.4: (accepted+bonus) / (steps x (num_steps+1))
         denom = (steps + 1) if steps is not None else draft
-        return s.acc_tokens / (n * denom)
-    if v < (0, 5, 12):  # 0.5.8-0.5.10: / (steps x num_draft_tokens), falling back to num_steps+1
-        denom = draft if draft is not None else steps + 1
-        return s.acc_tokens / (n * denom)
-    # 0.5.12+: accepted drafts only / (steps x (num_draft_tokens-1)), falling back to num_steps
-    denom = (draft - 1) if draft is not None else steps
-    return (s.acc_tokens - n) / (n * denom)
+    elif v < (0, 5, 12):  # 0.5.8-0.5.10: / (steps x num_draft_tokens), falling back to num_steps+1
+        denom = draft if draft is not None else None if steps is None else steps + 1
+    else:  # 0.5.12+: accepted drafts only / (steps x (num_draft_tokens-1)), falling back to num_steps
+        denom = (draft - 1) if draft is not None else steps
+    if denom is None:
+        return None  # neither count is known: no formula to apply
+    return (s.acc_tokens if v < (0, 5, 12) else s.acc_tokens - n) / (n * denom)
 
 
 def _head(v: tuple, kind: str, forward_ct: int) -> str:

@@ -82,8 +82,8 @@ def startup(cfg: Config, lay: Layout, t0: float, rng: random.Random, pid: int) -
     S = cfg.startup_seconds * 0.92  # the warm-up and the ready line take the rest
     st = Startup()
     out = st.msgs
-    for w in cfg.warnings:
-        out.append(Msg(t0, None, w, other()))
+    for warning in cfg.warnings:
+        out.append(Msg(t0, None, warning, other()))
     out.append(Msg(t0, "", "server_args=" + flags.server_args_text(v, a), event("spec_config", flags.spec_truth(a))))
     if a["dp_size"] > 1 and not a["enable_dp_attention"]:
         for d in range(a["dp_size"]):
@@ -147,7 +147,8 @@ def startup(cfg: Config, lay: Layout, t0: float, rng: random.Random, pid: int) -
     per_tok = p.kv_bytes_per_token / (1 if p.mla else max(1, attn_tp))
     r0 = mem[lay.ranks[0].label]
     rest = r0.after_load - p.gpu_mem_gb * (1 - frac)
-    if rest <= 0.5 or (cfg.fault("oom") is not None and cfg.fault("oom").at is None):
+    oom = cfg.fault("oom")
+    if rest <= 0.5 or (oom is not None and oom.at is None):
         st.oom = True
         out.extend(oom_at_start(cfg, lay, ts + dur * 0.3, rng))
         out.sort(key=lambda m: m.t)

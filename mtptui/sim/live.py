@@ -113,10 +113,13 @@ class LiveServer:
             eng = self.session.engine
             if eng is None:
                 return ""
+            groups = []  # each has its metrics under --enable-metrics (the only time they are asked)
             for g in eng.groups:
-                g.metrics.catch_up(now, idle=not g.running and not eng.stalled, queue=len(g.waiting),
-                                   pool=g.pool())
-            return sim_metrics.exposition(self.cfg, [g.metrics for g in eng.groups], eng.layout.ranks)
+                if g.metrics is not None:
+                    g.metrics.catch_up(now, idle=not g.running and not eng.stalled, queue=len(g.waiting),
+                                       pool=g.pool())
+                    groups.append(g.metrics)
+            return sim_metrics.exposition(self.cfg, groups, eng.layout.ranks)
 
     # -- the main thread --------------------------------------------------------------------
     def _on_signal(self, signum, frame) -> None:

@@ -66,18 +66,20 @@ class Session:
             t = self._pending[0][0]
         if self._actions:
             t = min(t, self._actions[0][0])
-        if self.serving and self.exit_code is None:
-            t = min(t, self.engine.next_time())
+        eng = self.engine
+        if eng is not None and self.serving and self.exit_code is None:
+            t = min(t, eng.next_time())
         return t
 
     # -- the clock moves --------------------------------------------------------------------
     def advance(self, now: float) -> list[Msg]:
+        eng = self.engine
         while self.exit_code is None:
             ta = self._actions[0][0] if self._actions else math.inf
-            if self.serving and self.engine.next_time() <= min(now, ta):
-                self.engine.run_until(min(now, ta))
-                self._push(self.engine.out)
-                self.engine.out.clear()
+            if eng is not None and self.serving and eng.next_time() <= min(now, ta):
+                eng.run_until(min(now, ta))
+                self._push(eng.out)
+                eng.out.clear()
                 continue
             if ta <= now:
                 _, _, what = heapq.heappop(self._actions)
@@ -96,6 +98,7 @@ class Session:
     def _do(self, t: float, what: str) -> None:
         cfg, eng = self.cfg, self.engine
         if what == "warmup":
+            assert eng is not None  # these actions come only once the server has its engine
             done = t if cfg.args["skip_server_warmup"] else warmup(eng, t)
             self._push(eng.out)
             eng.out.clear()
@@ -115,8 +118,10 @@ class Session:
                     self._act(t_ready + f.at, "stall")
                     self._act(t_ready + f.at + float(cfg.args["watchdog_timeout"]), "watchdog")
         elif what == "stall":
+            assert eng is not None
             eng.stalled = True
         elif what in ("crash", "oom", "nccl", "watchdog"):
+            assert eng is not None
             if what == "nccl":
                 msgs = lifecycle.nccl_timeout(cfg, self.lay, t, self.rng)
             elif what == "watchdog":

@@ -70,12 +70,12 @@ def render(*, envelope: str, host: str, unit: str, unit_description: str, seed: 
 
     # Serving: one Llama-3.1-8B on one GPU, EAGLE3 with 3 speculative tokens, steady load.
     preset = models.preset_for(MODEL)
-    args = {"tp_size": 1, "enable_dp_attention": False, "speculative_algorithm": "EAGLE3",
-            "speculative_num_steps": K, "speculative_eagle_topk": 1, "speculative_num_draft_tokens": K + 1,
-            "cuda_graph_max_bs": 512, "disable_cuda_graph": False, "speculative_draft_model_path": DRAFT,
-            "model_path": MODEL}
-    chain = behaviour.acceptance_chain(args, preset, "EAGLE3")
-    timing = behaviour.Timing(args, preset, graphs_broken=False)
+    served = {"tp_size": 1, "enable_dp_attention": False, "speculative_algorithm": "EAGLE3",
+              "speculative_num_steps": K, "speculative_eagle_topk": 1, "speculative_num_draft_tokens": K + 1,
+              "cuda_graph_max_bs": 512, "disable_cuda_graph": False, "speculative_draft_model_path": DRAFT,
+              "model_path": MODEL}
+    chain = behaviour.acceptance_chain(served, preset, "EAGLE3")
+    timing = behaviour.Timing(served, preset, graphs_broken=False)
     difficulty = behaviour.Difficulty(rng)
     t_ready = t
     hit_rate = 0.0

@@ -25,6 +25,7 @@ from mtptui.core.parse import Parsed
 from mtptui.core.records import Event
 from mtptui.core.store import Store
 from mtptui.sources.base import RECONNECTING, SourceStatus
+from mtptui.sources.replay import ReplayClock
 from mtptui.tui.logbuffer import LogBuffer
 
 SLICE_LINES = 512  # lines parsed between two looks at the clock (a slice is over at slice_s)
@@ -47,7 +48,7 @@ class DashboardFeed:
         self._pending: deque[tuple[str | None, list[str], object]] = deque()
         # a replay source -> its lines parsed and waiting for the clock: (log time or None, line)
         self._held: dict[object, deque[tuple[float | None, Parsed]]] = {}
-        self.clock = None  # the ReplayClock that paces the replay sources' lines
+        self.clock: ReplayClock | None = None  # paces the replay sources' lines
         self._pos = 0  # lines of the first pending chunk already parsed
         self.pending = 0
         self.statuses: dict[str | None, SourceStatus] = {}
@@ -123,7 +124,7 @@ class DashboardFeed:
                     part = chunk[i:stop] if i or stop < n else chunk
                     self.ingest.feed_many(part, host)
                     self.log.add_raw(part, host)
-                    if pace is not None and self.store.last_ts is not None:
+                    if pace is not None and clock is not None and self.store.last_ts is not None:
                         clock.note_released(self.store.last_ts)
                 else:
                     self._hold(pace, [parse(chunk[k], host) for k in range(i, stop)])
@@ -149,6 +150,7 @@ class DashboardFeed:
         if q is None:
             q = self._held[pace] = deque()
         clock = self.clock
+        assert clock is not None  # lines are held only for a clock to release them
         for p in parsed:
             rec = p.record
             ts = rec.ts if rec is not None and rec.ts is not None else (p.line.ts if p.line is not None else None)
@@ -214,11 +216,11 @@ class DashboardFeed:
 
     async def run_pump(self) -> None:
         """Runs for the session: parse a slice, yield to the UI, repeat while lines wait."""
-        self._wake = asyncio.Event()
+        wake = self._wake = asyncio.Event()
         idle = False
         while True:
             if idle or not (self._pending or self._held_due()):
-                await self._idle()
+                await self._idle(wake)
             wait = self._hold_until - time.monotonic()
             if wait > 0:
                 await asyncio.sleep(wait)
@@ -230,14 +232,14 @@ class DashboardFeed:
         clock = self.clock
         return clock is not None and clock.held > 0
 
-    async def _idle(self) -> None:
+    async def _idle(self, wake: asyncio.Event) -> None:
         """Until lines come, or the clock reaches a held line (a seek or a change of speed too)."""
-        self._wake.clear()
+        wake.clear()
         due = self._next_due()
         if due is None or self.clock is None:
-            await self._wake.wait()
+            await wake.wait()
             return
-        waits = [asyncio.ensure_future(self._wake.wait()), asyncio.ensure_future(self.clock.wait_until(due))]
+        waits = [asyncio.ensure_future(wake.wait()), asyncio.ensure_future(self.clock.wait_until(due))]
         try:
             await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         finally:

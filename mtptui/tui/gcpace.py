@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gc
 import time
+from typing import Protocol, runtime_checkable
 
 YOUNG_EVERY_S = 0.3  # frames come 10 a second: every third (more often promotes more to the old)
 FULL_EVERY_S = 1.0  # this often: right after a key's frame, or when no key came in for QUIET_S ...
@@ -63,3 +64,10 @@ class GcPacer:
             gc.collect(1)
             self._young_at = now
             self.young += 1
+
+
+@runtime_checkable
+class Paced(Protocol):
+    """An app that paces its collector (MtpApp, FleetApp): its screens tell the pacer of frames."""
+
+    gc_pacer: GcPacer

@@ -66,8 +66,7 @@ class LogBuffer:
     def _entry(self, seq: int, p: Parsed, follows: bool = True) -> Entry:
         """`follows`: the line comes after the ones before it, whose time a line without one takes."""
         line = p.line
-        o = p.outcome
-        if o == DROPPED or line is None:
+        if p.outcome == DROPPED or line is None:
             return (seq, None, None, DROPPED_LINE, f"[line not read: {p.reason}]")
         host = line.host
         rec = p.record
@@ -77,9 +76,9 @@ class LogBuffer:
                 ts = self._last_ts.get(host)
             else:
                 self._last_ts[host] = ts
-        if o == BATCH:
-            kind = PREFILL_LINE if rec.kind == "prefill" else DECODE_LINE
-        elif o == EVENT:
+        if p.outcome == BATCH:
+            kind = PREFILL_LINE if p.record.kind == "prefill" else DECODE_LINE
+        elif p.outcome == EVENT:
             kind = EVENT_LINE
         else:
             kind = OTHER_LINE

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from itertools import accumulate, repeat
@@ -154,7 +155,7 @@ def host_scales(views: list[PanelView], accept_cap: int | None) -> dict[str, tup
     """metric -> (lo, hi) for every panel of a host alike, so panels compare at a glance."""
     out = {}
     for m in MAIN_METRICS + SMALL_METRICS:
-        seen = [v.metrics[m].stats["max"] for v in views if v.metrics[m].stats]
+        seen = [stats["max"] for v in views if (stats := v.metrics[m].stats)]
         out[m] = metric_range(m, max(seen) if seen else None, accept_cap)
     return out
 
@@ -287,14 +288,17 @@ def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: 
         limit = max(limit, 2 * series.overview.width)
     for m in MAIN_METRICS + SMALL_METRICS:
         ts, vs = present(times, columns[m])
-        sts, svs, cuts = ts, vs, (shared if ts is times else None)
-        if truncated and shared is not None:
+        sts: Sequence[float] = ts
+        svs: Sequence[float] = vs
+        cuts = shared if ts is times else None
+        if truncated and shared is not None and first is not None:
             early_t, early_v = series.overview.points(m, a, first)
             keep = sum(1 for t in early_t if t < first)
             if keep:
                 sts, svs, cuts = early_t[:keep] + list(ts), early_v[:keep] + list(vs), None
-        spark = (spark_cells(sts, svs, a, b, spark_points, limit, cuts)
-                 if shared is not None else [None] * spark_points)
+        spark: list[float | None] = (spark_cells(sts, svs, a, b, spark_points, limit, cuts)
+                                     if shared is not None and a is not None and b is not None
+                                     else [None] * spark_points)
         # no percentiles: a panel does not show them, and they need a sort, every frame
         stats = describe(vs, percentiles=False)
         early = series.overview.totals(m, t0, first) if truncated and exact is None else None
@@ -312,14 +316,14 @@ def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: 
             last_t[m] = ts[-1]
     g_ts, g_vs = present(times, columns["graph"])
     graph_off = g_vs.count(0.0)
-    n_decode = max([len(g_ts)] + [metrics[m].stats["n"] for m in ("running_req", "gen_throughput")
-                                  if metrics[m].stats])
+    n_decode = max([len(g_ts)] + [got["n"] for m in ("running_req", "gen_throughput")
+                                  if (got := metrics[m].stats)])
     # The newest decode line decides the badges and the "now" column: a value from an older
     # line (before a restart, say) is not "now".
     cands = [t for t in ([g_ts[-1]] if g_ts else []) + [last_t.get(m) for m in MAIN_METRICS + SMALL_METRICS]
              if t is not None]
     newest = max(cands) if cands else None
-    now = {m: (metrics[m].stats["last"] if metrics[m].stats and last_t.get(m) == newest else None)
+    now = {m: (got["last"] if (got := metrics[m].stats) and last_t.get(m) == newest else None)
            for m in MAIN_METRICS + SMALL_METRICS}
     if newest is None:
         state = SPEC_UNKNOWN
@@ -370,6 +374,7 @@ def _last_time_at_or_before(s: RankSeries, t1: float | None) -> float | None:
         last = ring.last_time()
         if last is None:
             continue
+        cand: float | None
         if t1 is None or last <= t1:
             cand = last
         else:

@@ -107,7 +107,7 @@ def details(e: dict) -> Content:
     parts: list = [(f"{when(e.get('time'))}  {e.get('user', '?')} on {e.get('host', '?')} · {e.get('unit', '?')}: "
                     f"{action_text(e)}", "bold"), "\n",
                    (f"{e.get('result', '?')}" + ("" if e.get("exit_code") is None else f" (exit {e['exit_code']})"),
-                    RESULT_STYLES.get(e.get("result"), "")),
+                    RESULT_STYLES.get(str(e.get("result")), "")),
                    f": {e.get('message', '')}\n\nphases:\n"]
     rows = phase_rows(e.get("phases") or [])
     for phase, state, took, detail in rows:
@@ -155,7 +155,7 @@ class AuditScreen(ModalScreen):
             elif not self.entries:
                 yield Static(f"no actions yet (the audit log is {self.path})", id="empty")
             else:
-                table = DataTable(cursor_type="row", zebra_stripes=True)
+                table: DataTable[Content | Text] = DataTable(cursor_type="row", zebra_stripes=True)
                 self._fill(table, self.app.size.width)
                 yield table
                 with VerticalScroll(id="details"):
@@ -165,7 +165,7 @@ class AuditScreen(ModalScreen):
                              "mtptui writes one)", id="bad")
             yield Static("Enter shows an action's phases and ExecStart · Esc closes", id="hint")
 
-    def _fill(self, table: DataTable, screen_width: int) -> None:
+    def _fill(self, table: DataTable[Content | Text], screen_width: int) -> None:
         """The table's columns and rows, fitted to the screen's width (less the box's border and
         padding): nothing cut mid-word at the edge, no sideways scrolling."""
         self._width = screen_width

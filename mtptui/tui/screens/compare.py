@@ -35,7 +35,7 @@ def ended_cell(r: EpochRow) -> str | Content:
         kind = (ended.get("error") or {}).get("kind", "")
         word = {"oom": "OOM", "nccl": "NCCL", "watchdog": "watchdog", "failed": "failure"}.get(kind, "error")
         return Content.styled(f"crashed: {word}", "bold $error")
-    return ENDED_WORDS.get(how, "-")
+    return ENDED_WORDS.get(how, "-") if isinstance(how, str) else "-"
 REFRESH_S = 1.0
 
 
@@ -43,7 +43,7 @@ def _num(v: float | None, prec: int) -> str:
     return "-" if v is None else f"{v:.{prec}f}"
 
 
-def row_cells(r: EpochRow, newest: float | None) -> tuple:
+def row_cells(r: EpochRow, newest: float | None) -> tuple[str | Content, ...]:
     """The table's cells for one epoch; the open one runs to the newest line."""
     end = r.end if r.end is not None else newest
     ran = duration_text(None if end is None else end - r.start) + (" +" if r.end is None else "")
@@ -106,7 +106,7 @@ class CompareScreen(ModalScreen):
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = f"compare epochs · {host_label(self.host)}"
-            table = DataTable(cursor_type="row", zebra_stripes=True)
+            table: DataTable[str | Content] = DataTable(cursor_type="row", zebra_stripes=True)
             table.add_columns(*COLUMNS)
             yield table
             yield Static(id="ranks")
@@ -142,9 +142,10 @@ class CompareScreen(ModalScreen):
             return
         r = self.rows[event.cursor_row]
         parts: list = [(f"epoch {r.index + 1}: {r.label}", "bold"), (f" · began: {r.reason}", "$text-muted")]
-        ended = (r.ended or {}).get("text")
+        how = r.ended or {}
+        ended = how.get("text")
         if ended:
-            parts.append((f" · ended: {ended}", "bold $error" if r.ended.get("how") == "crashed" else "$text-muted"))
+            parts.append((f" · ended: {ended}", "bold $error" if how.get("how") == "crashed" else "$text-muted"))
         parts.append(("\ngen tok/s, mean per rank:", "bold"))
         if not r.gen_per_rank:
             parts.append(" none logged")

@@ -7,6 +7,8 @@ cancels (Esc does). Dismissed with True to go on."""
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -14,14 +16,29 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
-from mtptui.control.plan import Plan
 from mtptui.tui.bindings import bindings_for
 
 DIFF_HEADER = "server arguments"  # preview_lines' heading of the flag diff
 DIFF_STYLES = {"-": "$text-error", "+": "$text-success"}
 
 
-def preview_content(plan: Plan) -> Content:
+class Preview(Protocol):
+    """What is confirmed: a Plan (control/plan.py), or a benchmark's plans (prove/bench.py's Bench)."""
+
+    @property
+    def host(self) -> str: ...
+
+    @property
+    def prod(self) -> bool:
+        """The host is tagged prod: its name must be typed to confirm."""
+        ...
+
+    def title(self) -> str: ...
+
+    def preview_lines(self) -> list[str]: ...
+
+
+def preview_content(plan: Preview) -> Content:
     """The plan's preview, its flag diff coloured: removed red, added green."""
     parts: list = []
     in_diff = False
@@ -53,11 +70,11 @@ class ConfirmScreen(ModalScreen[bool]):
     BINDINGS = bindings_for("confirm")
     AUTO_FOCUS = "#cancel"
 
-    def __init__(self, plan: Plan) -> None:
+    def __init__(self, plan: Preview) -> None:
         super().__init__()
         self.plan = plan
         if plan.prod:
-            self.AUTO_FOCUS = "#typed"
+            self.AUTO_FOCUS = "#typed"  # type: ignore[misc]  # Textual reads it per screen; its stubs call it a ClassVar
 
     def compose(self) -> ComposeResult:
         plan = self.plan

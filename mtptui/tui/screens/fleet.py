@@ -20,6 +20,7 @@ from mtptui.fleet.prom import PromError
 from mtptui.fleet.query import Host
 from mtptui.fleet.table import COLUMN_KEYS, COLUMNS, FleetRows, Row, ViewState, host_key, matches, refreshed
 from mtptui.tui.bindings import bindings_for
+from mtptui.tui.gcpace import Paced
 from mtptui.tui.widgets.fleet_table import FleetTable
 
 
@@ -91,7 +92,8 @@ class FleetScreen(Screen):
             return
         # The rows the thread ordered, unless a key changed the order meanwhile.
         self.rebuild(shown if shown is not None and state.rows_key() == self.state.rows_key() else None)
-        self.call_after_refresh(self.app.gc_pacer.after_frame)
+        if isinstance(self.app, Paced):
+            self.call_after_refresh(self.app.gc_pacer.after_frame)
 
     def _fetch(self, state: ViewState) -> tuple[FleetRows, list[Row]]:
         """The fleet and the rows shown in `state`'s order, made off the screen's loop."""
@@ -199,7 +201,7 @@ class FleetScreen(Screen):
         self.state.reverse = not self.state.reverse
         self.rebuild()
 
-    def action_toggle(self) -> None:
+    def action_toggle(self) -> None:  # type: ignore[override]  # the fleet's own `toggle` key (config/keys.py), not DOMNode.toggle(attribute)
         row = self.current()
         if row is None:
             return

@@ -8,6 +8,7 @@ controller and then redraw at once, so a keypress shows within one frame.
 from __future__ import annotations
 
 import time
+from typing import Protocol, runtime_checkable
 
 from textual import on
 from textual.app import ComposeResult
@@ -21,6 +22,7 @@ from mtptui.core.alerts import ERROR, by_rank
 from mtptui.tui.bindings import screen_bindings
 from mtptui.config.keys import ACTING_ACTIONS
 from mtptui.tui.controller import Dashboard
+from mtptui.tui.gcpace import Paced
 from mtptui.tui.running import Running
 from mtptui.tui.themes import host_accent, host_tags
 from mtptui.tui.viewmodel import (METRICS, accept_len_cap, after, chart_series, clock_text, exact_rows, host_epoch_rows,
@@ -43,6 +45,16 @@ FLOOD_LINES_PER_S = 5000
 FLASH_S = 3.0
 DATA_HZ = 5.0
 EPOCH_ROWS_S = 1.0  # an epoch's figures cover every line since it began: recounted at most this often
+
+
+@runtime_checkable
+class DashboardApp(Paced, Protocol):
+    """What the main screen asks of its app (MtpApp, tui/app.py) besides Textual's: the
+    collector's pacer, and the next theme."""
+
+    def cycle_theme(self) -> str:
+        """Switches to the next theme; its name."""
+        ...
 
 
 class MainScreen(Screen):
@@ -131,7 +143,13 @@ class MainScreen(Screen):
         self.query_one(LogView).show(t1, host, len(d.hosts()) > 1, pinned)
         self._draw_status(host, t1)
         if not force_chart:  # a key's frame goes first; the collection follows the next tick's
-            self.call_after_refresh(self.app.gc_pacer.after_frame)
+            self.call_after_refresh(self.dashboard_app.gc_pacer.after_frame)
+
+    @property
+    def dashboard_app(self) -> DashboardApp:
+        app = self.app
+        assert isinstance(app, DashboardApp), type(app)  # the dashboard's own app
+        return app
 
     def redraw_now(self) -> None:
         """After a key: show its effect in this frame, not at the next tick."""
@@ -143,7 +161,7 @@ class MainScreen(Screen):
 
     def _after_key_frame(self) -> None:
         self.dash.feed.release()
-        self.app.gc_pacer.after_key_frame()
+        self.dashboard_app.gc_pacer.after_key_frame()
 
     def _draw_data(self, host, t0, t1, force_chart: bool = False) -> None:
         d = self.dash
@@ -497,7 +515,7 @@ class MainScreen(Screen):
             self.minimize()
 
     def action_theme(self) -> None:
-        name = self.app.cycle_theme()
+        name = self.dashboard_app.cycle_theme()
         self.flash(f"theme {name}")
 
     def action_help(self) -> None:

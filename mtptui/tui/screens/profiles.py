@@ -66,7 +66,8 @@ class ProfilePicker(ModalScreen["Profile | None"]):
 
     @on(OptionList.OptionSelected)
     def _picked(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(self.profiles[event.option_id])
+        if event.option_id is not None:  # every option is made with its profile's name as id
+            self.dismiss(self.profiles[event.option_id])
 
     def action_cancel(self) -> None:
         self.dismiss(None)

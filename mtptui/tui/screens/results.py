@@ -40,7 +40,7 @@ class ResultsScreen(ModalScreen):
             with VerticalScroll(id="tables"):
                 for c in results.concurrencies(r):
                     yield Static(f"concurrency {c}", classes="title")
-                    table = DataTable(cursor_type="none", zebra_stripes=True)
+                    table: DataTable[str] = DataTable(cursor_type="none", zebra_stripes=True)
                     table.add_columns(*results.HEADER)
                     for cells in results.table_rows(r, c):
                         table.add_row(*cells)

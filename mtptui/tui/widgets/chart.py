@@ -15,6 +15,7 @@ from textual_plotext import PlotextPlot
 from textual_plotext.plot import Plot
 
 from mtptui.core.epochs import rank_key
+from mtptui.core.records import EventKind
 
 from mtptui.core.epochs import rank_label, short_rank_labels
 from mtptui.tui.viewmodel import BOUNDS, METRICS, clock_text, gap_limit, metric_range
@@ -43,7 +44,7 @@ class ChartData:
     t1: float | None
     series: dict[str, tuple[list[float], list[float]]]
     epochs: list[tuple[float, str]] = field(default_factory=list)  # (start, label) after the first
-    events: list[tuple[float, str]] = field(default_factory=list)  # (ts, kind)
+    events: list[tuple[float, EventKind]] = field(default_factory=list)  # (ts, kind)
     focus: str | None = None
     window_label: str = ""
     accept_cap: int | None = None  # num_steps + 1 of the epochs in the window: accept len's ceiling

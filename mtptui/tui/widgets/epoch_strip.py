@@ -67,10 +67,11 @@ def strip_parts(v: StripView) -> list[Part]:
         return parts + [_part(0, [SEP, (" WAITING FOR FIRST BATCH ", "bold $text on $panel-lighten-2")]),
                         _part(4, [(f" ready at {clock_text(run.ready_at)}, no request decoded yet", "$text-muted")],
                               [(f" ready {clock_text(run.ready_at)}", "$text-muted")])]
-    if v.state == DOWN:
-        parts.append(_part(0, [SEP, (f" {run.down.upper()} ", "bold $text on $error" if run.down == "failed"
+    down = run.down
+    if v.state == DOWN and down is not None:  # DOWN: the run's end is known
+        parts.append(_part(0, [SEP, (f" {down.upper()} ", "bold $text on $error" if down == "failed"
                                      else "bold $text on $panel-lighten-2"), (f" at {clock_text(run.down_at)}", "$text-muted")],
-                           [SEP, (f" {run.down.upper()} ", "bold $text on $error" if run.down == "failed"
+                           [SEP, (f" {down.upper()} ", "bold $text on $error" if down == "failed"
                                   else "bold $text on $panel-lighten-2")]))
     r = v.row
     if r is None or counts_nothing(r):

@@ -5,6 +5,7 @@ On a narrow screen the host stays whole: the layout loses its model names first,
 
 from __future__ import annotations
 
+from textual.css.types import EdgeType
 from textual.widgets import Static
 
 from mtptui.tui.widgets.fit import Part, fit
@@ -18,7 +19,7 @@ class HostBar(Static):
     def __init__(self, **kw) -> None:
         super().__init__("", **kw)
         self._last: tuple | None = None
-        self._border: tuple | None = None
+        self._border: tuple[EdgeType, str] | None = None
         self._lines = 0
 
     def lines(self) -> int:
@@ -32,7 +33,7 @@ class HostBar(Static):
         if key == self._last:
             return
         self._last = key
-        border = ("thick", accent) if accent else None
+        border: tuple[EdgeType, str] | None = ("thick", accent) if accent else None
         if border != self._border:
             self._border = border
             self.styles.border_left = border  # a change of width: Textual lays out again

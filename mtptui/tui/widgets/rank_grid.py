@@ -7,6 +7,8 @@ still logging. Numbers are the window's last value, min, mean and max.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.segment import Segment
 from rich.style import Style
 from textual.app import ComposeResult
@@ -29,7 +31,7 @@ def _num(metric: str, stats: dict | None, key: str) -> str:
     return fmt_value(metric, None if stats is None else stats[key])
 
 
-def badges(v: PanelView, alerts: list[Alert] = ()) -> Content:
+def badges(v: PanelView, alerts: Sequence[Alert] = ()) -> Content:
     """State badges; while an alert holds on the rank its state badge takes the alert's colour
     (never a green SPEC ON over a collapse), with a ⚠ after it (the bottom border names them)."""
     parts: list[tuple[str, str] | str] = []
@@ -54,11 +56,11 @@ def badges(v: PanelView, alerts: list[Alert] = ()) -> Content:
     return Content.assemble(*parts)
 
 
-def alert_colour(alerts: list[Alert]) -> str:
+def alert_colour(alerts: Sequence[Alert]) -> str:
     return "$error" if alerts[0].severity == ERROR else "$warning"
 
 
-def alert_words(alerts: list[Alert]) -> str:
+def alert_words(alerts: Sequence[Alert]) -> str:
     """`accept len 1, accept rate low`: what holds on the rank, a word or two each."""
     return ", ".join(dict.fromkeys(BADGE.get(a.kind, a.kind) for a in alerts))
 
@@ -83,14 +85,14 @@ class RankPanel(Widget):
         self.rank = rank
         self.index = index
         self.view: PanelView | None = None
-        self._alerts: list[Alert] = []
+        self._alerts: Sequence[Alert] = ()
         self._title: Content | None = None
         self._note: Content | None = None
         self._strips: list[Strip] | None = None
         self._strips_key: tuple | None = None  # (width, theme, visual style) they were built for
         self._styles_for: tuple | None = None  # ((theme, visual style), the styles resolved for them)
 
-    def show(self, v: PanelView, focused: bool, alerts: list[Alert] = ()) -> None:
+    def show(self, v: PanelView, focused: bool, alerts: Sequence[Alert] = ()) -> None:
         self.set_class(focused, "-focused")
         if v is self.view and alerts == self._alerts:
             return  # the same numbers (a key's frame): nothing to render again
@@ -197,7 +199,7 @@ def spark_styles(widget: Widget) -> list[str]:
     background = Color.parse(tv.get("background", "#12161C"))
     lo = background.blend(primary, 0.3)
     styles = [lo.blend(primary, i / 7).hex for i in range(8)]
-    app._spark_styles = (key, styles)
+    setattr(app, "_spark_styles", (key, styles))  # per app (its theme): kept on it, as read above
     return styles
 
 

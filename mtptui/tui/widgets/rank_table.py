@@ -10,6 +10,8 @@ are hidden and which key shows them all.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from textual.content import Content
 from textual.widgets import Static
 
@@ -36,14 +38,16 @@ def state_style(v: PanelView) -> str:
     return "bold $text on $error" if v.spec == DOWN and v.down == "failed" else "bold $text on $panel-lighten-2"
 
 
-def alert_style(alerts: list[Alert]) -> str | None:
+def alert_style(alerts: Sequence[Alert]) -> str | None:
     """The badge colour while alerts hold on a rank (errors first), else None."""
-    if not alerts:
-        return None
-    return "bold $text on $error" if alerts[0].severity == ERROR else "bold $text on $warning-darken-1"
+    return _alert_colour(alerts[0]) if alerts else None
 
 
-def state_badge(v: PanelView, alerts: list[Alert] = ()) -> tuple[str, str]:
+def _alert_colour(first: Alert) -> str:
+    return "bold $text on $error" if first.severity == ERROR else "bold $text on $warning-darken-1"
+
+
+def state_badge(v: PanelView, alerts: Sequence[Alert] = ()) -> tuple[str, str]:
     """The one state that matters most, as (text, style); an alert on the rank marks it (⚠)
     in the alert's colour."""
     if v.spec in NOT_DECODING:
@@ -54,7 +58,7 @@ def state_badge(v: PanelView, alerts: list[Alert] = ()) -> tuple[str, str]:
         return "SPEC OFF!", "bold $text on $error"
     if alerts:
         text = "SPEC ON" if v.spec == SPEC_ON else "SPEC OFF" if v.spec == SPEC_OFF else "no decode"
-        return "⚠" + text, alert_style(alerts)
+        return "⚠" + text, _alert_colour(alerts[0])
     if v.graph_off_now:
         return "GRAPH OFF", "bold $text on $warning"
     if v.spec == SPEC_ON:

@@ -15,6 +15,7 @@ hour, flagged `down`; an exporter's host whose log stream is lost is flagged `di
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from functools import lru_cache
 from dataclasses import dataclass, field
 
@@ -200,47 +201,69 @@ def read_fleet(prom: Prometheus, match: str | None = None) -> list[Host]:
         return assemble(prom.queries(queries(match)))
 
 
-def assemble(answers: dict[str, list[Sample]]) -> list[Host]:
-    """The hosts from the answers to `queries()` (by the same keys). A rank is found by the labels
-    that name it, read once a sample: 40,000 samples a refresh at 1,000 hosts x 8 ranks."""
-    hosts: dict[tuple[str, str], Host] = {}
-    ranks: dict[tuple, Rank] = {}  # by sglang_key / mtptui_key
+class _Found:
+    """The hosts and ranks found so far while the answers are read: each made on its first
+    sample, the same object for every later one."""
 
-    def host(source: str, name: str) -> Host:
-        h = hosts.get((source, name))
+    def __init__(self) -> None:
+        self.hosts: dict[tuple[str, str], Host] = {}
+        self.ranks: dict[tuple, Rank] = {}  # by sglang_key / mtptui_key
+
+    def host(self, source: str, name: str) -> Host:
+        h = self.hosts.get((source, name))
         if h is None:
-            h = hosts[(source, name)] = Host(name, source)
+            h = self.hosts[(source, name)] = Host(name, source)
         return h
 
-    def rank(key: tuple, labels: dict[str, str]) -> Rank:
-        r = ranks.get(key)
+    def rank(self, key: tuple, labels: dict[str, str]) -> Rank:
+        r = self.ranks.get(key)
         if r is None:
             if key[0] == SGLANG:
-                h, label = host(SGLANG, key[1]), sglang_rank(labels)
+                h, label = self.host(SGLANG, key[1]), sglang_rank(labels)
             else:
-                h, label = host(MTPTUI, key[1]), labels.get("rank", "")
+                h, label = self.host(MTPTUI, key[1]), labels.get("rank", "")
             # Keys that name one rank alike (a pp_rank of "0" or none) share it.
             r = next((x for x in h.ranks if x.rank == label), None)
             if r is None:
                 r = Rank(label)
                 h.ranks.append(r)
-            ranks[key] = r
+            self.ranks[key] = r
         return r
 
+
+def assemble(answers: dict[str, list[Sample]]) -> list[Host]:
+    """The hosts from the answers to `queries()` (by the same keys). A rank is found by the labels
+    that name it, read once a sample: 40,000 samples a refresh at 1,000 hosts x 8 ranks."""
+    found = _Found()
+    _read_gauges(found, answers)
+    up = {(s.labels.get("instance"), s.labels.get("job")) for s in answers["up"]}
+    # The gauges first: the graph state is kept only for the hosts they found, and an SGLang
+    # target only where they found it or it is down.
+    _read_sglang_state(found, answers, up)
+    _read_mtptui_state(found, answers, up)
+    return _in_order(found.hosts.values())
+
+
+def _read_gauges(found: _Found, answers: dict[str, list[Sample]]) -> None:
+    """Each rank's figures from the gauges of both sources, and an SGLang host's model."""
+    ranks = found.ranks  # the loop runs once a sample: a local lookup, the method only for a new rank
     for names, key_of in ((SGLANG_GAUGES, sglang_key), (MTPTUI_GAUGES, mtptui_key)):
         for name, field_ in names.items():
             count = field_ in COUNTS
             for labels, v in answers[name]:
-                r = ranks.get(key := key_of(labels)) or rank(key, labels)
+                r = ranks.get(key := key_of(labels)) or found.rank(key, labels)
                 setattr(r, field_, int(v) if count and v.is_integer() else v)
-
     for labels, _ in answers[SGLANG_MODEL_GAUGE]:
         if "model_name" in labels:
-            hosts[(SGLANG, labels.get("instance", ""))].spec["model_name"] = labels["model_name"]
-    up = {(s.labels.get("instance"), s.labels.get("job")) for s in answers["up"]}
+            found.hosts[(SGLANG, labels.get("instance", ""))].spec["model_name"] = labels["model_name"]
+
+
+def _read_sglang_state(found: _Found, answers: dict[str, list[Sample]], up: set[tuple]) -> None:
+    """SGLang's hosts: whether each rank decodes with CUDA graphs, and the targets down."""
+    hosts = found.hosts
     for s in answers["sglang_graph"]:
         if (SGLANG, s.labels.get("instance", "")) in hosts and s.value > 0:
-            r = rank(sglang_key(s.labels), s.labels)
+            r = found.rank(sglang_key(s.labels), s.labels)
             if s.labels.get("mode") == "decode_none":
                 r.graph = False
             elif r.graph is None:
@@ -250,34 +273,42 @@ def assemble(answers: dict[str, list[Sample]]) -> list[Host]:
         lab = s.labels
         down = (lab.get("instance"), lab.get("job")) not in up
         if down or (SGLANG, lab.get("instance", "")) in hosts:
-            h = host(SGLANG, lab.get("instance", ""))
+            h = found.host(SGLANG, lab.get("instance", ""))
             h.spec.setdefault("model_name", lab.get("model_name", ""))
             h.down = h.down or down
 
+
+def _read_mtptui_state(found: _Found, answers: dict[str, list[Sample]], up: set[tuple]) -> None:
+    """The exporters' hosts: the log stream connected, the speculation settings, whether each
+    rank decodes with CUDA graphs, and the exporters down."""
     for s in answers["connected"]:
-        host(MTPTUI, s.labels.get("host", "")).connected = s.value == 1
+        found.host(MTPTUI, s.labels.get("host", "")).connected = s.value == 1
     for s in answers["spec_info"]:
         lab = s.labels
-        host(MTPTUI, lab.get("host", "")).spec = {
+        found.host(MTPTUI, lab.get("host", "")).spec = {
             "algorithm": lab.get("algorithm") or None, "steps": _int(lab.get("steps", "")),
             "topk": _int(lab.get("topk", "")), "draft_tokens": _int(lab.get("draft_tokens", "")),
             "settings": lab.get("settings", "")}
     no_graph = {mtptui_key(s.labels): s.value for s in answers["mtptui_no_graph"]}
     for s in answers["mtptui_decodes"]:
         key = mtptui_key(s.labels)
-        if (MTPTUI, key[1]) in hosts and s.value > 0:
-            rank(key, s.labels).graph = not no_graph.get(key, 0) > 0
+        if (MTPTUI, key[1]) in found.hosts and s.value > 0:
+            found.rank(key, s.labels).graph = not no_graph.get(key, 0) > 0
     for s in answers["mtptui_targets"]:  # an exporter Prometheus cannot scrape: its hosts are down
         if (s.labels.get("instance"), s.labels.get("job")) not in up:
-            host(MTPTUI, s.labels.get("host", "")).down = True
+            found.host(MTPTUI, s.labels.get("host", "")).down = True
 
-    for h in hosts.values():
+
+def _in_order(hosts: Collection[Host]) -> list[Host]:
+    """The hosts in the natural order of their names, each one's ranks too; SGLang's accept
+    length 0 read as absent (see the module's docstring)."""
+    for h in hosts:
         if h.source == SGLANG:
             for r in h.ranks:
-                if r.accept_len == 0:  # SGLang's "no speculation": see the module's docstring
+                if r.accept_len == 0:
                     r.accept_len = r.accept_rate = None
         h.ranks.sort(key=lambda r: rank_key(r.rank))
-    return sorted(hosts.values(), key=lambda h: (rank_key(h.host), h.source))
+    return sorted(hosts, key=lambda h: (rank_key(h.host), h.source))
 
 
 def sglang_key(labels: dict[str, str]) -> tuple:

@@ -284,30 +284,19 @@ def _rank_diverging(host: str | None, ranks: list[RankSeries], now: float, th: T
     passing from rank to rank."""
     if len(ranks) < 2:
         return []
-    parts = max(1, int(th.rank_diverge_parts))
+    n_parts = max(1, int(th.rank_diverge_parts))
     t_start = now - th.rank_diverge_hold_s
-    step = th.rank_diverge_hold_s / parts
+    step = th.rank_diverge_hold_s / n_parts
+    parts = [(a, a + step) for a in (t_start + i * step for i in range(n_parts))]
     every = [s.rank for s in ranks]
     out = []
     for kind, (name, mean, fmt, min_field) in DIVERGE.items():
-        name_long = "gen throughput per running request" if kind == "throughput_diverging" else name
-        min_effect = getattr(th, min_field)
-        above: dict[str, bool] = {}  # rank -> the side it differs on, while it differs in every part
-        alive = set(every)
-        for i in range(parts):
-            a = t_start + i * step
-            means = {s.rank: m for s in ranks if (m := mean(s, a, a + step, th)) is not None}
-            for r in list(alive):
-                m = means.get(r)
-                others = sorted(v for k, v in means.items() if k != r)
-                med = _median(others) if others else 0.0
-                if (m is None or med <= 0 or abs(m - med) / med * 100 <= th.rank_diverge_pct
-                        or abs(m - med) < min_effect or above.setdefault(r, m > med) != (m > med)):
-                    alive.discard(r)
-            if not alive:
-                break
+        alive = _diverging(ranks, mean, parts, th, getattr(th, min_field))
         if not alive:
             continue
+        # The figures shown are over the whole hold: the flagged ranks' means, against the
+        # median of the others (of all, where every rank is flagged).
+        name_long = "gen throughput per running request" if kind == "throughput_diverging" else name
         flagged = [r for r in every if r in alive]
         means = {s.rank: m for s in ranks if (m := mean(s, t_start, now, th)) is not None}
         rest = sorted(v for k, v in means.items() if k not in alive) or sorted(means.values())
@@ -321,6 +310,27 @@ def _rank_diverging(host: str | None, ranks: list[RankSeries], now: float, th: T
                          "rank with another configuration, or a draft that suits its requests less.",
                          since=t_start, ranks=tuple(flagged)))
     return out
+
+
+def _diverging(ranks: list[RankSeries], mean: Callable[[RankSeries, float, float, Thresholds], float | None],
+               parts: list[tuple[float, float]], th: Thresholds, min_effect: float) -> set[str]:
+    """The ranks whose mean over each part differs from the other ranks' median of that part by
+    more than rank_diverge_pct and min_effect, on the same side in every part. A rank is dropped
+    at its first part that does not: judging stops once none is left."""
+    above: dict[str, bool] = {}  # rank -> the side it differs on, while it differs in every part
+    alive = {s.rank for s in ranks}
+    for a, b in parts:
+        means = {s.rank: m for s in ranks if (m := mean(s, a, b, th)) is not None}
+        for r in list(alive):
+            m = means.get(r)
+            others = sorted(v for k, v in means.items() if k != r)
+            med = _median(others) if others else 0.0
+            if (m is None or med <= 0 or abs(m - med) / med * 100 <= th.rank_diverge_pct
+                    or abs(m - med) < min_effect or above.setdefault(r, m > med) != (m > med)):
+                alive.discard(r)
+        if not alive:
+            break
+    return alive
 
 
 def _median(v: list[float]) -> float:

@@ -18,7 +18,7 @@ import contextlib
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from mtptui.control import audit
 from mtptui.control.errors import ControlError
@@ -147,8 +147,24 @@ class Bench:
     def title(self) -> str:
         return f"{self.hc.host} · {self.hc.unit}: benchmark {', '.join(p.name for p in self.profiles)}"
 
+    def in_order(self) -> list[Plan]:
+        """The previewed plans as they will run: each against the profile before it (the first
+        against the unit as it is now), so that a diff shows what the server will see."""
+        return [plan if i == 0 else replace(plan, old_argv=self.previewed[i - 1].new_argv)
+                for i, plan in enumerate(self.previewed)]
+
+    def changes(self) -> list[tuple[str, list[str]]]:
+        """Each profile's change to the server's arguments, in the order they run; an empty list
+        where that profile restarts nothing."""
+        out: list[tuple[str, list[str]]] = []
+        for profile, plan in zip(self.profiles, self.in_order()):
+            changed = [f"{tag} {text}" for tag, text in plan.diff_lines() if tag != " "]
+            out.append((profile.name, changed or (["(its environment)"] if profile.env else [])))
+        return out
+
     def preview_lines(self) -> list[str]:
-        restarts = sum(p.old_argv != p.new_argv for p in self.previewed) + 1
+        changes = self.changes()
+        restarts = sum(bool(c) for _, c in changes) + 1
         where = self.report.prompts.get("file")
         lines = [f"benchmark: {', '.join(p.name for p in self.profiles)}; concurrency "
                  f"{', '.join(map(str, self.concurrencies))}; {self.requests} requests of {self.max_tokens} tokens each"
@@ -157,7 +173,12 @@ class Bench:
                  + (f"of {where}" if where else "shipped with mtptui"),
                  f"restarts: up to {restarts}: each profile the server does not already run, then back to the "
                  "unit as it was found (its drop-in byte for byte), also after a cancel or a failure"]
-        for profile, plan in zip(self.profiles, self.previewed):
+        width = max(len("restore"), *(len(name) for name, _ in changes))
+        lines += ["", "each profile's change to the server's arguments, in the order they run (against the one before it):"]
+        for name, changed in changes:
+            lines.append(f"  {name.ljust(width)}  " + ("; ".join(changed) if changed else "no change: no restart"))
+        lines.append(f"  {'restore'.ljust(width)}  back to the unit as it was found")
+        for profile, plan in zip(self.profiles, self.in_order()):
             lines += ["", f"── {profile.name} ──", *plan.preview_lines()]
         return lines
 

@@ -170,3 +170,27 @@ async def test_bench_sends_the_operators_prompts_with_their_own_max_tokens(tmp_p
     (row,) = data["results"]
     assert row["requests"] == 3 and row["errors"] == 0
     assert row["output_tok_s"] is not None
+
+
+async def test_the_preview_shows_each_profiles_change_in_the_order_they_run():
+    from mtptui.control.profiles import Profile
+
+    # the host runs mtp1: against the unit as it is, mtp1 would be "no change", but off runs first
+    src = child("--speculative-algorithm", "NEXTN", "--speculative-num-steps", "1", "--speculative-eagle-topk", "1",
+                "--speculative-num-draft-tokens", "2")
+    hc = control(src)
+    task = await started(src)
+    try:
+        bench = Bench(hc, [BUILTINS["off"], BUILTINS["mtp1"], Profile("again", algorithm="NEXTN",
+                      num_steps=1, topk=1, num_draft_tokens=2)], [1], 2)
+        await bench.preview()
+        lines = bench.preview_lines()
+    finally:
+        await stopped(task)
+    assert [name for name, _ in bench.changes()] == ["off", "mtp1", "again"]
+    off, mtp1, again = (c for _, c in bench.changes())
+    assert "- --speculative-algorithm NEXTN" in off and "+ --speculative-algorithm NEXTN" in mtp1 and again == []
+    assert lines[1].startswith("restarts: up to 3:")
+    assert any(x.startswith("  again") and x.endswith("no change: no restart") for x in lines)
+    mtp1_section = lines[lines.index("── mtp1 ──"):lines.index("── again ──")]
+    assert "  (no change)" not in mtp1_section and "  + --speculative-algorithm NEXTN" in mtp1_section

@@ -176,7 +176,7 @@ def _bool(v: Any) -> bool:
     return v
 
 
-def _int_range(lo: int, hi: int):
+def _int_range(lo: int, hi: int) -> Callable[[Any], int]:
     def check(v: Any) -> int:
         if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
             raise ValueError(f"must be an integer from {lo} to {hi} (got {_show(v)})")
@@ -190,7 +190,7 @@ def _positive_int(v: Any) -> int:
     return v
 
 
-def _seconds(lo: float, hi: float):
+def _seconds(lo: float, hi: float) -> Callable[[Any], float]:
     def check(v: Any) -> float:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
             raise ValueError(f"must be a number of seconds from {lo:g} to {hi:g} (got {_show(v)})")
@@ -198,7 +198,7 @@ def _seconds(lo: float, hi: float):
     return check
 
 
-def _number(integer: bool, hi: float = math.inf):
+def _number(integer: bool, hi: float = math.inf) -> Callable[[Any], float | int]:
     """A finite number >= 0 (at most `hi`); an integer when `integer`."""
     kind = "an integer" if integer else "a number"
     bound = f"from 0 to {hi:g}" if hi < math.inf else ">= 0"
@@ -227,7 +227,7 @@ def _name(v: Any) -> str:
 def _policy(v: Any) -> str:
     if v not in HOST_KEY_POLICIES:
         raise ValueError(f"must be one of {', '.join(HOST_KEY_POLICIES)} (got {_show(v)})")
-    return v
+    return str(v)
 
 
 def _accent(v: Any) -> str:
@@ -365,7 +365,8 @@ class _Lines:
     def __init__(self, text: str) -> None:
         self.where: dict[tuple[tuple[str, ...], int, str], int] = {}
         table: tuple[str, ...] = ()
-        index, counts = 0, {}
+        index = 0
+        counts: dict[tuple[str, ...], int] = {}  # an array of tables' entries so far
         for no, line in enumerate(text.splitlines(), 1):
             m = self._HEADER.match(line)
             if m:
@@ -579,8 +580,8 @@ class _Reader:
 
 def load_config(path: str | os.PathLike | None = None) -> Config:
     """Reads PATH, or the default path when None (then a missing file is an empty config)."""
+    p = Path(path) if path is not None else default_config_path()
     explicit = path is not None
-    p = Path(path) if explicit else default_config_path()
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:

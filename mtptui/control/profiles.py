@@ -90,13 +90,13 @@ def effective(flags: Mapping[str, object], ctx: Context, engine: str = "sglang")
     if algo == "NGRAM" and v >= (0, 5, 3):
         out["topk"] = ctx.ngram_max_bfs_breadth or NGRAM_MAX_BFS_BREADTH
         return out
-    if algo not in _EAGLE_FAMILY or not isinstance(out.get("num_steps"), int) \
-            or not isinstance(out.get("topk"), int):
+    steps, topk = out.get("num_steps"), out.get("topk")
+    if algo not in _EAGLE_FAMILY or not isinstance(steps, int) or not isinstance(topk, int):
         return out
-    if _silently_chains(v) and (ctx.page_size or 1) > 1 and out["topk"] > 1:
-        out["topk"] = 1
-    if out["topk"] == 1 and v >= (0, 4, 6):  # 0.4.5 keeps the draft tokens as given
-        out["num_draft_tokens"] = out["num_steps"] + 1
+    if _silently_chains(v) and (ctx.page_size or 1) > 1 and topk > 1:
+        out["topk"] = topk = 1
+    if topk == 1 and v >= (0, 4, 6):  # 0.4.5 keeps the draft tokens as given
+        out["num_draft_tokens"] = steps + 1
     return out
 
 
@@ -157,6 +157,7 @@ def check_profile(profile: Profile, ctx: Context, engine: str) -> None:
     for key, value in counts.items():
         if value is not None and value < 1:
             raise ProfileError(f"profile {p.name}: {key} must be at least 1, not {value}")
+    assert p.algorithm is not None  # an off profile was checked above
     algo = p.algorithm.upper()
     if engine == "vllm":
         _check_vllm(p, algo, ctx.version)
@@ -227,6 +228,7 @@ def _check_eagle_auto(p: Profile, ctx: Context, version: Version) -> None:
 def _check_eagle_counts(p: Profile, ctx: Context, version: Version, said: str) -> None:
     """An EAGLE-family profile that gives all three counts."""
     steps, topk, draft = p.num_steps, p.topk, p.num_draft_tokens
+    assert steps is not None and topk is not None and draft is not None  # all three given: the caller's case
     backends = (ctx.attention_backend, ctx.decode_attention_backend, ctx.prefill_attention_backend)
     if topk > 1 and "trtllm_mha" in backends:
         raise ProfileError(f"profile {p.name}: the trtllm_mha attention backend needs topk 1 "
@@ -308,7 +310,7 @@ def _check_vllm(p: Profile, algo: str, version: Version | None = None) -> None:
     if algo in ("EAGLE", "EAGLE3", "STANDALONE") and not p.draft_model_path:
         raise ProfileError(f"profile {p.name}: vLLM needs draft_model_path for {algo}")
     v, _ = known_version(version, "vllm")
-    if algo == "EAGLE" and v < (0, 8, 5) and "eagle-" not in p.draft_model_path.lower():
+    if algo == "EAGLE" and v < (0, 8, 5) and "eagle-" not in (p.draft_model_path or "").lower():
         # before 0.8.5 the method is what the draft's name says: EAGLE only with "eagle-" in it
         raise ProfileError(f"profile {p.name}: vLLM {version_text(v)} runs {p.draft_model_path} as a plain "
                            "draft model, not EAGLE: before 0.8.5 it takes a draft for EAGLE only when "
@@ -354,7 +356,8 @@ def same_algorithm(a: str | None, b: str | None) -> bool:
 def matches(profile: Profile, settings: Mapping[str, object]) -> bool:
     """Whether settings (from a `server_args=` line, or `launch.spec_flags`) show this profile: the
     same algorithm (NEXTN is logged as EAGLE) and every count the profile gives."""
-    if not same_algorithm(profile.algorithm, settings.get("algorithm")):
+    algorithm = settings.get("algorithm")
+    if not same_algorithm(profile.algorithm, algorithm if isinstance(algorithm, str) else None):
         return False
     return all(want is None or settings.get(key) == want
                for key, want in (("num_steps", profile.num_steps), ("topk", profile.topk),

@@ -8,6 +8,7 @@ import os
 import sys
 import zlib
 from collections.abc import Iterator
+from typing import BinaryIO
 
 from mtptui.errors import UserError
 
@@ -19,7 +20,7 @@ class InputError(UserError):
     """A one-line, user-facing reason why an input cannot be read."""
 
 
-def _text(binary: io.BufferedIOBase) -> io.TextIOWrapper:
+def _text(binary: BinaryIO | gzip.GzipFile) -> io.TextIOWrapper:
     # newline="\n": a lone \r (a progress bar redraw) must not split a line in two.
     return io.TextIOWrapper(binary, encoding="utf-8", errors="replace", newline="\n")
 
@@ -70,7 +71,7 @@ def open_lines(path: str, name: str | None = None) -> Iterator[str]:
         yield from _decoded(shown, f)
 
 
-def _decoded(name: str, f) -> Iterator[str]:
+def _decoded(name: str, f: BinaryIO) -> Iterator[str]:
     """The same checks for a file and a pipe: a binary journal or junk is refused at its head, a
     gzip is unpacked."""
     head = f.peek(4096)[:4096] if hasattr(f, "peek") else b""

@@ -76,6 +76,7 @@ class MtpApp(App):
         from mtptui.sources.file import InputError
 
         opening = self.dash.opening
+        assert opening is not None  # the worker runs only for a session that opens files
         store = self.dash.store
         try:
             opened = opening.read(store.capacity, store.events.maxlen or 5000)
@@ -88,9 +89,12 @@ class MtpApp(App):
 
     def _opened(self, opened) -> None:
         self.dash.adopt(opened)
-        self.screen.redraw_now()
+        screen = self.screen
+        if isinstance(screen, MainScreen):  # else a modal is up: the main screen redraws on its return
+            screen.redraw_now()
 
     def _open_failed(self, problem: str) -> None:
+        assert self.dash.opening is not None
         self.dash.opening.finish(problem)
         self.dash.feed.status(SourceStatus(None, FAILED, problem))
         self.notify(problem, severity="error", timeout=STICKY_S, markup=False)

@@ -247,19 +247,41 @@ cdef inline bint hex_digit(char c) nogil:
     return digit(c) or (c'a' <= c <= c'f') or (c'A' <= c <= c'F')
 
 
-cdef unsigned long long ONES = 0x0101010101010101ULL
-cdef unsigned long long HIGHS = 0x8080808080808080ULL
-
-
-cdef inline bint plain8(const char* s) nogil:
-    """Whether none of 8 bytes is a quote, a backslash, a control character or no printable ASCII:
-    the common case of a string's text, told a word at a time (exact for "any", as the carries
-    of these tests only ever reach a byte that is itself one of those)."""
-    cdef unsigned long long w, q, b
-    memcpy(&w, s, 8)
-    q = w ^ (ONES * 0x22)
-    b = w ^ (ONES * 0x5C)
-    return (((w - ONES * 0x20) & ~w) | ((q - ONES) & ~q) | ((b - ONES) & ~b) | w | (w + ONES)) & HIGHS == 0
+cdef extern from *:
+    """
+    /* The first byte of 16 that a JSON string's scan must look at (a quote, a backslash, a control
+       character, DEL or no ASCII), as a bit mask; SSE2 where the compiler has it. */
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    static inline int mtptui_special16(const char* s) {
+        __m128i x = _mm_loadu_si128((const __m128i*)s);
+        __m128i m = _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')), _mm_cmpeq_epi8(x, _mm_set1_epi8(0x5c))),
+            _mm_or_si128(_mm_cmplt_epi8(x, _mm_set1_epi8(0x20)), _mm_cmpeq_epi8(x, _mm_set1_epi8(0x7f))));
+        return _mm_movemask_epi8(m);
+    }
+    #else
+    static inline int mtptui_special16(const char* s) {
+        int m = 0, i;
+        for (i = 0; i < 16; i++) {
+            unsigned char c = (unsigned char)s[i];
+            if (c == '"' || c == 0x5c || c < 0x20 || c >= 0x7f) m |= 1 << i;
+        }
+        return m;
+    }
+    #endif
+    static inline int mtptui_lowest(int m) {
+    #if defined(__GNUC__)
+        return __builtin_ctz((unsigned)m);
+    #else
+        int i = 0;
+        while (!(m & 1)) { m >>= 1; i++; }
+        return i;
+    #endif
+    }
+    """
+    int mtptui_special16(const char* s) nogil
+    int mtptui_lowest(int m) nogil
 
 
 cdef Py_ssize_t json_string(const char* s, Py_ssize_t n, Py_ssize_t p, bint* plain, bint* quotes) nogil:
@@ -270,11 +292,14 @@ cdef Py_ssize_t json_string(const char* s, Py_ssize_t n, Py_ssize_t p, bint* pla
     cdef unsigned char c
     plain[0] = True
     quotes[0] = True
+    cdef int m
     while p < n:
-        while n - p >= 8 and plain8(s + p):
-            p += 8
-        if p >= n:
-            break
+        if n - p >= 16:  # 16 bytes at a time to the next one to look at
+            m = mtptui_special16(s + p)
+            if m == 0:
+                p += 16
+                continue
+            p += mtptui_lowest(m)
         c = <unsigned char>s[p]
         if c == c'"':
             return p

@@ -494,6 +494,10 @@ def _json_lines(draw) -> str:
     sep, colon = draw(st.sampled_from([(",", ":"), (", ", " : "), (",", ": "), (" ,\t", ":")]))
     text = "{" + draw(st.sampled_from(["", " "])) + sep.join(f'"{k}"{colon}{v}' for k, v in fields)
     text += draw(st.sampled_from(["}", " }", "}", "} ", "}\r", "} x", "", "},", "}}"]))
+    if not draw(st.integers(0, 5)):  # a byte anywhere that json.loads refuses or reads its own way
+        at = draw(st.integers(0, len(text)))
+        text = text[:at] + draw(st.sampled_from(["\x01", "\t", "\\q", "\\", '"', "\x7f", "\u00e9", "\\u12", '\\"',
+                                                 "\\\\", "\\u0041"])) + text[at:]
     return text
 
 

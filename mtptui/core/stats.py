@@ -1,5 +1,7 @@
 """Statistics of a metric: n, mean, p50, p90, min, max, last. The one place that computes them,
-for a plain list of values (the dashboard's windows) and for counted values (valueset.py).
+for a plain list of values (the dashboard's windows) and for counted values (valueset.py); and
+how sure a comparison of two rates is (the benchmark's change against `off`): a bootstrap
+interval over requests with a fixed seed, and the requests it would take to separate them.
 
 Percentiles interpolate linearly between the two nearest ranks (numpy's default, and
 ``statistics.quantiles(method="inclusive")``). The mean is the exact sum of the values, correctly
@@ -11,6 +13,7 @@ to the bit.
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain, repeat
 from operator import and_, mul, rshift, sub
@@ -139,3 +142,51 @@ def _integer_sum(vals: Sequence[float], cnts: list[int]) -> float:
             den = q
         num += p * c * (den // q)
     return num / den  # int / int is correctly rounded
+
+
+# --- how sure a comparison is ---------------------------------------------------------------------
+
+RESAMPLES = 2000  # bootstrap resamples: the 2.5% and 97.5% points move by well under a percent
+LEVEL = 0.95
+SEED = 0  # fixed: the same requests give the same interval, run after run
+MIN_REQUESTS = 5  # fewer on a side: no interval (a bootstrap of so few has few distinct resamples and understates the spread)
+
+
+def rate(pairs: Sequence[tuple[float, float]]) -> float | None:
+    """Σ amount / Σ time of (amount, time) pairs (one a request: output tokens, seconds); None
+    without time."""
+    time = math.fsum(t for _, t in pairs)
+    return math.fsum(a for a, _ in pairs) / time if time > 0 else None
+
+
+def ratio_interval(a: Sequence[tuple[float, float]], b: Sequence[tuple[float, float]], *,
+                   level: float = LEVEL, resamples: int = RESAMPLES, seed: int = SEED) -> tuple[float, float] | None:
+    """The bootstrap percentile interval of rate(a) / rate(b): a's and b's requests each drawn
+    again with replacement, as many as each had, `resamples` times (a fixed seed), and the
+    ratio's (1 - level) / 2 and (1 + level) / 2 quantiles taken. None with fewer than
+    MIN_REQUESTS requests on either side."""
+    if len(a) < MIN_REQUESTS or len(b) < MIN_REQUESTS or not rate(a) or not rate(b):
+        return None
+    rng = random.Random(seed)
+    ratios = []
+    for _ in range(resamples):
+        ra, rb = rate(rng.choices(a, k=len(a))), rate(rng.choices(b, k=len(b)))
+        if ra is not None and rb:
+            ratios.append(ra / rb)
+    ratios.sort()
+    if not ratios:
+        return None
+    return (quantile(ratios.__getitem__, len(ratios), (1 - level) / 2),
+            quantile(ratios.__getitem__, len(ratios), (1 + level) / 2))
+
+
+def requests_needed(n: int, ratio: float, lo: float) -> int | None:
+    """How many requests in all (on each side) would make an interval whose lower end is `lo`
+    around a measured `ratio` (above 1) clear 1, if the ratio stayed as measured: the interval's
+    width on a log scale shrinks as 1/√n, so n·(ln(ratio / lo) / ln ratio)². None where the ratio
+    is not above 1 (no difference measured: no number of requests can be promised)."""
+    if ratio <= 1 or lo <= 0:
+        return None
+    if lo > 1:
+        return n
+    return math.ceil(n * (math.log(ratio / lo) / math.log(ratio)) ** 2)

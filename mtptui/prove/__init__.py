@@ -5,7 +5,8 @@ Headless (never imports Textual):
 - ``client``: a small HTTP/1.1 client on asyncio streams: one JSON request, or an SSE stream.
 - ``smoke``: one fixed chat request, its answer checked; each way it can fail said in one line.
 - ``load``: N streaming requests at a concurrency, measured (tok/s, req/s, TTFT, ITL, errors).
-- ``prompts``: the benchmark's prompt set, drawn by seed.
+- ``prompts``: the benchmark's prompts (the shipped set in five categories, or the operator's file), drawn by seed.
 - ``bench``: profiles applied through control.session, measured, the host restored as found.
-- ``results``: the tables, deltas against off, plotext bars, JSON and CSV.
+- ``results``: the tables, deltas against off with their intervals, the verdict on the leader, plotext bars,
+  JSON and CSV.
 """

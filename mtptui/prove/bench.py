@@ -26,7 +26,7 @@ from mtptui.control.plan import APPLY, RESTORE, Plan
 from mtptui.control.profiles import Profile
 from mtptui.control.restart import NOT_RUN, OK, ROLLBACK_FAILED, ROLLED_BACK, PhaseEvent, PhaseState
 from mtptui.control.target import UnitState
-from mtptui.prove import load, prompts
+from mtptui.prove import load, prompts, results
 from mtptui.prove.accept import AcceptReader
 from mtptui.prove.prompts import Prompt
 from mtptui.transport.http import HttpError
@@ -80,8 +80,12 @@ class Report:
     prompts: dict = field(default_factory=dict)  # where the prompts came from: file (None: shipped), count, categories
 
     def to_json(self) -> dict:
-        return {"host": self.host, "unit": self.unit, "started": self.started, "prompts": self.prompts,
-                "results": self.results, "restored": self.restored}
+        """The report, each row with its change against `off` and its interval, and per
+        concurrency the verdict on the leader (results.with_intervals, results.verdicts)."""
+        data = {"host": self.host, "unit": self.unit, "started": self.started, "prompts": self.prompts,
+                "results": results.with_intervals(self.results), "restored": self.restored}
+        data["verdicts"] = results.verdicts(data)
+        return data
 
     @property
     def exit_code(self) -> int:
@@ -96,8 +100,9 @@ class Report:
 
 def empty_row(profile: str, concurrency: int) -> dict:
     return {"profile": profile, "concurrency": concurrency, "requests": 0, "output_tok_s": None, "req_s": None,
-            "ttft_p50_ms": None, "ttft_p99_ms": None, "itl_p50_ms": None, "itl_p99_ms": None, "errors": 0,
-            "accept_len": None, "accept_rate": None}
+            "ttft_p50_ms": None, "ttft_p99_ms": None, "ttft_max_ms": None, "itl_p50_ms": None, "itl_p99_ms": None,
+            "itl_max_ms": None, "errors": 0, "accept_len": None, "accept_rate": None,
+            "per_request": {"tokens": [], "seconds": []}}
 
 
 class Bench:

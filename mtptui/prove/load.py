@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from mtptui.core import stats
 from mtptui.prove.prompts import Prompt
 from mtptui.transport.aio import wait_for
 from mtptui.transport import http as client
@@ -26,6 +27,7 @@ class Sample:
     ttft: float | None = None  # seconds
     itls: list[float] = field(default_factory=list)
     error: str = ""
+    seconds: float = 0.0  # from sent to the stream's end
 
 
 @dataclass
@@ -48,12 +50,16 @@ class Load:
         itls = [x for s in good for x in s.itls]
         tokens = sum(s.tokens for s in good)
         wall = self.wall_s if self.wall_s > 0 else None
+        # each request that succeeded, for the intervals (results.with_intervals): its output
+        # tokens and its time from sent to the stream's end
+        per_request = {"tokens": [s.tokens for s in good], "seconds": [round(s.seconds, 6) for s in good]}
         return {
             "output_tok_s": round(tokens / wall, 2) if good and wall else None,
             "req_s": round(len(good) / wall, 3) if good and wall else None,
             "ttft_p50_ms": _ms(percentile(ttfts, 50)), "ttft_p99_ms": _ms(percentile(ttfts, 99)),
             "itl_p50_ms": _ms(percentile(itls, 50)), "itl_p99_ms": _ms(percentile(itls, 99)),
-            "errors": self.errors,
+            "ttft_max_ms": _ms(max(ttfts, default=None)), "itl_max_ms": _ms(max(itls, default=None)),
+            "errors": self.errors, "per_request": per_request,
         }
 
     def first_error(self) -> str:
@@ -65,14 +71,16 @@ def percentile(values: list[float], p: float) -> float | None:
     if not values:
         return None
     xs = sorted(values)
-    k = (len(xs) - 1) * p / 100
-    lo = int(k)
-    hi = min(lo + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+    return stats.quantile(xs.__getitem__, len(xs), p / 100)
 
 
 def _ms(s: float | None) -> float | None:
-    return None if s is None else round(s * 1000, 2)
+    """Seconds as milliseconds to 0.01, or to 3 significant digits under 0.1 ms (never a 0.0
+    that was not measured)."""
+    if s is None:
+        return None
+    ms = s * 1000
+    return round(ms, 2) if abs(ms) >= 0.1 or ms == 0 else float(f"{ms:.3g}")
 
 
 def chat_body(model: str, prompt: Prompt, max_tokens: int) -> dict:
@@ -117,6 +125,7 @@ async def one(fwd, body: dict, timeout: float) -> Sample:
     except HttpError as e:
         s.error = f"{e.kind}: {e}"
         return s
+    s.seconds = time.monotonic() - t0
     tokens = usage.get("completion_tokens") if usage else None
     s.tokens = tokens if isinstance(tokens, int) else chunks
     s.ok = s.tokens > 0

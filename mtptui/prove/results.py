@@ -1,21 +1,34 @@
 """A benchmark's results for people and programs: per concurrency a table of profiles with the
-change against `off` and the best one marked, plotext bars of output tokens/s, and the JSON and
-CSV files (kept in the user's data directory, `bench/HOST-YYYYmmdd-HHMMSS.{json,csv}`)."""
+change against `off` and its interval, the best one marked only where it is separated from the
+runner-up, plotext bars of output tokens/s, and the JSON and CSV files (kept in the user's data
+directory, `bench/HOST-YYYYmmdd-HHMMSS.{json,csv}`).
+
+How sure a change is: each row keeps its requests' output tokens and times (`per_request`); the
+ratio of two rows' Σ tokens / Σ request time is bootstrapped over their requests (2000 resamples,
+seed 0: core.stats.ratio_interval), and the 95% interval's ends, relative to that ratio, are put
+around the measured change in output tokens/s. The leader is separated from the runner-up when
+the interval of its change against the runner-up lies wholly above 0; otherwise the requests it
+would take are estimated from the interval's width, which narrows as 1/√n (stats.requests_needed)."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+import math
 import os
 from pathlib import Path
 
-COLUMNS = ("profile", "concurrency", "requests", "output_tok_s", "req_s", "ttft_p50_ms", "ttft_p99_ms",
-           "itl_p50_ms", "itl_p99_ms", "errors", "accept_len", "accept_rate")
+from mtptui.core import stats
+
+COLUMNS = ("profile", "concurrency", "requests", "output_tok_s", "change_pct", "change_lo_pct", "change_hi_pct",
+           "req_s", "ttft_p50_ms", "ttft_p99_ms", "ttft_max_ms", "itl_p50_ms", "itl_p99_ms", "itl_max_ms", "errors",
+           "accept_len", "accept_rate")
+MEASURED = "per_request"  # a row's requests (JSON only): {"tokens": [...], "seconds": [...]}
 BASELINE = "off"
 BEST = "★"
-HEADER = ("", "profile", "tok/s", "Δ tok/s", "req/s", "TTFT p50", "p99 ms", "ITL p50", "p99 ms", "errors",
-          "accept len", "rate")
+HEADER = ("", "profile", "tok/s", "Δ tok/s", "95% interval", "req/s", "TTFT p50", "p99", "max ms", "ITL p50",
+          "p99", "max ms", "errors", "accept len", "rate")
 
 
 def data_dir() -> Path:
@@ -35,10 +48,58 @@ def at(report: dict, concurrency: int) -> list[dict]:
     return [r for r in report["results"] if r["concurrency"] == concurrency]
 
 
+def _pairs(row: dict) -> list[tuple[float, float]]:
+    m = row.get(MEASURED) or {}
+    return list(zip(m.get("tokens") or (), m.get("seconds") or ()))
+
+
+def change(row: dict, other: dict) -> tuple[float, float | None, float | None] | None:
+    """row's output tokens/s against other's, in percent, with its 95% interval (the bootstrap's
+    spread of the two rows' requests around the measured change); the interval's ends are None
+    where either row has fewer than stats.MIN_REQUESTS requests kept."""
+    a, b = row.get("output_tok_s"), other.get("output_tok_s")
+    if not a or not b:
+        return None
+    ratio = a / b
+    lo = hi = None
+    pa, pb = _pairs(row), _pairs(other)
+    ci = stats.ratio_interval(pa, pb)
+    ra, rb = stats.rate(pa), stats.rate(pb)
+    if ci and ra and rb:
+        point = ra / rb  # the bootstrap's own statistic, as measured
+        lo, hi = ratio * ci[0] / point, ratio * ci[1] / point
+    return (ratio - 1) * 100, None if lo is None else (lo - 1) * 100, None if hi is None else (hi - 1) * 100
+
+
+def verdict(rows: list[dict]) -> dict | None:
+    """Among the rows that ran without errors, the leader in output tokens/s against the
+    runner-up: the change and its interval, whether they are separated (the interval above 0),
+    and where not, about how many more requests of each would be needed (None: no difference
+    measured). None with fewer than two such rows."""
+    ok = sorted((r for r in rows if r.get("output_tok_s") is not None and not r["errors"] and r["requests"]),
+                key=lambda r: -r["output_tok_s"])
+    if len(ok) < 2:
+        return None
+    top, runner = ok[0], ok[1]
+    c = change(top, runner)
+    assert c is not None
+    pct, lo, hi = c
+    separated = lo is not None and lo > 0
+    more = None
+    if not separated and lo is not None:
+        n = min(len(_pairs(top)), len(_pairs(runner)))
+        need = stats.requests_needed(n, 1 + pct / 100, 1 + lo / 100)
+        more = None if need is None else max(1, need - n)
+    return {"concurrency": top["concurrency"], "leader": top["profile"], "runner_up": runner["profile"],
+            "change_pct": _round(pct), "change_lo_pct": _round(lo), "change_hi_pct": _round(hi),
+            "separated": separated, "more_requests": more}
+
+
 def best(rows: list[dict]) -> str | None:
-    """The profile with the most output tokens/s among those that ran without errors."""
-    ok = [r for r in rows if r["output_tok_s"] is not None and not r["errors"]]
-    return max(ok, key=lambda r: r["output_tok_s"])["profile"] if ok else None
+    """The profile with the most output tokens/s among those that ran without errors, where its
+    interval against the runner-up clears it; None where they are not separated."""
+    v = verdict(rows)
+    return v["leader"] if v and v["separated"] else None
 
 
 def delta_pct(row: dict, rows: list[dict], key: str = "output_tok_s") -> float | None:
@@ -49,8 +110,64 @@ def delta_pct(row: dict, rows: list[dict], key: str = "output_tok_s") -> float |
     return (row[key] / base[key] - 1) * 100
 
 
+def with_intervals(results: list[dict]) -> list[dict]:
+    """The rows with their change against `off` at their concurrency and its interval
+    (change_pct, change_lo_pct, change_hi_pct; None for `off` itself or without it)."""
+    out = []
+    for r in results:
+        base = next((b for b in results if b["profile"] == BASELINE and b["concurrency"] == r["concurrency"]), None)
+        c = change(r, base) if base is not None and r["profile"] != BASELINE else None
+        pct, lo, hi = c if c else (None, None, None)
+        out.append({**r, "change_pct": _round(pct), "change_lo_pct": _round(lo), "change_hi_pct": _round(hi)})
+    return out
+
+
+def verdicts(report: dict) -> list[dict]:
+    return [v for c in concurrencies(report) if (v := verdict(at(report, c))) is not None]
+
+
+def _round(v: float | None) -> float | None:
+    return None if v is None else round(v, 2) if abs(v) >= 0.1 or v == 0 else float(f"{v:.2g}")
+
+
+def _fixed(v: float, decimals: int) -> str:
+    """v to `decimals` places, or where that would hide it (under 0.1), to 2 significant digits."""
+    if v != 0 and abs(v) < 0.1:
+        decimals = max(decimals, 1 - math.floor(math.log10(abs(v))))
+    return f"{v:.{decimals}f}"
+
+
 def _num(v, fmt: str = "{:.1f}") -> str:
-    return "-" if v is None else fmt.format(v)
+    if v is None:
+        return "-"
+    decimals = int(fmt[3:-2]) if fmt.startswith("{:.") else 1
+    return _fixed(v, decimals)
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else ("+" if v >= 0 else "") + _fixed(v, 1) + "%"
+
+
+def _interval(lo: float | None, hi: float | None) -> str:
+    return "-" if lo is None or hi is None else f"{_pct(lo)} to {_pct(hi)}"
+
+
+def verdict_line(v: dict | None) -> str:
+    """What the table says of its leader: `★ mtp3 ahead of mtp1: +5.2% (+2.1% to +8.3%)`, or not
+    separated, and about how many more requests would be needed."""
+    if v is None:
+        return "fewer than two profiles without errors: nothing to compare"
+    head = (f"{v['leader']} ahead of {v['runner_up']}: {_pct(v['change_pct'])} "
+            f"({_interval(v['change_lo_pct'], v['change_hi_pct'])}, 95%)")
+    if v["separated"]:
+        return f"{BEST} {head}"
+    if v["change_lo_pct"] is None:
+        return (f"not separated: {v['leader']} ahead of {v['runner_up']}: {_pct(v['change_pct'])}, but too few "
+                f"requests for an interval ({stats.MIN_REQUESTS} or more each)")
+    if v["more_requests"] is None:
+        return f"not separated: {v['leader']} and {v['runner_up']} measured the same"
+    return (f"not separated: {head}; about {v['more_requests']} more requests of each would be needed "
+            "(if the gap holds: the interval narrows as 1/√requests)")
 
 
 def table_rows(report: dict, concurrency: int) -> list[tuple[str, ...]]:
@@ -58,11 +175,12 @@ def table_rows(report: dict, concurrency: int) -> list[tuple[str, ...]]:
     rows = at(report, concurrency)
     top = best(rows)
     out: list[tuple[str, ...]] = []
-    for r in rows:
-        d = delta_pct(r, rows)
+    for r in with_intervals(rows):
         out.append((BEST if r["profile"] == top else "", r["profile"], _num(r["output_tok_s"]),
-                    "-" if d is None else f"{d:+.1f}%", _num(r["req_s"], "{:.2f}"), _num(r["ttft_p50_ms"], "{:.0f}"),
-                    _num(r["ttft_p99_ms"], "{:.0f}"), _num(r["itl_p50_ms"]), _num(r["itl_p99_ms"]),
+                    _pct(r["change_pct"]), _interval(r["change_lo_pct"], r["change_hi_pct"]) if r["change_pct"] is not None
+                    else "-", _num(r["req_s"], "{:.2f}"), _num(r["ttft_p50_ms"], "{:.0f}"),
+                    _num(r["ttft_p99_ms"], "{:.0f}"), _num(r.get("ttft_max_ms"), "{:.0f}"), _num(r["itl_p50_ms"]),
+                    _num(r["itl_p99_ms"]), _num(r.get("itl_max_ms")),
                     str(r["errors"]) if r["requests"] else "not run", _num(r["accept_len"], "{:.2f}"),
                     _num(r["accept_rate"], "{:.2f}")))
     return out
@@ -78,6 +196,7 @@ def table_text(report: dict) -> str:
                      + ("" if any(r["profile"] == BASELINE for r in at(report, c)) else " (no `off` profile: no deltas)"))
         for cells in (HEADER, *rows):
             lines.append("  ".join(x.ljust(w) if i < 2 else x.rjust(w) for i, (x, w) in enumerate(zip(cells, widths))).rstrip())
+        lines.append(verdict_line(verdict(at(report, c))))
     lines.append("")
     lines.append(f"restored: {'yes' if report['restored'] else 'NO'}")
     return "\n".join(lines)
@@ -110,9 +229,9 @@ def to_csv(report: dict) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(("host", "unit", "started", *COLUMNS))
-    for r in report["results"]:
+    for r in with_intervals(report["results"]):
         w.writerow((report["host"], report["unit"], report["started"],
-                    *("" if r[k] is None else r[k] for k in COLUMNS)))
+                    *("" if r.get(k) is None else r[k] for k in COLUMNS)))
     return buf.getvalue()
 
 

@@ -35,8 +35,9 @@ LIGHT = [a if a != "steady" else "light" for a in SIM]
 # cannot reverse; the Qwen3-8B of SIM gains a few per cent from the third step.
 RANKED = ["/usr/bin/python3", "-m", "mtptui.sim", "--model-path", "Qwen/Qwen3.5-397B-A17B", "--tp", "8",
           "--sim-load", "light", "--sim-startup-seconds", "1", "--decode-log-interval", "10"]
-COLUMNS = {"profile", "concurrency", "requests", "output_tok_s", "req_s", "ttft_p50_ms", "ttft_p99_ms",
-           "itl_p50_ms", "itl_p99_ms", "errors", "accept_len", "accept_rate"}
+COLUMNS = {"profile", "concurrency", "requests", "output_tok_s", "change_pct", "change_lo_pct", "change_hi_pct",
+           "req_s", "ttft_p50_ms", "ttft_p99_ms", "ttft_max_ms", "itl_p50_ms", "itl_p99_ms", "itl_max_ms", "errors",
+           "accept_len", "accept_rate", "per_request"}
 
 
 def mtptui(*args: str, audit, data, timeout: float = 240) -> subprocess.CompletedProcess:
@@ -134,14 +135,19 @@ def test_bench_ranks_the_profiles_as_the_model_implies_and_leaves_the_unit_as_fo
     assert sorted(implied, key=implied.get) == ["off", "mtp1", "mtp3"]
 
     out = tmp_path / "r.json"
+    mine = tmp_path / "mine.jsonl"  # the operator's prompts, read here, sent through the tunnel
+    mine.write_text("".join(json.dumps({"messages": [{"role": "user", "content": text}], "category": cat}) + "\n"
+                            for cat, text in (("code", "Write a Python function that reverses a list."),
+                                              ("chat", "Tell me about your favourite season."))))
     t0 = time.monotonic()
     r = mtptui("bench", "--config", cfg, "gpu1", "--profiles", "off,mtp1,mtp3", "--concurrency", "1,8", "--requests",
                "8", "--max-tokens", "64", "--yes", "--json", str(out), "--csv", str(tmp_path / "r.csv"),
-               audit=audit, data=tmp_path / "data")
+               "--prompts", str(mine), audit=audit, data=tmp_path / "data")
     took = time.monotonic() - t0
     assert r.returncode == 0, r.stdout + r.stderr + journal_tail(h, unit)
     report = json.loads(out.read_text())
-    assert set(report) == {"host", "unit", "started", "results", "restored"}
+    assert set(report) == {"host", "unit", "started", "prompts", "results", "verdicts", "restored"}
+    assert report["prompts"] == {"file": str(mine), "count": 2, "categories": {"code": 1, "chat": 1}}
     assert report["host"] == "gpu1" and report["unit"] == f"{unit}.service" and report["restored"] is True
     rows = report["results"]
     assert [(x["profile"], x["concurrency"]) for x in rows] == [(p, c) for p in ("off", "mtp1", "mtp3") for c in (1, 8)]
@@ -151,7 +157,11 @@ def test_bench_ranks_the_profiles_as_the_model_implies_and_leaves_the_unit_as_fo
     measured = {x["profile"]: x["output_tok_s"] for x in rows if x["concurrency"] == 1}
     print(f"bench {took:.0f} s; tok/s at c=1 measured {measured}, implied {implied}")
     assert sorted(measured, key=measured.get) == sorted(implied, key=implied.get)
-    assert "★" in r.stdout and "concurrency 8" in r.stdout
+    assert "★" in r.stdout and "concurrency 8" in r.stdout and "95% interval" in r.stdout
+    # 8 requests a profile: the leader at c=1 is starred only where separated from the runner-up
+    v1 = next(v for v in report["verdicts"] if v["concurrency"] == 1)
+    assert v1["leader"] == max(implied, key=implied.get) and (v1["separated"] or v1["more_requests"])
+    assert all(x["change_lo_pct"] <= x["change_pct"] <= x["change_hi_pct"] for x in rows if x["profile"] != "off")
     csv_lines = (tmp_path / "r.csv").read_text().splitlines()
     assert len(csv_lines) == 7 and csv_lines[0].startswith("host,unit,started,profile,concurrency")
     assert len(list((tmp_path / "data" / "mtptui" / "bench").glob("gpu1-*.json"))) == 1

@@ -1,5 +1,5 @@
 """The benchmark's results screen on a fixed report (figures from a run on the simulator): a
-table per concurrency with the deltas against off and the best marked, the bars, where it was
+table per concurrency with the deltas against off and their intervals and the best marked, the bars, where it was
 saved; and its snapshot."""
 
 from __future__ import annotations
@@ -11,9 +11,12 @@ from mtptui.tui.screens.results import ResultsScreen
 
 
 def row(profile, c, tok, req_s, ttft, itl, accept=None, rate=None):
+    # the requests' times scatter by about 1% around 64 tokens at the row's rate
+    seconds = [round(64 / tok * (1 + 0.01 * ((i * 7) % 5 - 2)), 4) for i in range(8)]
     return {"profile": profile, "concurrency": c, "requests": 8, "output_tok_s": tok, "req_s": req_s,
-            "ttft_p50_ms": ttft, "ttft_p99_ms": ttft * 1.6, "itl_p50_ms": itl, "itl_p99_ms": itl * 1.4, "errors": 0,
-            "accept_len": accept, "accept_rate": rate}
+            "ttft_p50_ms": ttft, "ttft_p99_ms": ttft * 1.6, "ttft_max_ms": ttft * 1.8, "itl_p50_ms": itl,
+            "itl_p99_ms": itl * 1.4, "itl_max_ms": itl * 2.5, "errors": 0, "accept_len": accept, "accept_rate": rate,
+            "per_request": {"tokens": [64] * 8, "seconds": seconds}}
 
 
 REPORT = {"host": "simulator", "unit": "simulator", "started": "2026-11-30T13:56:57Z", "restored": True, "results": [
@@ -42,7 +45,8 @@ async def test_each_concurrency_has_its_table_with_the_best_marked():
         rows = [[t.get_row_at(i) for i in range(t.row_count)] for t in tables]
         assert [[r[1] for r in t] for t in rows] == [["off", "mtp1", "mtp3"]] * 2
         assert [r[0] for r in rows[0]] == ["", "", "★"] and [r[0] for r in rows[1]] == ["", "★", ""]
-        assert rows[1][1][3] == "+39.5%" and rows[0][0][10] == "-" and rows[0][2][10] == "2.49"
+        assert rows[1][1][3] == "+39.5%" and rows[0][0][13] == "-" and rows[0][2][13] == "2.49"
+        assert rows[1][1][4].startswith("+") and " to +" in rows[1][1][4]  # its 95% interval
         await pilot.press("escape")
         assert not isinstance(app.screen, ResultsScreen)
 

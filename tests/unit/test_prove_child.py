@@ -17,7 +17,7 @@ from mtptui.control.profiles import BUILTINS
 from mtptui.control.restart import Settings
 from mtptui.control.session import HostControl
 from mtptui.prove.bench import DONE, INTERRUPTED, Bench
-from mtptui.prove.results import COLUMNS
+from mtptui.prove.results import COLUMNS, MEASURED
 from mtptui.prove.smoke import smoke
 from mtptui.sources.process import ProcessSource
 
@@ -83,7 +83,11 @@ async def test_bench_measures_each_profile_and_leaves_the_child_as_found(tmp_pat
     assert data["prompts"]["file"] is None and len(data["prompts"]["categories"]) == 5
     rows = data["results"]
     assert [(r["profile"], r["concurrency"]) for r in rows] == [("off", 1), ("off", 2), ("mtp2", 1), ("mtp2", 2)]
-    assert all(set(r) == set(COLUMNS) and r["requests"] == 3 and r["errors"] == 0 for r in rows)
+    assert all(set(r) == {*COLUMNS, MEASURED} and r["requests"] == 3 and r["errors"] == 0 for r in rows)
+    assert all(len(r[MEASURED]["tokens"]) == 3 and min(r[MEASURED]["seconds"]) > 0 for r in rows)
+    # 3 requests a profile: a change, but too few for an interval, and no winner starred
+    assert [r["change_pct"] is None for r in rows] == [True, True, False, False] and rows[2]["change_lo_pct"] is None
+    assert [v["separated"] for v in data["verdicts"]] == [False, False]
     assert [r["accept_len"] is None for r in rows] == [True, True, False, False]
     assert all(1 < r["accept_len"] <= 3 for r in rows[2:])
     # the unit as found: no drop-in, the argv it started with, running
@@ -169,7 +173,7 @@ async def test_bench_sends_the_operators_prompts_with_their_own_max_tokens(tmp_p
     assert data["prompts"] == {"file": str(f), "count": 1, "categories": {"chat": 1}}
     (row,) = data["results"]
     assert row["requests"] == 3 and row["errors"] == 0
-    assert row["output_tok_s"] is not None
+    assert row["per_request"]["tokens"] == [7, 7, 7]  # the prompt's own max_tokens, not --max-tokens
 
 
 async def test_the_preview_shows_each_profiles_change_in_the_order_they_run():

@@ -47,6 +47,8 @@ async def test_each_concurrency_has_its_table_with_the_best_marked():
         assert [r[0] for r in rows[0]] == ["", "", "★"] and [r[0] for r in rows[1]] == ["", "★", ""]
         assert rows[1][1][3] == "+39.5%" and rows[0][0][13] == "-" and rows[0][2][13] == "2.49"
         assert rows[1][1][4].startswith("+") and " to +" in rows[1][1][4]  # its 95% interval
+        verdicts = [str(v.render()) for v in app.screen.query(".verdict")]
+        assert verdicts[0].startswith("★ mtp3 ahead of mtp1: +6.1%") and verdicts[1].startswith("★ mtp1 ahead of mtp3")
         await pilot.press("escape")
         assert not isinstance(app.screen, ResultsScreen)
 

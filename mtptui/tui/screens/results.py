@@ -1,6 +1,8 @@
 """The benchmark's results (b): per concurrency a table of the profiles with output tokens/s and
-its change against `off`, the best marked, latency, errors and the accept len the log showed;
-bars of tokens/s per profile and concurrency; where the JSON was saved."""
+its change against `off` and its interval, the best marked where it is separated from the
+runner-up (a line under each table says so, or how many more requests it would take), latency,
+errors and the accept len the log showed; bars of tokens/s per profile and concurrency; where
+the JSON was saved."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ class ResultsScreen(ModalScreen):
     ResultsScreen #tables { height: auto; max-height: 60%; }
     ResultsScreen DataTable { height: auto; }
     ResultsScreen Bars { height: 1fr; min-height: 10; }
+    ResultsScreen .verdict { color: $text-muted; }
     ResultsScreen #hint { color: $text-muted; }
     """
     BINDINGS = bindings_for("results")
@@ -45,6 +48,9 @@ class ResultsScreen(ModalScreen):
                     for cells in results.table_rows(r, c):
                         table.add_row(*cells)
                     yield table
+                    # whether the leader is separated from the runner-up (★ only then)
+                    yield Static(results.verdict_line(results.verdict(results.at(r, c))), classes="verdict",
+                                 markup=False)
             yield Bars(r)
             yield Static(f"saved: {self.saved} · Esc closes", id="hint")
 

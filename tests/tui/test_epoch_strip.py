@@ -20,6 +20,9 @@ SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 TOGGLE = str(SAMPLES / "mtp-toggle-restarts.log")  # spec off, NEXTN 3 steps, 1 step
 DP8 = str(SAMPLES / "dp-attention-8.log")  # 8 DP-attention ranks: 8 streams to add up
 
+# Wide enough for the strip's fullest form on one line (narrower, it takes its compact one).
+FULL = (230, 48)
+
 
 def last_decode_line(app, host: str, index: int) -> float:
     e = app.dash.store.epochs[host][index]
@@ -81,7 +84,7 @@ async def test_each_epochs_strip_equals_summary_json(size):
 
 async def test_the_strip_at_the_end_of_a_replay_shows_both_changes_without_a_key():
     app = make_app(TOGGLE, window="all")
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with app.run_test(size=FULL) as pilot:
         await settle(pilot, app)
         text = strip_text(app)
         assert "epoch 3/3 EAGLE steps=1 topk=1 draft=2" in text and "since restart (systemd) 16:04:07" in text
@@ -99,7 +102,7 @@ async def test_dp_groups_add_up_to_the_host_total():
     means = [r["gen_throughput"]["mean"] for r in e["ranks"].values()]
     assert totals["gen_throughput"] == pytest.approx(sum(means))
     app = make_app(DP8, window="all")
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with app.run_test(size=FULL) as pilot:
         await settle(pilot, app)
         assert strip_row(app).totals_json() == totals
         assert f"host total {totals['gen_throughput']:.0f} gen tok/s (8 DP groups)" in strip_text(app)
@@ -120,7 +123,7 @@ async def test_no_change_is_claimed_before_enough_lines(tmp_path):
     log = tmp_path / "five.log"
     log.write_text("\n".join(lines[:cut]) + "\n")
     app = make_app(str(log), window="all")
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with app.run_test(size=FULL) as pilot:
         await settle(pilot, app)
         text = strip_text(app)
         assert f"changes after {DELTA_MIN_BATCHES} decode lines (5 so far)" in text
@@ -164,7 +167,7 @@ async def test_a_run_too_short_to_compare_is_named(tmp_path):
     epochs = summary_json(str(log))["epochs"]
     assert epochs[2]["vs_previous"]["epoch"] == 0 and epochs[2]["vs_baseline"]["epoch"] == 0
     app = make_app(str(log), window="all")
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with app.run_test(size=FULL) as pilot:
         await settle(pilot, app)
         text = strip_text(app)
         assert f"vs epoch 1 (spec off) {percent(epochs[2]['vs_previous']['change'])}" in text

@@ -108,6 +108,17 @@ def test_compare_screen(snap_compare):
     assert snap_compare(make_app(TOGGLE, window="all"), terminal_size=(160, 48), run_before=run_before)
 
 
+@pytest.mark.parametrize("size", [(100, 30), (80, 24)], ids=["100x30", "80x24"])
+def test_compare_screen_narrow(snap_compare, size):
+    """Every figure whole: the columns without room left out (the detail under the table says
+    them), short headers and settings where the first seven need them."""
+    async def run_before(pilot):
+        await settle(pilot, pilot.app)
+        await pilot.press("c", "down")
+
+    assert snap_compare(make_app(TOGGLE, window="all"), terminal_size=size, run_before=run_before)
+
+
 def test_opened_file_whole(snap_compare, tmp_path):
     """`mtptui open` on a log longer than the ring buffers: the whole file at once, the playhead
     at its end; the chart and sparklines over the full span (the overview before the rings)."""

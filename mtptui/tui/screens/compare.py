@@ -18,11 +18,15 @@ from textual.widgets import DataTable, Static
 from mtptui.core.compare import DELTA_MIN_BATCHES, BucketRow, EpochRow, bucket_cells, delta_text
 from mtptui.core.epochs import short_rank_labels
 from mtptui.tui.bindings import bindings_for
-from mtptui.tui.viewmodel import clock_text, duration_text, host_epoch_rows, host_label
+from mtptui.tui.viewmodel import clock_text, duration_text, host_epoch_rows, host_label, plural
 
-# What tells whether a retune helped comes first: a narrow screen cuts the columns on the right.
+# What tells whether a retune helped comes first: a narrow screen leaves out the columns after
+# the first KEPT (whole, never cut: fit_columns), and the detail under the table says them.
 COLUMNS = ("#", "settings", "acc len", "acc rate", "host tok/s", "vs prev", "vs spec off", "gen tok/s/rank",
            "decode", "began", "ran", "ended")
+SHORT_HEADERS = dict(zip(COLUMNS, ("#", "settings", "acc", "rate", "host tok/s", "vs prev", "vs off")))
+KEPT = 7  # the columns every width shows: the epoch, its settings, accept len and rate, the host total, the changes
+CELL_PAD = 2  # a DataTable cell's padding, either side together
 # how a run ended, in a word (the detail below the table says it whole)
 ENDED_WORDS = {"restarted by mtptui": "mtptui restart", "restarted by systemd": "systemd restart",
                "stopped": "stopped", "crashed": "crashed", "still running": "running", "ended": "-"}
@@ -52,6 +56,37 @@ def row_cells(r: EpochRow, newest: float | None) -> tuple[str | Content, ...]:
             str(r.decode_batches), clock_text(r.start), ran, ended_cell(r))
 
 
+def short_settings(label: str) -> str:
+    """`EAGLE (MTP) s3 k1 d4` for `EAGLE (MTP) steps=3 topk=1 draft=4`: the table's form on a
+    narrow screen (the detail under it gives the label whole)."""
+    return label.replace(" steps=", " s").replace(" topk=", " k").replace(" draft=", " d")
+
+
+def _width(cells: list) -> int:
+    return max((Content(c).cell_length if isinstance(c, str) else c.cell_length for c in cells), default=0) + CELL_PAD
+
+
+def fit_columns(rows: list[tuple], width: int) -> tuple[list[int], tuple[str, ...], bool]:
+    """Which columns the table shows in `width` cells, with every value whole: the first KEPT
+    always (with short headers, then short settings, where they need them), then each further
+    column, in order, that still fits. Returns (column indices, the headers, short settings)."""
+    for short_headers, short_label in ((False, False), (True, False), (True, True)):
+        headers = tuple(SHORT_HEADERS.get(c, c) if short_headers else c for c in COLUMNS)
+        cells = [list(r) for r in rows]
+        if short_label:
+            for r in cells:
+                r[1] = short_settings(str(r[1]))
+        widths = [_width([headers[i]] + [r[i] for r in cells]) for i in range(len(COLUMNS))]
+        if sum(widths[:KEPT]) <= width or short_label:
+            break
+    used, shown = sum(widths[:KEPT]), list(range(KEPT))
+    for i in range(KEPT, len(COLUMNS)):
+        if used + widths[i] <= width:
+            shown.append(i)
+            used += widths[i]
+    return shown, headers, short_label
+
+
 def _bucket_parts(buckets: list[BucketRow], first: bool) -> list:
     """A line per bucket: its throughput and accept len, and its changes against the runs before
     in the same bucket; `▼ below spec off` where speculation runs slower there than without. In
@@ -61,7 +96,7 @@ def _bucket_parts(buckets: list[BucketRow], first: bool) -> list:
     for b in buckets:
         label, decode, al, gen, prev, base = bucket_cells(b)
         parts += [(f"\n  {label:>6} ", "bold"), f"{gen:>8} tok/s  acc len {al:>4}  ",
-                  (f"{decode} lines", "$text-muted"),
+                  (plural(b.decode, "line"), "$text-muted"),
                   ("  no previous epoch", "$text-muted") if first else f"  vs prev {prev}  vs spec off {base}"]
         if b.below_baseline:
             parts.append(("  ▼ below spec off", "bold $error"))
@@ -102,13 +137,13 @@ class CompareScreen(ModalScreen):
         self.host = dash.host
         self.rows: list[EpochRow] = []
         self._version: int | None = None
+        self._columns: tuple | None = None  # (indices, headers) the table has
+        self.hidden: list[str] = []  # the columns left out for want of width (the detail says them)
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = f"compare epochs · {host_label(self.host)}"
-            table: DataTable[str | Content] = DataTable(cursor_type="row", zebra_stripes=True)
-            table.add_columns(*COLUMNS)
-            yield table
+            yield DataTable(cursor_type="row", zebra_stripes=True)
             yield Static(id="ranks")
             yield Static("the numbers are `mtptui summary`'s epochs: means over every decode batch of the epoch; "
                          "host tok/s adds up the DP groups · '+' the epoch still runs · ↑↓ picks an epoch · "
@@ -118,17 +153,33 @@ class CompareScreen(ModalScreen):
         self.refresh_rows()
         self.set_interval(REFRESH_S, self.refresh_rows)
 
+    def on_resize(self) -> None:
+        self._version = None  # fit the columns to the new width
+        self.refresh_rows()
+
+    def table_width(self) -> int:
+        """The cells the table has: the screen less the box's border and padding, and a cell of slack."""
+        return max(20, self.app.size.width - 5)
+
     def refresh_rows(self) -> None:
         store = self.dash.store
         if store.version == self._version:
             return
         self._version = store.version
         self.rows = host_epoch_rows(store, self.host)
-        table = self.query_one(DataTable)
+        table: DataTable[str | Content] = self.query_one(DataTable)
         keep = table.cursor_row
-        table.clear()
-        for r in self.rows:
-            table.add_row(*row_cells(r, store.last_ts))
+        cells = [row_cells(r, store.last_ts) for r in self.rows]
+        shown, headers, short = fit_columns(cells, self.table_width())
+        self.hidden = [COLUMNS[i] for i in range(len(COLUMNS)) if i not in shown]
+        if (shown, headers) != self._columns:
+            table.clear(columns=True)
+            table.add_columns(*(headers[i] for i in shown))
+            self._columns = (shown, headers)
+        else:
+            table.clear()
+        for row in cells:
+            table.add_row(*((short_settings(str(row[i])) if short and i == 1 else row[i]) for i in shown))
         if self.rows:
             table.move_cursor(row=min(keep, len(self.rows) - 1) if keep >= 0 else 0)
         else:
@@ -146,6 +197,9 @@ class CompareScreen(ModalScreen):
         ended = how.get("text")
         if ended:
             parts.append((f" · ended: {ended}", "bold $error" if how.get("how") == "crashed" else "$text-muted"))
+        parts.append((f"\n{plural(r.decode_batches, 'decode line')} · began {clock_text(r.start)} · ran "
+                      f"{row_cells(r, self.dash.store.last_ts)[10]} · gen tok/s/rank {_num(r.gen_mean, 1)}",
+                      "$text-muted"))
         parts.append(("\ngen tok/s, mean per rank:", "bold"))
         if not r.gen_per_rank:
             parts.append(" none logged")

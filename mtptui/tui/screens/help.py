@@ -19,7 +19,8 @@ PANELS: list[tuple[str, str]] = [
                     "len, SPEC OFF when they do not (red if server_args asked for speculation: a silent "
                     "fallback), GRAPH OFF when decode ran without CUDA graphs, STALE when the rank logged "
                     "no batch for a while. Numbers: the newest line's value, then the min, mean and max over "
-                    "the window; sparklines show the window's samples. On short screens: one row per rank, "
+                    "the epoch at the playhead (its part of the window; W: the whole window), as the "
+                    "panels' title says; sparklines show the same samples. On short screens: one row per rank, "
                     "the ranks that do not fit counted at the bottom (r shows them all). A badge that "
                     "is not green, with ⚠ and a word, is an alert holding on that rank."),
     ("accept len", "tokens gained per decode step, the bonus token included: 1.00 means no draft token is "

@@ -16,7 +16,7 @@ from textual.css.query import NoMatches
 from textual.containers import Horizontal, Vertical
 from textual.geometry import Size
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, ProgressBar, Tab, Tabs
+from textual.widgets import Header, Input, ProgressBar, Tab, Tabs
 
 from mtptui.core.alerts import ERROR, by_rank
 from mtptui.tui.bindings import screen_bindings
@@ -34,6 +34,7 @@ from mtptui.tui.widgets.chart import EVENT_MARKS, ChartData, MetricChart
 from mtptui.tui.widgets.epoch_strip import EpochStrip, figures_behind
 from mtptui.tui.widgets.events import EventTimeline, TimelineEntry
 from mtptui.tui.widgets.host_bar import HostBar
+from mtptui.tui.widgets.key_footer import KeyFooter
 from mtptui.tui.widgets.log_view import LogView
 from mtptui.tui.widgets.rank_grid import RankGrid, RankScroll
 from mtptui.tui.widgets.status_bar import StatusBar, StatusData
@@ -100,7 +101,7 @@ class MainScreen(Screen):
         with Vertical(id="bars"):
             yield ProgressBar(id="loading", show_eta=False)
             yield StatusBar(id="status")
-            yield Footer()
+            yield KeyFooter()
 
     def on_mount(self) -> None:
         self.title = "mtptui"

@@ -156,9 +156,14 @@ class EpochStrip(Static):
             content = one_line(parts, width)
         else:
             content = strip_text(parts, 0)
-            # Two lines at most: wrapped at spaces, two lines hold a little less than twice the width.
-            if content.cell_length > 2 * width - WRAP_SLACK:
-                content = strip_text(parts, 1)
+            compact = strip_text(parts, 1)
+            # One line where the compact form holds it (a wrap would split a phrase from its
+            # figure); else two lines at most: wrapped at spaces, they hold a little less than
+            # twice the width.
+            if content.cell_length > width and compact.cell_length <= width:
+                content = compact
+            elif content.cell_length > 2 * width - WRAP_SLACK:
+                content = compact
         if content == self._last:
             return
         # A layout pass only when the strip goes from one line to two or back.

@@ -56,6 +56,25 @@ def badges(v: PanelView, alerts: Sequence[Alert] = ()) -> Content:
     return Content.assemble(*parts)
 
 
+TITLE_PAD = 4  # a border title's corners and the spaces about it
+
+
+def short_rank(rank: str) -> str:
+    """`DP3` for `DP3 TP3 EP3`, `TP0` for `pid=41820 TP0`: the token that names the rank."""
+    tokens = rank_label(rank).split()
+    return next((t for t in tokens if t.startswith("DP")), tokens[-1]) if tokens else rank_label(rank)
+
+
+def panel_title(index: int, rank: str, marks: Content, width: int) -> Content:
+    """A panel's title in `width` cells (no limit while it is not laid out): its index, its rank
+    and the badges, the longest form that fits; the badges stay whole whatever is left out."""
+    label = rank_label(rank)
+    forms = [Content.assemble((f"{index}", "$text-muted"), " ", (label, "bold $text"), " ", marks),
+             Content.assemble((f"{index}", "$text-muted"), " ", (short_rank(rank), "bold $text"), " ", marks),
+             Content.assemble((short_rank(rank), "bold $text"), " ", marks), marks]
+    return next((f for f in forms if width <= 0 or f.cell_length <= width), forms[-1])
+
+
 def alert_colour(alerts: Sequence[Alert]) -> str:
     return "$error" if alerts[0].severity == ERROR else "$warning"
 
@@ -98,11 +117,7 @@ class RankPanel(Widget):
             return  # the same numbers (a key's frame): nothing to render again
         self.view = v
         self._alerts = alerts
-        title = Content.assemble((f"{self.index}", "$text-muted"), " ", (rank_label(v.rank), "bold $text"), " ",
-                                 badges(v, alerts))
-        if title != self._title:
-            self._title = title
-            self.border_title = title
+        self.fit_title()
         notes = []
         if v.max_accept_len and v.metrics["accept_len"].stats:
             notes.append(f"accept len ≤ {v.max_accept_len} (steps+1)")
@@ -123,6 +138,21 @@ class RankPanel(Widget):
             # In the bottom border: a row saved per panel, so two rows of panels fit on 48 lines.
             self.border_subtitle = note
         self.refresh_strips()
+
+    def on_resize(self) -> None:
+        if self.view is not None:
+            self.fit_title()
+
+    def fit_title(self) -> None:
+        """The title, whole in the top border (a cut would leave `STALE 3…`): the rank's label,
+        then the index, shortened or left out before a badge is."""
+        v = self.view
+        if v is None:
+            return
+        title = panel_title(self.index, v.rank, badges(v, self._alerts), self.size.width - TITLE_PAD)
+        if title != self._title:
+            self._title = title
+            self.border_title = title
 
     # -- drawing: the Line API, with strips built straight from segments. Under a flood every
     # panel is redrawn on each data frame, and going through Content (style parsing, wrapping)

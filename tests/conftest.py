@@ -25,3 +25,22 @@ def require(ok: object, reason: str) -> None:
 def need():
     """`need(condition, reason)`: skip (fail in CI) unless condition."""
     return require
+
+
+@pytest.fixture(autouse=True)
+def _every_notification(request, monkeypatch):
+    """An app's notifications, every one, in `app.told` as (message, severity): Textual forgets one
+    once its timeout has passed, and on a loaded machine a test can look after that. For the
+    tiers that run apps only (the unit tier never loads Textual)."""
+    if "/tests/unit/" in str(request.node.path):
+        return
+    from textual.app import App
+
+    notify = App.notify
+
+    def recording(self, message, *args, **kwargs):
+        severity = kwargs.get("severity", "information")
+        self.__dict__.setdefault("told", []).append((str(message), severity))
+        return notify(self, message, *args, **kwargs)
+
+    monkeypatch.setattr(App, "notify", recording)

@@ -57,7 +57,7 @@ async def test_s_on_a_systemd_host_turns_mtp_on_and_compare_shows_both_epochs(cl
         assert app.screen.plan.title() == f"{name} · {unit}.service: → mtp3"
         await pilot.press("y")
         await until(lambda: not dash.running, "the action's end", limit=1200)
-        notes = [(n.message, n.severity) for n in app._notifications]
+        notes = list(getattr(app, "told", []))
         assert any(m.startswith(f"{name}: mtp3 verified: accept len") for m, _ in notes), notes
         await until(lambda: len(dash.store.epochs.get(name, [])) >= 2, "the new epoch")
         await until(lambda: any(s.spec_seen for s in dash.store.ranks(name)), "accept len on screen")
@@ -82,7 +82,7 @@ async def test_after_an_idle_link_cut_the_dashboard_still_acts_and_smokes(cluste
             dash = app.dash
 
             def said() -> list[str]:
-                return [n.message for n in app._notifications]
+                return [m for m, _ in getattr(app, "told", [])]
 
             await until(lambda: dash.store.ranks(name), "the first batches over SSH")
             await controls[name].state()  # the control's own connection is up (the dashboard's first read)

@@ -260,7 +260,7 @@ async def test_enter_on_an_address_without_a_unit_says_why(rig):
         await pilot.press("enter")  # the first host: a simulator at 127.0.0.1
         await pilot.pause()
         first = sorted(rig.hosts.values(), key=rank_key)[0]  # a simulator: 127.0.0.1 sorts before box1
-        assert [n.message for n in app._notifications] == [
+        assert [m for m, _ in app.told] == [
             f"cannot open {first}: 127.0.0.1: which unit? give --unit (or unit = ... in the config)"]
         assert app.is_running
         await pilot.press("q")

@@ -42,10 +42,10 @@ async def preview(pilot, app):
 
 async def apply(pilot, app) -> str:
     """y on the preview, then the action's end: the notification that told it."""
-    before = list(app._notifications)  # the objects, not their ids: an expired one's id is reused
+    before = len(notes(app))
     await pilot.press("y")
     await until(pilot, lambda: not app.dash.running, "the action's end")
-    told = [(n.message, n.severity) for n in app._notifications if not any(n is b for b in before)]
+    told = notes(app)[before:]
     assert len(told) == 1, told
     return told[0][0]
 

@@ -81,8 +81,8 @@ async def until(pilot, cond, what: str, seconds: float = 60.0) -> None:
 
 
 def notes(app) -> list[tuple[str, str]]:
-    """The notifications shown so far: (message, severity)."""
-    return [(n.message, n.severity) for n in app._notifications]
+    """The notifications shown so far, expired ones too (tests/conftest.py keeps them): (message, severity)."""
+    return list(getattr(app, "told", []))
 
 
 async def settle(pilot, app, timeout: float = 10.0) -> None:

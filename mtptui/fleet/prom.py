@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import socket
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -69,12 +70,15 @@ class Prometheus:
         last; read in as many threads, the JSON of 1,000 hosts kept a screen's loop waiting for the
         interpreter 100 ms and more.)"""
         failed: list[PromError] = []  # the first failure: then no more asking (each would wait its timeout)
+        # One instant for all: answers from one moment (a target that went down between two
+        # queries would be down in one and still have its last samples in the other).
+        at = time.time()
 
         def ask(promql: str) -> bytes:
             if failed:
                 raise failed[0]
             try:
-                return self.fetch(promql)
+                return self.fetch(promql, at)
             except PromError as e:
                 failed.append(e)
                 raise
@@ -90,9 +94,9 @@ class Prometheus:
             pool.shutdown(wait=False, cancel_futures=True)
         return {k: got[k] for k in promqls}
 
-    def fetch(self, promql: str) -> bytes:
-        """The raw answer to an instant query."""
-        body = urllib.parse.urlencode({"query": promql}).encode()
+    def fetch(self, promql: str, at: float | None = None) -> bytes:
+        """The raw answer to an instant query, evaluated at `at` (epoch seconds; None: now)."""
+        body = urllib.parse.urlencode({"query": promql, **({} if at is None else {"time": f"{at:.3f}"})}).encode()
         req = urllib.request.Request(f"{self.url}/api/v1/query", data=body,
                                      headers={"Content-Type": "application/x-www-form-urlencoded"})
         try:

@@ -118,9 +118,10 @@ def test_export_two_container_hosts_over_ssh(cluster, exporter, tmp_path):
     last = LineParser().parse(line(99, time.time(), "TP0")).record.fields
     for host in ("gpu-a", "gpu-b"):
         key = (("host", host), ("rank", "TP0"))
-        m = e.scrape_when(lambda m, k=key: m.get(("mtptui_decode_batches_total", k)) == 100, f"{host}'s lines",
-                          timeout=60)
-        assert m[("mtptui_source_connected", (("host", host),))] == 1
+        # the history can bring all 100 lines before the follower is up (connected 1 from then on)
+        connected = ("mtptui_source_connected", (("host", host),))
+        m = e.scrape_when(lambda m, k=key: m.get(("mtptui_decode_batches_total", k)) == 100 and m.get(connected) == 1,
+                          f"{host}'s lines, and its stream following", timeout=60)
         assert m[("mtptui_running_requests", key)] == last["running_req"]
         assert m[("mtptui_spec_accept_length", key)] == last["accept_len"]
         assert m[("mtptui_spec_accept_ratio", key)] == last["accept_rate"]

@@ -137,34 +137,10 @@ async def _failed(reply: Reply) -> HttpError:
     return HttpError(STATUS, _error_text(reply.status, body), reply.status)
 
 
-async def json_request(host: str, port: int, path: str, body: dict | None, timeout: float) -> dict:
-    """POST body (GET when None); the JSON object that comes back. Raises HttpError."""
-    async def go() -> dict:
-        reply = await _open(host, port, path, body, "application/json")
-        try:
-            if reply.status >= 400:
-                raise await _failed(reply)
-            data = b"".join([c async for c in _chunks(reply)])
-        finally:
-            await reply.close()
-        try:
-            obj = json.loads(data)
-        except ValueError:
-            raise HttpError(MALFORMED, f"the body is not JSON: {data[:80]!r}") from None
-        if not isinstance(obj, dict):
-            raise HttpError(MALFORMED, "the body is not a JSON object")
-        return obj
-
-    try:
-        return await wait_for(go(), timeout)
-    except asyncio.TimeoutError:
-        raise HttpError(TIMEOUT, f"no complete reply within {timeout:g} s") from None
-
-
-async def text_request(host: str, port: int, path: str, timeout: float) -> str:
-    """GET path; the text that comes back (Prometheus' exposition, say). Raises HttpError."""
-    async def go() -> str:
-        reply = await _open(host, port, path, None, "text/plain")
+async def _body(host: str, port: int, path: str, body: dict | None, accept: str, timeout: float) -> bytes:
+    """POST body (GET when None); the whole body of a reply below 400, within timeout. Raises HttpError."""
+    async def go() -> bytes:
+        reply = await _open(host, port, path, body, accept)
         try:
             if reply.status >= 400:
                 raise await _failed(reply)
@@ -173,14 +149,31 @@ async def text_request(host: str, port: int, path: str, timeout: float) -> str:
                 data += chunk
                 if len(data) > MAX_BODY:
                     raise HttpError(MALFORMED, f"a body over {MAX_BODY} bytes")
+            return data
         finally:
             await reply.close()
-        return data.decode("utf-8", "replace")
 
     try:
         return await wait_for(go(), timeout)
     except asyncio.TimeoutError:
         raise HttpError(TIMEOUT, f"no complete reply within {timeout:g} s") from None
+
+
+async def json_request(host: str, port: int, path: str, body: dict | None, timeout: float) -> dict:
+    """POST body (GET when None); the JSON object that comes back. Raises HttpError."""
+    data = await _body(host, port, path, body, "application/json", timeout)
+    try:
+        obj = json.loads(data)
+    except ValueError:
+        raise HttpError(MALFORMED, f"the body is not JSON: {data[:80]!r}") from None
+    if not isinstance(obj, dict):
+        raise HttpError(MALFORMED, "the body is not a JSON object")
+    return obj
+
+
+async def text_request(host: str, port: int, path: str, timeout: float) -> str:
+    """GET path; the text that comes back (Prometheus' exposition, say). Raises HttpError."""
+    return (await _body(host, port, path, None, "text/plain", timeout)).decode("utf-8", "replace")
 
 
 async def status_of(host: str, port: int, path: str, timeout: float) -> int:

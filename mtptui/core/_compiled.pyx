@@ -3,21 +3,22 @@
 C, the values of batch lines written straight into the rows of the summary's series, no object
 made per line; and a metric's values counted and ordered in C.
 
-What it reads, exactly as LineParser.parse reads it (tests/unit/test_compiled.py and
+What it reads, exactly as LineParser.parse reads it (tests/unit/test_compiled.py, test_lane_envelopes.py and
 test_fast_general.py hold it to that):
-- a batch line, raw or in journald's `short`, `short-iso` or `json` envelope (a zoned one, short-iso's
-  and json's, is the clock of its lines, as parse's `line.zoned`: their time is the envelope's), or
-  behind a Ray actor's decoration, with
+- a batch line, raw or in journald's `short(-precise)`, `short-iso(-precise)` or `json` envelope, syslog's
+  (RFC 3164: short's shape behind a priority; RFC 5424), Docker's json-file or Kubernetes' CRI (a zoned
+  one, all but short's and RFC 3164's, is the clock of its lines, as parse's `line.zoned`: their time is
+  the envelope's), or behind a Ray actor's decoration, with
   SGLang's prefix (parse/__init__.py's _FAST: the same shapes, written out below), and a body of a
   layout that the Python fast path reads (sglang.layout_of), in plain numbers (`12`, `-3`, `0.75`);
 - any other line with SGLang's prefix that is no batch line cut short: ordinary text (counted),
   or, when it has a word of an event (events.WORDS), what events.classify makes of it, handed to
   the sink; its date noted as parse() notes it.
 It stops at anything else (and at any line with a control character or a non-ASCII one; in a
-json line, at a MESSAGE, __REALTIME_TIMESTAMP or _HOSTNAME that is no plain string of printable
-ASCII (an escape, a byte array, null), given twice or missing (the host may be), or a line that is
-not exactly one object of strings and nulls); the caller parses that line in Python and scans on
-after it.
+json line, at a MESSAGE (Docker's `log`), __REALTIME_TIMESTAMP (`time`) or _HOSTNAME that is no plain
+string of printable ASCII (an escape but \\", \\\\ and a last \\n, a byte array, null), given twice or
+missing (the host may be), or a line that is not exactly one object of strings and nulls; at a stamp
+that no clock shows); the caller parses that line in Python and scans on after it.
 
 Numbers: an integer of up to 15 digits is exact as a double; a decimal of up to 15 digits is its
 digits (exact) over a power of ten (exact), one correctly rounded division: the double float()
@@ -284,15 +285,20 @@ cdef extern from *:
     int mtptui_lowest(int m) nogil
 
 
-cdef Py_ssize_t json_string(const char* s, Py_ssize_t n, Py_ssize_t p, bint* plain, bint* quotes) nogil:
+cdef enum:
+    S_QUOTE = 1  # a \" or \\ in it
+    S_NEWLINE = 2  # it ends in the escape \\n (envelope.clean takes that newline off a message)
+    S_OTHER = 4  # any other escape, DEL or no ASCII
+
+
+cdef Py_ssize_t json_string(const char* s, Py_ssize_t n, Py_ssize_t p, int* flags) nogil:
     """The end (the closing quote) of a JSON string whose text begins at p, or -1 for one that
-    json.loads refuses (a control character, a bad escape, no end). plain: no escape and only
-    printable ASCII in it; quotes: printable ASCII with no escape but \\" and \\\\ (its words are
-    the text's: no word holds either)."""
+    json.loads refuses (a control character, a bad escape, no end). flags: what is in it (S_*, 0
+    for printable ASCII without an escape: its text is its bytes). A message with S_QUOTE only is
+    ordinary text whose words are its bytes' (no word holds either)."""
     cdef unsigned char c
-    plain[0] = True
-    quotes[0] = True
     cdef int m
+    flags[0] = 0
     while p < n:
         if n - p >= 16:  # 16 bytes at a time to the next one to look at
             m = mtptui_special16(s + p)
@@ -306,13 +312,16 @@ cdef Py_ssize_t json_string(const char* s, Py_ssize_t n, Py_ssize_t p, bint* pla
         if c < 32:
             return -1
         if c == c'\\':
-            plain[0] = False
             p += 1
             if p >= n:
                 return -1
             c = <unsigned char>s[p]
-            if c != c'"' and c != c'\\':
-                quotes[0] = False
+            if c == c'"' or c == c'\\':
+                flags[0] |= S_QUOTE
+            elif c == c'n' and p + 1 < n and s[p + 1] == c'"':
+                flags[0] |= S_NEWLINE
+            else:
+                flags[0] |= S_OTHER
             if c == c'u':
                 if n - p < 5 or not (hex_digit(s[p + 1]) and hex_digit(s[p + 2]) and hex_digit(s[p + 3])
                                      and hex_digit(s[p + 4])):
@@ -322,28 +331,173 @@ cdef Py_ssize_t json_string(const char* s, Py_ssize_t n, Py_ssize_t p, bint* pla
                       or c == c't'):
                 return -1
         elif c > 126:
-            plain[0] = quotes[0] = False
+            flags[0] |= S_OTHER
         p += 1
     return -1
+
+
+cdef Py_ssize_t rfc3339(const char* s, Py_ssize_t n, Py_ssize_t p, double* ts) nogil:
+    """The end of an RFC 3339 stamp at p (timeparse.RFC3339: `2026-03-09T16:03:25[.123456789](Z|+01:00|
+    +0100)`), its time in ts as timeparse.instant gives it (the second as calendar.timegm's, plus the
+    fraction's digits over their power of ten, less the zone's offset, in that order); 0 for no such
+    stamp or one that no clock shows (ymd_hms' None)."""
+    cdef const char* t = s + p
+    cdef Py_ssize_t q = p + 19, f
+    cdef long long frac = 0
+    cdef int year, month, day, hh, mm, ss, digits = 0, off = 0
+    if n - p < 20:
+        return 0
+    if not (digit(t[0]) and digit(t[1]) and digit(t[2]) and digit(t[3]) and t[4] == c'-' and digit(t[5])
+            and digit(t[6]) and t[7] == c'-' and digit(t[8]) and digit(t[9]) and t[10] == c'T'
+            and digit(t[11]) and digit(t[12]) and t[13] == c':' and digit(t[14]) and digit(t[15])
+            and t[16] == c':' and digit(t[17]) and digit(t[18])):
+        return 0
+    if s[q] == c'.':
+        f = q + 1
+        while f < n and digit(s[f]):
+            if f - q > 9:
+                return 0
+            frac = frac * 10 + (s[f] - c'0')
+            f += 1
+        digits = <int>(f - q - 1)
+        if digits == 0:
+            return 0
+        q = f
+    if q >= n:
+        return 0
+    if s[q] == c'Z':
+        q += 1
+    elif s[q] == c'+' or s[q] == c'-':
+        if n - q < 5 or not (digit(s[q + 1]) and digit(s[q + 2])):
+            return 0
+        f = q + 3
+        if s[f] == c':':
+            f += 1
+        if n - f < 2 or not (digit(s[f]) and digit(s[f + 1])):
+            return 0
+        off = (two(s + q + 1) * 60 + two(s + f)) * 60
+        if s[q] == c'-':
+            off = -off
+        q = f + 2
+    else:
+        return 0
+    year = two(t) * 100 + two(t + 2)
+    month, day, hh, mm, ss = two(t + 5), two(t + 8), two(t + 11), two(t + 14), two(t + 17)
+    if not (year >= 1 and 1 <= month <= 12 and 1 <= day <= 31 and hh < 24 and mm < 60 and ss < 62):
+        return 0
+    ts[0] = <double>(((days_from_civil(year, month, day) * 24 + hh) * 60 + mm) * 60 + ss)
+    if digits:
+        ts[0] += <double>frac / POW10[digits]
+    ts[0] -= <double>off
+    return q
+
+
+cdef Py_ssize_t cri_envelope(const char* s, Py_ssize_t n, Line* ln) nogil:
+    """The end of a Kubernetes CRI line's envelope at the start (`2026-03-09T16:03:25.123456789Z stdout F `,
+    envelope._CRI: P, a part of a longer line, reads as F does), its time in ln.env_ts; or 0."""
+    cdef Py_ssize_t p = rfc3339(s, n, 0, &ln.env_ts)
+    if p == 0 or n - p < 10 or not (memcmp(s + p, b" stdout ", 8) == 0 or memcmp(s + p, b" stderr ", 8) == 0):
+        return 0
+    if not ((s[p + 8] == c'F' or s[p + 8] == c'P') and s[p + 9] == c' '):
+        return 0
+    ln.zoned = True
+    return p + 10
+
+
+cdef inline Py_ssize_t token_end(const char* s, Py_ssize_t n, Py_ssize_t p) nogil:
+    """The end of a run of printable ASCII from p (a regex's \\S+, stricter: it stops at a control
+    character or a byte of no ASCII, which the Python path must read)."""
+    while p < n and c' ' < s[p] <= 126:
+        p += 1
+    return p
+
+
+cdef Py_ssize_t syslog_envelope(const char* s, Py_ssize_t n, Line* ln) nogil:
+    """The end of a syslog envelope at the start (envelope.EnvelopeReader._syslog): a priority
+    (`<14>`), then either journald's `short` shape (RFC 3164: the same reading as short's) or RFC
+    5424's (`1 stamp host app procid msgid SD `: the stamp's time is the line's, `-` is no host);
+    or 0."""
+    cdef Py_ssize_t p = 1, q, k
+    cdef int i
+    while p < n and p < 4 and digit(s[p]):
+        p += 1
+    if p == 1 or p >= n or s[p] != c'>':
+        return 0
+    p += 1
+    q = envelope(s + p, n - p, ln)
+    if q:
+        ln.host0 += p
+        ln.host1 += p
+        return p + q
+    ln.host0 = ln.env_sod = -1  # what the try at short's shape left
+    # RFC 5424: `1 `, then the stamp, the host and three more tokens, each ended by one space
+    if n - p < 2 or s[p] != c'1' or s[p + 1] != c' ':
+        return 0
+    p += 2
+    q = token_end(s, n, p)
+    if q == p or q >= n or s[q] != c' ' or rfc3339(s, q, p, &ln.env_ts) != q:
+        return 0
+    p = q + 1
+    q = token_end(s, n, p)
+    if q == p or q >= n or s[q] != c' ':
+        return 0
+    if not (q - p == 1 and s[p] == c'-'):
+        ln.host0, ln.host1 = p, q
+    p = q + 1
+    for i in range(3):
+        q = token_end(s, n, p)
+        if q == p or q >= n or s[q] != c' ':
+            return 0
+        p = q + 1
+    # the structured data: `-` or one or more `[...]`, then a space or none
+    if p >= n:
+        return 0
+    if s[p] == c'-':
+        p += 1
+    elif s[p] == c'[':
+        q = p
+        while q < n and s[q] == c'[':
+            k = q + 1
+            while k < n and s[k] != c']':
+                if s[k] < c' ' or s[k] > 126:
+                    return 0  # envelope.clean would have read it otherwise
+                k += 1
+            if k >= n:
+                break  # no end to this one: the data ends before it
+            q = k + 1
+        if q == p:
+            return 0
+        p = q
+    else:
+        return 0
+    if p < n and s[p] == c' ':
+        p += 1
+    ln.zoned = True
+    return p
 
 
 cdef enum:
     J_MESSAGE = 1
     J_REALTIME = 2
     J_HOSTNAME = 4
+    J_LOG = 8  # Docker's json-file: its message ...
+    J_TIME = 16  # ... and its stamp
 
 
 cdef Py_ssize_t json_envelope(const char* s, Py_ssize_t n, Line* ln) nogil:
     """A journald json line (`{"__CURSOR":"...","MESSAGE":"...",...}`, its fields in any order, with or
-    without spaces): where its MESSAGE's text begins (ln.size: where it ends), its time from
-    __REALTIME_TIMESTAMP (microseconds over a million, as envelope.from_json's int / 1_000_000) and
-    its host from _HOSTNAME (None without one); 0 for any line the lane leaves to the Python path:
-    not exactly one object whose values are strings or null, or one of those three fields given
-    twice, not a plain string (an escape, non-ASCII, a byte array, null), the time not 1 to 16
-    digits, or no MESSAGE or time."""
-    cdef Py_ssize_t p, k0, k1, v0, v1, m0 = 0, m1 = 0, t0 = 0, t1 = 0, h0 = -1, h1 = -1
-    cdef int seen = 0, which
-    cdef bint plain, vplain, quotes, vquotes
+    without spaces): where its MESSAGE's text begins (ln.size: where it ends, before a last `\\n`,
+    which envelope.clean takes off), its time from __REALTIME_TIMESTAMP (microseconds over a million,
+    as envelope.from_json's int / 1_000_000) and its host from _HOSTNAME (None without one). Without a
+    MESSAGE, a Docker json-file line (`{"log":"...\\n","stream":"stdout","time":"2026-...Z"}`, as
+    envelope._from_docker reads it): its `log`, the time of its RFC 3339 `time`, no host. 0 for any
+    line the lane leaves to the Python path: not exactly one object whose values are strings or null,
+    or one of the fields named here given twice, null, not a plain string (an escape, non-ASCII, a
+    byte array; a message may hold \\" and \\\\), the time not 1 to 16 digits or no stamp, or no
+    message or time."""
+    cdef Py_ssize_t p, k0, k1, v0, v1, m0 = 0, m1 = 0, t0 = 0, t1 = 0, h0 = -1, h1 = -1, l0 = 0, l1 = 0
+    cdef Py_ssize_t d0 = 0, d1 = 0
+    cdef int seen = 0, which, flags, mflags = 0, lflags = 0
     cdef long long us = 0
     if n < 2 or s[0] != c'{':
         return 0
@@ -352,9 +506,9 @@ cdef Py_ssize_t json_envelope(const char* s, Py_ssize_t n, Line* ln) nogil:
         if p >= n or s[p] != c'"':
             return 0
         k0 = p + 1
-        k1 = json_string(s, n, k0, &plain, &quotes)
-        if k1 < 0 or not plain:
-            return 0  # an escaped key may spell one of the three
+        k1 = json_string(s, n, k0, &flags)
+        if k1 < 0 or flags:
+            return 0  # an escaped key may spell one of them
         which = 0
         if k1 - k0 == 7 and memcmp(s + k0, b"MESSAGE", 7) == 0:
             which = J_MESSAGE
@@ -362,6 +516,10 @@ cdef Py_ssize_t json_envelope(const char* s, Py_ssize_t n, Line* ln) nogil:
             which = J_REALTIME
         elif k1 - k0 == 9 and memcmp(s + k0, b"_HOSTNAME", 9) == 0:
             which = J_HOSTNAME
+        elif k1 - k0 == 3 and memcmp(s + k0, b"log", 3) == 0:
+            which = J_LOG
+        elif k1 - k0 == 4 and memcmp(s + k0, b"time", 4) == 0:
+            which = J_TIME
         p = json_ws(s, n, k1 + 1)
         if p >= n or s[p] != c':':
             return 0
@@ -370,21 +528,28 @@ cdef Py_ssize_t json_envelope(const char* s, Py_ssize_t n, Line* ln) nogil:
             return 0
         if s[p] == c'"':
             v0 = p + 1
-            v1 = json_string(s, n, v0, &vplain, &vquotes)
+            v1 = json_string(s, n, v0, &flags)
             if v1 < 0:
                 return 0
             if which:
-                if seen & which or not (vplain or (which == J_MESSAGE and vquotes)):
+                if seen & which:
                     return 0
-                if which == J_MESSAGE:
-                    ln.escaped = not vplain
                 seen |= which
-                if which == J_MESSAGE:
-                    m0, m1 = v0, v1
+                if which == J_MESSAGE or which == J_LOG:
+                    if flags & S_OTHER:
+                        return 0
+                    if which == J_MESSAGE:
+                        m0, m1, mflags = v0, v1, flags
+                    else:
+                        l0, l1, lflags = v0, v1, flags
+                elif flags:
+                    return 0
                 elif which == J_REALTIME:
                     t0, t1 = v0, v1
-                else:
+                elif which == J_HOSTNAME:
                     h0, h1 = v0, v1
+                else:
+                    d0, d1 = v0, v1
             p = v1 + 1
         elif n - p >= 4 and memcmp(s + p, b"null", 4) == 0 and not which:
             p += 4
@@ -400,7 +565,16 @@ cdef Py_ssize_t json_envelope(const char* s, Py_ssize_t n, Line* ln) nogil:
             break
         else:
             return 0
-    if json_ws(s, n, p) != n or not (seen & J_MESSAGE) or not (seen & J_REALTIME):
+    if json_ws(s, n, p) != n:
+        return 0
+    if not (seen & J_MESSAGE):  # envelope.from_json: no MESSAGE, a `log` string: Docker's
+        if not (seen & J_LOG) or not (seen & J_TIME) or rfc3339(s, d1, d0, &ln.env_ts) != d1:
+            return 0
+        ln.zoned = True
+        ln.escaped = (lflags & S_QUOTE) != 0
+        ln.size = l1 - 2 if lflags & S_NEWLINE else l1
+        return l0
+    if not (seen & J_REALTIME):
         return 0
     if t1 == t0 or t1 - t0 > 16:
         return 0
@@ -413,7 +587,8 @@ cdef Py_ssize_t json_envelope(const char* s, Py_ssize_t n, Line* ln) nogil:
     ln.env_ts = <double>us / 1e6
     ln.zoned = True
     ln.host0, ln.host1 = h0, h1
-    ln.size = m1
+    ln.escaped = (mflags & S_QUOTE) != 0
+    ln.size = m1 - 2 if mflags & S_NEWLINE else m1
     return m0
 
 
@@ -777,13 +952,19 @@ cdef class Lane:
                 p = json_envelope(s, size, &ln)
             elif digit(s[0]):
                 p = iso_envelope(s, size, &ln)
+                if p == 0:  # the two shapes exclude each other: a tag ends in `:`, CRI's stream in ` `
+                    ln.host0 = -1
+                    ln.zoned = False
+                    p = cri_envelope(s, size, &ln)
+            elif s[0] == c'<':
+                p = syslog_envelope(s, size, &ln)
             else:
                 p = -1  # no envelope: SGLang's prefix at the start, or nothing the lane reads
             if p == 0:
                 return False
             if p < 0:
                 p = 0
-        size = ln.size  # a json line's message ends before the line does
+        size = ln.size  # a json line's message ends before the line does (or its last `\\n`)
         if not prefix(s, p, &ln) or ln.ts != ln.ts:
             return False
         if ln.zoned:

@@ -6,9 +6,11 @@ asserts nothing (timings never fail tests).
    parsed and drawn, lines/s, redraws per second, RSS after it (and the peak).
    A key is pressed every 2 s meanwhile to sample keypress-to-screen latency during the replay.
 2. live: a synthetic live source of 8 hosts x 4 ranks pushing 50,000 lines/s (chunks every 20 ms)
-   for --live-seconds, while keys are pressed every 200 ms: lines parsed per second, backlog,
-   drops, redraw rate, and keypress-to-screen latency (key posted -> first frame composed after
-   the key's redraw) p50/p95/p99/max.
+   for --live-seconds, as journald JSON through the journal source's decoding (sources/journal.py's
+   Entries, as `journalctl -f -o json` arrives from a host; --live-raw: the bare messages), while
+   keys are pressed every 200 ms: lines parsed per second, backlog, drops, redraw rate, and
+   keypress-to-screen latency (key posted -> first frame composed after the key's redraw)
+   p50/p95/p99/max.
 3. open: `mtptui open` of the same 1,000,000-line log (the file read at once, in parallel parts):
    wall time from the process's start to the whole file on screen, against `mtptui summary --json`
    of the same file (its wall time, a process too), and the ratio (issue 13: at most 1.5x).
@@ -21,7 +23,7 @@ numbers redrawn at >= 4 Hz meanwhile; 1,000,000 lines replayed in <= 15 s, opene
 summary's time; RSS <= 300 MB after 1,000,000 lines.
 
 Usage: python bench/tui_bench.py [--replay-lines N] [--live-seconds S] [--rate R] [--skip-replay]
-       [--skip-live] [--skip-open] | --soak-lines N
+       [--skip-live] [--skip-open] [--live-raw] | --soak-lines N
 """
 
 from __future__ import annotations
@@ -225,23 +227,42 @@ def bench_open(lines: int) -> None:
 
 
 # -- 2. live -----------------------------------------------------------------------------------
+# journalctl -o json's line for one entry (compact, its fields in journalctl's order): what a live host
+# sends; the message has no quote or backslash, so it goes in as it is
+_ENTRY = ('{"__CURSOR":"s=5f3c0e9a1b2d4c6e8f0a1b2c3d4e5f60;i=%x;b=9a8b7c6d5e4f30211203948576abcdef;m=%x;t=%x;'
+          'x=%012x","__REALTIME_TIMESTAMP":"%d","__MONOTONIC_TIMESTAMP":"%d","_BOOT_ID":"9a8b7c6d5e4f30211203948576abcdef",'
+          '"_TRANSPORT":"stdout","PRIORITY":"6","SYSLOG_FACILITY":"3","_UID":"0","_GID":"0",'
+          '"_MACHINE_ID":"0123456789abcdef0123456789abcdef","_HOSTNAME":"%s","SYSLOG_IDENTIFIER":"python3","_PID":"4242",'
+          '"_COMM":"python3","_STREAM_ID":"00112233445566778899aabbccddeeff","MESSAGE":"%s",'
+          '"_SYSTEMD_UNIT":"sglang.service","_SYSTEMD_INVOCATION_ID":"aabbccddeeff00112233445566778899"}\n')
+
+
 class SyntheticLive:
-    """8 hosts x 4 ranks of SGLang decode/prefill lines, stamped with the wall clock."""
+    """8 hosts x 4 ranks of SGLang decode/prefill lines, stamped with the wall clock. As journald JSON
+    (the default): each host's entries go as bytes through the journal source's own decoding
+    (sources/journal.py's Entries: split, decoded in bulk, the newest cursor noted) into the feed, as
+    `journalctl -f -o json` output does on a live host; raw: the messages pushed as lines."""
 
-    label = "synthetic 8x4"
-
-    def __init__(self, rate: int, seconds: float, hosts: int = 8, ranks: int = 4, chunk_s: float = 0.02) -> None:
+    def __init__(self, rate: int, seconds: float, hosts: int = 8, ranks: int = 4, chunk_s: float = 0.02,
+                 journald: bool = True) -> None:
         self.rate, self.seconds, self.hosts, self.ranks, self.chunk_s = rate, seconds, hosts, ranks, chunk_s
+        self.journald = journald
+        self.label = f"synthetic {hosts}x{ranks}" + (" journald json" if journald else " raw")
         self.pushed = 0
+        self.cursors: dict[str, str | None] = {}  # the last cursor each host's Entries noted
 
     async def run(self, feed) -> None:
         import random
+
+        from mtptui.sources.journal import Entries
 
         rnd = random.Random(3)
         per_chunk = max(1, int(self.rate * self.chunk_s))
         start = time.perf_counter()
         next_t = start
         k = 0
+        seq = 0
+        entries = {f"gpu-{h + 1}": Entries(f"gpu-{h + 1}") for h in range(self.hosts)}
         while time.perf_counter() - start < self.seconds:
             stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
             host = f"gpu-{k % self.hosts + 1}"
@@ -257,15 +278,26 @@ class SyntheticLive:
                     lines.append(f"[{stamp} TP{r}] Decode batch, #running-req: 20, #token: 40000, token usage: 0.20, "
                                  f"accept len: {al:.2f}, accept rate: {(al - 1) / 3:.2f}, cuda graph: True, "
                                  f"gen throughput (token/s): {1000 + 500 * rnd.random():.2f}, #queue-req: 0")
-            feed.lines(lines, host)
-            self.pushed += len(lines)
+            if self.journald:
+                us = int(time.time() * 1e6)
+                mono = us - 1773000000000000
+                data = "".join(_ENTRY % (seq + j, mono, us, (us * 2654435761 + j) & 0xFFFFFFFFFFFF, us, mono, host, msg)
+                               for j, msg in enumerate(lines)).encode()
+                seq += len(lines)
+                source = entries[host]
+                for at in range(0, len(data), 1 << 16):  # as the source reads its pipe: 64 KiB at a time
+                    self.pushed += source.take(data[at:at + (1 << 16)], feed)
+                self.cursors[host] = source.cursor
+            else:
+                feed.lines(lines, host)
+                self.pushed += len(lines)
             k += 1
             next_t += self.chunk_s
             await asyncio.sleep(max(0.0, next_t - time.perf_counter()))
 
 
-async def live(rate: int, seconds: float) -> dict:
-    src = SyntheticLive(rate, seconds)
+async def live(rate: int, seconds: float, journald: bool = True) -> dict:
+    src = SyntheticLive(rate, seconds, journald=journald)
     app = build_app([src], title="bench live", window="1m")
     async with app.run_test(size=SIZE) as pilot:
         frames = FrameClock(app)
@@ -293,7 +325,8 @@ async def live(rate: int, seconds: float) -> dict:
             "parse_rate": (c.read - c.dropped) / elapsed, "dropped": c.dropped, "backlog_max": max(backlog),
             "backlog_end": dash.feed.pending, "redraw_hz": redraws / elapsed, "frames_hz": n_frames / elapsed,
             "data_hz": data / elapsed,
-            "key_latencies": lat, "hosts": len(dash.hosts()), "rss_mb": rss_mb()[0],
+            "key_latencies": lat, "hosts": len(dash.hosts()), "rss_mb": rss_mb()[0], "label": src.label,
+            "lane": dash.feed.ingest.sinks[0].lane is not None,
         }
 
 
@@ -310,6 +343,8 @@ def main() -> int:
     p.add_argument("--replay-lines", type=int, default=1_000_000)
     p.add_argument("--live-seconds", type=float, default=20.0)
     p.add_argument("--rate", type=int, default=50_000, help="live lines per second (default 50000)")
+    p.add_argument("--live-raw", action="store_true",
+                   help="the live flood as raw lines, not journald JSON through the journal source's decoding")
     p.add_argument("--skip-replay", action="store_true")
     p.add_argument("--skip-live", action="store_true")
     p.add_argument("--skip-open", action="store_true")
@@ -338,7 +373,7 @@ def main() -> int:
         import subprocess
 
         base = [sys.executable, __file__, "--replay-lines", str(args.replay_lines), "--live-seconds",
-                str(args.live_seconds), "--rate", str(args.rate)]
+                str(args.live_seconds), "--rate", str(args.rate)] + (["--live-raw"] if args.live_raw else [])
         rc = subprocess.run(base + ["--skip-replay", "--skip-open"]).returncode
         rc = rc or subprocess.run(base + ["--skip-live", "--skip-open"]).returncode
         return rc or subprocess.run(base + ["--skip-live", "--skip-replay"]).returncode
@@ -347,8 +382,9 @@ def main() -> int:
     print(f"cpus: {os.cpu_count()}, python {sys.version.split()[0]}, load avg {os.getloadavg()[0]:.2f}")
     print(line())
     if not args.skip_live:
-        r = asyncio.run(live(args.rate, args.live_seconds))
-        print(f"live {args.rate:,} lines/s target, {r['hosts']} hosts x 4 ranks, {args.live_seconds:.0f} s:")
+        r = asyncio.run(live(args.rate, args.live_seconds, journald=not args.live_raw))
+        print(f"live {args.rate:,} lines/s target, {r['label']} ({r['hosts']} hosts), {args.live_seconds:.0f} s, "
+              f"{'the compiled lane' if r['lane'] else 'the Python path'}:")
         print(f"  pushed {r['push_rate']:,.0f} lines/s, parsed {r['parse_rate']:,.0f} lines/s, dropped {r['dropped']:,}, "
               f"backlog max {r['backlog_max']:,} end {r['backlog_end']:,} lines")
         print(f"  data redraws by the tick {r['redraw_hz']:.1f} Hz (frames composed, keys included, "

@@ -156,22 +156,30 @@ class LineSplitter:
         self.too_long = 0
 
     def push(self, data: bytes) -> list[str]:
+        """The whole lines the buffer now holds. Decoded in bulk (one decode of all of them, then
+        one split): a newline is never part of a UTF-8 sequence, so each line decodes as it would
+        alone, a broken sequence at its end replaced the same (tests/unit/test_lane_journal.py)."""
         start = len(self.buf)
         self.buf += data
-        if self.buf.find(b"\n", start) < 0:
+        end = self.buf.rfind(b"\n", start)
+        if end < 0:
             if len(self.buf) > self.max_line:
                 if not self.skipping:
                     self.too_long += 1
                 self.skipping = True
                 self.buf.clear()
             return []
-        parts = self.buf.split(b"\n")
-        self.buf = bytearray(parts.pop())
-        if self.skipping:
-            parts.pop(0)  # the rest of the oversize line
+        block = self.buf[:end]
+        del self.buf[:end + 1]
+        if self.skipping:  # the rest of the oversize line
+            cut = block.find(b"\n")
+            if cut < 0:
+                self.skipping = False
+                return []
+            del block[:cut + 1]
             self.skipping = False
         # journalctl's own notes ("-- No entries --") are not entries: only JSON objects are
-        return [p.decode("utf-8", "replace") for p in parts if p[:1] == b"{"]
+        return [p for p in block.decode("utf-8", "replace").split("\n") if p[:1] == "{"]
 
     def discard(self) -> bool:
         """Forgets an unfinished line (it will come again after the resume); True if there was one."""
@@ -179,6 +187,37 @@ class LineSplitter:
         self.buf.clear()
         self.skipping = False
         return had
+
+
+class Entries:
+    """What the follower makes of each read of `journalctl -f -o json`: its whole entries pushed to
+    the feed in one list (the feed's lane reads them in bulk), the cursor of the newest one noted
+    after they are pushed, a line over MAX_LINE counted as dropped. The source and the dashboard's
+    flood benchmark (bench/tui_bench.py) both read through it."""
+
+    def __init__(self, host: str | None) -> None:
+        self.host = host
+        self.splitter = LineSplitter()
+        self.cursor: str | None = None  # of the newest entry pushed that had one
+
+    def take(self, data: bytes, feed: Feed) -> int:
+        """Pushes the entries that data completes; returns how many."""
+        splitter = self.splitter
+        lines = splitter.push(data)
+        if splitter.too_long:
+            feed.dropped(splitter.too_long, f"journal line over {MAX_LINE >> 20} MiB", self.host)
+            splitter.too_long = 0
+        if not lines:
+            return 0
+        cursor = None
+        for line in reversed(lines):
+            cursor = cursor_of(line)
+            if cursor:
+                break
+        feed.lines(lines, self.host)
+        if cursor:
+            self.cursor = cursor
+        return len(lines)
 
 
 def diagnose(stderr: str, returncode: int | None, *, who: str, where: str, sudo: bool,
@@ -416,36 +455,26 @@ class JournalSource(Source):
         resumed = f" after {self.cursor[:40]}…" if self.cursor and self.connects > 1 else ""
         feed.status(SourceStatus(self.host, STREAMING, f"{self.via + ': ' if self.via else ''}"
                                  f"journalctl -u {self.unit}{' (resumed' + resumed + ')' if resumed else ''}"))
-        splitter = LineSplitter()
-        host = self.host
+        entries = Entries(self.host)
         got_data = False
         try:
             while True:
                 data = await proc.read(1 << 16)
                 if not data:
                     break
-                lines = splitter.push(data)
-                if splitter.too_long:
-                    feed.dropped(splitter.too_long, f"journal line over {MAX_LINE >> 20} MiB", host)
-                    splitter.too_long = 0
-                if not lines:
+                n = entries.take(data, feed)
+                if not n:
                     continue
-                cursor = None
-                for line in reversed(lines):
-                    cursor = cursor_of(line)
-                    if cursor:
-                        break
-                feed.lines(lines, host)
-                if cursor:
-                    self.cursor = cursor
-                self.received += len(lines)
+                if entries.cursor:
+                    self.cursor = entries.cursor
+                self.received += n
                 if not got_data:
                     got_data = True
                     self.backoff.reset()
         except asyncio.CancelledError:
             await proc.close()
             raise
-        splitter.discard()
+        entries.splitter.discard()
         rc = await proc.wait()
         await proc.close()
         if self._fatal is not None:

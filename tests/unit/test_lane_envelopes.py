@@ -154,3 +154,35 @@ def test_each_envelope_of_a_line_is_the_lanes():
         summary = Summary()
         Ingest(summary).feed_block((shape(batch) + "\n" + shape(other) + "\n").encode())
         assert (summary.lane.batches, summary.lane.unparsed) == (1, 1), shape(batch)
+
+
+def _parse_bench():
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "bench/parse_bench.py"
+    spec = importlib.util.spec_from_file_location("parse_bench", path)
+    bench = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(bench)
+    finally:
+        sys.path.pop(0)
+    return bench
+
+
+@pytest.mark.parametrize("envelope", _parse_bench().ENVELOPES)
+def test_the_benchmark_lines_in_every_envelope_are_the_lanes(envelope, tmp_path):
+    """parse_bench's rows measure the lane: its lines in each envelope are read in C, every one, as
+    the Python path reads them."""
+    path = tmp_path / "log"
+    _parse_bench().write_log(path, 1500, envelope=envelope)
+    data = path.read_bytes()
+    summary = Summary()
+    ingest = Ingest(summary)
+    ingest.feed_block(data)
+    lane = summary.lane
+    assert lane.batches + lane.unparsed + lane.events == ingest.counts.read == 1500
+    fast, slow = _both(lambda i: i.feed_block(data))
+    assert fast == slow

@@ -13,13 +13,13 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 
+from mtptui.core import latency
 from mtptui.transport import http
 from mtptui.transport.tunnel import Forward
 
 ASK_TIMEOUT_S = 3.0
 RETRY_ENDPOINT_S = 10.0
 INFO_PATHS = ("/server_info", "/get_server_info")
-ACCEPT_METRIC = "sglang:spec_accept_length"
 # /server_info's keys (SGLang's ServerArgs field names) for the settings a profile sets
 SETTING_KEYS = {"speculative_algorithm": "algorithm", "speculative_num_steps": "num_steps",
                 "speculative_eagle_topk": "topk", "speculative_num_draft_tokens": "num_draft_tokens",
@@ -33,6 +33,7 @@ class ServerProbe:
     def __init__(self, endpoint: Callable[[], Awaitable[Forward]]) -> None:
         self._endpoint = endpoint
         self.why_not = ""  # why the server could not be asked, the last time it could not
+        self.no_metrics = False  # the last /metrics was answered with a status: none served
         self._retry_at = 0.0
 
     async def _forward(self) -> Forward | None:
@@ -70,10 +71,9 @@ class ServerProbe:
         return None
 
 
-    async def metrics_accept_len(self) -> float | None:
-        """The accept length SGLang's /metrics reports (`sglang:spec_accept_length`, the mean over
-        its DP groups; served with --enable-metrics), or None: not served, not a number, or 0
-        (SGLang exports 0 without speculation and before any verify step)."""
+    async def metrics_text(self) -> str | None:
+        """The /metrics body, or None when it cannot be had (`why_not` says why; `no_metrics`
+        is True when the server answered but serves none: SGLang without --enable-metrics)."""
         fwd = await self._forward()
         if fwd is None:
             return None
@@ -81,23 +81,25 @@ class ServerProbe:
             text = await http.text_request(fwd.host, fwd.port, "/metrics", ASK_TIMEOUT_S)
         except http.HttpError as e:
             self.why_not = f"/metrics: {e}"
+            self.no_metrics = e.kind == http.STATUS
             return None
-        return accept_len_in(text)
+        self.no_metrics = False
+        return text
+
+    async def metrics_accept_len(self) -> float | None:
+        """The accept length SGLang's /metrics reports (`sglang:spec_accept_length`, the mean over
+        its DP groups; served with --enable-metrics), or None: not served, not a number, or 0
+        (SGLang exports 0 without speculation and before any verify step)."""
+        text = await self.metrics_text()
+        return None if text is None else accept_len_in(text)
 
 
 def accept_len_in(exposition: str) -> float | None:
     """`sglang:spec_accept_length` in a Prometheus exposition: the mean of its positive samples."""
-    from prometheus_client.parser import text_string_to_metric_families
-
-    vals = []
     try:
-        for family in text_string_to_metric_families(exposition):
-            if family.name == ACCEPT_METRIC:
-                vals += [s.value for s in family.samples if s.name == ACCEPT_METRIC and s.value > 0]
-    except (ValueError, TypeError, IndexError):
+        return latency.parse(exposition, 0.0).accept_len
+    except latency.NotExposition:
         return None  # not an exposition mtptui can read: no witness then
-    vals = [v for v in vals if v == v and v != float("inf")]
-    return sum(vals) / len(vals) if vals else None
 
 
 def settings_of(info: dict) -> dict:

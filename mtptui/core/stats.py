@@ -190,3 +190,29 @@ def requests_needed(n: int, ratio: float, lo: float) -> int | None:
     if lo > 1:
         return n
     return math.ceil(n * (math.log(ratio / lo) / math.log(ratio)) ** 2)
+
+
+def bucket_quantile(bounds: Sequence[float], cumulative: Sequence[float], q: float) -> float | None:
+    """The q-quantile of a Prometheus histogram as `histogram_quantile` computes it: the bucket
+    where the rank q·count falls, linearly between its lower and upper bound (the first bucket's
+    lower bound 0 when its upper is above 0). `bounds` are the finite upper bounds, ascending;
+    `cumulative` the counts of each bucket and then of +Inf. A rank in the +Inf bucket gives the
+    greatest finite bound (nothing is known above it); None without observations."""
+    if len(cumulative) != len(bounds) + 1 or not bounds:
+        return None
+    total = cumulative[-1]
+    if not total > 0:
+        return None
+    rank = q * total
+    b = next(i for i, c in enumerate(cumulative) if c >= rank)
+    if b == len(bounds):
+        return bounds[-1]
+    upper = bounds[b]
+    if b == 0:
+        if upper <= 0:
+            return upper
+        lower, below = 0.0, 0.0
+    else:
+        lower, below = bounds[b - 1], cumulative[b - 1]
+    inside = cumulative[b] - below
+    return upper if inside <= 0 else lower + (upper - lower) * (rank - below) / inside

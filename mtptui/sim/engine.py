@@ -16,11 +16,11 @@ import math
 import random
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mtptui.sim import behaviour, formats
 from mtptui.sim.flags import Config
-from mtptui.sim.metrics import SchedulerMetrics
+from mtptui.sim.metrics import LatencyMetrics, SchedulerMetrics, labels as metric_labels
 from mtptui.sim.msg import Msg, batch, event
 
 ACCEPT_REFRESH = 8  # decode steps between updates of the acceptance drift
@@ -85,6 +85,7 @@ class RealRequest:
     steps: int = 0
     done: bool = False
     failed: str | None = None  # why the server dropped it (a crash)
+    t_arrive: float | None = None  # when it was submitted (its queue time, TTFT and latency)
 
     @property
     def remaining(self) -> int:
@@ -108,6 +109,7 @@ class _Bg:
     prompt: int
     cached: int
     out: int
+    t: float = field(default=0.0, compare=False)  # when it joined the queue
 
 
 # ---------------------------------------------------------------------------------------------
@@ -123,6 +125,8 @@ class Group:
         self.members = members
         self.metrics = (SchedulerMetrics.for_group(eng.cfg, members, labels, eng.t_start)
                         if eng.args["enable_metrics"] else None)
+        self.queue_key = metric_labels(eng.cfg, members[0])  # the scheduler's: queue time is its histogram
+        self.arrived: dict[int, float] = {}  # a background request's seq -> when it joined the queue
         self.rng = random.Random(f"{eng.cfg.seed}:group:{idx}")
         self.difficulty = behaviour.Difficulty(self.rng)
         self.phase = self.rng.uniform(0, 120)
@@ -188,7 +192,7 @@ class Group:
                                                          e.context_len)
             if e.args["disable_radix_cache"]:
                 cached = 0
-            self.waiting.append(_Bg(prompt, cached, out))
+            self.waiting.append(_Bg(prompt, cached, out, now))
 
     def _client_done(self, t: float) -> None:
         heapq.heappush(self.thinking, t + behaviour.think_time(self.rng))
@@ -256,17 +260,23 @@ class Group:
             self.forward_ct += 1
             self.used += piece
         self.used = used
+        lat = e.latency
         for r in admitted:
             # The prefill also yields each request's first token.
             self.used += r.prompt + 1
+            arrived = r.t if isinstance(r, _Bg) else r.t_arrive
+            if lat is not None and arrived is not None:
+                lat.observe(now, "queue", max(0.0, now - arrived), key=self.queue_key)
+                lat.observe(t_end, "ttft", t_end - arrived)
             if isinstance(r, RealRequest):
                 self.real.append(r)
                 r.deliver(1, t_end)
                 if r.done:
-                    self._finish_real(r)
+                    self._finish_real(r, t_end)
             else:
                 self.seq += 1
                 heapq.heappush(self.bg_heap, (self.P - 1 + r.out, self.seq, self.P - 1, r.prompt))
+                self.arrived[self.seq] = r.t
         self.next_t = t_end
         return True
 
@@ -308,17 +318,27 @@ class Group:
         self.win_tokens += step_tokens
         self.decode_ct += 1
         self.forward_ct += 1
+        lat = e.latency
+        if lat is not None and bs:
+            # each token's share of the step (SGLang observes a chunk's interval / its tokens)
+            if n_bg:
+                lat.observe(t_end, "itl", dt / a, round(n_bg * a))
+            for n in real_tokens:
+                lat.observe(t_end, "itl", dt / max(n, 1), n)
         while self.bg_heap and self.bg_heap[0][0] <= self.P:
-            _, _, p_admit, prompt = heapq.heappop(self.bg_heap)
+            _, seq, p_admit, prompt = heapq.heappop(self.bg_heap)
             self.used -= prompt + (self.P - p_admit)
             self.finished += 1
             self._client_done(t_end)
+            arrived = self.arrived.pop(seq, None)
+            if lat is not None and arrived is not None:
+                lat.observe(t_end, "e2e", t_end - arrived)
         for r, n in zip(list(self.real), real_tokens):
             r.accept_sum += n
             r.steps += 1
             r.deliver(n, t_end)
             if r.done:
-                self._finish_real(r)
+                self._finish_real(r, t_end)
         self.used = max(0.0, self.used)
         if self.metrics is not None:
             self.metrics.decode_step(self.members, graph)
@@ -328,9 +348,11 @@ class Group:
             self._retract(t_end)
         self.next_t = t_end
 
-    def _finish_real(self, r: RealRequest) -> None:
+    def _finish_real(self, r: RealRequest, t: float | None = None) -> None:
         if r in self.real:
             self.real.remove(r)
+            if self.eng.latency is not None and r.t_arrive is not None and t is not None:
+                self.eng.latency.observe(t, "e2e", t - r.t_arrive)
             self.used -= r.prompt + r.sent
             self.finished += 1
 
@@ -368,10 +390,11 @@ class Group:
         gained = 0
         back: list[_Bg] = []
         while entries and self.used - gained > e.total_tokens * 0.85:
-            p_fin, _, p_admit, prompt = entries.pop(0)
+            p_fin, seq, p_admit, prompt = entries.pop(0)
             done = int(self.P - p_admit)
             gained += prompt + done
-            back.append(_Bg(prompt + done, 0, max(1, int(p_fin - self.P))))
+            self.arrived.pop(seq, None)
+            back.append(_Bg(prompt + done, 0, max(1, int(p_fin - self.P)), t))  # queued anew from here
         if not back:
             return
         self.bg_heap = entries
@@ -413,6 +436,7 @@ class Engine:
         self.collapse_at = f.at if f else None
         self.stalled = False
         self.draining = False  # SIGTERM: no new background requests
+        self.latency = LatencyMetrics(cfg) if self.args["enable_metrics"] else None
         self.groups = [Group(self, i, labels, members)
                        for i, (labels, members) in enumerate(zip(lay.groups, lay.members))]
         self._rr = 0
@@ -421,6 +445,7 @@ class Engine:
     def submit(self, req: RealRequest, now: float) -> None:
         g = self.groups[self._rr % len(self.groups)]
         self._rr += 1
+        req.t_arrive = now
         g.waiting.append(req)
         g.next_t = min(g.next_t, now)
 

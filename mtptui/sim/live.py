@@ -119,7 +119,11 @@ class LiveServer:
                     g.metrics.catch_up(now, idle=not g.running and not eng.stalled, queue=len(g.waiting),
                                        pool=g.pool())
                     groups.append(g.metrics)
-            return sim_metrics.exposition(self.cfg, groups, eng.layout.ranks)
+            text = sim_metrics.exposition(self.cfg, groups, eng.layout.ranks)
+            if eng.latency is not None:
+                eng.latency.catch_up(now)
+                text += sim_metrics.latency_exposition(eng.latency)
+            return text
 
     # -- the main thread --------------------------------------------------------------------
     def _on_signal(self, signum, frame) -> None:

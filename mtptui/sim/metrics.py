@@ -24,6 +24,7 @@ format 0.0.4 with its escaping.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import deque
 from dataclasses import dataclass, field
@@ -212,3 +213,96 @@ def number(x: float) -> str:
     if math.isinf(x):
         return "+Inf" if x > 0 else "-Inf"
     return repr(x)
+
+
+# -- the request latency histograms --------------------------------------------------------------
+# The tokenizer's (one per server, labelled model_name, and engine_type from 0.5.0) and the
+# scheduler's queue time (its labels, 0.5.2+). Default buckets as SGLang 0.5.12 sets them
+# (`TokenizerMetricsCollector`, `SchedulerMetricsCollector.queue_time`); a bucket's bound is
+# inclusive (`le`), as prometheus_client's.
+TTFT_BUCKETS = (0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400)
+E2E_BUCKETS = (0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400, 600, 1200,
+               1800, 2400)
+ITL_BUCKETS = (0.002, 0.004, 0.006, 0.008, 0.010, 0.015, 0.020, 0.025, 0.030, 0.035, 0.040, 0.060,
+               0.080, 0.100, 0.200, 0.400, 0.600, 0.800, 1.000, 2.000, 4.000, 6.000, 8.000)
+QUEUE_BUCKETS = (0.0, 0.001, 0.005, 0.010, 0.050, 0.100, 0.200, 0.500, 1, 2, 3, 4, 5, 10, 15, 20, 30,
+                 40, 50, 60, 70, 80, 90, 100, 200, 300, 400, 500, 600)
+_LAT_HELP = {
+    "ttft": "Histogram of time to first token in seconds.",
+    "itl": "Histogram of inter-token latency in seconds.",
+    "e2e": "Histogram of End-to-end request latency in seconds",
+    "queue": "Histogram of queueing time in seconds.",
+}
+_BUCKETS = {"ttft": TTFT_BUCKETS, "itl": ITL_BUCKETS, "e2e": E2E_BUCKETS, "queue": QUEUE_BUCKETS}
+
+
+def latency_names(v: tuple) -> dict[str, str]:
+    """Each latency histogram's name in SGLang v (queue time from 0.5.2)."""
+    out = {"ttft": "sglang:time_to_first_token_seconds",
+           "itl": "sglang:inter_token_latency_seconds" if v >= (0, 4, 5) else "sglang:time_per_output_token_seconds",
+           "e2e": "sglang:e2e_request_latency_seconds"}
+    if v >= (0, 5, 2):
+        out["queue"] = "sglang:queue_time_seconds" if v >= (0, 5, 3) else "sglang:queue_time_s"
+    return out
+
+
+@dataclass
+class Hist:
+    bounds: tuple
+    counts: list  # per bucket, then +Inf (not cumulative)
+    total: float = 0.0
+
+    @classmethod
+    def of(cls, bounds: tuple) -> Hist:
+        return cls(bounds, [0] * (len(bounds) + 1))
+
+    def observe(self, x: float, n: int = 1) -> None:
+        self.counts[bisect.bisect_left(self.bounds, x)] += n
+        self.total += x * n
+
+
+@dataclass
+class LatencyMetrics:
+    """The server's latency histograms; observations carry the simulated time they happen at and
+    count from then on (the engine runs a little ahead of the clock)."""
+
+    cfg: Config
+    hists: dict[tuple, Hist] = field(default_factory=dict)  # (figure, labels) -> histogram
+    _due: deque = field(default_factory=deque)  # (t, figure, labels, value, n)
+
+    def tokenizer_labels(self) -> tuple[tuple[str, str], ...]:
+        out = [("model_name", str(self.cfg.args["served_model_name"]))]
+        if self.cfg.v >= (0, 5, 0):
+            out.append(("engine_type", "unified"))
+        return tuple(out)
+
+    def observe(self, t: float, fig: str, value: float, n: int = 1, key: tuple | None = None) -> None:
+        if n > 0 and (fig != "queue" or "queue" in latency_names(self.cfg.v)):
+            self._due.append((t, fig, key if key is not None else self.tokenizer_labels(), value, n))
+
+    def catch_up(self, now: float) -> None:
+        while self._due and self._due[0][0] <= now:
+            _, fig, key, value, n = self._due.popleft()
+            h = self.hists.get((fig, key))
+            if h is None:
+                h = self.hists[(fig, key)] = Hist.of(_BUCKETS[fig])
+            h.observe(value, n)
+
+
+def latency_exposition(lat: LatencyMetrics) -> str:
+    """The histograms as prometheus_client writes them: cumulative buckets, +Inf, _count, _sum."""
+    names = latency_names(lat.cfg.v)
+    out: list[str] = []
+    for fig, name in names.items():
+        series = [(key, h) for (f, key), h in sorted(lat.hists.items()) if f == fig]
+        if not series:
+            continue
+        out.append(f"# HELP {name} {escape_help(_LAT_HELP[fig])}\n# TYPE {name} histogram\n")
+        for key, h in series:
+            lab = ",".join(f'{k}="{escape_label(str(x))}"' for k, x in key)
+            run = 0
+            for bound, c in zip((*h.bounds, math.inf), h.counts):
+                run += c
+                out.append(f'{name}_bucket{{{lab},le="{number(bound)}"}} {number(run)}\n')
+            out.append(f"{name}_count{{{lab}}} {number(run)}\n{name}_sum{{{lab}}} {number(h.total)}\n")
+    return "".join(out)

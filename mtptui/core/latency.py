@@ -1,0 +1,203 @@
+"""The server's own latency, from its /metrics: TTFT, inter-token latency, end-to-end latency and
+queue time at p50/p90/p99 over a window, and the speculative counters, for SGLang and vLLM.
+
+The histograms are cumulative since the server started, so a window's figures come from the
+difference of two scrapes (what Prometheus' `rate(...[w])` feeds `histogram_quantile`), every
+series of a family summed (DP ranks, vLLM's engines: the requests of the whole server). A bucket
+that went down between the scrapes is a restarted server: the newer scrape then stands alone.
+
+The names, read from the servers' sources (see tests/unit/test_latency.py for the versions):
+- SGLang (`--enable-metrics`): `sglang:time_to_first_token_seconds`,
+  `sglang:inter_token_latency_seconds` (0.4.5+; `sglang:time_per_output_token_seconds` before),
+  `sglang:e2e_request_latency_seconds`, `sglang:queue_time_seconds` (0.5.3+; 0.5.2 named it
+  `sglang:queue_time_s`), and the gauge `sglang:spec_accept_length`.
+- vLLM (V1, always served): `vllm:time_to_first_token_seconds`, `vllm:inter_token_latency_seconds`
+  (0.10.2+; `vllm:time_per_output_token_seconds`, deprecated, served beside it), 
+  `vllm:e2e_request_latency_seconds`, `vllm:request_queue_time_seconds`, and the counters
+  `vllm:spec_decode_num_drafts`, `..._num_draft_tokens`, `..._num_accepted_tokens` and
+  `..._num_accepted_tokens_per_pos{position}`: per-position acceptance is accepted at a position
+  over the drafts.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from mtptui.core.stats import bucket_quantile
+
+QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99))
+FIGURES = ("ttft", "itl", "e2e", "queue")
+LABELS = {"ttft": "TTFT", "itl": "ITL", "e2e": "E2E", "queue": "queue"}
+# each figure's family, as the text parser names it (no _bucket), preferred first
+FAMILIES = {
+    "ttft": ("sglang:time_to_first_token_seconds", "vllm:time_to_first_token_seconds"),
+    "itl": ("sglang:inter_token_latency_seconds", "sglang:time_per_output_token_seconds",
+            "vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds"),
+    "e2e": ("sglang:e2e_request_latency_seconds", "vllm:e2e_request_latency_seconds"),
+    "queue": ("sglang:queue_time_seconds", "sglang:queue_time_s", "vllm:request_queue_time_seconds"),
+}
+SGLANG_ACCEPT = "sglang:spec_accept_length"
+VLLM_DRAFTS = "vllm:spec_decode_num_drafts"
+VLLM_DRAFT_TOKENS = "vllm:spec_decode_num_draft_tokens"
+VLLM_ACCEPTED = "vllm:spec_decode_num_accepted_tokens"
+VLLM_PER_POS = "vllm:spec_decode_num_accepted_tokens_per_pos"
+_COUNTERS = (VLLM_DRAFTS, VLLM_DRAFT_TOKENS, VLLM_ACCEPTED)
+NO_METRICS = "no latency: the server serves no /metrics (start SGLang with --enable-metrics for latency)"
+
+
+class NotExposition(ValueError):
+    """The text is not a Prometheus exposition."""
+
+
+@dataclass(frozen=True)
+class Histogram:
+    bounds: tuple[float, ...]  # finite upper bounds, ascending
+    cumulative: tuple[float, ...]  # per bound, then +Inf
+    total: float  # _sum
+
+    @property
+    def count(self) -> float:
+        return self.cumulative[-1] if self.cumulative else 0.0
+
+    def minus(self, old: Histogram | None) -> Histogram:
+        if old is None or old.bounds != self.bounds or any(a < b for a, b in zip(self.cumulative, old.cumulative)):
+            return self  # no earlier scrape, other buckets or a restart: since the start
+        return Histogram(self.bounds, tuple(a - b for a, b in zip(self.cumulative, old.cumulative)),
+                         self.total - old.total)
+
+
+@dataclass(frozen=True)
+class Scrape:
+    """What one /metrics answer says, every series of a family summed."""
+
+    t: float
+    histograms: dict[str, Histogram] = field(default_factory=dict)
+    counters: dict[str, float] = field(default_factory=dict)
+    per_pos: dict[int, float] = field(default_factory=dict)
+    accept_len: float | None = None  # SGLang's gauge, the mean of its positive samples
+
+    @property
+    def has_latency(self) -> bool:
+        return any(name in self.histograms for names in FAMILIES.values() for name in names)
+
+
+def families(text: str) -> list:
+    """prometheus_client's families of an exposition; NotExposition when it is none."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    try:
+        return list(text_string_to_metric_families(text))
+    except (ValueError, TypeError, IndexError) as e:
+        raise NotExposition(str(e) or "not a Prometheus exposition") from None
+
+
+def _finite(v: float) -> bool:
+    return not (math.isnan(v) or math.isinf(v))
+
+
+def parse(text: str, t: float) -> Scrape:
+    """The latency histograms and speculative counters in a /metrics text, read at t."""
+    wanted = {name for names in FAMILIES.values() for name in names}
+    hists: dict[str, Histogram] = {}
+    counters: dict[str, float] = {}
+    per_pos: dict[int, float] = {}
+    accepts: list[float] = []
+    for fam in families(text):
+        if fam.name in wanted and fam.type == "histogram":
+            buckets: dict[float, float] = {}
+            total = 0.0
+            for s in fam.samples:
+                if s.name.endswith("_bucket") and "le" in s.labels:
+                    le = float(s.labels["le"])
+                    buckets[le] = buckets.get(le, 0.0) + s.value
+                elif s.name.endswith("_sum"):
+                    total += s.value
+            if math.inf in buckets:
+                bounds = tuple(sorted(b for b in buckets if b != math.inf))
+                hists[fam.name] = Histogram(bounds, tuple(buckets[b] for b in bounds) + (buckets[math.inf],), total)
+        elif fam.name in _COUNTERS:
+            counters[fam.name] = sum(s.value for s in fam.samples if s.name.endswith("_total"))
+        elif fam.name == VLLM_PER_POS:
+            for s in fam.samples:
+                if s.name.endswith("_total") and s.labels.get("position", "").isdigit():
+                    pos = int(s.labels["position"])
+                    per_pos[pos] = per_pos.get(pos, 0.0) + s.value
+        elif fam.name == SGLANG_ACCEPT:
+            accepts += [s.value for s in fam.samples if s.name == SGLANG_ACCEPT and s.value > 0 and _finite(s.value)]
+    return Scrape(t, hists, counters, per_pos, sum(accepts) / len(accepts) if accepts else None)
+
+
+def figures(h: Histogram) -> dict | None:
+    """n, mean and the quantiles of a histogram (seconds), None without observations."""
+    if not h.count > 0:
+        return None
+    out: dict = {"n": round(h.count), "mean": h.total / h.count}
+    for key, q in QUANTILES:
+        out[key] = bucket_quantile(h.bounds, h.cumulative, q)
+    return out
+
+
+def window(old: Scrape | None, new: Scrape) -> dict:
+    """The latency dict between two scrapes (old None: since the server started): per figure its
+    n, mean, p50, p90, p99 (seconds) or None, the seconds covered, and `spec` where the server
+    counts speculation (accept_len, accept_rate, per_pos: per-position acceptance)."""
+    out: dict = {"span_s": None if old is None else round(new.t - old.t, 3)}
+    for fig, names in FAMILIES.items():
+        name = next((n for n in names if n in new.histograms), None)
+        out[fig] = None if name is None else figures(
+            new.histograms[name].minus(old.histograms.get(name) if old else None))
+    spec: dict = {}
+    c = dict(new.counters)
+    pos = dict(new.per_pos)
+    if old is not None and all(c.get(k, 0.0) >= old.counters.get(k, 0.0) for k in _COUNTERS):
+        c = {k: v - old.counters.get(k, 0.0) for k, v in c.items()}
+        pos = {k: v - old.per_pos.get(k, 0.0) for k, v in pos.items()}
+    drafts = c.get(VLLM_DRAFTS)
+    if drafts:
+        accepted = c.get(VLLM_ACCEPTED, 0.0)
+        spec["accept_len"] = 1 + accepted / drafts
+        if c.get(VLLM_DRAFT_TOKENS):
+            spec["accept_rate"] = accepted / c[VLLM_DRAFT_TOKENS]
+        if pos:
+            spec["per_pos"] = [pos.get(i, 0.0) / drafts for i in range(max(pos) + 1)]
+    elif new.accept_len is not None:
+        spec["accept_len"] = new.accept_len
+    if spec:
+        out["spec"] = spec
+    return out
+
+
+class Scrapes:
+    """A host's successive scrapes, kept for `window_s`; `latest()` is the window ending now."""
+
+    def __init__(self, window_s: float = 60.0) -> None:
+        self.window_s = window_s
+        self._kept: list[Scrape] = []
+
+    def add(self, s: Scrape) -> None:
+        if self._kept and any(s.histograms.get(k) is not None and s.histograms[k].minus(v) is s.histograms[k]
+                              and v.count > 0 for k, v in self._kept[-1].histograms.items()):
+            self._kept.clear()  # the server restarted: its counts begin again
+        self._kept.append(s)
+        while len(self._kept) > 2 and s.t - self._kept[1].t >= self.window_s:
+            self._kept.pop(0)
+
+    def latest(self) -> dict | None:
+        if not self._kept:
+            return None
+        if len(self._kept) == 1:
+            return window(None, self._kept[0])
+        return window(self._kept[0], self._kept[-1])
+
+
+def ms(seconds: float | None) -> str:
+    """A latency for a panel: ms below 10 s with three significant digits at most, else seconds."""
+    if seconds is None:
+        return "–"
+    v = seconds * 1000
+    if v < 10:
+        return f"{v:.1f}ms" if v >= 1 else f"{v:.2f}ms"
+    if v < 10000:
+        return f"{v:.0f}ms"
+    return f"{seconds:.0f}s" if seconds >= 100 else f"{seconds:.1f}s"

@@ -12,10 +12,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from mtptui.core.loadmatch import Buckets, matched
+from mtptui.core.loadmatch import Buckets, FrozenBuckets, matched
 from mtptui.core.parse import events
 from mtptui.core.records import DECODE, SPEC, BatchStats, Event
-from mtptui.core.valueset import Rows
+from mtptui.core.valueset import FrozenRows, Rows
 
 EPOCH_METRICS = ("accept_len", "accept_rate", "gen_throughput")
 # The rank of vLLM spec lines that come before any throughput line of their input: a reader that
@@ -119,6 +119,18 @@ class Epoch:
     stop: bool = False
     restart_requested: bool = False
     profile: str | None = None
+    # Over for good: its statistics described once and its value sets let go (freeze())
+    frozen: bool = False
+
+    def freeze(self) -> None:
+        """Keeps this epoch's figures and lets its value sets and sums go: a run that is over
+        takes no more values, and a log of 10,000 runs must cost what one of 10 does. Its
+        to_json() is the same as before."""
+        if self.frozen:
+            return
+        self.per_rank = {rank: FrozenRows(rows) for rank, rows in self.per_rank.items()}
+        self.matched = tuple(FrozenBuckets(b) for b in self.matched)
+        self.frozen = True
 
     @property
     def empty(self) -> bool:
@@ -168,6 +180,7 @@ class Epoch:
     def rows(self, rank: str) -> Rows:
         rows = self.per_rank.get(rank)
         if rows is None:
+            assert not self.frozen, "an epoch that is over takes no more values"
             rows = self.per_rank[rank] = Rows(EPOCH_METRICS, self.tally)
         return rows
 
@@ -316,6 +329,7 @@ class EpochTracker:
                 cur.profile = None
                 return cur
             cur.end = ts
+            self._close(cur, len(epochs) == 1)
         e = Epoch(index=len(epochs), host=host, start=ts, reason=reason, tally=self.tally)
         epochs.append(e)
         return e
@@ -342,9 +356,18 @@ class EpochTracker:
                     continue
                 if cur is not None:
                     cur.end = e.start
+                    self._close(cur, len(mine) == 1)
                 e.index = len(mine)
                 mine.append(e)
         self.spec.update(later.spec)
+
+    def _close(self, e: Epoch, first: bool) -> None:
+        """An epoch that a later one ended: frozen (Epoch.freeze), but for a host's first
+        epoch (the one before it may be in the part of the file before, read apart, that goes
+        on in it: merge()) and one whose vLLM spec lines wait for the rank before (UNRESOLVED):
+        each is a single epoch of a part, held until the parts are joined."""
+        if not first and UNRESOLVED not in e.per_rank:
+            e.freeze()
 
     def all(self) -> list[Epoch]:
         return [e for host in self.epochs for e in self.epochs[host]]

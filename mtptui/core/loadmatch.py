@@ -157,6 +157,8 @@ class Buckets:
                 self.accept[i].add(accepts[i], na)
 
     def merge(self, later: Buckets) -> None:
+        if isinstance(later, FrozenBuckets):
+            raise TypeError("buckets that are frozen are merged into nothing: their sums are gone")
         self.fold()
         later.fold()
         for i in range(len(self.decode)):
@@ -184,3 +186,46 @@ class Buckets:
 def matched() -> tuple[Buckets, ...]:
     """An epoch's buckets, one per scale."""
     return tuple(Buckets(s) for s in SCALES)
+
+
+class FrozenBuckets(Buckets):
+    """An epoch's Buckets once it is over: per bucket its decode lines and means, as to_json()
+    gives them, the exact sums let go (see valueset.FrozenRows); nothing adds to it."""
+
+    __slots__ = ("means",)
+
+    def __init__(self, buckets: Buckets) -> None:  # not Buckets.__init__: no sums
+        buckets.fold()
+        self.scale = buckets.scale
+        self.decode = list(buckets.decode)
+        self.gen, self.accept = [], []
+        self.buf = array("d")
+        # gen throughput then accept len of each bucket (None: no value)
+        self.means = tuple(m for g, a in zip(buckets.gen, buckets.accept) for m in (g.mean(), a.mean()))
+
+    def add(self, fields: dict) -> None:
+        raise TypeError("buckets that are frozen take no more lines")
+
+    def add_columns(self, *columns: Sequence[float]) -> None:
+        raise TypeError("buckets that are frozen take no more lines")
+
+    def merge(self, later: Buckets) -> None:
+        raise TypeError("buckets that are frozen take no more lines")
+
+    def fold(self) -> None:
+        """Nothing is buffered."""
+
+    def __getstate__(self) -> tuple:
+        return self.scale.json_key, self.decode, self.means
+
+    def __setstate__(self, state: tuple) -> None:
+        key, self.decode, self.means = state
+        self.scale = next(s for s in SCALES if s.json_key == key)
+        self.gen, self.accept = [], []
+        self.buf = array("d")
+
+    def to_json(self) -> list[dict]:
+        """As Buckets.to_json() gave it when frozen."""
+        return [{self.scale.name: label, "decode": self.decode[i], "gen_throughput": self.means[2 * i],
+                 "accept_len": self.means[2 * i + 1]}
+                for i, (label, _) in enumerate(self.scale.buckets) if self.decode[i]]

@@ -291,7 +291,7 @@ class Summary:
         for s in self.series.values():
             for e in self.epochs.epochs.get(s.host, ()):
                 rows = e.per_rank.get(s.rank)
-                if rows is not None:
+                if rows is not None and not e.frozen:  # a frozen one is described already
                     s.decode.share_descriptions(rows)
 
     def _time(self, ts: float | None) -> float:

@@ -585,6 +585,8 @@ class Rows:
         del buf[:]
 
     def merge(self, later: Rows) -> None:
+        if isinstance(later, FrozenRows):
+            raise TypeError("rows that are frozen are merged into nothing: their values are gone")
         self.fold()
         later.fold()
         for name, values in later.sets.items():
@@ -609,6 +611,8 @@ class Rows:
 
     def add_copy(self, other: Rows) -> None:
         """Adds the values `other` holds for the metrics these rows have (other is unchanged)."""
+        if isinstance(other, FrozenRows):
+            raise TypeError("rows that are frozen are copied into nothing: their values are gone")
         for mine, theirs in self._pairs(other):
             mine.merge(theirs)
 
@@ -632,3 +636,75 @@ class Rows:
         self.buf = array("d")
         self.nans = (NAN,) * len(names)
         self.limit = FOLD * len(names)
+
+
+_STAT_KEYS = ("n", "mean", "p50", "p90", "min", "max", "last")
+_NO_SETS: dict[str, ValueSet] = {}
+_NO_ROWS: array[float] = array("d")
+
+
+class FrozenRows(Rows):
+    """Rows that take no more values (an epoch that is over): their statistics, described once,
+    kept as one array of doubles (7 per metric; NaN: none), the value sets let go. What a run
+    costs once it is over is then a few hundred bytes, however many values it had, so a log of
+    10,000 runs holds what one of 10 does. Reads as Rows read (describe, brief); it holds no
+    value sets (`sets` is empty), so nothing adds to it or merges it."""
+
+    __slots__ = ("stats", "metrics")
+
+    def __init__(self, rows: Rows) -> None:  # not Rows.__init__: no value sets
+        described = rows.describe()
+        self.names = rows.names
+        self.metrics = tuple(described)
+        self.sets = _NO_SETS  # one empty dict and buffer for every frozen rows: nothing adds to them
+        self.buf = _NO_ROWS
+        self.nans = rows.nans
+        self.limit = rows.limit
+        stats = array("d")
+        for d in described.values():
+            stats.extend([NAN] * 7 if d is None else [d[k] for k in _STAT_KEYS])
+        self.stats = stats
+
+    def _one(self, i: int) -> dict[str, Any] | None:
+        s = self.stats[7 * i:7 * i + 7]
+        if s[0] != s[0]:
+            return None
+        n, mean, p50, p90, lo, hi, last = s
+        return {"n": int(n), "mean": mean, "p50": p50, "p90": p90, "min": lo, "max": hi, "last": last}
+
+    def describe(self, percentiles: bool = True) -> dict[str, dict | None]:
+        """As Rows.describe(); with the percentiles however asked, as a value set gives them
+        once it has been described and took no more values."""
+        return {name: self._one(i) for i, name in enumerate(self.metrics)}
+
+    def brief(self) -> dict[str, dict | None]:
+        out: dict[str, dict | None] = {}
+        for i, name in enumerate(self.metrics):
+            n = self.stats[7 * i]
+            out[name] = None if n != n else {"n": int(n), "mean": self.stats[7 * i + 1]}
+        return out
+
+    def add(self, fields: dict) -> None:
+        raise TypeError("rows that are frozen take no more values")
+
+    def add_columns(self, columns: dict[str, array]) -> None:
+        raise TypeError("rows that are frozen take no more values")
+
+    def merge(self, later: Rows) -> None:
+        raise TypeError("rows that are frozen take no more values")
+
+    def fold(self, also: Rows | None = None) -> None:
+        """Nothing is buffered."""
+
+    def seal(self) -> None:
+        """Already in order."""
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return self.names, self.metrics, self.stats
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.names, self.metrics, self.stats = state
+        self.sets = _NO_SETS
+        self.buf = _NO_ROWS
+        self.nans = (NAN,) * len(self.names)
+        self.limit = FOLD * len(self.names)

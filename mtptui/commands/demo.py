@@ -61,7 +61,7 @@ def sim_argv(args: argparse.Namespace, port: int, extra: list[str] | None = None
     argv = [sys.executable, "-m", "mtptui.sim", "--model-path", "deepseek-ai/DeepSeek-V3-0324",
             "--tp", "8", "--dp", "8", "--enable-dp-attention", "--ep", "8", "--trust-remote-code",
             "--mem-fraction-static", "0.8", "--host", "127.0.0.1", "--port", str(port),
-            "--sim-load", args.load, "--sim-seed", str(args.seed)]
+            "--sim-load", args.load, "--sim-seed", str(args.seed), "--enable-metrics"]
     if not args.no_spec:
         argv += ["--speculative-algorithm", "NEXTN", "--speculative-num-steps", "3",
                  "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"]

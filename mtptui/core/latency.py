@@ -176,8 +176,7 @@ class Scrapes:
         self._kept: list[Scrape] = []
 
     def add(self, s: Scrape) -> None:
-        if self._kept and any(s.histograms.get(k) is not None and s.histograms[k].minus(v) is s.histograms[k]
-                              and v.count > 0 for k, v in self._kept[-1].histograms.items()):
+        if self._kept and restarted(self._kept[-1], s):
             self._kept.clear()  # the server restarted: its counts begin again
         self._kept.append(s)
         while len(self._kept) > 2 and s.t - self._kept[1].t >= self.window_s:
@@ -201,3 +200,92 @@ def ms(seconds: float | None) -> str:
     if v < 10000:
         return f"{v:.0f}ms"
     return f"{seconds:.0f}s" if seconds >= 100 else f"{seconds:.1f}s"
+
+
+# -- kept and recorded ---------------------------------------------------------------------------
+REFRESH_GRACE_S = 30.0  # a server restarted under an epoch: its figures stand this long for the next epoch
+
+
+def restarted(old: Scrape, new: Scrape) -> bool:
+    """Some histogram's counts went down: the server began again between the scrapes."""
+    return any(name in new.histograms and h.count > 0 and new.histograms[name].minus(h) is new.histograms[name]
+               for name, h in old.histograms.items())
+
+
+class HostLatency:
+    """One host's scrapes: the recent window (`now()`), and each epoch's figures (`epochs`, by the
+    epoch's start), from the scrape before the epoch began, or from the server's start when it
+    restarted into it (toggling speculation restarts it: each run's latency is its own)."""
+
+    def __init__(self, window_s: float = 60.0) -> None:
+        self.recent = Scrapes(window_s)
+        self.epochs: dict[float, dict] = {}
+        self._base: dict[float, Scrape | None] = {}
+        self._prev: Scrape | None = None
+        self._fresh_at: float | None = None  # when a restart was seen under the epoch then current
+        self.last: Scrape | None = None
+
+    def add(self, s: Scrape, epoch: float | None) -> None:
+        prev = self._prev
+        reset = prev is not None and restarted(prev, s)
+        self.recent.add(s)
+        self._prev = self.last = s
+        if epoch is None:
+            return
+        if epoch not in self._base:
+            self._base[epoch] = None if (prev is None or reset or self._fresh_at is not None) else prev
+            self._fresh_at = None
+        elif reset or self._fresh_at is not None:
+            # the server began again before its log's new epoch is read: the new counts wait for it
+            self._fresh_at = s.t if self._fresh_at is None else self._fresh_at
+            if s.t - self._fresh_at < REFRESH_GRACE_S:
+                return
+            self._base[epoch], self._fresh_at = None, None
+        self.epochs[epoch] = window(self._base[epoch], s)
+
+    def now(self) -> dict | None:
+        return self.recent.latest()
+
+
+def to_json(s: Scrape) -> dict:
+    """A scrape as a record keeps it (what `from_json` reads back)."""
+    return {"t": s.t, "h": {k: [list(h.bounds), list(h.cumulative), h.total] for k, h in s.histograms.items()},
+            "c": s.counters, "pos": {str(k): v for k, v in s.per_pos.items()}, "accept_len": s.accept_len}
+
+
+def from_json(obj: dict) -> Scrape | None:
+    """A recorded scrape, or None when the entry is not one (an older or a damaged record)."""
+    try:
+        hists = {str(k): Histogram(tuple(map(float, b)), tuple(map(float, c)), float(total))
+                 for k, (b, c, total) in obj.get("h", {}).items()}
+        acc = obj.get("accept_len")
+        return Scrape(float(obj["t"]), hists, {str(k): float(v) for k, v in obj.get("c", {}).items()},
+                      {int(k): float(v) for k, v in obj.get("pos", {}).items()},
+                      None if acc is None else float(acc))
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+
+
+def by_epoch(scrapes: list[Scrape], starts: list[float]) -> dict[float, dict]:
+    """Each epoch's figures from scrapes in time order, the epochs given by their starts (a scrape
+    belongs to the last epoch begun by its time): what the dashboard computed live, again."""
+    host = HostLatency()
+    starts = sorted(starts)
+    for s in scrapes:
+        began = [e for e in starts if e <= s.t]
+        host.add(s, began[-1] if began else None)
+    return host.epochs
+
+
+def brief(w: dict | None) -> dict | None:
+    """The figures `summary --json` and the compare screen carry: per figure n, mean, p50, p90,
+    p99 in seconds (9 places), and the speculative counters."""
+    if w is None:
+        return None
+    out: dict = {}
+    for fig in FIGURES:
+        f = w.get(fig)
+        out[fig] = None if f is None else {k: (round(v, 9) if isinstance(v, float) else v) for k, v in f.items()}
+    if "spec" in w:
+        out["spec"] = w["spec"]
+    return out

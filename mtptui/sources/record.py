@@ -28,6 +28,7 @@ from mtptui.sources.journal import JournalSource, cursor_of
 NEW, APPEND, FORCE = "new", "append", "force"
 
 _HOSTNAME_KEY = '"_HOSTNAME":"'
+METRICS_MARK = "-- mtptui: server metrics --"  # the MESSAGE of a recorded scrape
 
 
 def with_hostname(line: str, host: str | None) -> str:
@@ -147,6 +148,15 @@ class RecordWriter:
             self._pending.append(text)
         else:
             self._put(text)
+
+    def metrics(self, host: str | None, scrape: dict, ts: float) -> None:
+        """A scrape of the host's /metrics (core/latency.to_json), as an entry of its own
+        (`MTPTUI_METRICS`), once the record has begun: replay and `summary` read it back."""
+        if self.entries == 0:
+            return
+        entry = {"MTPTUI_METRICS": json.dumps(scrape, separators=(",", ":")), "_HOSTNAME": host,
+                 "__REALTIME_TIMESTAMP": str(int(ts * 1_000_000)), "MESSAGE": METRICS_MARK}
+        self._put(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
 
     def close(self) -> None:
         if self.f.closed:

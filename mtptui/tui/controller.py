@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from mtptui.config import Config
 from mtptui.core.alerts import Alert, AlertTracker, evaluate
+from mtptui.core.latency import HostLatency, Scrape
 from mtptui.core.records import Event
 from mtptui.core.store import Store
 from mtptui.sources.base import Source
@@ -70,6 +71,9 @@ class Dashboard:
         self.lines_per_s: float | None = None
         self._read_at_once: int | None = None  # the lines when opened files were adopted
         self._judged_at: tuple[float, float | None] | None = None  # (monotonic, playhead)
+        # host -> its server's latency from /metrics (tui/metrics_poll.py), and why a host has none
+        self.latency: dict[str | None, HostLatency] = {}
+        self.latency_note: dict[str | None, str] = {}
 
     @property
     def can_act(self) -> bool:
@@ -212,6 +216,16 @@ class Dashboard:
         """mtptui restarts the host's server now (for a profile, or as it is): how the run ends."""
         self.store.add_event(Event("restart_requested", None, host, f"mtptui restarts the server ({target})",
                                    data={"profile": target}))
+
+    def note_scrape(self, host: str | None, scrape: Scrape) -> None:
+        """A /metrics scrape of the host's server: its latency now, and its current epoch's."""
+        cur = self.store.current_epoch(host)
+        self.latency.setdefault(host, HostLatency()).add(scrape, cur.start if cur is not None else None)
+        self.latency_note.pop(host, None)
+
+    def latency_now(self, host: str | None) -> dict | None:
+        h = self.latency.get(host)
+        return h.now() if h is not None else None
 
     def state_label(self) -> str:
         if self.opening is not None and not self.opening.done:

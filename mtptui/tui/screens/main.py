@@ -29,6 +29,7 @@ from mtptui.tui.viewmodel import (METRICS, accept_len_cap, after, chart_series, 
                                   host_label, host_scales, layout_text, panel_view, run_state, spec_for,
                                   spec_short, spec_text, strip_view)
 from mtptui.tui.widgets.action_bar import ActionBar
+from mtptui.tui.widgets.latency_bar import LatencyBar
 from mtptui.tui.widgets.alerts_bar import AlertsBar
 from mtptui.tui.widgets.chart import EVENT_MARKS, ChartData, MetricChart
 from mtptui.tui.widgets.epoch_strip import EpochStrip, figures_behind
@@ -89,6 +90,7 @@ class MainScreen(Screen):
         yield HostBar(id="hostbar")
         yield EpochStrip(id="epochs")
         yield ActionBar(id="acting")
+        yield LatencyBar(id="latency")
         yield AlertsBar(id="alerts")
         with RankScroll(id="grid-scroll"):
             yield RankGrid(id="grid")
@@ -140,6 +142,7 @@ class MainScreen(Screen):
                 self.tick_redraws += 1
             self._draw_data(host, t0, t1, force_chart)
         self.query_one(ActionBar).show(list(d.running.values()))
+        self.query_one(LatencyBar).show(d.latency_now(host), d.latency_note.get(host))
         pinned = not d.timeline.following() or d.timeline.is_replay
         self.query_one(LogView).show(t1, host, len(d.hosts()) > 1, pinned)
         self._draw_status(host, t1)

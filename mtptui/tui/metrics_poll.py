@@ -1,0 +1,54 @@
+"""The server's /metrics, read every few seconds through the connection the dashboard already
+holds (the host's HTTP endpoint: over SSH the forwarded port smoke and bench use), for the
+latency panel and the compare screen (core/latency.py). A server that serves none is said once;
+a host that cannot be asked is its source's to say. Recorded beside the lines when the session
+records (sources/record.py: an MTPTUI_METRICS entry), so replay and `summary` have them too."""
+
+from __future__ import annotations
+
+import asyncio
+
+from mtptui.control.probe import ServerProbe
+from mtptui.core import latency
+from mtptui.sources.record import RecordingSource, RecordWriter
+from mtptui.tui.controller import Dashboard
+
+POLL_S = 5.0  # histograms move per request: a few seconds between reads is plenty
+
+
+def writer_for(dash: Dashboard, host: str | None) -> RecordWriter | None:
+    for src in dash.sources:
+        if isinstance(src, RecordingSource) and getattr(src, "host", None) == host:
+            return src.writer
+    return None
+
+
+async def poll(dash: Dashboard, host: str | None, ctl, every: float | None = None) -> None:
+    probe = ServerProbe(ctl.endpoint)
+    writer = writer_for(dash, host)
+    while True:
+        text = await probe.metrics_text()
+        if text is None:
+            if probe.no_metrics:
+                dash.latency_note[host] = latency.NO_METRICS
+        else:
+            try:
+                scrape = latency.parse(text, dash.wall())
+            except latency.NotExposition:
+                scrape = None
+            if scrape is None or not scrape.has_latency:
+                dash.latency_note.setdefault(host, latency.NO_METRICS)
+            else:
+                dash.note_scrape(host, scrape)
+                if writer is not None:
+                    writer.metrics(host, latency.to_json(scrape), scrape.t)
+        await asyncio.sleep(every if every is not None else POLL_S)
+
+
+def start(app, dash: Dashboard) -> None:
+    """One poller per host the session reaches (not a replay's: it reads its record)."""
+    for host, ctl in dash.reach.items():
+        if hasattr(ctl, "endpoint"):
+            app.run_worker(poll(dash, host, ctl), group="metrics", exit_on_error=False)
+
+

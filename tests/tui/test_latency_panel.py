@@ -1,0 +1,81 @@
+"""The server's latency on the main screen, from the demo's simulator's /metrics read through the
+dashboard's own endpoint (tui/metrics_poll.py), recorded beside its lines, and the one line a
+server without metrics gets instead of empty panels."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mtptui.commands import demo
+from mtptui.config import Config
+from mtptui.control.session import host_controls
+from mtptui.core import latency
+from mtptui.sources.record import METRICS_MARK
+from mtptui.tui import metrics_poll
+from mtptui.tui.launch import build_app
+from mtptui.tui.widgets.latency_bar import LatencyBar
+
+FAST = ["--sim-startup-seconds", "1", "--decode-log-interval", "8"]
+
+
+async def _until(pilot, cond, tries=400):
+    for _ in range(tries):  # up to 40 s on a loaded machine
+        await pilot.pause(0.1)
+        if cond():
+            return
+    pytest.fail("never came")
+
+
+async def test_the_demo_shows_its_servers_latency_and_records_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(metrics_poll, "POLL_S", 0.5)
+    record = tmp_path / "demo.jsonl"
+    args = demo.build_parser().parse_args(["--record", str(record)])
+    source, writer = demo.demo_source(args, FAST)
+    controls = host_controls([source], Config())
+    app = build_app([source], title="demo", window="all", controls=controls)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            dash = app.dash
+
+            def shown():
+                now = dash.latency_now("simulator")
+                return now and now["itl"] and now["itl"]["n"] > 0 and now["ttft"]
+
+            await _until(pilot, shown)
+            await pilot.pause(0.3)
+            bar = app.screen.query_one(LatencyBar)
+            text = str(bar.render())
+            assert bar.display and text.startswith("latency 1m  ITL p50 ")
+            now = dash.latency_now("simulator")
+            assert latency.ms(now["itl"]["p50"]) in text and len(text) <= 98
+            cur = dash.store.current_epoch("simulator")
+            assert cur is not None and dash.latency["simulator"].epochs.get(cur.start)
+    finally:
+        source.kill_now()
+        writer.close()
+    scrapes = [json.loads(line) for line in record.read_text().splitlines() if METRICS_MARK in line]
+    assert scrapes and all(latency.from_json(json.loads(e["MTPTUI_METRICS"])) for e in scrapes)
+
+
+async def test_a_server_without_metrics_says_so_once(monkeypatch):
+    monkeypatch.setattr(metrics_poll, "POLL_S", 0.5)
+    monkeypatch.setattr(demo, "sim_argv", lambda a, port, extra=None: [
+        x for x in _argv(a, port, extra) if x != "--enable-metrics"])
+    args = demo.build_parser().parse_args([])
+    source, _ = demo.demo_source(args, FAST)
+    controls = host_controls([source], Config())
+    app = build_app([source], title="demo", window="all", controls=controls)
+    try:
+        async with app.run_test(size=(160, 48)) as pilot:
+            dash = app.dash
+            await _until(pilot, lambda: "simulator" in dash.latency_note)
+            await pilot.pause(0.3)
+            assert "--enable-metrics" in str(app.screen.query_one(LatencyBar).render())
+            assert "simulator" not in dash.latency
+    finally:
+        source.kill_now()
+
+
+_argv = demo.sim_argv

@@ -100,6 +100,7 @@ def table_lines(doc: dict) -> Iterator[str]:
             yield f"  {fmt_time(e['ts'])}  {(e['host'] or '-'):<12.12} {e['kind']:<12} {text}"
     yield from _epoch_lines(doc["epochs"])
     yield from ending_lines(doc["epochs"], doc.get("crash_loops", []))
+    yield from latency_lines(doc.get("latency", []))
     ln = doc["lines"]
     yield ""
     yield (f"lines: {ln['read']} read, {ln['batch']} batch, {ln['event']} event, "
@@ -195,10 +196,47 @@ def _bucket_lines(rows: list[EpochRow], scale: Scale, title: str, *, below: bool
     return out
 
 
+def latency_lines(rows: list[dict]) -> list[str]:
+    """The latency section of the table: per epoch each figure's p50/p90/p99."""
+    from mtptui.core.latency import FIGURES, LABELS, ms
+
+    if not rows:
+        return []
+    out = ["", "server latency per epoch (from the /metrics scrapes recorded; p50 / p90 / p99):"]
+    for r in rows:
+        parts = [f"{LABELS[f]} {' / '.join(ms(r[f][q]) for q in ('p50', 'p90', 'p99'))}"
+                 for f in FIGURES if r.get(f)]
+        out.append(f"  {(r['host'] or '-'):<12.12} #{r['epoch'] + 1:<3} " + "  ".join(parts))
+    return out
+
+
+def latency_section(paths: list[str], epochs: list[dict]) -> list[dict]:
+    """Each epoch's server latency from the scrapes recorded beside its lines (a record made with
+    /metrics read): the same figures the dashboard showed for it (core/latency.by_epoch)."""
+    from mtptui.core import latency
+    from mtptui.sources.record import recorded_scrapes
+
+    scrapes: dict = {}
+    for p in paths:
+        for host, got in recorded_scrapes(p).items():
+            scrapes.setdefault(host, []).extend(got)
+    out = []
+    for host, got in scrapes.items():
+        mine = [e for e in epochs if e["host"] == host]
+        figs = latency.by_epoch(sorted(got, key=lambda x: x[0].t), [e["start"] for e in mine])
+        for e in mine:
+            if e["start"] in figs:
+                out.append({"host": host, "epoch": e["index"], **(latency.brief(figs[e["start"]]) or {})})
+    return out
+
+
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     summary, counts = summarise(args.paths, args.since, args.until, args.jobs)
     doc = summary.document(counts.to_json())
+    lat = latency_section(args.paths, doc["epochs"])
+    if lat:
+        doc["latency"] = lat
     if args.json:
         write_json(doc, sys.stdout)
     else:

@@ -266,14 +266,17 @@ def from_json(obj: dict) -> Scrape | None:
         return None
 
 
-def by_epoch(scrapes: list[Scrape], starts: list[float]) -> dict[float, dict]:
-    """Each epoch's figures from scrapes in time order, the epochs given by their starts (a scrape
-    belongs to the last epoch begun by its time): what the dashboard computed live, again."""
+def by_epoch(scrapes: list[tuple[Scrape, float | None]], starts: list[float]) -> dict[float, dict]:
+    """Each epoch's figures from (scrape, the epoch start the dashboard gave it) in time order:
+    what the dashboard computed live, again. A scrape recorded without its epoch belongs to the
+    last epoch begun by its time."""
     host = HostLatency()
     starts = sorted(starts)
-    for s in scrapes:
-        began = [e for e in starts if e <= s.t]
-        host.add(s, began[-1] if began else None)
+    for s, epoch in scrapes:
+        if epoch is None:
+            began = [e for e in starts if e <= s.t]
+            epoch = began[-1] if began else None
+        host.add(s, epoch)
     return host.epochs
 
 

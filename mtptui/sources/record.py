@@ -270,3 +270,37 @@ class RecordingSource(Source):
 
     async def run(self, feed: Feed) -> None:
         await self.inner.run(RecordingFeed(feed, self.writer))
+
+
+def recorded_scrapes(path: str) -> dict[str | None, list]:
+    """The /metrics scrapes a record holds (its MTPTUI_METRICS entries) with the epoch start the
+    dashboard gave each, per host in file order:
+    found with a byte search, so a record without them costs one scan of its bytes. A file that
+    cannot be mapped (a pipe, compressed) has none here."""
+    import mmap
+
+    from mtptui.core.latency import from_json
+
+    out: dict[str | None, list] = {}
+    key = b'"MTPTUI_METRICS":'
+    try:
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            i = m.find(key)
+            while i >= 0:
+                start = m.rfind(b"\n", 0, i) + 1
+                end = m.find(b"\n", i)
+                end = len(m) if end < 0 else end
+                try:
+                    entry = json.loads(m[start:end])
+                    obj = json.loads(entry["MTPTUI_METRICS"])
+                    scrape = from_json(obj)
+                    epoch = obj.get("epoch")
+                    epoch = float(epoch) if epoch is not None else None
+                except (ValueError, KeyError, TypeError, AttributeError):
+                    scrape = None
+                if scrape is not None:
+                    out.setdefault(entry.get("_HOSTNAME"), []).append((scrape, epoch))
+                i = m.find(key, end)
+    except (OSError, ValueError):
+        return {}
+    return out

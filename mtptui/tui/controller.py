@@ -217,11 +217,14 @@ class Dashboard:
         self.store.add_event(Event("restart_requested", None, host, f"mtptui restarts the server ({target})",
                                    data={"profile": target}))
 
-    def note_scrape(self, host: str | None, scrape: Scrape) -> None:
-        """A /metrics scrape of the host's server: its latency now, and its current epoch's."""
+    def note_scrape(self, host: str | None, scrape: Scrape) -> float | None:
+        """A /metrics scrape of the host's server: its latency now, and its current epoch's
+        (whose start is returned: the record keeps it beside the scrape)."""
         cur = self.store.current_epoch(host)
-        self.latency.setdefault(host, HostLatency()).add(scrape, cur.start if cur is not None else None)
+        epoch = cur.start if cur is not None else None
+        self.latency.setdefault(host, HostLatency()).add(scrape, epoch)
         self.latency_note.pop(host, None)
+        return epoch
 
     def latency_now(self, host: str | None) -> dict | None:
         h = self.latency.get(host)

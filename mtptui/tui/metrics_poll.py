@@ -39,9 +39,9 @@ async def poll(dash: Dashboard, host: str | None, ctl, every: float | None = Non
             if scrape is None or not scrape.has_latency:
                 dash.latency_note.setdefault(host, latency.NO_METRICS)
             else:
-                dash.note_scrape(host, scrape)
+                epoch = dash.note_scrape(host, scrape)
                 if writer is not None:
-                    writer.metrics(host, latency.to_json(scrape), scrape.t)
+                    writer.metrics(host, dict(latency.to_json(scrape), epoch=epoch), scrape.t)
         await asyncio.sleep(every if every is not None else POLL_S)
 
 

@@ -4,11 +4,13 @@ server without metrics gets instead of empty panels."""
 
 from __future__ import annotations
 
+import io
 import json
+from contextlib import redirect_stdout
 
 import pytest
 
-from mtptui.commands import demo
+from mtptui.commands import demo, summary as summary_cmd
 from mtptui.config import Config
 from mtptui.control.session import host_controls
 from mtptui.core import latency
@@ -52,11 +54,22 @@ async def test_the_demo_shows_its_servers_latency_and_records_it(tmp_path, monke
             assert latency.ms(now["itl"]["p50"]) in text and len(text) <= 98
             cur = dash.store.current_epoch("simulator")
             assert cur is not None and dash.latency["simulator"].epochs.get(cur.start)
+            app.workers.cancel_group(app, "metrics")
+            await pilot.pause(0.2)
+            live = {start: latency.brief(w) for start, w in dash.latency["simulator"].epochs.items()}
     finally:
         source.kill_now()
         writer.close()
     scrapes = [json.loads(line) for line in record.read_text().splitlines() if METRICS_MARK in line]
     assert scrapes and all(latency.from_json(json.loads(e["MTPTUI_METRICS"])) for e in scrapes)
+    # summary --json of the record: each epoch's latency as the dashboard had it
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert summary_cmd.main(["--json", str(record)]) == 0
+    doc = json.loads(out.getvalue())
+    starts = {e["index"]: e["start"] for e in doc["epochs"] if e["host"] == "simulator"}
+    got = {starts[x["epoch"]]: {k: v for k, v in x.items() if k not in ("host", "epoch")} for x in doc["latency"]}
+    assert got == live and any(v["itl"] for v in got.values())
 
 
 async def test_a_server_without_metrics_says_so_once(monkeypatch):

@@ -5,10 +5,10 @@ made per line; and a metric's values counted and ordered in C.
 
 What it reads, exactly as LineParser.parse reads it (tests/unit/test_compiled.py, test_lane_envelopes.py and
 test_fast_general.py hold it to that):
-- a batch line, raw or in journald's `short(-precise)`, `short-iso(-precise)` or `json` envelope, syslog's
-  (RFC 3164: short's shape behind a priority; RFC 5424), Docker's json-file or Kubernetes' CRI (a zoned
-  one, all but short's and RFC 3164's, is the clock of its lines, as parse's `line.zoned`: their time is
-  the envelope's), or behind a Ray actor's decoration, with
+- a batch line, raw or in journald's `short(-precise)`, `short-iso(-precise)`, `short-monotonic` or `json`
+  envelope, syslog's (RFC 3164: short's shape behind a priority; RFC 5424), Docker's json-file or
+  Kubernetes' CRI (a zoned one, all but short's, short-monotonic's and RFC 3164's, is the clock of its
+  lines, as parse's `line.zoned`: their time is the envelope's), or behind a Ray actor's decoration, with
   SGLang's prefix (parse/__init__.py's _FAST: the same shapes, written out below), and a body of a
   layout that the Python fast path reads (sglang.layout_of), in plain numbers (`12`, `-3`, `0.75`);
 - any other line with SGLang's prefix that is no batch line cut short: ordinary text (counted),
@@ -474,6 +474,25 @@ cdef Py_ssize_t syslog_envelope(const char* s, Py_ssize_t n, Line* ln) nogil:
         p += 1
     ln.zoned = True
     return p
+
+
+cdef Py_ssize_t monotonic_envelope(const char* s, Py_ssize_t n, Line* ln) nogil:
+    """The end of journald's `short-monotonic` envelope at the start (`[  371.469140] host tag[pid]: `,
+    envelope._MONOTONIC: seconds since boot, which give the line no time; its host), or 0."""
+    cdef Py_ssize_t p = 1, q
+    while p < n and s[p] == c' ':
+        p += 1
+    q = p
+    while q < n and digit(s[q]):
+        q += 1
+    if q == p or n - q < 9 or s[q] != c'.':
+        return 0
+    for p in range(q + 1, q + 7):
+        if not digit(s[p]):
+            return 0
+    if s[q + 7] != c']' or s[q + 8] != c' ':
+        return 0
+    return host_and_tag(s, n, q + 9, ln)
 
 
 cdef enum:
@@ -958,6 +977,11 @@ cdef class Lane:
                     p = cri_envelope(s, size, &ln)
             elif s[0] == c'<':
                 p = syslog_envelope(s, size, &ln)
+            elif s[0] == c'[':
+                p = monotonic_envelope(s, size, &ln)
+                if p == 0:  # SGLang's own prefix at the start: the shapes exclude each other
+                    ln.host0 = -1
+                    p = -1
             else:
                 p = -1  # no envelope: SGLang's prefix at the start, or nothing the lane reads
             if p == 0:

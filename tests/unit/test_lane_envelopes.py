@@ -83,9 +83,18 @@ def _rfc5424(draw) -> str:
     return " ".join(tokens) + " " + draw(_data) + draw(st.sampled_from([" ", "", " "]))
 
 
+_monotonic = st.sampled_from(["[  371.469140] gpu sglang[1]: ", "[1234567.000001] gpu-b python3[77]: ", "[0.000000] h x: ",
+                              # near misses
+                              "[  371.46914] gpu x[1]: ", "[  371.4691400] gpu x[1]: ", "[ 371.469140]gpu x[1]: ",
+                              "[  .469140] gpu x[1]: ", "[\t371.469140] gpu x[1]: ", "[  371.469140] gpu x:",
+                              "[  371.469140]  gpu x[1]: ", "[  371.469140] gpu x[a]: ", "[371,469140] gpu x[1]: "])
+
+
 @st.composite
 def _container_lines(draw) -> str:
-    shape = draw(st.integers(0, 5))
+    shape = draw(st.integers(0, 6))
+    if shape == 6:
+        return draw(_monotonic) + draw(_messages())
     if shape <= 1:
         return draw(_docker_lines())
     good = draw(st.booleans())
@@ -106,7 +115,7 @@ _logs = st.lists(_container_lines(), max_size=40)
 @given(logs=_logs, fold=st.sampled_from([2, 5, valueset.FOLD]), host=st.sampled_from([None, "gpu1"]))
 def test_the_lane_reads_container_and_syslog_envelopes_as_the_python_path_does(logs, fold, host):
     """Docker's, CRI's and RFC 5424's time is the line's (zoned), their host none (5424: its own,
-    `-` none); RFC 3164 is journald's `short` behind a priority."""
+    `-` none); RFC 3164 is journald's `short` behind a priority; short-monotonic gives the host only."""
     fast, slow = _both(lambda i: i.feed_many(logs, host), fold)
     assert fast == slow
 
@@ -146,6 +155,7 @@ def test_each_envelope_of_a_line_is_the_lanes():
         lambda m: json.dumps({"log": m + "\n", "stream": "stdout", "time": "2026-03-09T16:03:25.123456789Z"}),
         lambda m: "2026-03-09T16:03:25.123456789Z stdout F " + m,
         lambda m: "<14>Mar  9 16:03:25 gpu sglang[1]: " + m,
+        lambda m: "[  371.469140] gpu sglang[1]: " + m,
         lambda m: "<14>1 2026-03-09T16:03:25.003Z gpu sglang 12 - - " + m,
         lambda m: '<14>1 2026-03-09T16:03:25.003+01:00 - sglang 12 - [a b="c"][d] ' + m,
         lambda m: json.dumps({"MESSAGE": m + "\n", "__REALTIME_TIMESTAMP": "1773072205000000", "_HOSTNAME": "h"}),
@@ -186,3 +196,17 @@ def test_the_benchmark_lines_in_every_envelope_are_the_lanes(envelope, tmp_path)
     assert lane.batches + lane.unparsed + lane.events == ingest.counts.read == 1500
     fast, slow = _both(lambda i: i.feed_block(data))
     assert fast == slow
+
+
+def test_short_monotonic_gives_the_host_and_no_time():
+    """journalctl -o short-monotonic: seconds since boot, which say nothing of the time of day; the
+    server's own stamp is the line's time, and the envelope's host its host."""
+    from mtptui.core.parse import LineParser
+    from mtptui.core.parse.envelope import EnvelopeReader
+
+    line = EnvelopeReader().read("[  371.469140] gpu-h1 sglang[77]: [2026-03-09 16:03:25 TP0] Load weight begin.")
+    assert (line.text, line.host, line.ts, line.zoned) == ("[2026-03-09 16:03:25 TP0] Load weight begin.", "gpu-h1",
+                                                           None, False)
+    p = LineParser().parse("[  371.469140] gpu-h1 sglang[77]: [2026-03-09 16:03:25 TP1] Decode batch, #running-req: 3, "
+                           "accept len: 2.50")
+    assert (p.record.host, p.record.rank, p.record.ts, p.record.fields["accept_len"]) == ("gpu-h1", "TP1", 1773072205.0, 2.5)

@@ -3,7 +3,8 @@
 Detected per line, so a file that mixes modes (or a paste) still reads:
 - journald `json` (one object per line; MESSAGE may be a list of byte values, or null when
   journalctl withheld a large field, which happens without `--all`)
-- journald `short`, `short-precise`, `short-iso`, `short-iso-precise`; syslog's own lines in the
+- journald `short`, `short-precise`, `short-iso`, `short-iso-precise`, `short-monotonic` (`[  371.469140]
+  host tag[pid]: `: seconds since boot, no time of day: the host only); syslog's own lines in the
   same shapes, also with a priority (`<14>Mar  9 16:03:25 host tag[pid]: `, RFC 3164) or in
   RFC 5424 (`<14>1 2026-03-09T16:03:25.003Z host app procid msgid - `)
 - container logs: the CRI format of Kubernetes nodes (`2026-03-09T16:03:25.123456789Z stdout F `)
@@ -29,7 +30,9 @@ _SHORT_ISO = re.compile(
 )
 
 
+_MONOTONIC = re.compile(r"\[ *\d+\.\d{6}\] (\S+) [^\s\[:]+(?:\[\d+\])?: ?")
 _CRI = re.compile(timeparse.RFC3339 + r" (?:stdout|stderr) [FP] ")  # P: a part of a longer line
+_MONOTONIC_START = frozenset(" 0123456789")
 _PRIORITY = re.compile(r"<\d{1,3}>")
 _RFC5424 = re.compile(r"1 (\S+) (\S+) \S+ \S+ \S+ (?:-|(?:\[[^\]]*\])+) ?")  # stamp or `-`, host
 
@@ -145,6 +148,10 @@ class EnvelopeReader:
                 return LogLine(text[m.end():], None, None, ts, None, ts is not None)
         elif c == "<":
             return self._syslog(text)
+        elif c == "[" and text[1:2] in _MONOTONIC_START:
+            m = _MONOTONIC.match(text)
+            if m:
+                return LogLine(text[m.end():], m.group(1))
         return LogLine(text)
 
     def _syslog(self, text: str) -> LogLine:

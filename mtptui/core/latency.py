@@ -191,15 +191,15 @@ class Scrapes:
 
 
 def ms(seconds: float | None) -> str:
-    """A latency for a panel: ms below 10 s with three significant digits at most, else seconds."""
+    """A latency for a panel, three significant digits at most: ms below a second, else seconds."""
     if seconds is None:
         return "–"
     v = seconds * 1000
-    if v < 10:
-        return f"{v:.1f}ms" if v >= 1 else f"{v:.2f}ms"
-    if v < 10000:
-        return f"{v:.0f}ms"
-    return f"{seconds:.0f}s" if seconds >= 100 else f"{seconds:.1f}s"
+    if v == 0:
+        return "0ms"
+    if v < 1000:
+        return f"{v:.2f}ms" if v < 1 else f"{v:.1f}ms" if v < 10 else f"{v:.0f}ms"
+    return f"{seconds:.2f}s" if seconds < 10 else f"{seconds:.1f}s" if seconds < 100 else f"{seconds:.0f}s"
 
 
 # -- kept and recorded ---------------------------------------------------------------------------

@@ -92,3 +92,45 @@ async def test_a_server_without_metrics_says_so_once(monkeypatch):
 
 
 _argv = demo.sim_argv
+
+
+async def test_s_shows_the_itl_change_on_the_compare_screen(audit, monkeypatch):
+    """s, y: the simulator restarted without speculation; once the new run's latency is read, the
+    compare screen says its ITL against the spec-on epoch before it (speculation lowers ITL here)."""
+    from tui_helpers import until
+
+    from mtptui.tui.screens.compare import CompareScreen
+    from mtptui.tui.screens.confirm import ConfirmScreen
+
+    monkeypatch.setattr(metrics_poll, "POLL_S", 0.5)
+    source, _ = demo.demo_source(demo.build_parser().parse_args(["--load", "light"]), FAST)
+    app = build_app([source], title="demo", window="all", controls=host_controls([source], Config()))
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            dash = app.dash
+
+            def epoch_itl(k):
+                epochs = dash.store.epochs.get("simulator", [])
+                lat = dash.latency.get("simulator")
+                if len(epochs) <= k or lat is None:
+                    return None
+                w = lat.epochs.get(epochs[k].start)
+                return w and w["itl"] and w["itl"]["n"] > 200 and w["itl"]["p50"]
+
+            await until(pilot, lambda: epoch_itl(0), "the spec-on run's latency", seconds=60)
+            await pilot.press("s")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the preview")
+            await pilot.press("y")
+            await until(pilot, lambda: not dash.running, "the action's end", seconds=120)
+            await until(pilot, lambda: epoch_itl(1), "the spec-off run's latency", seconds=60)
+            on, off = epoch_itl(0), epoch_itl(1)
+            assert off > on  # the spec-off run's ITL is higher: what speculation bought
+            await pilot.press("c")
+            compare = app.screen
+            assert isinstance(compare, CompareScreen)
+            await pilot.press("down")
+            await pilot.pause(0.3)
+            detail = str(compare.query_one("#ranks").render())
+            assert f"ITL p50 {latency.ms(off)} (+" in detail and "vs prev #1" in detail, detail
+    finally:
+        source.kill_now()

@@ -147,6 +147,6 @@ def test_the_simulator_names_the_histograms_as_its_version():
 
 
 @pytest.mark.parametrize("s, want", [(None, "–"), (0.0004, "0.40ms"), (0.0123, "12ms"), (0.00456, "4.6ms"),
-                                     (2.5, "2500ms"), (12.3, "12.3s"), (250.0, "250s")])
+                                     (0.0, "0ms"), (0.999, "999ms"), (2.5, "2.50s"), (12.3, "12.3s"), (250.0, "250s")])
 def test_ms(s, want):
     assert latency.ms(s) == want

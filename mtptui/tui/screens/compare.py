@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Static
 from mtptui.core.compare import DELTA_MIN_BATCHES, BucketRow, EpochRow, bucket_cells, delta_text
 from mtptui.core.epochs import short_rank_labels
 from mtptui.tui.bindings import bindings_for
+from mtptui.tui.latency_view import epoch_latency_text
 from mtptui.tui.viewmodel import clock_text, duration_text, host_epoch_rows, host_label, plural
 
 # What tells whether a retune helped comes first: a narrow screen leaves out the columns after
@@ -200,6 +201,10 @@ class CompareScreen(ModalScreen):
         parts.append((f"\n{plural(r.decode_batches, 'decode line')} · began {clock_text(r.start)} · ran "
                       f"{row_cells(r, self.dash.store.last_ts)[10]} · gen tok/s/rank {_num(r.gen_mean, 1)}",
                       "$text-muted"))
+        lat = self.dash.latency.get(self.host)
+        said = epoch_latency_text(self.rows, event.cursor_row, lat.epochs if lat is not None else None)
+        if said:
+            parts.append((f"\n{said}", "bold"))
         parts.append(("\ngen tok/s, mean per rank:", "bold"))
         if not r.gen_per_rank:
             parts.append(" none logged")

@@ -2,7 +2,7 @@
 
 Writes the log (70% Decode, 15% Prefill, 15% other lines) once per envelope under bench/out/, the same
 content in each: journald's `short` (the default), `short-precise`, `short-iso` (what sample_logs/
-holds), `short-iso-precise` and `json` (`journalctl -o json`: what `live` streams and `record` writes),
+holds), `short-iso-precise`, `short-monotonic` and `json` (`journalctl -o json`: what `live` streams and `record` writes),
 Docker's json-file (`docker`), Kubernetes' CRI (`cri`), syslog (`syslog`: RFC 3164 with a priority, as
 rsyslog forwards it; `rfc5424`), the server's own output (`raw`); and `restarts`: short's lines with
 a server start every 100 lines (10,000 runs in 1,000,000 lines). Then runs, in turns, `mtptui summary
@@ -51,8 +51,8 @@ OTHER = [
 
 # The same content in each: journald's modes, syslog's, the container runtimes', none; then `restarts`,
 # short's lines with every 100th a server start (`server_args=`): 10,000 runs in 1,000,000 lines
-ENVELOPES = ("short", "short-precise", "short-iso", "short-iso-precise", "json", "docker", "cri", "syslog",
-             "rfc5424", "raw", "restarts")
+ENVELOPES = ("short", "short-precise", "short-iso", "short-iso-precise", "short-monotonic", "json", "docker", "cri",
+             "syslog", "rfc5424", "raw", "restarts")
 RESTART_EVERY = 100
 RESTART = ("server_args=ServerArgs(model_path='Qwen/Qwen3-8B', tp_size=4, speculative_algorithm='EAGLE', "
            "speculative_num_steps=3, speculative_eagle_topk=1, speculative_num_draft_tokens=4)")
@@ -83,6 +83,8 @@ def _wrap(envelope: str, t: int, i: int, msg: str) -> str:
         return time.strftime("%b %d %H:%M:%S", g) + f".{i * 7919 % 1000000:06d} gpu-h1 python3[4242]: " + msg
     if envelope == "short-iso":
         return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", g) + " gpu-h1 python3[4242]: " + msg
+    if envelope == "short-monotonic":  # seconds since boot: no time of day, the server's stamp is the time
+        return f"[{t - 1773000000:5d}.{i * 7919 % 1000000:06d}] gpu-h1 python3[4242]: " + msg
     if envelope == "short-iso-precise":
         return time.strftime("%Y-%m-%dT%H:%M:%S.000000+00:00", g) + " gpu-h1 python3[4242]: " + msg
     if envelope == "json":

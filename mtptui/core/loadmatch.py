@@ -30,6 +30,7 @@ from mtptui.core.stats import ExactSum
 VALUE_FIELDS = ("gen_throughput", "accept_len")  # what a bucket sums, after the key's fields in a row
 _ROWS_PER_FOLD = 4096  # the dashboard's buffered rows are summed at least this often
 _NAN = float("nan")
+_NO_ROWS: array = array("d")  # the buffers of every frozen Buckets: nothing adds to them
 
 
 def _running_keys(running: Sequence[float]) -> Sequence[float]:
@@ -103,7 +104,7 @@ def split(keys: Sequence[float], gen: Sequence[float], accept: Sequence[float],
 class Buckets:
     """Per bucket of a scale: decode lines, gen throughput and accept len (exact sums)."""
 
-    __slots__ = ("scale", "decode", "gen", "accept", "buf")
+    __slots__ = ("scale", "decode", "gen", "accept", "buf", "rows", "rows_of")
 
     def __init__(self, scale: Scale) -> None:
         k = len(scale.buckets)
@@ -112,6 +113,10 @@ class Buckets:
         self.gen = [ExactSum() for _ in range(k)]
         self.accept = [ExactSum() for _ in range(k)]
         self.buf = array("d")  # add()'s rows, the scale's row fields each, until fold()
+        # add_rows()'s rows (of the fields rows_of names), until fold(): a run's rows from each
+        # of its ranks are sorted into buckets in one go, not a rank at a time
+        self.rows = array("d")
+        self.rows_of: tuple[str, ...] = ()
 
     def add(self, fields: dict) -> None:
         """One record's row (the dashboard's way; summary hands its rows over in columns)."""
@@ -124,12 +129,27 @@ class Buckets:
     def fold(self) -> None:
         buf = self.buf
         if buf:
-            self.add_rows(buf, self.scale.row)
+            self._add_rows(buf, self.scale.row)
             del buf[:]
+        rows = self.rows
+        if rows:
+            self._add_rows(rows, self.rows_of)
+            del rows[:]
 
     def add_rows(self, buf: array, names: tuple[str, ...]) -> None:
-        """Rows of these fields one after another (NaN: the line did not carry the field): the
-        columns this scale reads."""
+        """Rows of these fields one after another (NaN: the line did not carry the field), of
+        which this scale reads its columns: held until fold() (or until they are many)."""
+        if names != self.rows_of:
+            if self.rows:
+                self._add_rows(self.rows, self.rows_of)
+                del self.rows[:]
+            self.rows_of = names
+        self.rows.extend(buf)
+        if len(self.rows) >= _ROWS_PER_FOLD * len(names):
+            self._add_rows(self.rows, names)
+            del self.rows[:]
+
+    def _add_rows(self, buf: array, names: tuple[str, ...]) -> None:
         k = len(names)
         self.add_columns(*(buf[names.index(name)::k] for name in self.scale.row))
 
@@ -174,6 +194,7 @@ class Buckets:
         key, self.decode, self.gen, self.accept = state
         self.scale = next(s for s in SCALES if s.json_key == key)
         self.buf = array("d")
+        self.rows, self.rows_of = array("d"), ()
 
     def to_json(self) -> list[dict]:
         """The buckets with decode lines, in the scale's order."""
@@ -199,7 +220,8 @@ class FrozenBuckets(Buckets):
         self.scale = buckets.scale
         self.decode = list(buckets.decode)
         self.gen, self.accept = [], []
-        self.buf = array("d")
+        self.buf = self.rows = _NO_ROWS
+        self.rows_of = ()
         # gen throughput then accept len of each bucket (None: no value)
         self.means = tuple(m for g, a in zip(buckets.gen, buckets.accept) for m in (g.mean(), a.mean()))
 
@@ -207,6 +229,9 @@ class FrozenBuckets(Buckets):
         raise TypeError("buckets that are frozen take no more lines")
 
     def add_columns(self, *columns: Sequence[float]) -> None:
+        raise TypeError("buckets that are frozen take no more lines")
+
+    def add_rows(self, buf: array, names: tuple[str, ...]) -> None:
         raise TypeError("buckets that are frozen take no more lines")
 
     def merge(self, later: Buckets) -> None:
@@ -222,7 +247,8 @@ class FrozenBuckets(Buckets):
         key, self.decode, self.means = state
         self.scale = next(s for s in SCALES if s.json_key == key)
         self.gen, self.accept = [], []
-        self.buf = array("d")
+        self.buf = self.rows = _NO_ROWS
+        self.rows_of = ()
 
     def to_json(self) -> list[dict]:
         """As Buckets.to_json() gave it when frozen."""

@@ -42,9 +42,10 @@ class SeriesSummary:
     # While every value of the series belongs to its epoch (no restart since it began), the
     # epoch's copy is made once, by settle(), instead of counting each value twice.
     epoch_whole: bool = True
-    # the counts already handed to an epoch: a fold hands over what grew since
+    # the counts and decode rows already handed to an epoch: a hand-over gives what grew since
     _records_folded: int = 0
     _batches_folded: int = 0
+    _at: int = 0  # the decode row buffer's length when the epoch last had its rows
 
     @property
     def first(self) -> float | None:
@@ -102,31 +103,46 @@ class SeriesSummary:
         if last > self.last_ts:
             self.last_ts = last
 
-    def fold(self) -> None:
-        """Hands what was added since the last fold to the value sets and to the epoch."""
+    def _hand_over(self) -> None:
+        """Gives the epoch the decode rows added since it last had some (the end of the row
+        buffer, from _at), and the counts. The series' own value sets take the rows later, when
+        the buffer is full or the figures are read (fold()): a restart every few lines then
+        costs a copy of those lines, not a pass of every value set."""
+        d = self.decode
+        buf = d.buf
+        at = self._at
+        # the buffer is folded by fold() alone while rows come (flush() folds the rest)
+        assert len(buf) >= at, "decode rows were folded before their epoch had them"
+        self._at = len(buf)
         epoch = self.epoch
         if epoch is None:
-            self.decode.fold()
             return
-        buf = self.decode.buf
-        if buf:  # the epoch's buckets take the rows whole (they pair a line's load with its throughput)
+        if len(buf) > at:
+            rows = buf if at == 0 else buf[at:]
+            # the epoch's buckets take the rows whole (they pair a line's load with its throughput)
             for buckets in epoch.matched:
-                buckets.add_rows(buf, self.decode.names)
+                buckets.add_rows(rows, d.names)
+            if not self.epoch_whole:
+                epoch.rows(self.rank).add_rows(rows, d.names)
         records, batches = self.records, self.decode_batches
         epoch.records += records - self._records_folded
         epoch.batches += batches - self._batches_folded
         self._records_folded, self._batches_folded = records, batches
-        if self.epoch_whole:
-            self.decode.fold()
-        elif self.decode.buf:
-            self.decode.fold(also=epoch.rows(self.rank))
+
+    def fold(self) -> None:
+        """Hands what was added since the last fold to the epoch and to the value sets."""
+        self._hand_over()
+        self.decode.fold()
+        self._at = 0
 
     def settle(self) -> None:
-        """fold(), and hands the epoch its copy of the values it has not had yet (before the
-        epoch changes, and before results are read or sent)."""
-        self.fold()
+        """Hands the epoch what it has not had yet (before the epoch changes, and before results
+        are read or sent): the rows since the last hand-over, or, while every value of the
+        series is the epoch's, a copy of them all, made once."""
+        self._hand_over()
         if self.epoch_whole and self.epoch is not None:
-            self.epoch.rows(self.rank).add_copy(self.decode)
+            self.epoch.rows(self.rank).add_copy(self.decode)  # which folds the series' rows
+            self._at = 0
             self.epoch_whole = False
 
     def merge(self, later: SeriesSummary) -> None:
@@ -273,6 +289,7 @@ class Summary:
             self.lane.flush()
         for s in self.series.values():
             s.settle()
+            s.fold()  # the rows in the series' own value sets too: what reads them reads those
 
     def seal(self) -> None:
         """flush(), and puts every value set in the order its statistics need: a reader of a

@@ -31,6 +31,7 @@ from operator import add, mul, truediv
 
 from mtptui.core import compiled
 from mtptui.core.stats import ExactSum, assemble, exact_terms, tidy, weighted_sum
+from mtptui.core.stats import describe as describe_values
 
 MAX_DISTINCT = 4096  # counted while there are at most this many distinct values
 MAX_DECIMALS = 6
@@ -571,16 +572,30 @@ class Rows:
         if len(self.buf) >= self.limit:
             self.fold()
 
+    def add_rows(self, rows: array, names: tuple[str, ...]) -> None:
+        """Rows of other fields (`names`, each of these rows' among them), one after another:
+        buffered as add() buffers them, the fields these rows have taken out in C."""
+        k = len(names)
+        self.add_columns({name: rows[names.index(name)::k] for name in self.names})
+
     def fold(self, also: Rows | None = None) -> None:
         """Hands the buffered rows to the value sets (and to `also`'s, for the metrics it has)."""
         buf = self.buf
         if not buf:
             return
         k = len(self.names)
+        names = self.names
+        # `also` takes the rows into its buffer (one interleave in C), when each of its fields is
+        # one of these rows': an epoch of a few rows is then described from them once, never
+        # counted in value sets (FrozenRows)
+        buffered = also is not None and all(name in names for name in also.names)
+        if buffered:
+            assert also is not None
+            also.add_columns({name: buf[names.index(name)::k] for name in also.names})
         for i, (name, values) in enumerate(self.sets.items()):  # the metrics lead the row, in order
             column = buf[i::k]
             values.extend(column)
-            if also is not None and name in also.sets:
+            if also is not None and not buffered and name in also.sets:
                 also.sets[name].extend(column)
         del buf[:]
 
@@ -653,7 +668,14 @@ class FrozenRows(Rows):
     __slots__ = ("stats", "metrics")
 
     def __init__(self, rows: Rows) -> None:  # not Rows.__init__: no value sets
-        described = rows.describe()
+        # Rows whose values are all still in their buffer (a short run's) are described from
+        # it, as their value sets would describe them (stats.describe: the same figures to the bit)
+        if rows.buf and not any(v.n for v in rows.sets.values()):
+            k = len(rows.names)
+            described = {name: describe_values([v for v in rows.buf[i::k] if v == v])
+                         for i, name in enumerate(rows.sets)}
+        else:
+            described = rows.describe()
         self.names = rows.names
         self.metrics = tuple(described)
         self.sets = _NO_SETS  # one empty dict and buffer for every frozen rows: nothing adds to them
@@ -688,6 +710,9 @@ class FrozenRows(Rows):
         raise TypeError("rows that are frozen take no more values")
 
     def add_columns(self, columns: dict[str, array]) -> None:
+        raise TypeError("rows that are frozen take no more values")
+
+    def add_rows(self, rows: array, names: tuple[str, ...]) -> None:
         raise TypeError("rows that are frozen take no more values")
 
     def merge(self, later: Rows) -> None:

@@ -292,3 +292,18 @@ def brief(w: dict | None) -> dict | None:
     if "spec" in w:
         out["spec"] = w["spec"]
     return out
+
+
+def window_at(scrapes: list[tuple[Scrape, float | None]], t: float | None, window_s: float = 60.0) -> dict | None:
+    """What the dashboard showed at t, from recorded (scrape, epoch) in time order: the window of
+    the scrapes up to t, kept as live (Scrapes)."""
+    import bisect
+
+    times = [s.t for s, _ in scrapes]
+    end = len(scrapes) if t is None else bisect.bisect_right(times, t)
+    if end == 0:
+        return None
+    kept = Scrapes(window_s)
+    for s, _ in scrapes[bisect.bisect_left(times, times[end - 1] - 2 * window_s):end]:
+        kept.add(s)
+    return kept.latest()

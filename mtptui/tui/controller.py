@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from mtptui.config import Config
 from mtptui.core.alerts import Alert, AlertTracker, evaluate
-from mtptui.core.latency import HostLatency, Scrape
+from mtptui.core.latency import HostLatency, Scrape, by_epoch, window_at
 from mtptui.core.records import Event
 from mtptui.core.store import Store
 from mtptui.sources.base import Source
@@ -74,6 +74,8 @@ class Dashboard:
         # host -> its server's latency from /metrics (tui/metrics_poll.py), and why a host has none
         self.latency: dict[str | None, HostLatency] = {}
         self.latency_note: dict[str | None, str] = {}
+        # host -> the (scrape, epoch) a replayed record holds: shown at the playhead
+        self.recorded: dict[str | None, list[tuple[Scrape, float | None]]] = {}
 
     @property
     def can_act(self) -> bool:
@@ -226,7 +228,23 @@ class Dashboard:
         self.latency_note.pop(host, None)
         return epoch
 
+    def adopt_recorded(self, found: dict[str | None, list[tuple[Scrape, float | None]]]) -> None:
+        """The scrapes of the record being replayed (sources/record.recorded_scrapes): each
+        epoch's figures as the recording dashboard had them, and the window at the playhead."""
+        for host, got in found.items():
+            got = sorted(got, key=lambda x: x[0].t)
+            h = HostLatency()
+            h.epochs = by_epoch(got, [])
+            self.latency[host] = h
+            self.recorded[host] = got
+
     def latency_now(self, host: str | None) -> dict | None:
+        got = self.recorded.get(host)
+        if got:
+            t = self.timeline.playhead()
+            if t is not None and self.store.last_ts is not None and t >= self.store.last_ts:
+                t = None  # at the record's end: its last scrapes too (read after its last line)
+            return window_at(got, t)
         h = self.latency.get(host)
         return h.now() if h is not None else None
 

@@ -10,7 +10,8 @@ import asyncio
 
 from mtptui.control.probe import ServerProbe
 from mtptui.core import latency
-from mtptui.sources.record import RecordingSource, RecordWriter
+from mtptui.sources.record import RecordingSource, RecordWriter, recorded_scrapes
+from mtptui.sources.replay import ReplaySource
 from mtptui.tui.controller import Dashboard
 
 POLL_S = 5.0  # histograms move per request: a few seconds between reads is plenty
@@ -23,7 +24,7 @@ def writer_for(dash: Dashboard, host: str | None) -> RecordWriter | None:
     return None
 
 
-async def poll(dash: Dashboard, host: str | None, ctl, every: float | None = None) -> None:
+async def _poll(dash: Dashboard, host: str | None, ctl, every: float | None = None) -> None:
     probe = ServerProbe(ctl.endpoint)
     writer = writer_for(dash, host)
     while True:
@@ -45,10 +46,25 @@ async def poll(dash: Dashboard, host: str | None, ctl, every: float | None = Non
         await asyncio.sleep(every if every is not None else POLL_S)
 
 
-def start(app, dash: Dashboard) -> None:
-    """One poller per host the session reaches (not a replay's: it reads its record)."""
-    for host, ctl in dash.reach.items():
+def start(app, dash: Dashboard, *, poll: bool = True) -> None:
+    """One poller per host the session reaches; a replay or `open` reads its records' scrapes."""
+    for host, ctl in dash.reach.items() if poll else ():
         if hasattr(ctl, "endpoint"):
-            app.run_worker(poll(dash, host, ctl), group="metrics", exit_on_error=False)
+            app.run_worker(_poll(dash, host, ctl), group="metrics", exit_on_error=False)
+    paths = [s.path for s in dash.sources if isinstance(s, ReplaySource) and s.path != "-"]
+    if dash.opening is not None:
+        paths += dash.opening.paths
+    if paths:
+        app.run_worker(lambda: _read_recorded(app, dash, paths), group="metrics", thread=True, exit_on_error=False)
+
+
+def _read_recorded(app, dash: Dashboard, paths: list[str]) -> None:
+    """In a thread: a byte search of each file; handed to the dashboard on the app's thread."""
+    found: dict = {}
+    for p in paths:
+        for host, got in recorded_scrapes(p).items():
+            found.setdefault(host, []).extend(got)
+    if found:
+        app.call_from_thread(dash.adopt_recorded, found)
 
 

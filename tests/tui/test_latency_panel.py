@@ -9,6 +9,7 @@ import json
 from contextlib import redirect_stdout
 
 import pytest
+from tui_helpers import open_app, until
 
 from mtptui.commands import demo, summary as summary_cmd
 from mtptui.config import Config
@@ -57,6 +58,7 @@ async def test_the_demo_shows_its_servers_latency_and_records_it(tmp_path, monke
             app.workers.cancel_group(app, "metrics")
             await pilot.pause(0.2)
             live = {start: latency.brief(w) for start, w in dash.latency["simulator"].epochs.items()}
+            live_now = dash.latency_now("simulator")
     finally:
         source.kill_now()
         writer.close()
@@ -70,6 +72,15 @@ async def test_the_demo_shows_its_servers_latency_and_records_it(tmp_path, monke
     starts = {e["index"]: e["start"] for e in doc["epochs"] if e["host"] == "simulator"}
     got = {starts[x["epoch"]]: {k: v for k, v in x.items() if k not in ("host", "epoch")} for x in doc["latency"]}
     assert got == live and any(v["itl"] for v in got.values())
+    # `open` of the record: the same figures, on the main screen and per epoch
+    opened = open_app(str(record))
+    async with opened.run_test(size=(100, 30)) as pilot:
+        d = opened.dash
+        await until(pilot, lambda: d.opening.done and d.recorded.get("simulator"), "the record read")
+        await pilot.pause(0.3)
+        assert {k: latency.brief(w) for k, w in d.latency["simulator"].epochs.items()} == live
+        assert d.latency_now("simulator") == live_now
+        assert latency.ms(live_now["itl"]["p50"]) in str(opened.screen.query_one(LatencyBar).render())
 
 
 async def test_a_server_without_metrics_says_so_once(monkeypatch):
@@ -97,8 +108,6 @@ _argv = demo.sim_argv
 async def test_s_shows_the_itl_change_on_the_compare_screen(audit, monkeypatch):
     """s, y: the simulator restarted without speculation; once the new run's latency is read, the
     compare screen says its ITL against the spec-on epoch before it (speculation lowers ITL here)."""
-    from tui_helpers import until
-
     from mtptui.tui.screens.compare import CompareScreen
     from mtptui.tui.screens.confirm import ConfirmScreen
 

@@ -114,11 +114,11 @@ def table_lines(doc: dict) -> Iterator[str]:
 
 
 def write_json(doc: dict, out: TextIO) -> None:
-    """Writes json.dumps(doc), byte for byte, with the events written one by one as their
-    EventLog reads them back (doc from Summary.document())."""
+    """Writes json.dumps(doc), byte for byte, with the events and the epochs written one by one
+    as their EventLog and EpochDocs make them (doc from Summary.document())."""
     for i, (key, value) in enumerate(doc.items()):
         out.write(("{" if not i else ", ") + json.dumps(key) + ": ")
-        if key != "events":
+        if not hasattr(value, "texts"):
             out.write(json.dumps(value))  # dumps encodes in C; dump goes chunk by chunk
             continue
         out.write("[")

@@ -10,7 +10,9 @@ group, each the same stream), so the ranks of one group count once (their pooled
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from mtptui.core.loadmatch import CONTEXT, LOAD, SCALES
 
@@ -27,6 +29,7 @@ DELTA_MIN_BATCHES = 10
 _DP = re.compile(r"(?:^| )(DP-?\d+)(?: |$)")
 
 
+@lru_cache(maxsize=4096)  # a few ranks, asked for in every epoch
 def dp_group(rank: str) -> str:
     """The DP group a rank label logs for: `DP3 TP3 EP3` -> `DP3`; `TP0`, `TP3`, `PP1 TP0` and
     `` (TP=1) -> `` (the one group of a server without DP). An engine of its own is a group of
@@ -176,7 +179,13 @@ def _delta(row: EpochRow, other: EpochRow | None) -> Delta | None:
 
 def epoch_rows(epochs: list[dict]) -> list[EpochRow]:
     """One row per epoch, in the order given (each host's epochs oldest first)."""
-    rows: list[EpochRow] = []
+    return [row for _, row in iter_epoch_rows(epochs)]
+
+
+def iter_epoch_rows(epochs: Iterable[dict]) -> Iterator[tuple[dict, EpochRow]]:
+    """(epoch, its row) one at a time, as epoch_rows() gives them: what is compared with is kept
+    (per host, the latest comparable row and bucket), not every epoch, so 10,000 runs are
+    compared without holding 10,000 epochs."""
     previous: dict = {}  # host -> its latest comparable row
     baseline: dict = {}  # host -> its latest comparable row without speculation
     decoded: dict = {}  # host -> its latest row with a host total
@@ -221,12 +230,11 @@ def epoch_rows(epochs: list[dict]) -> list[EpochRow]:
                     if spec_off:
                         baseline_bucket[key] = bucket
         row.stops_paying_from = stops_paying_from(row.by_context)
-        rows.append(row)
+        yield e, row
         if row.comparable:
             previous[host] = row
             if spec_off:
                 baseline[host] = row
-    return rows
 
 
 def with_comparison(epochs: list[dict]) -> list[dict]:
@@ -235,15 +243,18 @@ def with_comparison(epochs: list[dict]) -> list[dict]:
     `by_context` buckets each with their own `vs_previous` and `vs_baseline` (a change, as
     BucketRow's), each context bucket marked `below_baseline`, and `stops_paying_from`: the first
     context bucket from which speculation is slower than without (stops_paying_from())."""
-    out = []
-    for e, r in zip(epochs, epoch_rows(epochs)):
-        out.append({**e, "host_totals": r.totals_json(),
-                    "vs_previous": r.vs_previous.to_json() if r.vs_previous else None,
-                    "vs_baseline": r.vs_baseline.to_json() if r.vs_baseline else None,
-                    "by_load": [b.to_json() for b in r.by_load],
-                    "by_context": [{**b.to_json(), "below_baseline": b.below_baseline} for b in r.by_context],
-                    "stops_paying_from": r.stops_paying_from})
-    return out
+    return list(iter_with_comparison(epochs))
+
+
+def iter_with_comparison(epochs: Iterable[dict]) -> Iterator[dict]:
+    """with_comparison(), an epoch at a time (summary streams its epochs: see iter_epoch_rows)."""
+    for e, r in iter_epoch_rows(epochs):
+        yield {**e, "host_totals": r.totals_json(),
+               "vs_previous": r.vs_previous.to_json() if r.vs_previous else None,
+               "vs_baseline": r.vs_baseline.to_json() if r.vs_baseline else None,
+               "by_load": [b.to_json() for b in r.by_load],
+               "by_context": [{**b.to_json(), "below_baseline": b.below_baseline} for b in r.by_context],
+               "stops_paying_from": r.stops_paying_from}
 
 
 def percent(change: float | None) -> str:

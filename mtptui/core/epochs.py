@@ -9,6 +9,7 @@ Used by the dashboard's store and by `summary`.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -373,7 +374,7 @@ class EpochTracker:
         return [e for host in self.epochs for e in self.epochs[host]]
 
 
-def crash_loops(epochs: list[dict]) -> list[dict]:
+def crash_loops(epochs: Iterable[dict]) -> list[dict]:
     """Runs in a row of one host that crashed with the same error (error_signature), each
     starting within LOOP_WINDOW of the one before: one entry per loop of LOOP_RUNS or
     more, with its count, first and last epoch index, time span and error. epochs: as in

@@ -6,10 +6,12 @@ exact over the whole input, in memory that stops growing; its events wait on dis
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from mtptui.core.compare import with_comparison
+from mtptui.core.compare import iter_with_comparison
 from mtptui.core.epochs import EPOCH_EVENTS, UNRESOLVED, Epoch, EpochTracker, crash_loops, rank_key
 from mtptui.core.eventlog import EventLog
 from mtptui.core.loadmatch import MATCH_FIELDS
@@ -326,11 +328,13 @@ class Summary:
         texts() for their JSON): a week of journal has millions."""
         self.flush()
         self._share_descriptions()  # first: describing puts values in order, and the check compares orders
+        epochs = self.epochs.all()
         return {
             "series": [s.to_json() for s in self.ordered()],
             "events": self.events,
-            "epochs": (epochs := with_comparison([e.to_json() for e in self.epochs.all()])),
-            "crash_loops": crash_loops(epochs),
+            "epochs": EpochDocs(epochs),
+            "crash_loops": crash_loops({"host": e.host, "index": e.index, "start": e.start, "end": e.end,
+                                        "ended": e.ending(e.end is None)} for e in epochs),
             "lines": lines,
         }
 
@@ -338,4 +342,25 @@ class Summary:
         """The `summary --json` document."""
         doc = self.document(lines)
         doc["events"] = list(doc["events"])
+        doc["epochs"] = list(doc["epochs"])
         return doc
+
+
+class EpochDocs:
+    """The epochs of `summary --json` (Epoch.to_json() with compare.with_comparison's figures),
+    made one at a time each time they are read: 10,000 runs are written, compared and shown
+    without 10,000 documents in memory at once. Iterate it for the dicts, or texts() for their
+    JSON, as an EventLog is read."""
+
+    def __init__(self, epochs: list[Epoch]) -> None:
+        self._epochs = epochs
+
+    def __iter__(self) -> Iterator[dict]:
+        return iter_with_comparison(e.to_json() for e in self._epochs)
+
+    def __len__(self) -> int:
+        return len(self._epochs)
+
+    def texts(self) -> Iterator[str]:
+        """Each epoch as json.dumps gives it, in order."""
+        return map(json.dumps, self)

@@ -1,0 +1,288 @@
+"""The advisor: what the data says to try next, each with its evidence and the key that tries it.
+
+A near relative of the alerts (core/alerts.py), and built on their machinery: a rule reads the
+store over a span of log time and holds only when its condition is true in every part of that
+span (``Limits.hold_s``, minutes, cut in ``Limits.parts``), so one noisy line never gives advice and
+advice goes as soon as the data stops supporting it. Where an alert already judges the same fact
+(ranks diverging) the advisor asks that alert's rule, over its own longer hold, rather than judge
+it again. Every piece of advice carries the numbers it stands on and the window they are over:
+never advice without evidence on screen.
+
+The rules are one table, ``RULES``: a name, the predicate over a span's facts (``Span``), and what
+it tries (a binding id of config/keys.py, or a command). Pure: no Textual, no clock; the caller
+passes the log time to judge at, and may pass ``step_name`` (control/profiles.py's `step`) to name
+the profile that `[` would apply.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mtptui.config.keys import BY_ID
+from mtptui.config.thresholds import Thresholds
+from mtptui.core import alerts
+from mtptui.core.alerts import Alert, epoch_at, where
+from mtptui.core.compare import BucketRow, EpochRow, epoch_rows
+from mtptui.core.loadmatch import LOAD, Scale
+from mtptui.core.store import Store, spec_label
+
+
+@dataclass(frozen=True)
+class Limits:
+    hold_s: float = 120.0  # a rule holds only when true in every part of this much log time
+    parts: int = 4
+    accept_share_max: float = 0.5  # accept len at most this share of the draft tokens: steps wasted
+    nothing_accepted: float = 1.1  # accept len at or below this: nothing accepted, so try it off
+    slower_pct: float = 5.0  # speculation this much slower than spec off at the load served
+    slow_context_share: float = 0.25  # ... or at contexts that hold this share of the epoch's lines
+    kv_usage_min: float = 0.92  # token usage at or above this, with a retraction in each part
+    coverage: float = 0.7  # the samples of a span must cover this share of it
+
+
+@dataclass(frozen=True)
+class Advice:
+    rule: str  # the RULES name
+    host: str | None
+    title: str  # what to try, in a few words with the key: "mtp3 accepts 1.31 of 4 ..."
+    evidence: str  # the numbers it stands on, and over which window
+    key: str | None  # the binding id of config/keys.py that tries it, None where a command does
+    tries: str  # what the key does here ("mtp2", "speculation off"), or the command to run
+    ranks: tuple[str, ...] = ()
+    since: float | None = None
+
+    def to_json(self) -> dict:
+        return {"rule": self.rule, "host": self.host, "title": self.title, "evidence": self.evidence,
+                "key": self.key, "keys": BY_ID[self.key].keys if self.key else None, "tries": self.tries,
+                "ranks": list(self.ranks), "since": self.since}
+
+
+@dataclass(frozen=True)
+class Span:
+    """A host's facts over [t0, t1] of log time: what the predicates read."""
+    host: str | None
+    t0: float
+    t1: float
+    every: tuple[str, ...]  # the host's ranks
+    spec: dict  # the settings of the epoch at t1
+    accept: dict[str, float]  # rank -> mean accept len, over ranks whose lines cover the span
+    graph_off: tuple[str, ...]  # ranks whose decode lines all ran without CUDA graphs (covering the span)
+    usage: dict[str, float]  # rank -> highest token usage
+    retractions: int  # KV pool full: requests retracted, events over the whole hold (they come in bursts)
+    load: str | None  # the LOAD bucket the span was served at (its mean #running-req)
+    row: EpochRow | None  # the epoch at t1 as compare.py sets it against the others
+    diverging: tuple[Alert, ...]  # the alerts' rank divergence over the whole hold
+
+
+def _mean(v: list[float]) -> float | None:
+    v = [x for x in v if x == x]
+    return math.fsum(v) / len(v) if v else None
+
+
+def _covered(ts: list[float], t0: float, t1: float, lim: Limits) -> bool:
+    return len(ts) >= 2 and ts[-1] - ts[0] >= lim.coverage * (t1 - t0)
+
+
+def retractions(store: Store, host: str | None, t0: float, t1: float) -> int:
+    return sum(1 for e in store.events if e.host == host and e.kind == "retract" and e.ts is not None
+               and t0 <= e.ts <= t1)
+
+
+def span_of(store: Store, host: str | None, t0: float, t1: float, lim: Limits, *, row: EpochRow | None = None,
+            diverging: tuple[Alert, ...] = (), retracted: int = 0) -> Span:
+    ranks = store.ranks(host)
+    epoch = epoch_at(store, host, t1)
+    accept, usage, off = {}, {}, []
+    running: list[float] = []
+    for s in ranks:
+        ts, vs = s.decode.window("accept_len", t0, t1)
+        if _covered(ts, t0, t1, lim):
+            accept[s.rank] = math.fsum(vs) / len(vs)
+        ts, vs = s.decode.window("graph", t0, t1)
+        if _covered(ts, t0, t1, lim) and max(vs) == 0.0:
+            off.append(s.rank)
+        _, vs = s.decode.window("token_usage", t0, t1)
+        if vs:
+            usage[s.rank] = max(vs)
+        _, cols = s.decode.raw_windows(("running_req",), t0, t1)
+        running += [r for r in cols["running_req"] if r == r]
+    return Span(host, t0, t1, tuple(s.rank for s in ranks), epoch.spec if epoch else {}, accept, tuple(off), usage,
+                retracted, _label(LOAD, _mean(running)), row, diverging)
+
+
+def _label(scale: Scale, key: float | None) -> str | None:
+    if key is None:
+        return None
+    i = scale.bucket_of(key)
+    return None if i is None else scale.buckets[i][0]
+
+
+# -- the rules ---------------------------------------------------------------------------------
+
+StepName = Callable[[dict, int], str | None]  # (settings, -1) -> the profile one step down, or None
+
+
+def _window(sp: Span) -> str:
+    return f"the last {_dur(sp.t1 - sp.t0)}"
+
+
+def _dur(s: float) -> str:
+    return f"{s / 60:.0f}m" if s >= 60 and s % 60 < 1 else f"{s:.0f}s"
+
+
+def _draft(spec: dict) -> int | None:
+    n = spec.get("num_draft_tokens")
+    if isinstance(n, int) and n > 1:
+        return n
+    steps = spec.get("num_steps")
+    return steps + 1 if isinstance(steps, int) and steps > 0 else None
+
+
+def accept_short(sp: Span, lim: Limits, name: StepName | None) -> Advice | None:
+    """Accept len far below the draft length: the draft's last steps are mostly rejected."""
+    draft = _draft(sp.spec)
+    if not sp.spec.get("algorithm") or draft is None or not sp.accept:
+        return None
+    low = [r for r, a in sp.accept.items() if a <= lim.accept_share_max * draft]
+    if len(low) * 2 <= len(sp.accept):  # most ranks: one rank apart is the divergence rule's
+        return None
+    acc = math.fsum(sp.accept[r] for r in low) / len(low)
+    label = spec_label(sp.spec)
+    steps = sp.spec.get("num_steps")
+    off = acc <= lim.nothing_accepted or steps == 1
+    if off:
+        key, tries = "spec_toggle", "speculation off"
+        why = "nothing past the first token is accepted" if acc <= lim.nothing_accepted else "one step that rarely pays"
+    else:
+        key = "spec_step_down"
+        tries = (name(sp.spec, -1) if name else None) or "one draft step less"
+        why = "each step past the first is mostly wasted"
+    return Advice("accept_short", sp.host, f"{label} accepts {acc:.2f} of {draft}: {why}",
+                  f"accept len {acc:.2f} of {draft} draft tokens (at most {lim.accept_share_max:.0%}) over "
+                  f"{_window(sp)}{where(sorted(low, key=list(sp.every).index), list(sp.every))}",
+                  key, tries, tuple(low), sp.t0)
+
+
+def _slower(row: EpochRow | None, scale_key: str, label: str | None, lim: Limits) -> BucketRow | None:
+    if row is None or row.spec_off or label is None:
+        return None
+    for b in row.matched.get(scale_key, ()):
+        if b.label == label and b.vs_baseline is not None and b.vs_baseline < -lim.slower_pct / 100:
+            return b
+    return None
+
+
+def spec_slower(sp: Span, lim: Limits, name: StepName | None) -> Advice | None:
+    """Speculation slower than the last spec-off epoch at the load being served (the span's mean
+    #running-req), or at the contexts where this epoch spends a good share of its lines (the
+    store's rings keep no #token, so the context of the span itself is not known)."""
+    row = sp.row
+    b = _slower(row, LOAD.json_key, sp.load, lim)
+    if b is not None and b.vs_baseline is not None:
+        return Advice("spec_slower", sp.host, f"speculation {-b.vs_baseline:.0%} slower than spec off at "
+                      f"{b.label} running requests",
+                      f"{_window(sp)} served at {b.label} running requests; this epoch's {b.decode} lines there "
+                      f"make {b.gen_throughput:.1f} tok/s, {b.vs_baseline:+.0%} against the last run without "
+                      "speculation", "spec_toggle", "speculation off", (), sp.t0)
+    if row is None or row.spec_off:
+        return None
+    below = [b for b in row.by_context if b.below_baseline and b.comparable]
+    lines = sum(b.decode for b in row.by_context)
+    if not below or sum(b.decode for b in below) < lim.slow_context_share * lines:
+        return None
+    changes = ", ".join(f"{b.vs_baseline:+.0%} at {b.label}" for b in below if b.vs_baseline is not None)
+    n = sum(b.decode for b in below)
+    return Advice("spec_slower", sp.host, f"speculation slower than spec off past {below[0].label} tokens/request",
+                  f"{n} of this epoch's {lines} decode lines ran at contexts where speculation is slower than the "
+                  f"last run without it ({changes} tokens per request)", "spec_toggle", "speculation off", (),
+                  sp.t0)
+
+
+def graph_off(sp: Span, lim: Limits, name: StepName | None) -> Advice | None:
+    if not sp.graph_off:
+        return None
+    return Advice("graph_off", sp.host, "CUDA graphs off: decode runs eagerly",
+                  f"every decode line over {_window(sp)} logs `cuda graph: False`"
+                  f"{where(list(sp.graph_off), list(sp.every))}",
+                  None, "drop --disable-cuda-graph, or raise --cuda-graph-max-bs above #running-req "
+                        "(a profile's extra_args, then `p`)", sp.graph_off, sp.t0)
+
+
+def kv_full(sp: Span, lim: Limits, name: StepName | None) -> Advice | None:
+    full = [r for r, u in sp.usage.items() if u >= lim.kv_usage_min]
+    if not full or sp.retractions < 1:
+        return None
+    top = max(sp.usage[r] for r in full)
+    return Advice("kv_full", sp.host, f"KV pool {top:.0%} full, requests retracted",
+                  f"token usage up to {top:.2f}{where(full, list(sp.every))} and {sp.retractions} "
+                  f"`KV cache pool is full. Retract requests.` over {_window(sp)}",
+                  None, "lower --max-running-requests or raise --mem-fraction-static (a profile's "
+                        "extra_args, then `p`)", tuple(full), sp.t0)
+
+
+def rank_diverging(sp: Span, lim: Limits, name: StepName | None) -> Advice | None:
+    if not sp.diverging:
+        return None
+    a = sp.diverging[0]
+    n = (list(sp.every).index(a.ranks[0]) + 1) if len(a.ranks) == 1 and a.ranks[0] in sp.every else None
+    key = f"focus_rank_{n}" if n is not None and n <= 9 else None
+    return Advice("rank_diverging", sp.host, f"{a.title}: check that rank's GPU and link",
+                  f"in each {_dur((sp.t1 - sp.t0) / lim.parts)} of {_window(sp)}: {a.title}", key,
+                  "that rank alone in the chart" if key else "compare its GPU (nvidia-smi) with the others'",
+                  a.ranks, a.since)
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    judge: Callable[[Span, Limits, StepName | None], Advice | None]
+    parted: bool  # judged in every part of the hold too (rank_diverging's alert already is)
+    what: str  # when it holds, in words (the advisor screen and docs)
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("accept_short", accept_short, True,
+         "speculation on and accept len at most half the draft tokens on most ranks"),
+    Rule("spec_slower", spec_slower, True,
+         "gen tok/s at the load or context being served below the last spec-off epoch's there"),
+    Rule("graph_off", graph_off, True, "every decode line logs `cuda graph: False`"),
+    Rule("kv_full", kv_full, True, "token usage near 1 in every part of the hold, and requests retracted in it"),
+    Rule("rank_diverging", rank_diverging, False,
+         "one rank's accept len or tok/s per request apart from the others' (the alert's rule, over the hold)"),
+)
+
+
+def advise(store: Store, host: str | None, now: float, lim: Limits | None = None, th: Thresholds | None = None,
+           step_name: StepName | None = None) -> list[Advice]:
+    """Every piece of advice that holds for `host` at log time `now`, in the table's order."""
+    lim = lim or Limits()
+    th = th or Thresholds()
+    epoch = epoch_at(store, host, now)
+    if epoch is None or not store.ranks(host):
+        return []
+    t0 = max(now - lim.hold_s, epoch.start)
+    if now - t0 < lim.hold_s * lim.coverage:
+        return []  # the epoch is younger than the hold: nothing has held for minutes yet
+    rows = epoch_rows([e.to_json(brief=True) for e in store.epochs.get(host) or []])
+    row = next((r for r in rows if r.index == epoch.index), None)
+    dth = dataclasses.replace(th, rank_diverge_hold_s=now - t0, rank_diverge_parts=lim.parts)
+    # the alerts' own rule, over the advisor's hold: the same fact, judged once
+    diverging = tuple(alerts._rank_diverging(host, store.ranks(host), now, dth))
+    retracted = retractions(store, host, t0, now)
+    whole = span_of(store, host, t0, now, lim, row=row, diverging=diverging, retracted=retracted)
+    step = (now - t0) / lim.parts
+    parts = [span_of(store, host, t0 + i * step, t0 + (i + 1) * step, lim, row=row, diverging=diverging, retracted=retracted)
+             for i in range(lim.parts)]
+    out = []
+    for rule in RULES:
+        found = rule.judge(whole, lim, step_name)
+        if found is None or (rule.parted and any(rule.judge(p, lim, step_name) is None for p in parts)):
+            continue
+        out.append(found)
+    return out
+
+
+
+

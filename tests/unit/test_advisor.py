@@ -1,0 +1,154 @@
+"""The advisor's rules, each on a simulator log that makes it hold and on one that does not: a real
+Store fed the simulator's lines, judged at the log's end as the dashboard judges at its playhead.
+Each piece of advice carries its numbers and window, and names a key of the key table (or a
+command)."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from mtptui.config.keys import BY_ID
+from mtptui.control.profiles import step
+from mtptui.core.advisor import RULES, Limits, advise
+from mtptui.core.ingest import Ingest
+from mtptui.core.store import Store
+from mtptui.sim import scenario
+
+
+def store_of(lines: list[str]) -> Store:
+    store = Store(capacity=100_000)
+    ing = Ingest(store)
+    for raw in lines:
+        ing.feed(raw)
+    store.settle()
+    return store
+
+
+def judged(lines: list[str], at: float | None = None) -> dict:
+    """rule -> its advice at log time `at` (default: the log's end) for the log's one host."""
+    store = store_of(lines)
+    (host,) = store.hosts()
+    now = store.last_ts if at is None else at
+    found = advise(store, host, now, step_name=lambda spec, d: step(spec, d).name)
+    for a in found:
+        assert a.key is None or a.key in BY_ID, a  # never a key the table does not have
+        assert a.evidence and re.search(r"\d", a.evidence), a  # numbers on screen with it
+    return {a.rule: a for a in found}
+
+
+def named(name: str) -> list[str]:
+    return [ln.text for ln in scenario.render(name)]
+
+
+def argv(extra: list[str], seconds: float = 300.0) -> list[str]:
+    return [ln.text for ln in scenario.render_argv(scenario.QWEN + extra, duration=seconds)]
+
+
+@pytest.fixture(scope="module")
+def healthy() -> dict:
+    return judged(named("mtp-on-tp4"))
+
+
+def test_a_healthy_mtp_run_gets_no_advice(healthy):
+    assert healthy == {}
+
+
+def test_every_rule_is_tested_here():
+    names = {r.name for r in RULES}
+    src = open(__file__).read()
+    assert all(f'"{n}"' in src for n in names)
+
+
+# -- accept_short ------------------------------------------------------------------------------
+
+def test_accept_short_holds_when_seven_steps_accept_under_three():
+    a = judged(argv(scenario.nextn(7)))["accept_short"]
+    m = re.match(r"EAGLE steps=7 topk=1 draft=8 accepts (\d\.\d\d) of 8: each step past the first", a.title)
+    assert m and float(m.group(1)) <= 4.0
+    assert a.key == "spec_step_down" and a.tries == "eagle6"
+    assert "over the last 2m" in a.evidence
+
+
+def test_accept_short_holds_not_at_mtp3s_usual_acceptance(healthy):
+    assert "accept_short" not in healthy  # about 2.7 of 4
+
+
+def test_accept_short_says_off_when_nothing_is_accepted():
+    a = judged(argv(scenario.nextn(3) + ["--sim-fault", "accept-collapse@5"]))["accept_short"]
+    assert a.key == "spec_toggle" and a.tries == "speculation off"
+    assert "nothing past the first token is accepted" in a.title
+
+
+def test_accept_short_waits_for_its_hold():
+    """Acceptance collapses 80 s after ready, the log ends 90 s later: not yet two minutes of it."""
+    assert "accept_short" not in judged(named("incident-acceptance-collapse"))
+
+
+# -- spec_slower -------------------------------------------------------------------------------
+
+def test_spec_slower_holds_past_32k_tokens_per_request():
+    a = judged(named("long-context-toggle"))["spec_slower"]
+    assert a.title == "speculation slower than spec off past 32-64k tokens/request"
+    assert "-11% at 32-64k, -19% at 64k+" in a.evidence
+    assert a.key == "spec_toggle"
+
+
+def test_spec_slower_holds_not_where_speculation_pays():
+    assert "spec_slower" not in judged(named("mtp-toggle-restarts"))
+
+
+# -- graph_off ---------------------------------------------------------------------------------
+
+def test_graph_off_holds_when_no_graph_is_captured():
+    a = judged(named("incident-cuda-graph-off"))["graph_off"]
+    assert a.key is None and "--disable-cuda-graph" in a.tries and "cuda graph: False" in a.evidence
+
+
+def test_graph_off_holds_not_with_graphs(healthy):
+    assert "graph_off" not in healthy
+
+
+# -- kv_full -----------------------------------------------------------------------------------
+
+def test_kv_full_holds_on_a_saturated_small_pool():
+    a = judged(argv(["--max-total-tokens", "150000", "--sim-load", "saturate"]))["kv_full"]
+    m = re.search(r"token usage up to (0\.\d\d) on TP0 and (\d+) `KV cache pool is full", a.evidence)
+    assert m and float(m.group(1)) >= Limits().kv_usage_min and int(m.group(2)) >= 1
+
+
+def test_kv_full_holds_not_on_the_same_pool_at_steady_load():
+    assert "kv_full" not in judged(argv(["--max-total-tokens", "150000", "--sim-load", "steady"]))
+
+
+# -- rank_diverging ----------------------------------------------------------------------------
+
+DP8 = ["--model-path", "deepseek-ai/DeepSeek-V3-0324", "--tp", "8", "--dp", "8", "--enable-dp-attention",
+       "--ep", "8", *scenario.nextn(3), "--sim-load", "burst"]
+
+
+@pytest.fixture(scope="module")
+def burst() -> list[str]:
+    return [ln.text for ln in scenario.render_argv(DP8, duration=400.0)]
+
+
+def test_rank_diverging_holds_for_a_rank_made_slower(burst):
+    """DP3's throughput cut by 60% from 200 s on: the alerts' divergence, over the advisor's hold."""
+    out, start = [], None
+    for raw in burst:
+        m = re.search(r"\[(\S+ \S+) DP3 TP3 EP3\] Decode batch.*gen throughput \(token/s\): ([\d.]+)", raw)
+        if m:
+            t = time.mktime(time.strptime(m.group(1), "%Y-%m-%d %H:%M:%S"))
+            start = start if start is not None else t
+            if t - start >= 200:
+                raw = raw.replace(f"(token/s): {m.group(2)}", f"(token/s): {float(m.group(2)) * 0.4:.2f}")
+        out.append(raw)
+    a = judged(out)["rank_diverging"]
+    assert a.ranks == ("DP3 TP3 EP3",) and a.key == "focus_rank_4"
+    assert a.title.startswith("tok/s per request on DP3: ") and "in each 30s of the last 2m" in a.evidence
+
+
+def test_rank_diverging_holds_not_under_burst_load_alone(burst):
+    assert "rank_diverging" not in judged(burst)

@@ -26,7 +26,8 @@ def _stamp(t: float) -> str:
 
 
 def render(*, envelope: str, host: str, unit: str, unit_description: str, seed: int, t0: float,
-           serve: float) -> Iterator:
+           serve: float, metrics: VllmMetrics | None = None) -> Iterator:
+    """The sample's lines; `metrics`, when given, counts each interval as the server's /metrics would."""
     from mtptui.sim.scenario import JOURNAL_DELAY, Line
 
     rng = random.Random(f"{seed}:vllm")
@@ -96,6 +97,10 @@ def render(*, envelope: str, host: str, unit: str, unit_description: str, seed: 
             p *= min(0.995, q * mult)
             pos.append(min(1.0, max(0.0, p + rng.gauss(0, 0.4 * math.sqrt(p * (1 - p) / max(drafts, 1))))))
         accepted_pos = [round(x * drafts) for x in pos]
+        if metrics is not None:
+            metrics.interval(step_s=step_s, drafts=drafts, drafted=drafts * K, accepted_pos=accepted_pos,
+                             running=running, prefill_s=timing.prefill_ms(1200) / 1000,
+                             queue_s=waiting * step_s)
         accepted = sum(accepted_pos)
         drafted = drafts * K
         gen_tokens = drafts + accepted
@@ -126,3 +131,94 @@ def render(*, envelope: str, host: str, unit: str, unit_description: str, seed: 
         yield line(t + 0.0004, "APIServer", api, "v1/spec_decode/metrics.py:96", spec,
                    batch("spec", "Engine 000", sfields, stol))
         t += INTERVAL
+
+
+# -- /metrics, as vLLM V1 serves it -------------------------------------------------------------
+# Read from vLLM 0.10.2 and 0.11.0 (`v1/metrics/loggers.py`, `v1/spec_decode/metrics.py`): labels
+# model_name and engine; `time_per_output_token` (deprecated) served beside `inter_token_latency`
+# with the same buckets; counters with `_total` and `_created`, as prometheus_client writes them.
+ITL_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+               20.0, 40.0, 80.0)
+TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5,
+                10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0)
+REQUEST_BUCKETS = (0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0,
+                   120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0)
+HISTOGRAMS = (("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", TTFT_BUCKETS),
+              ("vllm:time_per_output_token_seconds", "Histogram of time per output token in seconds."
+               "DEPRECATED: Use vllm:inter_token_latency_seconds instead.", ITL_BUCKETS),
+              ("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", ITL_BUCKETS),
+              ("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", REQUEST_BUCKETS),
+              ("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.",
+               REQUEST_BUCKETS))
+COUNTERS = (("vllm:spec_decode_num_drafts", "Number of spec decoding drafts."),
+            ("vllm:spec_decode_num_draft_tokens", "Number of draft tokens."),
+            ("vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens."))
+
+
+class VllmMetrics:
+    """One engine's histograms and speculative counters, fed an interval of the model at a time
+    (what `render` logs for it): the /metrics a scrape at the interval's end would read."""
+
+    def __init__(self, model: str = MODEL, t_created: float = 0.0) -> None:
+        from mtptui.sim.metrics import Hist
+
+        self.labels = (("model_name", model), ("engine", "0"))
+        self.created = t_created
+        self.hists = {name: Hist.of(b) for name, _, b in HISTOGRAMS}
+        self.counts = {name: 0 for name, _ in COUNTERS}
+        self.per_pos: list[int] = []
+
+    def interval(self, *, step_s: float, drafts: int, drafted: int, accepted_pos: list[int], running: int,
+                 prefill_s: float, queue_s: float, out_tokens: int = 350) -> None:
+        """drafts: requests-steps that drafted; per request a step gives 1 + its accepted tokens,
+        so each token's interval is the step over them (what ITL speculation lowers)."""
+        accepted = sum(accepted_pos)
+        per_step = 1 + accepted / drafts if drafts else 1.0
+        itl = step_s / per_step
+        tokens = drafts + accepted
+        for name in ("vllm:time_per_output_token_seconds", "vllm:inter_token_latency_seconds"):
+            self.hists[name].observe(itl, tokens)
+        finished = max(1, round(tokens / out_tokens)) if tokens else 0
+        for name, value in (("vllm:time_to_first_token_seconds", queue_s + prefill_s),
+                            ("vllm:e2e_request_latency_seconds", queue_s + prefill_s + out_tokens * itl),
+                            ("vllm:request_queue_time_seconds", queue_s)):
+            self.hists[name].observe(value, finished)
+        self.counts["vllm:spec_decode_num_drafts"] += drafts
+        self.counts["vllm:spec_decode_num_draft_tokens"] += drafted
+        self.counts["vllm:spec_decode_num_accepted_tokens"] += accepted
+        if len(self.per_pos) < len(accepted_pos):
+            self.per_pos += [0] * (len(accepted_pos) - len(self.per_pos))
+        for i, n in enumerate(accepted_pos):
+            self.per_pos[i] += n
+
+    def exposition(self) -> str:
+        """prometheus_client's text format 0.0.4: a family's `_created` samples follow it as a
+        gauge family of their own."""
+        from mtptui.sim.metrics import escape_help, escape_label, number
+
+        lab = ",".join(f'{k}="{escape_label(v)}"' for k, v in self.labels)
+        out: list[str] = []
+
+        def created(name: str, help_: str, labels: list[str]) -> None:
+            out.append(f"# HELP {name}_created {escape_help(help_)}\n# TYPE {name}_created gauge\n")
+            out.extend(f"{name}_created{{{x}}} {number(self.created)}\n" for x in labels)
+
+        for name, help_, _ in HISTOGRAMS:
+            h = self.hists[name]
+            out.append(f"# HELP {name} {escape_help(help_)}\n# TYPE {name} histogram\n")
+            run = 0
+            for bound, c in zip((*h.bounds, math.inf), h.counts):
+                run += c
+                out.append(f'{name}_bucket{{{lab},le="{number(bound)}"}} {number(run)}\n')
+            out.append(f"{name}_count{{{lab}}} {number(run)}\n{name}_sum{{{lab}}} {number(h.total)}\n")
+            created(name, help_, [lab])
+        for name, help_ in COUNTERS:
+            out.append(f"# HELP {name}_total {escape_help(help_)}\n# TYPE {name}_total counter\n")
+            out.append(f"{name}_total{{{lab}}} {number(self.counts[name])}\n")
+            created(name, help_, [lab])
+        name, help_ = "vllm:spec_decode_num_accepted_tokens_per_pos", "Accepted tokens per draft position."
+        pos = [f'{lab},position="{i}"' for i in range(len(self.per_pos))]
+        out.append(f"# HELP {name}_total {help_}\n# TYPE {name}_total counter\n")
+        out.extend(f"{name}_total{{{x}}} {number(n)}\n" for x, n in zip(pos, self.per_pos))
+        created(name, help_, pos)
+        return "".join(out)

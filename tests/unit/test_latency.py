@@ -150,3 +150,41 @@ def test_the_simulator_names_the_histograms_as_its_version():
                                      (0.0, "0ms"), (0.999, "999ms"), (2.5, "2.50s"), (12.3, "12.3s"), (250.0, "250s")])
 def test_ms(s, want):
     assert latency.ms(s) == want
+
+
+def _vllm_render(serve=60.0):
+    from mtptui.sim import vllm
+
+    m = vllm.VllmMetrics(t_created=1.0)
+    lines = list(vllm.render(envelope="cat", host="h", unit="vllm", unit_description="vLLM", seed=0, t0=1000.0,
+                             serve=serve, metrics=m))
+    return m, [ln.truth for ln in lines if ln.truth.get("kind") == "batch" and ln.truth.get("batch") == "spec"
+               or ln.truth.get("fields", {}).get("drafted_tokens") is not None]
+
+
+def test_the_vllm_simulators_metrics_agree_with_its_spec_lines():
+    m, spec = _vllm_render()
+    w = latency.window(None, latency.parse(m.exposition(), 60.0))
+    fields = [t["fields"] for t in spec]
+    assert fields, "no SpecDecoding lines"
+    accepted, drafted = sum(f["accepted_tokens"] for f in fields), sum(f["drafted_tokens"] for f in fields)
+    assert w["spec"]["accept_rate"] == pytest.approx(accepted / drafted)
+    # per position: the lines' rates weighted by each interval's drafts (drafted / K)
+    k = len(fields[0]["per_position_accept_rate"])
+    drafts = [f["drafted_tokens"] / k for f in fields]
+    want = [sum(f["per_position_accept_rate"][i] * d for f, d in zip(fields, drafts)) / sum(drafts) for i in range(k)]
+    assert w["spec"]["per_pos"] == pytest.approx(want, abs=1e-3)
+    assert w["itl"]["n"] > 0 and w["ttft"]["n"] > 0 and w["queue"]["n"] > 0
+    # the step over the tokens it gives: below the step time itself (speculation's gain)
+    assert w["itl"]["p50"] < 0.05
+
+
+def test_the_vllm_simulators_text_is_shaped_as_prometheus_client_writes_it():
+    from prometheus_client.parser import text_string_to_metric_families
+
+    m, _ = _vllm_render(20.0)
+    mine = {(f.name, f.type, s.name, tuple(sorted(s.labels))) for f in text_string_to_metric_families(m.exposition())
+            for s in f.samples}
+    real = {(f.name, f.type, s.name, tuple(sorted(s.labels))) for f in text_string_to_metric_families(_vllm_text(True))
+            for s in f.samples}
+    assert {x for x in real if "e2e" not in x[0]} <= mine  # the test text above has no e2e histogram

@@ -81,6 +81,8 @@ def epoch_latency_text(rows: list, i: int, by_epoch: dict[float, dict] | None) -
     prev = next(((rows[j], by_epoch[rows[j].start]) for j in range(i - 1, -1, -1) if by_epoch.get(rows[j].start)), None)
     off = next(((rows[j], by_epoch[rows[j].start]) for j in range(i - 1, -1, -1)
                 if rows[j].spec_off and by_epoch.get(rows[j].start)), None)
+    if prev is not None and off is not None and prev[0] is off[0]:
+        prev = None  # the epoch before is the spec-off one: said once
     words = []
     for fig, qs in COMPARED:
         f = mine.get(fig)

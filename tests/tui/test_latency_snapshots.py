@@ -14,7 +14,9 @@ from mtptui.sim import metrics as sim_metrics
 from mtptui.tui.latency_view import latency_line
 from mtptui.tui.widgets.latency_bar import LatencyBar
 
-DP8 = str(Path(__file__).resolve().parents[2] / "sample_logs" / "dp-attention-8.log")
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
+DP8 = str(SAMPLES / "dp-attention-8.log")
+TOGGLE = str(SAMPLES / "mtp-toggle-restarts.log")  # off, NEXTN 3 steps, 1 step, across restarts
 
 
 def _text(obs: dict) -> str:
@@ -60,3 +62,27 @@ async def test_the_latency_line_is_whole_at_every_size(size):
         assert bar.display and bar.region.height == 1
         assert text == latency_line(app.dash.latency_now(app.dash.host), None, size[0] - 2)
         assert "ITL p50 " in text and "TTFT p50 " in text
+
+
+# each epoch of the toggle sample its own server run: ITL lower with speculation, TTFT a little higher
+PER_EPOCH = [{"ttft": [(0.05, 45), (0.15, 5)], "itl": [(0.019, 950), (0.03, 50)]},
+             {"ttft": [(0.05, 40), (0.15, 10)], "itl": [(0.009, 900), (0.013, 90), (0.05, 10)]},
+             {"ttft": [(0.05, 42), (0.15, 8)], "itl": [(0.013, 950), (0.02, 50)]}]
+
+
+async def _compare_with_latency(pilot):
+    await settle(pilot, pilot.app)
+    dash = pilot.app.dash
+    for epoch, obs in zip(dash.store.epochs[dash.host], PER_EPOCH):
+        dash.note_scrape(dash.host, latency.parse(_text(obs), epoch.start + 1.0))  # not yet the epoch's
+    lat = dash.latency[dash.host]
+    for epoch, obs in zip(dash.store.epochs[dash.host], PER_EPOCH):
+        lat.epochs[epoch.start] = latency.window(None, latency.parse(_text(obs), epoch.start + 1.0))
+    await pilot.press("c", "down")
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("size", [(160, 48), (100, 30), (80, 24)], ids=["160x48", "100x30", "80x24"])
+def test_compare_screen_with_latency(snap_compare, size):
+    """The picked epoch's ITL and TTFT p50/p99 against the epoch before and the spec-off one."""
+    assert snap_compare(make_app(TOGGLE, window="all"), terminal_size=size, run_before=_compare_with_latency)

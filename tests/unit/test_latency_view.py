@@ -56,3 +56,4 @@ def test_the_compare_text_changes_against_prev_and_spec_off():
                     "p99 15ms (+0% vs prev #2, −50% vs off #1)")
     assert epoch_latency_text(rows, 0, by) == "server latency: ITL p50 20ms p99 30ms · TTFT p50 50ms p99 100ms"
     assert epoch_latency_text(rows, 1, {}) is None
+    assert epoch_latency_text(rows, 1, by).startswith("server latency: ITL p50 10ms (−50% vs off #1) p99")

@@ -41,6 +41,7 @@ SCREENS: dict[str, tuple[str, str]] = {
     "results": ("the benchmark's results", "tui/screens/results.py: ResultsScreen"),
     "picker": ("the profile picker", "tui/screens/profiles.py: ProfilePicker"),
     "audit": ("the audit log", "tui/screens/audit.py: AuditScreen"),
+    "advisor": ("the advisor", "tui/screens/advisor.py: AdvisorScreen"),
     "fleet": ("mtptui fleet", "tui/screens/fleet.py: FleetScreen"),
     "fleet_table": ("mtptui fleet's table", "tui/widgets/fleet_table.py: FleetTable"),
 }
@@ -48,7 +49,7 @@ SCREENS: dict[str, tuple[str, str]] = {
 # (The app's keys work on every screen of the dashboard; a pane's while it has the focus.)
 LIVE_TOGETHER: tuple[tuple[str, ...], ...] = (
     ("main", "app", "log"), ("main", "app", "events"),
-    *((s, "app") for s in ("help", "compare", "confirm", "results", "picker", "audit")),
+    *((s, "app") for s in ("help", "compare", "confirm", "results", "picker", "audit", "advisor")),
     ("fleet", "fleet_table"),
 )
 
@@ -99,6 +100,9 @@ KEYS: list[Key] = [
         "Compare epochs"),
     Key("audit", "a", "audit", "audit", False, "the audit log: every action taken, its phases, the ExecStart before "
         "and after", "Audit log"),
+    Key("try_next", "A", "advisor", "advise", False,
+        "the advisor: what the data says to try next, each with its evidence and the key that tries it",
+        "Advisor"),
     Key("smoke", "x", "smoke", "smoke", False,
         "smoke test: ask this host's server the config's smoke_prompt and check the answer (changes nothing)",
         "Smoke test"),
@@ -138,6 +142,7 @@ OTHER_KEYS: list[Key] = [
     Key("picker_cancel", "escape", "cancel", "cancel", True, "close the picker without applying a profile",
         screen="picker"),
     Key("audit_close", "escape,q,a", "dismiss", "close", True, "close the audit log", screen="audit"),
+    Key("try_next_close", "escape,A", "dismiss", "close", True, "close the advisor", screen="advisor"),
     # mtptui fleet
     Key("fleet_quit", "q", "app.quit", "quit", True, "quit mtptui fleet", screen="fleet"),
     Key("fleet_ranks", "space", "toggle", "ranks", True, "show/hide the ranks of the host under the cursor",

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 
 from mtptui.config import Config
+from mtptui.core.advisor import Advice, advise
 from mtptui.core.alerts import Alert, AlertTracker, evaluate
 from mtptui.core.latency import HostLatency, Scrape, by_epoch, window_at
 from mtptui.core.records import Event
@@ -25,6 +26,16 @@ from mtptui.tui.viewmodel import CHART_METRICS
 
 RATE_SPAN_S = 2.0  # lines/s is measured over this much wall time
 ALERT_EVERY_S = 0.5  # alerts hold for tens of seconds: judging them twice a second is plenty
+
+
+def _step_name(spec: dict, delta: int) -> str | None:
+    """The profile `[` (-1) or `]` (+1) would apply to these settings, or None where it refuses."""
+    from mtptui.control.profiles import ProfileError, step
+
+    try:
+        return step(spec, delta).name
+    except ProfileError:
+        return None
 
 
 class Dashboard:
@@ -60,6 +71,7 @@ class Dashboard:
                                  link=lambda: self.feed.state_of(self.host), opened=opening is not None)
         self.alerts = AlertTracker()
         self.active_alerts: dict[str | None, list[Alert]] = {}
+        self.advice: dict[str | None, list[Advice]] = {}  # host -> what the advisor says holds now
         self.host_index = 0
         self.metric_index = 0
         self.focus_rank: int | None = None  # index into the current host's ranks
@@ -183,6 +195,7 @@ class Dashboard:
             found = evaluate(self.store, h, now, self.th)
             self.alerts.update(h, found, now)
             self.active_alerts[h] = found
+            self.advice[h] = advise(self.store, h, now, th=self.th, step_name=_step_name)
 
     def adopt(self, opened: Opened) -> None:
         """The opened files' store becomes this one's content (on the app's thread, at once):

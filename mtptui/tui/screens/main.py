@@ -30,6 +30,7 @@ from mtptui.tui.viewmodel import (METRICS, accept_len_cap, after, chart_series, 
                                   spec_short, spec_text, strip_view)
 from mtptui.tui.widgets.action_bar import ActionBar
 from mtptui.tui.widgets.latency_bar import LatencyBar
+from mtptui.tui.widgets.advice import AdviceBar
 from mtptui.tui.widgets.alerts_bar import AlertsBar
 from mtptui.tui.widgets.chart import EVENT_MARKS, ChartData, MetricChart
 from mtptui.tui.widgets.epoch_strip import EpochStrip, figures_behind
@@ -92,6 +93,7 @@ class MainScreen(Screen):
         yield ActionBar(id="acting")
         yield LatencyBar(id="latency")
         yield AlertsBar(id="alerts")
+        yield AdviceBar(id="advice")
         with RankScroll(id="grid-scroll"):
             yield RankGrid(id="grid")
         yield MetricChart(id="chart")
@@ -204,6 +206,7 @@ class MainScreen(Screen):
         alerts = d.active_alerts.get(host, [])
         since = {k: clock_text(f.at) for k, f in d.alerts.active.items()}
         self.query_one(AlertsBar).show(alerts, since)
+        self.query_one(AdviceBar).show(d.advice.get(host, []), getattr(self.app, "keymap_used", {}) or {}, d.can_act)
         self.query_one(RankGrid).show(views, d.focused_rank, by_rank(alerts), room=self._grid_room(alerts),
                                       enlarged=self.maximized is self.query_one("#grid-scroll"))
         # The plot is the costliest widget (plotext builds it in Python): while data streams it is
@@ -531,6 +534,11 @@ class MainScreen(Screen):
         from mtptui.tui.screens.compare import CompareScreen
 
         self.app.push_screen(CompareScreen(self.dash))
+
+    def action_advisor(self) -> None:
+        from mtptui.tui.screens.advisor import AdvisorScreen
+
+        self.app.push_screen(AdvisorScreen(self.dash))
 
     def action_audit(self) -> None:
         from mtptui.control import audit

@@ -10,7 +10,10 @@ memory (the sum of PSS over the process tree, as parse_bench measures it) of:
 
 - 10 runs against `--lines / --every` runs (the same lines), and their ratios;
 - journald JSON (`-o json`) lines, `--lines` against `--big` lines (one run each: the same
-  generator, so the first are the same lines), and the ratio of their peak memory.
+  generator, so the first are the same lines), and the ratio of their peak memory;
+
+each as `mtptui summary --json` runs, and as summary's own work alone (CORE: the latency section's
+scan of the file is left out, its mapped pages counting as the file is large).
 
 Usage: python bench/runs_bench.py [--lines N] [--every N] [--big N] [--turns N] [--skip-big]
 """
@@ -73,9 +76,19 @@ def ensure(path: Path, make) -> Path:
     return path
 
 
-def measure(path: Path, turns: int) -> tuple[float, float, float, dict]:
-    """(best wall s, least CPU s, most peak MB, the document) of summary --json over turns."""
-    cmd = [sys.executable, "-m", "mtptui", "summary", "--json", str(path)]
+# summary's own work (the read, the document, the JSON written) without the latency section,
+# whose scan of the file for recorded scrapes (sources/record.recorded_scrapes) maps it whole:
+# the pages it reads count in the process's memory, as much as the file is large
+CORE = ("import sys; from mtptui.sources.parallel import summarise; "
+        "from mtptui.commands.summary import write_json; "
+        "s, c = summarise([sys.argv[1]]); write_json(s.document(c.to_json()), sys.stdout)")
+
+
+def measure(path: Path, turns: int, core: bool = False) -> tuple[float, float, float, dict]:
+    """(best wall s, least CPU s, most peak MB, the document) of summary --json over turns;
+    core: summary's own work alone (CORE)."""
+    cmd = ([sys.executable, "-c", CORE, str(path)] if core else
+           [sys.executable, "-m", "mtptui", "summary", "--json", str(path)])
     runs = [timed(cmd) for _ in range(turns)]
     return (min(r[0] for r in runs), min(r[1] for r in runs), max(r[2] for r in runs) / 1024,
             json.loads(runs[0][3]))
@@ -99,21 +112,27 @@ def main() -> int:
     few = ensure(OUT / f"runs-{n}-every-{n // 10}.log", lambda p: with_restarts(plain, p, n // 10))
     many = ensure(OUT / f"runs-{n}-every-{args.every}.log", lambda p: with_restarts(plain, p, args.every))
     print(f"lines: {n}; turns: {args.turns}", flush=True)
-    m_few = measure(few, args.turns)
-    print(row(f"{len(m_few[3]['epochs'])} runs:", m_few), flush=True)
-    m_many = measure(many, args.turns)
-    print(row(f"{len(m_many[3]['epochs'])} runs:", m_many), flush=True)
-    print(f"many / few:                 wall {m_many[0] / m_few[0]:.2f}x  CPU {m_many[1] / m_few[1]:.2f}x  "
-          f"peak {m_many[2] / m_few[2]:.2f}x  (targets: wall <= 1.5x, peak <= 2x)", flush=True)
+    for core in (False, True):
+        print("mtptui summary --json:" if not core else
+              "summary's own work (without the latency section's scan of the file):", flush=True)
+        m_few = measure(few, args.turns, core)
+        print(row(f"  {len(m_few[3]['epochs'])} runs:", m_few), flush=True)
+        m_many = measure(many, args.turns, core)
+        print(row(f"  {len(m_many[3]['epochs'])} runs:", m_many), flush=True)
+        print(f"  many / few:                 wall {m_many[0] / m_few[0]:.2f}x  CPU {m_many[1] / m_few[1]:.2f}x  "
+              f"peak {m_many[2] / m_few[2]:.2f}x  (targets: wall <= 1.5x, peak <= 2x)", flush=True)
     if args.skip_big:
         return 0
     small = ensure(OUT / f"mixed-{n}-json.log", lambda p: write_log(p, n, envelope="json"))
     big = ensure(OUT / f"json-{args.big}.log", lambda p: write_log(p, args.big, envelope="json"))
-    m_small = measure(small, args.turns)
-    print(row(f"{n} JSON lines:", m_small), flush=True)
-    m_big = measure(big, args.turns)
-    print(row(f"{args.big} JSON lines:", m_big), flush=True)
-    print(f"big / small:                peak {m_big[2] / m_small[2]:.2f}x  (target <= 1.2x)")
+    for core in (False, True):
+        print("mtptui summary --json:" if not core else
+              "summary's own work (without the latency section's scan of the file):", flush=True)
+        m_small = measure(small, args.turns, core)
+        print(row(f"  {n} JSON lines:", m_small), flush=True)
+        m_big = measure(big, args.turns, core)
+        print(row(f"  {args.big} JSON lines:", m_big), flush=True)
+        print(f"  big / small:                peak {m_big[2] / m_small[2]:.2f}x  (target <= 1.2x)", flush=True)
     return 0
 
 

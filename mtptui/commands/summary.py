@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import TextIO
 
+from mtptui.core.advisor import advise_epochs
 from mtptui.core.compare import DELTA_MIN_BATCHES, EpochRow, bucket_cells, delta_text, epoch_rows
 from mtptui.core.loadmatch import CONTEXT, LOAD, Scale
 from mtptui.sources.parallel import summarise
@@ -100,6 +101,7 @@ def table_lines(doc: dict) -> Iterator[str]:
             yield f"  {fmt_time(e['ts'])}  {(e['host'] or '-'):<12.12} {e['kind']:<12} {text}"
     yield from _epoch_lines(doc["epochs"])
     yield from ending_lines(doc["epochs"], doc.get("crash_loops", []))
+    yield from advice_lines(doc.get("advice", []))
     yield from latency_lines(doc.get("latency", []))
     ln = doc["lines"]
     yield ""
@@ -230,10 +232,35 @@ def latency_section(paths: list[str], epochs: list[dict]) -> list[dict]:
     return out
 
 
+def _step_name(spec: dict, delta: int) -> str | None:
+    from mtptui.control.profiles import ProfileError, step
+
+    try:
+        return step(spec, delta).name
+    except ProfileError:
+        return None
+
+
+def advice_lines(advice: list[dict]) -> list[str]:
+    """What the advisor says to try (core/advisor.py), each host's last epoch whole."""
+    if not advice:
+        return []
+    out = ["", "advice (each host's last epoch, whole):"]
+    for a in advice:
+        how = f"`{a['keys'].split(',')[0]}` ({a['key']}) tries {a['tries']}" if a["key"] else a["tries"]
+        out += [f"  {(a['host'] or '-'):<12.12} {a['title']}", f"  {'':<12} {a['evidence']}", f"  {'':<12} {how}"]
+    return out
+
+
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     summary, counts = summarise(args.paths, args.since, args.until, args.jobs)
     doc = summary.document(counts.to_json())
+    seen: dict = {}
+    for s in doc["series"]:
+        if s["last"] is not None:
+            seen[s["host"]] = max(s["last"], seen.get(s["host"], s["last"]))
+    doc["advice"] = [a.to_json() for a in advise_epochs(doc["epochs"], seen, step_name=_step_name)]
     lat = latency_section(args.paths, doc["epochs"])
     if lat:
         doc["latency"] = lat

@@ -74,6 +74,7 @@ class Span:
     load: str | None  # the LOAD bucket the span was served at (its mean #running-req)
     row: EpochRow | None  # the epoch at t1 as compare.py sets it against the others
     diverging: tuple[Alert, ...]  # the alerts' rank divergence over the whole hold
+    window: str = ""  # the span in words, where not "the last 2m" (summary's: an epoch whole)
 
 
 def _mean(v: list[float]) -> float | None:
@@ -125,11 +126,12 @@ StepName = Callable[[dict, int], str | None]  # (settings, -1) -> the profile on
 
 
 def _window(sp: Span) -> str:
-    return f"the last {_dur(sp.t1 - sp.t0)}"
+    return sp.window or f"the last {_dur(sp.t1 - sp.t0)}"
 
 
 def _dur(s: float) -> str:
-    return f"{s / 60:.0f}m" if s >= 60 and s % 60 < 1 else f"{s:.0f}s"
+    m, sec = divmod(round(s), 60)
+    return f"{sec}s" if not m else f"{m}m" if not sec else f"{m}m{sec:02d}s"
 
 
 def _draft(spec: dict) -> int | None:
@@ -286,3 +288,28 @@ def advise(store: Store, host: str | None, now: float, lim: Limits | None = None
 
 
 
+
+
+def advise_epochs(epochs: list[dict], last_seen: dict | None = None, lim: Limits | None = None,
+                  step_name: StepName | None = None) -> list[Advice]:
+    """`summary`'s advice: each host's last epoch, whole, as `summary --json` gives the epochs. It
+    keeps no samples in time, so a rule holds where the epoch ran at least the hold and the epoch's
+    own figures say so (last_seen: host -> its newest batch line, the end of an epoch still
+    running); the rules whose facts it does not keep (CUDA graphs and KV use per epoch,
+    the ranks' figures in time) do not hold there."""
+    lim = lim or Limits()
+    rows = epoch_rows(epochs)
+    last: dict = {}
+    for e, r in zip(epochs, rows):
+        last[e["host"]] = (e, r)
+    out = []
+    for host, (e, r) in last.items():
+        end = e["end"] if e["end"] is not None else (last_seen or {}).get(host, e["start"])
+        if end - e["start"] < lim.hold_s:
+            continue
+        accept = {rank: v["accept_len"]["mean"] for rank, v in e["ranks"].items() if v.get("accept_len")}
+        served = max(e.get(LOAD.json_key, ()), key=lambda b: b["decode"], default=None)
+        sp = Span(host, e["start"], end, tuple(e["ranks"]), e.get("spec") or {}, accept, (), {}, 0,
+                  served[LOAD.name] if served else None, r, (), window=f"epoch {e['index'] + 1} ({_dur(end - e['start'])})")
+        out += [a for rule in RULES if (a := rule.judge(sp, lim, step_name)) is not None]
+    return out

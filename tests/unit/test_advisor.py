@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 
 import pytest
 
@@ -152,3 +153,37 @@ def test_rank_diverging_holds_for_a_rank_made_slower(burst):
 
 def test_rank_diverging_holds_not_under_burst_load_alone(burst):
     assert "rank_diverging" not in judged(burst)
+
+
+# -- summary's advice: each host's last epoch whole -------------------------------------------
+
+def summary_advice(path: str) -> dict:
+    from mtptui.core.advisor import advise_epochs
+    from mtptui.sources.parallel import summarise
+
+    summary, counts = summarise([path], None, None, 1)
+    doc = summary.document(counts.to_json())
+    seen = {s["host"]: s["last"] for s in doc["series"]}
+    return {a.rule: a for a in advise_epochs(doc["epochs"], seen, step_name=lambda spec, d: step(spec, d).name)}
+
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
+
+
+def test_summary_says_what_the_dashboard_says_of_long_contexts():
+    a = summary_advice(str(SAMPLES / "long-context-toggle.log"))["spec_slower"]
+    assert a.evidence == judged(named("long-context-toggle"))["spec_slower"].evidence
+
+
+def test_summary_advises_nothing_where_speculation_pays():
+    assert summary_advice(str(SAMPLES / "mtp-toggle-restarts.log")) == {}
+
+
+def test_summary_holds_accept_short_over_a_whole_epoch_and_not_over_a_short_one(tmp_path):
+    log = tmp_path / "n7.log"
+    log.write_text("\n".join(argv(scenario.nextn(7))) + "\n")
+    a = summary_advice(str(log))["accept_short"]
+    assert a.tries == "eagle6" and "over epoch 1 (" in a.evidence
+    short = tmp_path / "n7-short.log"
+    short.write_text("\n".join(argv(scenario.nextn(7), seconds=60.0)) + "\n")
+    assert summary_advice(str(short)) == {}  # a minute of it: not yet the hold

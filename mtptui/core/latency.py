@@ -10,7 +10,8 @@ The names, read from the servers' sources (see tests/unit/test_latency.py for th
 - SGLang (`--enable-metrics`): `sglang:time_to_first_token_seconds`,
   `sglang:inter_token_latency_seconds` (0.4.5+; `sglang:time_per_output_token_seconds` before),
   `sglang:e2e_request_latency_seconds`, `sglang:queue_time_seconds` (0.5.3+; 0.5.2 named it
-  `sglang:queue_time_s`), and the gauge `sglang:spec_accept_length`.
+  `sglang:queue_time_s`), and the gauges `sglang:spec_accept_length` and (0.5.4+)
+  `sglang:spec_accept_rate`: the last logged decode window's, not the scrapes' window.
 - vLLM (V1, always served): `vllm:time_to_first_token_seconds`, `vllm:inter_token_latency_seconds`
   (0.10.2+; `vllm:time_per_output_token_seconds`, deprecated, served beside it), 
   `vllm:e2e_request_latency_seconds`, `vllm:request_queue_time_seconds`, and the counters
@@ -38,6 +39,7 @@ FAMILIES = {
     "queue": ("sglang:queue_time_seconds", "sglang:queue_time_s", "vllm:request_queue_time_seconds"),
 }
 SGLANG_ACCEPT = "sglang:spec_accept_length"
+SGLANG_RATE = "sglang:spec_accept_rate"  # 0.5.4+
 VLLM_DRAFTS = "vllm:spec_decode_num_drafts"
 VLLM_DRAFT_TOKENS = "vllm:spec_decode_num_draft_tokens"
 VLLM_ACCEPTED = "vllm:spec_decode_num_accepted_tokens"
@@ -76,6 +78,7 @@ class Scrape:
     counters: dict[str, float] = field(default_factory=dict)
     per_pos: dict[int, float] = field(default_factory=dict)
     accept_len: float | None = None  # SGLang's gauge, the mean of its positive samples
+    accept_rate: float | None = None  # likewise
 
     @property
     def has_latency(self) -> bool:
@@ -103,6 +106,7 @@ def parse(text: str, t: float) -> Scrape:
     counters: dict[str, float] = {}
     per_pos: dict[int, float] = {}
     accepts: list[float] = []
+    rates: list[float] = []
     for fam in families(text):
         if fam.name in wanted and fam.type == "histogram":
             buckets: dict[float, float] = {}
@@ -123,9 +127,11 @@ def parse(text: str, t: float) -> Scrape:
                 if s.name.endswith("_total") and s.labels.get("position", "").isdigit():
                     pos = int(s.labels["position"])
                     per_pos[pos] = per_pos.get(pos, 0.0) + s.value
-        elif fam.name == SGLANG_ACCEPT:
-            accepts += [s.value for s in fam.samples if s.name == SGLANG_ACCEPT and s.value > 0 and _finite(s.value)]
-    return Scrape(t, hists, counters, per_pos, sum(accepts) / len(accepts) if accepts else None)
+        elif fam.name in (SGLANG_ACCEPT, SGLANG_RATE):
+            got = [s.value for s in fam.samples if s.name == fam.name and s.value > 0 and _finite(s.value)]
+            (accepts if fam.name == SGLANG_ACCEPT else rates).extend(got)
+    return Scrape(t, hists, counters, per_pos, sum(accepts) / len(accepts) if accepts else None,
+                  sum(rates) / len(rates) if rates else None)
 
 
 def figures(h: Histogram) -> dict | None:
@@ -161,8 +167,10 @@ def window(old: Scrape | None, new: Scrape) -> dict:
             spec["accept_rate"] = accepted / c[VLLM_DRAFT_TOKENS]
         if pos:
             spec["per_pos"] = [pos.get(i, 0.0) / drafts for i in range(max(pos) + 1)]
-    elif new.accept_len is not None:
+    elif new.accept_len is not None:  # SGLang's gauges: the last logged window's, not this one's
         spec["accept_len"] = new.accept_len
+        if new.accept_rate is not None:
+            spec["accept_rate"] = new.accept_rate
     if spec:
         out["spec"] = spec
     return out
@@ -250,7 +258,8 @@ class HostLatency:
 def to_json(s: Scrape) -> dict:
     """A scrape as a record keeps it (what `from_json` reads back)."""
     return {"t": s.t, "h": {k: [list(h.bounds), list(h.cumulative), h.total] for k, h in s.histograms.items()},
-            "c": s.counters, "pos": {str(k): v for k, v in s.per_pos.items()}, "accept_len": s.accept_len}
+            "c": s.counters, "pos": {str(k): v for k, v in s.per_pos.items()}, "accept_len": s.accept_len,
+            "accept_rate": s.accept_rate}
 
 
 def from_json(obj: dict) -> Scrape | None:
@@ -258,10 +267,10 @@ def from_json(obj: dict) -> Scrape | None:
     try:
         hists = {str(k): Histogram(tuple(map(float, b)), tuple(map(float, c)), float(total))
                  for k, (b, c, total) in obj.get("h", {}).items()}
-        acc = obj.get("accept_len")
+        acc, rate = obj.get("accept_len"), obj.get("accept_rate")
         return Scrape(float(obj["t"]), hists, {str(k): float(v) for k, v in obj.get("c", {}).items()},
                       {int(k): float(v) for k, v in obj.get("pos", {}).items()},
-                      None if acc is None else float(acc))
+                      None if acc is None else float(acc), None if rate is None else float(rate))
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
 

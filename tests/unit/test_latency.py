@@ -188,3 +188,12 @@ def test_the_vllm_simulators_text_is_shaped_as_prometheus_client_writes_it():
     real = {(f.name, f.type, s.name, tuple(sorted(s.labels))) for f in text_string_to_metric_families(_vllm_text(True))
             for s in f.samples}
     assert {x for x in real if "e2e" not in x[0]} <= mine  # the test text above has no e2e histogram
+
+
+def test_sglangs_speculation_gauges_are_read():
+    text = ('# TYPE sglang:spec_accept_length gauge\nsglang:spec_accept_length{tp_rank="0"} 2.5\n'
+            'sglang:spec_accept_length{tp_rank="1"} 3.5\n# TYPE sglang:spec_accept_rate gauge\n'
+            'sglang:spec_accept_rate{tp_rank="0"} 0.5\nsglang:spec_accept_rate{tp_rank="1"} 0.0\n')
+    s = latency.parse(text, 0.0)
+    assert latency.window(None, s)["spec"] == {"accept_len": 3.0, "accept_rate": 0.5}  # 0: not speculating yet
+    assert latency.from_json(latency.to_json(s)) == s

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from mtptui.core.loadmatch import Buckets, FrozenBuckets, matched
@@ -41,6 +42,7 @@ def error_signature(kind: str, text: str) -> str:
     return kind + ":" + re.sub(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)?", "#", text)[:300]
 
 
+@lru_cache(maxsize=4096)  # a few ranks, sorted in every epoch's document
 def rank_key(rank: str) -> tuple:
     """Natural order: TP2 before TP10, DP1 TP1 before DP10 TP10."""
     return tuple((int(p) if p.isdigit() else p) for p in re.split(r"(\d+)", rank))

@@ -234,9 +234,10 @@ def latency_section(paths: list[str], epochs: list[dict]) -> list[dict]:
 
 def _step_name(spec: dict, delta: int) -> str | None:
     from mtptui.control.profiles import ProfileError, step
+    from mtptui.core.advisor import launch_settings
 
     try:
-        return step(spec, delta).name
+        return step(launch_settings(spec), delta).name
     except ProfileError:
         return None
 

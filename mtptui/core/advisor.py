@@ -125,6 +125,15 @@ def _label(scale: Scale, key: float | None) -> str | None:
 StepName = Callable[[dict, int], str | None]  # (settings, -1) -> the profile one step down, or None
 
 
+def launch_settings(spec: dict) -> dict:
+    """The settings as the server was likely started, for naming what `[` applies (it steps the
+    unit's ExecStart): SGLang logs NEXTN as EAGLE, and an EAGLE run with no draft model was
+    started as NEXTN."""
+    if str(spec.get("algorithm") or "").upper() == "EAGLE" and not spec.get("draft_model_path"):
+        return {**spec, "algorithm": "NEXTN"}
+    return spec
+
+
 def _window(sp: Span) -> str:
     return sp.window or f"the last {_dur(sp.t1 - sp.t0)}"
 

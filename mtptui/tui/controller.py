@@ -31,9 +31,10 @@ ALERT_EVERY_S = 0.5  # alerts hold for tens of seconds: judging them twice a sec
 def _step_name(spec: dict, delta: int) -> str | None:
     """The profile `[` (-1) or `]` (+1) would apply to these settings, or None where it refuses."""
     from mtptui.control.profiles import ProfileError, step
+    from mtptui.core.advisor import launch_settings
 
     try:
-        return step(spec, delta).name
+        return step(launch_settings(spec), delta).name
     except ProfileError:
         return None
 

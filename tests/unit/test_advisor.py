@@ -13,7 +13,7 @@ import pytest
 
 from mtptui.config.keys import BY_ID
 from mtptui.control.profiles import step
-from mtptui.core.advisor import RULES, Limits, advise
+from mtptui.core.advisor import RULES, Limits, advise, launch_settings
 from mtptui.core.ingest import Ingest
 from mtptui.core.store import Store
 from mtptui.sim import scenario
@@ -33,7 +33,7 @@ def judged(lines: list[str], at: float | None = None) -> dict:
     store = store_of(lines)
     (host,) = store.hosts()
     now = store.last_ts if at is None else at
-    found = advise(store, host, now, step_name=lambda spec, d: step(spec, d).name)
+    found = advise(store, host, now, step_name=lambda spec, d: step(launch_settings(spec), d).name)
     for a in found:
         assert a.key is None or a.key in BY_ID, a  # never a key the table does not have
         assert a.evidence and re.search(r"\d", a.evidence), a  # numbers on screen with it
@@ -69,7 +69,7 @@ def test_accept_short_holds_when_seven_steps_accept_under_three():
     a = judged(argv(scenario.nextn(7)))["accept_short"]
     m = re.match(r"EAGLE steps=7 topk=1 draft=8 accepts (\d\.\d\d) of 8: each step past the first", a.title)
     assert m and float(m.group(1)) <= 4.0
-    assert a.key == "spec_step_down" and a.tries == "eagle6"
+    assert a.key == "spec_step_down" and a.tries == "mtp6"
     assert "over the last 2m" in a.evidence
 
 
@@ -164,7 +164,7 @@ def summary_advice(path: str) -> dict:
     summary, counts = summarise([path], None, None, 1)
     doc = summary.document(counts.to_json())
     seen = {s["host"]: s["last"] for s in doc["series"]}
-    return {a.rule: a for a in advise_epochs(doc["epochs"], seen, step_name=lambda spec, d: step(spec, d).name)}
+    return {a.rule: a for a in advise_epochs(doc["epochs"], seen, step_name=lambda spec, d: step(launch_settings(spec), d).name)}
 
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
@@ -183,7 +183,7 @@ def test_summary_holds_accept_short_over_a_whole_epoch_and_not_over_a_short_one(
     log = tmp_path / "n7.log"
     log.write_text("\n".join(argv(scenario.nextn(7))) + "\n")
     a = summary_advice(str(log))["accept_short"]
-    assert a.tries == "eagle6" and "over epoch 1 (" in a.evidence
+    assert a.tries == "mtp6" and "over epoch 1 (" in a.evidence
     short = tmp_path / "n7-short.log"
     short.write_text("\n".join(argv(scenario.nextn(7), seconds=60.0)) + "\n")
     assert summary_advice(str(short)) == {}  # a minute of it: not yet the hold

@@ -61,6 +61,16 @@ def _fitting(pieces: list[str], room: int) -> list[str]:
 
 # -- the compare screen ----------------------------------------------------------------------------
 COMPARED = (("itl", ("p50", "p99")), ("ttft", ("p50", "p99")))
+LATENCY_COLUMNS = ("ITL p50/p99", "TTFT p50/p99")
+
+
+def latency_cells(w: dict | None) -> tuple[str, str]:
+    """An epoch's cells for LATENCY_COLUMNS: `9.1ms/15ms`, `-` without figures."""
+    out = []
+    for fig, _ in COMPARED:
+        f = (w or {}).get(fig)
+        out.append(f"{ms(f['p50'])}/{ms(f['p99'])}" if f else "-")
+    return out[0], out[1]
 
 
 def _change(v: float | None, base: float | None) -> str | None:

@@ -18,7 +18,7 @@ from textual.widgets import DataTable, Static
 from mtptui.core.compare import DELTA_MIN_BATCHES, BucketRow, EpochRow, bucket_cells, delta_text
 from mtptui.core.epochs import short_rank_labels
 from mtptui.tui.bindings import bindings_for
-from mtptui.tui.latency_view import epoch_latency_text
+from mtptui.tui.latency_view import LATENCY_COLUMNS, epoch_latency_text, latency_cells
 from mtptui.tui.viewmodel import clock_text, duration_text, host_epoch_rows, host_label, plural
 
 # What tells whether a retune helped comes first: a narrow screen leaves out the columns after
@@ -67,21 +67,21 @@ def _width(cells: list) -> int:
     return max((Content(c).cell_length if isinstance(c, str) else c.cell_length for c in cells), default=0) + CELL_PAD
 
 
-def fit_columns(rows: list[tuple], width: int) -> tuple[list[int], tuple[str, ...], bool]:
+def fit_columns(rows: list[tuple], width: int, columns: tuple[str, ...] = COLUMNS) -> tuple[list[int], tuple[str, ...], bool]:
     """Which columns the table shows in `width` cells, with every value whole: the first KEPT
     always (with short headers, then short settings, where they need them), then each further
     column, in order, that still fits. Returns (column indices, the headers, short settings)."""
     for short_headers, short_label in ((False, False), (True, False), (True, True)):
-        headers = tuple(SHORT_HEADERS.get(c, c) if short_headers else c for c in COLUMNS)
+        headers = tuple(SHORT_HEADERS.get(c, c) if short_headers else c for c in columns)
         cells = [list(r) for r in rows]
         if short_label:
             for r in cells:
                 r[1] = short_settings(str(r[1]))
-        widths = [_width([headers[i]] + [r[i] for r in cells]) for i in range(len(COLUMNS))]
+        widths = [_width([headers[i]] + [r[i] for r in cells]) for i in range(len(columns))]
         if sum(widths[:KEPT]) <= width or short_label:
             break
     used, shown = sum(widths[:KEPT]), list(range(KEPT))
-    for i in range(KEPT, len(COLUMNS)):
+    for i in range(KEPT, len(columns)):
         if used + widths[i] <= width:
             shown.append(i)
             used += widths[i]
@@ -171,8 +171,13 @@ class CompareScreen(ModalScreen):
         table: DataTable[str | Content] = self.query_one(DataTable)
         keep = table.cursor_row
         cells = [row_cells(r, store.last_ts) for r in self.rows]
-        shown, headers, short = fit_columns(cells, self.table_width())
-        self.hidden = [COLUMNS[i] for i in range(len(COLUMNS)) if i not in shown]
+        columns: tuple[str, ...] = COLUMNS
+        lat = self.dash.latency.get(self.host)
+        if lat is not None and lat.epochs:  # the server's latency, first after the kept columns
+            columns = COLUMNS[:KEPT] + LATENCY_COLUMNS + COLUMNS[KEPT:]
+            cells = [c[:KEPT] + latency_cells(lat.epochs.get(r.start)) + c[KEPT:] for r, c in zip(self.rows, cells)]
+        shown, headers, short = fit_columns(cells, self.table_width(), columns)
+        self.hidden = [columns[i] for i in range(len(columns)) if i not in shown]
         if (shown, headers) != self._columns:
             table.clear(columns=True)
             table.add_columns(*(headers[i] for i in shown))

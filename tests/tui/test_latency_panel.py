@@ -9,7 +9,7 @@ import json
 from contextlib import redirect_stdout
 
 import pytest
-from tui_helpers import open_app, until
+from tui_helpers import make_app, open_app, settle, until
 
 from mtptui.commands import demo, summary as summary_cmd
 from mtptui.config import Config
@@ -81,6 +81,14 @@ async def test_the_demo_shows_its_servers_latency_and_records_it(tmp_path, monke
         assert {k: latency.brief(w) for k, w in d.latency["simulator"].epochs.items()} == live
         assert d.latency_now("simulator") == live_now
         assert latency.ms(live_now["itl"]["p50"]) in str(opened.screen.query_one(LatencyBar).render())
+    # a replay of it (at full speed, to its end): the same
+    replay = make_app(str(record))
+    async with replay.run_test(size=(100, 30)) as pilot:
+        d = replay.dash
+        await settle(pilot, replay)
+        await until(pilot, lambda: d.recorded.get("simulator"), "the record's scrapes")
+        assert {k: latency.brief(w) for k, w in d.latency["simulator"].epochs.items()} == live
+        assert d.latency_now("simulator") == live_now
 
 
 async def test_a_server_without_metrics_says_so_once(monkeypatch):

@@ -57,3 +57,10 @@ async def test_advisor_screen_shows_the_evidence_whole(size):
     for figure in ("-11% at 32-64k", "-19% at 64k+"):
         assert figure in flat or figure.replace(" ", "  ") in flat, figure
     assert "try speculation off" in flat  # a replay cannot act: it says what, and which key would
+
+
+def test_main_screen_with_advice_80x24(snap_compare):
+    async def run_before(pilot):
+        await settle(pilot, pilot.app)
+
+    assert snap_compare(make_app(GRAPH_OFF, window="all"), terminal_size=(80, 24), run_before=run_before)

@@ -53,6 +53,8 @@ class AdviceBar(Static):
             return
         a = advice[0]
         more = f" · +{len(advice) - 1} more" if len(advice) > 1 else ""
-        self.update(Content.assemble((" TRY ", "bold $text on $primary"), " ", (a.title, "bold"), "; ",
-                                     try_text(a, keymap, can_act),
+        tries = try_text(a, keymap, can_act)
+        # A key first, a command (long) after what it is for: a narrow screen cuts the line's end.
+        first, then = ((tries, "bold"), (a.title, "")) if a.key else ((a.title, "bold"), (tries, ""))
+        self.update(Content.assemble((" TRY ", "bold $text on $primary"), " ", first, " · ", then,
                                      (f"{more} · {key_of('try_next', keymap)}: the evidence", "$text-muted")))

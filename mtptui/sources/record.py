@@ -272,35 +272,47 @@ class RecordingSource(Source):
         await self.inner.run(RecordingFeed(feed, self.writer))
 
 
+SCAN_CHUNK = 1 << 22  # bytes read at a time when a record is searched for its scrapes
+
+
 def recorded_scrapes(path: str) -> dict[str | None, list]:
     """The /metrics scrapes a record holds (its MTPTUI_METRICS entries) with the epoch start the
-    dashboard gave each, per host in file order:
-    found with a byte search, so a record without them costs one scan of its bytes. A file that
-    cannot be mapped (a pipe, compressed) has none here."""
-    import mmap
+    dashboard gave each, per host in file order: found with a byte search, a chunk at a time (a
+    record without them costs one read of its bytes, and no more memory than a chunk and its
+    longest line). A file that cannot be read has none here."""
+    out: dict[str | None, list] = {}
+    try:
+        with open(path, "rb") as f:
+            tail = b""
+            while True:
+                chunk = f.read(SCAN_CHUNK)
+                buf = tail + chunk
+                cut = len(buf) if not chunk else buf.rfind(b"\n") + 1
+                _scan(buf[:cut], out)
+                tail = buf[cut:]
+                if not chunk:
+                    return out
+    except OSError:
+        return {}
 
+
+def _scan(buf: bytes, out: dict) -> None:
     from mtptui.core.latency import from_json
 
-    out: dict[str | None, list] = {}
     key = b'"MTPTUI_METRICS":'
-    try:
-        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-            i = m.find(key)
-            while i >= 0:
-                start = m.rfind(b"\n", 0, i) + 1
-                end = m.find(b"\n", i)
-                end = len(m) if end < 0 else end
-                try:
-                    entry = json.loads(m[start:end])
-                    obj = json.loads(entry["MTPTUI_METRICS"])
-                    scrape = from_json(obj)
-                    epoch = obj.get("epoch")
-                    epoch = float(epoch) if epoch is not None else None
-                except (ValueError, KeyError, TypeError, AttributeError):
-                    scrape = None
-                if scrape is not None:
-                    out.setdefault(entry.get("_HOSTNAME"), []).append((scrape, epoch))
-                i = m.find(key, end)
-    except (OSError, ValueError):
-        return {}
-    return out
+    i = buf.find(key)
+    while i >= 0:
+        start = buf.rfind(b"\n", 0, i) + 1
+        end = buf.find(b"\n", i)
+        end = len(buf) if end < 0 else end
+        try:
+            entry = json.loads(buf[start:end])
+            obj = json.loads(entry["MTPTUI_METRICS"])
+            scrape = from_json(obj)
+            epoch = obj.get("epoch")
+            epoch = float(epoch) if epoch is not None else None
+        except (ValueError, KeyError, TypeError, AttributeError):
+            scrape = None
+        if scrape is not None:
+            out.setdefault(entry.get("_HOSTNAME"), []).append((scrape, epoch))
+        i = buf.find(key, end)

@@ -67,3 +67,17 @@ def test_summary_json_of_a_record_without_scrapes_has_no_latency(tmp_path):
     with redirect_stdout(out):
         assert summary_cmd.main(["--json", str(sample)]) == 0
     assert "latency" not in json.loads(out.getvalue())
+
+
+def test_the_scan_finds_every_scrape_across_its_chunks(tmp_path, monkeypatch):
+    from mtptui.sources import record
+
+    path = tmp_path / "r.jsonl"
+    with open(path, "w") as f:
+        for i in range(200):
+            f.write(json.dumps({"MESSAGE": "x" * i}) + "\n")
+            s = latency.Scrape(float(i), {}, {}, {}, 2.0)
+            f.write(json.dumps({"MTPTUI_METRICS": json.dumps(dict(latency.to_json(s), epoch=1.0)), "_HOSTNAME": "h"}) + "\n")
+    monkeypatch.setattr(record, "SCAN_CHUNK", 97)  # lines longer than a chunk, cut anywhere
+    got = recorded_scrapes(str(path))
+    assert [s.t for s, _ in got["h"]] == [float(i) for i in range(200)]

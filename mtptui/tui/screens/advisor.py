@@ -31,7 +31,7 @@ def advisor_lines(advice: list, keymap: dict, can_act: bool, lim: Limits | None 
                 Content.assemble("  ", (try_text(a, keymap, can_act), "bold $accent")), Content("")]
     rest = [r for r in RULES if r.name not in holding]
     if rest:
-        out += [Content(""), Content.styled("not holding:", "$text-muted")]
+        out += [*([] if advice else [Content("")]), Content.styled("not holding:", "$text-muted")]
         out += [Content.assemble(("  " + r.name.replace("_", " "), "bold"), (f": {r.what}", "$text-muted"))
                 for r in rest]
     out += [Content(""), Content.styled(

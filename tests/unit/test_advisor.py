@@ -187,3 +187,38 @@ def test_summary_holds_accept_short_over_a_whole_epoch_and_not_over_a_short_one(
     short = tmp_path / "n7-short.log"
     short.write_text("\n".join(argv(scenario.nextn(7), seconds=60.0)) + "\n")
     assert summary_advice(str(short)) == {}  # a minute of it: not yet the hold
+
+
+def test_spec_slower_holds_at_the_load_being_served_when_speculation_costs_throughput():
+    """Off, then MTP 3 steps at the same steady load, the MTP run's gen throughput halved in its
+    lines (a draft that costs more than it gains): slower than spec off at the load it serves."""
+    from mtptui.sim.scenario import Run, render_runs
+
+    runs = [Run(scenario.QWEN + ["--sim-load", "steady"], serve=200),
+            Run(scenario.QWEN + scenario.nextn(3) + ["--sim-load", "steady"], serve=200, end="keep")]
+    lines, second = [], 0
+    for ln in render_runs(runs, t0=scenario.T0, salt="advisor"):
+        second += "server_args=" in ln.text
+        text = ln.text
+        m = re.search(r"gen throughput \(token/s\): ([\d.]+)", text)
+        if second >= 2 and m:
+            text = text.replace(m.group(0), f"gen throughput (token/s): {float(m.group(1)) * 0.5:.2f}")
+        lines.append(text)
+    a = judged(lines)["spec_slower"]
+    m = re.match(r"speculation (\d+)% slower than spec off at (\S+) running requests", a.title)
+    assert m and int(m.group(1)) >= 5, a.title
+    assert f"the last 2m served at {m.group(2)} running requests" in a.evidence and a.key == "spec_toggle"
+    # the same run unhalved: speculation pays there
+    plain = [ln.text for ln in render_runs(runs, t0=scenario.T0, salt="advisor")]
+    assert "spec_slower" not in judged(plain)
+
+
+def test_advice_waits_for_the_hold_and_goes_with_the_data():
+    """CUDA graphs off from the start: nothing a minute after the first decode line, advice once
+    two minutes have held."""
+    lines = named("incident-cuda-graph-off")
+    store = store_of(lines)
+    (host,) = store.hosts()
+    first = min(store.ranks(host)[0].decode.times())
+    assert advise(store, host, first + 60) == []
+    assert [a.rule for a in advise(store, host, first + 130)] == ["graph_off"]

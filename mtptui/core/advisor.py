@@ -122,7 +122,7 @@ def _label(scale: Scale, key: float | None) -> str | None:
 
 # -- the rules ---------------------------------------------------------------------------------
 
-StepName = Callable[[dict, int], str | None]  # (settings, -1) -> the profile one step down, or None
+StepName = Callable[[dict, int], str | None]  # (settings, -1) -> the profile one step down (0: the one they are), or None
 
 
 def launch_settings(spec: dict) -> dict:
@@ -160,7 +160,7 @@ def accept_short(sp: Span, lim: Limits, name: StepName | None) -> Advice | None:
     if len(low) * 2 <= len(sp.accept):  # most ranks: one rank apart is the divergence rule's
         return None
     acc = math.fsum(sp.accept[r] for r in low) / len(low)
-    label = spec_label(sp.spec)
+    label = (name(sp.spec, 0) if name else None) or spec_label(sp.spec)  # mtp3, as the profiles name it
     steps = sp.spec.get("num_steps")
     off = acc <= lim.nothing_accepted or steps == 1
     if off:

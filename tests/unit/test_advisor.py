@@ -67,7 +67,7 @@ def test_every_rule_is_tested_here():
 
 def test_accept_short_holds_when_seven_steps_accept_under_three():
     a = judged(argv(scenario.nextn(7)))["accept_short"]
-    m = re.match(r"EAGLE steps=7 topk=1 draft=8 accepts (\d\.\d\d) of 8: each step past the first", a.title)
+    m = re.match(r"mtp7 accepts (\d\.\d\d) of 8: each step past the first", a.title)
     assert m and float(m.group(1)) <= 4.0
     assert a.key == "spec_step_down" and a.tries == "mtp6"
     assert "over the last 2m" in a.evidence

@@ -31,8 +31,8 @@ def need():
 def _every_notification(request, monkeypatch):
     """An app's notifications, every one, in `app.told` as (message, severity): Textual forgets one
     once its timeout has passed, and on a loaded machine a test can look after that. For the
-    tiers that run apps only (the unit tier never loads Textual)."""
-    if "/tests/unit/" in str(request.node.path):
+    tiers that run apps only (the unit and process tiers never load Textual here)."""
+    if "/tests/unit/" in str(request.node.path) or "/tests/process/" in str(request.node.path):
         return
     from textual.app import App
 

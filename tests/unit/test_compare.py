@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_summary_epochs import _toggle_log
+from logsynth import toggle_log
 
 from mtptui.sources import parallel
 from mtptui.core.compare import DELTA_MIN_BATCHES, dp_group, epoch_rows, percent, with_comparison
@@ -44,7 +44,7 @@ def test_the_stores_epochs_are_summarys_on_the_toggle_sample():
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_the_stores_epochs_are_summarys_through_crash_loops_and_vllm_lines(tmp_path, seed):
     log = tmp_path / "toggle.log"
-    _toggle_log(log, restarts=25, seed=seed)
+    toggle_log(log, restarts=25, seed=seed)
     assert store_epochs(store_of(str(log))) == summary_epochs(str(log))
 
 

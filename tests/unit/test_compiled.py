@@ -232,16 +232,6 @@ def test_every_sample_log_summarises_the_same_both_ways(path, monkeypatch, pytho
     assert fast == run()
 
 
-def test_parts_read_in_parallel_join_as_the_python_path_reads_the_whole(monkeypatch, python_path, tmp_path):
-    """Forked readers of a file's parts, each with its lane, against one Python reader."""
-    log = tmp_path / "all.log"
-    log.write_bytes(b"".join(p.read_bytes() for p in SAMPLES if p.suffix == ".log"))
-    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
-    summary, counts = parallel.summarise([str(log)], jobs=3)
-    fast = json.dumps(summary.to_json(counts.to_json()))
-    python_path()
-    summary, counts = parallel.summarise([str(log)], jobs=1)
-    assert fast == json.dumps(summary.to_json(counts.to_json()))
 
 
 def test_no_word_of_an_event_overlaps_another():

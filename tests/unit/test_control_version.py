@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
 import pytest
 
@@ -11,13 +9,6 @@ from mtptui.control.launch import find_launch
 from mtptui.control.version import interpreter_argv, version_of, vtuple
 
 
-def test_the_interpreter_is_asked_with_a_fixed_program_and_the_package_as_an_argument():
-    argv = ["/opt/venv/bin/python3.11", "-m", "sglang.launch_server", "--model-path", "m"]
-    ask = interpreter_argv(argv, find_launch(argv))
-    assert ask[:2] == ["/opt/venv/bin/python3.11", "-c"] and ask[-1] == "sglang"
-    # the program really answers, for a package this interpreter has
-    r = subprocess.run([sys.executable, *ask[1:-1], "pytest"], capture_output=True, text=True, check=True)
-    assert version_of(r.stdout) == pytest.__version__
 
 
 @pytest.mark.parametrize("argv", [

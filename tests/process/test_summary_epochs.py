@@ -2,18 +2,17 @@
 and a file read in parallel parts gives exactly what a sequential read gives."""
 
 import json
-import random
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from mtptui.sources import parallel
 from mtptui.core.compare import DELTA_MIN_BATCHES
+from logsynth import toggle_log
 
-DATA = Path(__file__).parent / "data" / "toggle-epochs.log"
+DATA = Path(__file__).resolve().parents[1] / "unit" / "data" / "toggle-epochs.log"
 
 
 def summary(*args):
@@ -49,41 +48,12 @@ def test_the_table_shows_the_change_against_the_run_before_and_the_spec_off_run(
                                       ["116", "1.87", "2086.0", "-7%", "+29%"]]
 
 
-def _toggle_log(path: Path, restarts: int, seed: int) -> None:
-    """Restarts under systemd, crash loops (server_args twice), and vLLM lines between them."""
-    rnd = random.Random(seed)
-    lines = []
-    t = 1773072000
-
-    def stamp():
-        return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t))
-
-    for r in range(restarts):
-        if r % 3 != 2:
-            lines.append("Mar 09 16:00:00 gpu-a systemd[1]: Started sglang-qwen.service - SGLang.")
-        steps = rnd.choice([None, 1, 3])
-        algo = "None" if steps is None else "'EAGLE'"
-        lines.append(f"[{stamp()}] server_args=ServerArgs(model_path='m', speculative_algorithm={algo}, "
-                     f"speculative_num_steps={steps})")
-        for _ in range(rnd.randrange(0, 40)):
-            t += 1
-            acc = "" if steps is None else f"accept len: {1 + rnd.random() * steps:.2f}, "
-            rank = rnd.choice(["TP0", "DP1 TP1"])
-            lines.append(f"[{stamp()} {rank}] Decode batch, #running-req: 4, #token: 10, token usage: 0.01, "
-                         f"{acc}cuda graph: True, gen throughput (token/s): {rnd.random() * 1000:.2f}, #queue-req: 0")
-            if rnd.random() < 0.2:
-                lines.append(f"INFO 03-09 16:00:{t % 60:02d} [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s, "
-                             f"Avg generation throughput: {rnd.random() * 100:.1f} tokens/s, Running: 1 reqs, Waiting: 0 reqs, "
-                             "GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%")
-                lines.append(f"INFO 03-09 16:00:{t % 60:02d} [metrics.py:1] SpecDecoding metrics: Mean acceptance length: "
-                             f"{1 + rnd.random():.2f}, Accepted: 5 tokens, Drafted: 9 tokens, Avg Draft acceptance rate: 55.5%")
-    path.write_text("\n".join(lines) + "\n")
 
 
 @pytest.mark.parametrize("jobs", [2, 3, 7])
 def test_parallel_parts_equal_a_sequential_read(tmp_path, monkeypatch, jobs):
     log = tmp_path / "toggle.log"
-    _toggle_log(log, restarts=30, seed=jobs)
+    toggle_log(log, restarts=30, seed=jobs)
     seq, seq_counts = parallel.summarise([str(log)], jobs=1)
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
     par, par_counts = parallel.summarise([str(log)], jobs=jobs)

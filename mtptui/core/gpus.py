@@ -1,0 +1,243 @@
+"""GPU samples: `nvidia-smi`'s CSV read into `GpuSample`s, GPUs mapped to TP ranks, and energy per
+generated token over a span. Pure: the source (sources/gpus.py) hands the bytes and the time they
+came; nothing here runs a command.
+
+The query is fixed (`QUERY`), so a line is always index, name, then seven figures. The name is not
+quoted in csv mode and nothing forbids a comma in it, so the name is whatever lies between the first
+field and the last seven. A figure the GPU does not report reads `[N/A]`, `[Not Supported]` (or, on
+old drivers, `N/A`, `[Unknown Error]`): absent, never zero (a laptop card that cannot read its power
+is not drawing 0 W)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+FIELDS = ("index", "name", "utilization.gpu", "memory.used", "memory.total", "power.draw",
+          "power.limit", "temperature.gpu", "clocks.sm")
+QUERY = "--query-gpu=" + ",".join(FIELDS)
+INTERVAL_MS = 1000
+# argv, never a string: the source hands it to transport as is
+ARGV = ("nvidia-smi", QUERY, "--format=csv,noheader,nounits", "-lms", str(INTERVAL_MS))
+_FIGURES = len(FIELDS) - 2
+# a real line is under 200 characters; a longer one is not nvidia-smi's and is not split
+MAX_LINE = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSample:
+    """One GPU at one moment. Memory in MiB, power in W, temperature in °C, clock in MHz; None where
+    the tool said it could not read it."""
+    t: float
+    index: int
+    name: str
+    util: float | None = None
+    mem_used: float | None = None
+    mem_total: float | None = None
+    power: float | None = None
+    power_limit: float | None = None
+    temp: float | None = None
+    sm_clock: float | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {"t": self.t, "index": self.index, "name": self.name, "util": self.util,
+                "mem_used": self.mem_used, "mem_total": self.mem_total, "power": self.power,
+                "power_limit": self.power_limit, "temp": self.temp, "sm_clock": self.sm_clock}
+
+    @classmethod
+    def from_json(cls, d: dict[str, object]) -> GpuSample | None:
+        """A record file's entry back into a sample; None for one that is damaged."""
+        try:
+            t, index, name = d["t"], d["index"], d["name"]
+            if not isinstance(t, (int, float)) or not isinstance(index, int) or not isinstance(name, str):
+                return None
+            figs = {k: d.get(k) for k in ("util", "mem_used", "mem_total", "power", "power_limit",
+                                           "temp", "sm_clock")}
+            if any(v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)))
+                   for v in figs.values()):
+                return None
+            return cls(float(t), index, name, **{k: None if v is None else float(v)  # type: ignore[arg-type]
+                                                 for k, v in figs.items()})
+        except (KeyError, TypeError):
+            return None
+
+
+def _figure(text: str) -> float | None:
+    s = text.strip()
+    if not s or s.startswith("[") or s.upper() == "N/A":
+        return None
+    # without `nounits` the tool writes "45 %", "1234 MiB", "250.00 W": the number comes first
+    head = s.split(" ", 1)[0]
+    try:
+        v = float(head)
+    except ValueError:
+        return None
+    return v if math.isfinite(v) else None
+
+
+def parse_line(line: str, t: float) -> GpuSample | None:
+    """One line of the query's output, or None for one that is not (blank, cut short, a header, an
+    error message such as "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA
+    driver")."""
+    if len(line) > MAX_LINE:
+        return None
+    parts = line.strip().split(",")
+    if len(parts) < len(FIELDS):
+        return None
+    idx = parts[0].strip()
+    if not idx.isdigit() or not idx.isascii():
+        return None
+    name = ",".join(parts[1:len(parts) - _FIGURES]).strip()
+    if not name or not name.isprintable():
+        return None
+    figs = [_figure(p) for p in parts[len(parts) - _FIGURES:]]
+    if all(f is None for f in figs):
+        return None  # a header line, or a GPU that answers nothing
+    return GpuSample(t, int(idx), name, *figs)
+
+
+class GpuStream:
+    """Bytes as they arrive from `nvidia-smi -lms` into samples: a line cut between two chunks is
+    joined, one cut for good (the link dropped) is thrown away at `reset()`, and a flood without a
+    newline is dropped rather than held. Every line that was not a sample is counted."""
+
+    def __init__(self) -> None:
+        self._buf = b""
+        self._skipping = False  # inside a line already longer than MAX_LINE
+        self.bad = 0
+        self.samples = 0
+
+    def feed(self, data: bytes, t: float) -> list[GpuSample]:
+        out: list[GpuSample] = []
+        buf = self._buf + data
+        lines = buf.split(b"\n")
+        self._buf = lines.pop()
+        for raw in lines:
+            if self._skipping:
+                self._skipping = False
+                self.bad += 1
+                continue
+            self._take(raw, t, out)
+        if len(self._buf) > MAX_LINE:
+            self._buf = b""
+            self._skipping = True
+        return out
+
+    def _take(self, raw: bytes, t: float, out: list[GpuSample]) -> None:
+        if not raw.strip():
+            return
+        s = parse_line(raw.decode("utf-8", "replace"), t)
+        if s is None:
+            self.bad += 1
+        else:
+            self.samples += 1
+            out.append(s)
+
+    def reset(self) -> None:
+        """The stream ended: a partial last line is not a sample."""
+        if self._buf.strip() or self._skipping:
+            self.bad += 1
+        self._buf = b""
+        self._skipping = False
+
+
+def parse_text(text: str, t: float = 0.0) -> list[GpuSample]:
+    """Every sample of a whole output (one `nvidia-smi` run without `-l`)."""
+    return [s for s in (parse_line(ln, t) for ln in text.splitlines()) if s is not None]
+
+
+def visible_devices(value: str | None) -> list[int] | None:
+    """CUDA_VISIBLE_DEVICES as physical indices, in the order CUDA numbers them; None where it is
+    unset or names GPUs by UUID or MIG id (no index to match nvidia-smi's with). An empty value hides
+    every GPU."""
+    if value is None:
+        return None
+    out = []
+    for part in value.split(","):
+        p = part.strip()
+        if not p:
+            continue
+        if not p.isdigit():
+            return None
+        n = int(p)
+        if n in out:
+            break  # CUDA stops at a repeated index
+        out.append(n)
+    return out
+
+
+def rank_gpus(tp_size: int, *, base_gpu_id: int = 0, gpu_id_step: int = 1,
+              visible: Sequence[int] | None = None) -> dict[str, int]:
+    """Each TP rank's physical GPU index: SGLang puts rank i on device base_gpu_id + i*gpu_id_step
+    (its server_args), counted among the visible devices. This assumes nvidia-smi's order (PCI bus)
+    is CUDA's: true where CUDA_DEVICE_ORDER=PCI_BUS_ID, and on the usual servers of identical GPUs.
+    A rank whose device is past the visible list is left out rather than guessed."""
+    out = {}
+    for r in range(max(0, tp_size)):
+        dev = base_gpu_id + r * gpu_id_step
+        if visible is None:
+            out[f"TP{r}"] = dev
+        elif 0 <= dev < len(visible):
+            out[f"TP{r}"] = visible[dev]
+    return out
+
+
+def _integral(points: Iterable[tuple[float, float]], t0: float, t1: float) -> tuple[float, float]:
+    """The trapezoid integral of (t, v) points, sorted by t, over [t0, t1], and the time it covers:
+    a gap wider than GAP between two points is not filled (the tool or the link stopped)."""
+    total = covered = 0.0
+    prev: tuple[float, float] | None = None
+    for t, v in points:
+        if prev is not None:
+            a, b = max(prev[0], t0), min(t, t1)
+            if b > a and t - prev[0] <= GAP:
+                total += (prev[1] + v) / 2 * (b - a)
+                covered += b - a
+        prev = (t, v)
+    return total, covered
+
+
+GAP = 10.0  # s: ten missed samples of -lms 1000
+
+
+def host_power(samples: Iterable[GpuSample]) -> list[tuple[float, float]]:
+    """A host's power, summed over its GPUs at each moment a sample set came, in time order. A
+    moment where some GPU has no power reading is left out (a sum without it would read low)."""
+    by_t: dict[float, list[float | None]] = {}
+    for s in samples:
+        by_t.setdefault(s.t, []).append(s.power)
+    return [(t, sum(p for p in ps if p is not None)) for t, ps in sorted(by_t.items())
+            if ps and all(p is not None for p in ps)]
+
+
+@dataclass(frozen=True, slots=True)
+class Energy:
+    joules: float
+    tokens: float
+    seconds: float  # the span both the power and the token rate cover
+
+    @property
+    def per_token(self) -> float | None:
+        return self.joules / self.tokens if self.tokens > 0 else None
+
+
+def energy_per_token(power: Sequence[tuple[float, float]], gen: Sequence[tuple[float, float]],
+                     t0: float, t1: float) -> Energy | None:
+    """Joules per generated token over [t0, t1]: power (W, summed over the GPUs) integrated over
+    time, divided by the generated tokens (the batch lines' gen throughput, tok/s, integrated over
+    the same span). Only the time both cover counts, so a span where the GPUs went unread does not
+    charge its tokens nothing. None where they share no time."""
+    if t1 <= t0 or len(power) < 2 or len(gen) < 2:
+        return None
+    lo = max(t0, power[0][0], gen[0][0])
+    hi = min(t1, power[-1][0], gen[-1][0])
+    if hi <= lo:
+        return None
+    joules, pc = _integral(power, lo, hi)
+    tokens, gc = _integral(gen, lo, hi)
+    if pc <= 0 or gc <= 0:
+        return None
+    # scale each to the shared span where one has a gap the other does not
+    span = hi - lo
+    return Energy(joules * span / pc, tokens * span / gc, span)

@@ -183,9 +183,13 @@ ACTING_IDS = frozenset({"spec_toggle", "spec_step_down", "spec_step_up", "profil
 ACTING_ACTIONS = frozenset(k.action.split("(")[0] for k in KEYS if k.id in ACTING_IDS)
 
 
-def shown_keys(acting_off: bool) -> list[Key]:
-    """The dashboard's keys that exist in this session."""
-    return [k for k in KEYS if not (acting_off and k.id in ACTING_IDS)]
+# The keys that only a replay has: a live stream runs at its own pace, so live mode offers none of them.
+REPLAY_ONLY = frozenset({"faster", "slower"})
+
+
+def shown_keys(acting_off: bool, replay: bool = True) -> list[Key]:
+    """The dashboard's keys that exist in this session (a live one: without the replay's own)."""
+    return [k for k in KEYS if not (acting_off and k.id in ACTING_IDS) and (replay or k.id not in REPLAY_ONLY)]
 
 
 def screen_keys(screen: str) -> list[Key]:

@@ -14,7 +14,6 @@ from mtptui.tui.screens.help import key_text
 from mtptui.tui.viewmodel import METRICS, host_label
 from mtptui.config.windows import WINDOWS
 
-REPLAY_ONLY = ("faster", "slower")  # key ids that do nothing but say so in live mode
 
 
 class DashboardCommands(Provider):
@@ -29,8 +28,7 @@ class DashboardCommands(Provider):
         # (the replay's speed only where there is a replay: a live stream runs at its own pace)
         cmds: list[tuple[str, str, Callable[[], object]]] = [
             (k.palette, k.help, partial(self.app.run_action, k.action, screen))
-            for k in shown_keys(not dash.can_act)
-            if k.palette and (dash.timeline.is_replay or k.id not in REPLAY_ONLY)]
+            for k in shown_keys(not dash.can_act, dash.timeline.is_replay) if k.palette]
 
         def set_metric(m: str) -> None:
             dash.set_metric(m)

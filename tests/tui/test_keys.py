@@ -414,7 +414,8 @@ async def test_help_and_palette_come_from_the_one_table():
     the panes') with its id and help text; the palette offers every such row with a palette name,
     with the same help text. (A replay: no acting keys, the replay's speed.)"""
     from mtptui.config.keys import ACTING_IDS, screen_keys, shown_keys
-    from mtptui.tui.palette import REPLAY_ONLY, DashboardCommands
+    from mtptui.config.keys import REPLAY_ONLY
+    from mtptui.tui.palette import DashboardCommands
 
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:

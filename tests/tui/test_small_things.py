@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from textual.widgets._toast import Toast
 from tui_helpers import make_app, screen_text, settle
 
@@ -16,9 +18,10 @@ from mtptui.tui.palette import DashboardCommands
 SIZE = (120, 36)
 
 
-async def test_a_notification_leaves_the_status_bar_and_the_keys_readable():
+@pytest.mark.parametrize("size", [(80, 24), SIZE, (160, 48)])
+async def test_a_notification_leaves_the_status_bar_and_the_keys_readable(size):
     app = make_app()
-    async with app.run_test(size=SIZE, notifications=True) as pilot:
+    async with app.run_test(size=size, notifications=True) as pilot:
         await settle(pilot, app)
         app.notify("gpu1: mtp3 verified: accept len 2.41 after 3 batches")
         await pilot.pause(0.3)
@@ -41,6 +44,25 @@ async def test_the_palette_offers_replay_speed_in_a_replay_only():
         await pilot.pause()
         names = palette_names(live)
         assert "Pause / resume" in names and not any(n.startswith("Replay") for n in names), names
+
+
+async def test_help_lists_the_replay_speed_in_a_replay_only():
+    from mtptui.config.keys import BY_ID, REPLAY_ONLY
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("question_mark")
+        text = str(app.screen.query_one("Static").render())
+        assert all(BY_ID[k].help in text for k in REPLAY_ONLY), text
+    live = build_app([], title="live", window="5m", wall=lambda: 1_800_000_000.0)
+    async with live.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        text = str(live.screen.query_one("Static").render())
+        assert BY_ID["pause"].help in text
+        assert not [k for k in REPLAY_ONLY if f"{k} " in text or BY_ID[k].help in text], text
 
 
 async def test_one_line_is_one_line_in_the_status_bar():

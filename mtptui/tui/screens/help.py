@@ -59,14 +59,15 @@ class HelpScreen(ModalScreen):
     """
     BINDINGS = bindings_for("help")
 
-    def __init__(self, acting_off: str | None = None) -> None:
+    def __init__(self, acting_off: str | None = None, replay: bool = True) -> None:
         super().__init__()
         self.acting_off = acting_off  # why the acting keys are left out, or None: they are listed
+        self.replay = replay  # a live session: the replay's own keys are not listed
 
     def compose(self) -> ComposeResult:
         keymap = getattr(self.app, "keymap_used", {}) or {}
 
-        keys = [*shown_keys(self.acting_off is not None), BY_ID["palette"]]
+        keys = [*shown_keys(self.acting_off is not None, self.replay), BY_ID["palette"]]
         panes = {pane: screen_keys(pane) for pane in PANES}
         width = max(len(k.id) for k in [*keys, *(k for ks in panes.values() for k in ks)]) + 2
 

@@ -528,7 +528,7 @@ class MainScreen(Screen):
     def action_help(self) -> None:
         from mtptui.tui.screens.help import HelpScreen
 
-        self.app.push_screen(HelpScreen(self.dash.acting_off()))
+        self.app.push_screen(HelpScreen(self.dash.acting_off(), self.dash.timeline.is_replay))
 
     def action_compare(self) -> None:
         from mtptui.tui.screens.compare import CompareScreen

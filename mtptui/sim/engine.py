@@ -86,6 +86,7 @@ class RealRequest:
     done: bool = False
     failed: str | None = None  # why the server dropped it (a crash)
     t_arrive: float | None = None  # when it was submitted (its queue time, TTFT and latency)
+    accept_factor: float = 1.0  # what its content makes of acceptance (behaviour.content_factor)
 
     @property
     def remaining(self) -> int:
@@ -303,7 +304,8 @@ class Group:
                 a = mean + self.rng.gauss(0, math.sqrt(var / n_bg))
                 a = min(len(e.chain) + 1.0, max(1.0, a))
             # Tokens past a request's end are drafted and verified, then thrown away.
-            real_tokens = [min(behaviour.sample_chain(self.rng, e.chain, mult), r.remaining) for r in self.real]
+            real_tokens = [min(behaviour.sample_chain(self.rng, e.chain, mult * r.accept_factor), r.remaining)
+                           for r in self.real]
             step_tokens = n_bg * a + sum(real_tokens)
             self.win_acc += step_tokens
             self.win_req_steps += bs

@@ -23,7 +23,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
 
-from mtptui.sim import answers
+from mtptui.sim import answers, behaviour
 from mtptui.sim.engine import RealRequest
 
 if TYPE_CHECKING:
@@ -134,7 +134,8 @@ class Handler(BaseHTTPRequestHandler):
         tokens, finish = answers.reply(prompt, max_tokens)
         q: queue.Queue = queue.Queue()
         req = RealRequest(prompt=answers.count_prompt_tokens(prompt), tokens=tokens,
-                          sink=lambda chunk, t, fin: q.put((chunk, t, fin)))
+                          sink=lambda chunk, t, fin: q.put((chunk, t, fin)),
+                          accept_factor=behaviour.content_factor(prompt))
         if not live.submit(req):
             self._error(503, "the server is not ready (mtptui simulator)", "ServiceUnavailableError")
             return

@@ -83,6 +83,8 @@ async def test_at_80x24_the_table_fits_and_no_word_is_cut_at_the_edge(tmp_path, 
         for (result, _, _), line in zip(reversed(RESULTS), drawn):
             assert f" {result} " in line, line
         assert any("[TP0]" in line for line in drawn)  # brackets are text, not markup
+        first = str(app.screen.query_one("#detail", Static).render()).splitlines()
+        assert first[1] == "running", first  # no message: no colon after the result
         await pilot.press("down", "down", "down")  # lock_lost, the details whole
         text = " ".join(str(app.screen.query_one("#detail", Static).render()).split())
         assert "lock_lost (exit 4): lost the lock to ops@laptop pid 4242 (it took this console for gone)" in text
@@ -106,6 +108,18 @@ async def test_a_resize_fits_the_table_again(tmp_path, monkeypatch, utc):
 
 
 def test_audit_screen_80x24(snap_compare, tmp_path, monkeypatch, utc):
+    assert audit_snapshot(snap_compare, tmp_path, monkeypatch, (80, 24))
+
+
+def test_audit_screen_100x30(snap_compare, tmp_path, monkeypatch, utc):
+    assert audit_snapshot(snap_compare, tmp_path, monkeypatch, (100, 30))
+
+
+def test_audit_screen_160x48(snap_compare, tmp_path, monkeypatch, utc):
+    assert audit_snapshot(snap_compare, tmp_path, monkeypatch, (160, 48))
+
+
+def audit_snapshot(snap_compare, tmp_path, monkeypatch, size: tuple[int, int]) -> bool:
     monkeypatch.chdir(tmp_path)  # the log's path is on screen: the same on every run
     log = "audit.jsonl"
     write_log(tmp_path / log, entries())
@@ -114,4 +128,22 @@ def test_audit_screen_80x24(snap_compare, tmp_path, monkeypatch, utc):
         await open_audit(pilot, monkeypatch, log)
         await pilot.pause()
 
-    assert snap_compare(make_app(), terminal_size=(80, 24), run_before=run_before)
+    return snap_compare(make_app(), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (160, 48)])
+async def test_the_hint_stays_on_screen_under_long_details(tmp_path, monkeypatch, utc, size):
+    """The details (an ExecStart that wraps) take what room is left: the hint below them, and the
+    count of bad lines, are never pushed past the box's edge."""
+    log = tmp_path / "audit.jsonl"
+    write_log(log, entries())
+    with log.open("a") as f:
+        f.write("not an action\n")
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await open_audit(pilot, monkeypatch, log)
+        await pilot.pause()
+        box = app.screen.query_one("AuditScreen > Vertical").content_region
+        for name in ("#hint", "#bad"):
+            region = app.screen.query_one(name).region
+            assert region.height == 1 and box.contains_region(region), (name, region, box)

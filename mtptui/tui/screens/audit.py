@@ -108,7 +108,7 @@ def details(e: dict) -> Content:
                     f"{action_text(e)}", "bold"), "\n",
                    (f"{e.get('result', '?')}" + ("" if e.get("exit_code") is None else f" (exit {e['exit_code']})"),
                     RESULT_STYLES.get(str(e.get("result")), "")),
-                   f": {e.get('message', '')}\n\nphases:\n"]
+                   f": {e['message']}\n\nphases:\n" if e.get("message") else "\n\nphases:\n"]  # no dangling colon
     rows = phase_rows(e.get("phases") or [])
     for phase, state, took, detail in rows:
         parts += [f"  {phase:<16}", (f"{state:<5}", "$text-success" if state == "ok" else "bold $text-error"),
@@ -129,8 +129,9 @@ class AuditScreen(ModalScreen):
                              background: $surface; padding: 0 1; }
     AuditScreen DataTable { height: auto; max-height: 16; }
     AuditScreen #details { height: auto; max-height: 24; margin: 1 0; }
-    AuditScreen #hint { color: $text-muted; }
-    AuditScreen #bad { color: $text-warning; }
+    /* docked, so that long details give way and never push these past the box's edge (80x24) */
+    AuditScreen #hint { color: $text-muted; dock: bottom; }
+    AuditScreen #bad { color: $text-warning; dock: bottom; }
     AuditScreen #error { color: $text-error; }
     """
     BINDINGS = bindings_for("audit")

@@ -29,6 +29,7 @@ NEW, APPEND, FORCE = "new", "append", "force"
 
 _HOSTNAME_KEY = '"_HOSTNAME":"'
 METRICS_MARK = "-- mtptui: server metrics --"  # the MESSAGE of a recorded scrape
+GPUS_MARK = "-- mtptui: gpus --"  # the MESSAGE of a recorded set of GPU samples
 
 
 def with_hostname(line: str, host: str | None) -> str:
@@ -156,6 +157,15 @@ class RecordWriter:
             return
         entry = {"MTPTUI_METRICS": json.dumps(scrape, separators=(",", ":")), "_HOSTNAME": host,
                  "__REALTIME_TIMESTAMP": str(int(ts * 1_000_000)), "MESSAGE": METRICS_MARK}
+        self._put(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+    def gpus(self, host: str | None, samples: list, ts: float) -> None:
+        """GPU samples (core/gpus.GpuSample) as they came, one entry per batch (`MTPTUI_GPUS`), once
+        the record has begun: replay, `open` and `summary` read them back (recorded_gpus)."""
+        if self.entries == 0 or not samples:
+            return
+        entry = {"MTPTUI_GPUS": json.dumps([x.to_json() for x in samples], separators=(",", ":")),
+                 "_HOSTNAME": host, "__REALTIME_TIMESTAMP": str(int(ts * 1_000_000)), "MESSAGE": GPUS_MARK}
         self._put(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
 
     def close(self) -> None:
@@ -316,3 +326,38 @@ def _scan(buf: bytes, out: dict) -> None:
         if scrape is not None:
             out.setdefault(entry.get("_HOSTNAME"), []).append((scrape, epoch))
         i = buf.find(key, end)
+
+
+def recorded_gpus(path: str) -> dict[str | None, list]:
+    """The GPU samples a record holds (its MTPTUI_GPUS entries), per host in file order, searched
+    as the scrapes are; a damaged entry is skipped, a file that cannot be read has none."""
+    from mtptui.core.gpus import GpuSample
+
+    out: dict[str | None, list] = {}
+    key = b'"MTPTUI_GPUS":'
+    try:
+        with open(path, "rb") as f:
+            tail = b""
+            while True:
+                chunk = f.read(SCAN_CHUNK)
+                buf = tail + chunk
+                cut = len(buf) if not chunk else buf.rfind(b"\n") + 1
+                part, tail = buf[:cut], buf[cut:]
+                i = part.find(key)
+                while i >= 0:
+                    start = part.rfind(b"\n", 0, i) + 1
+                    end = part.find(b"\n", i)
+                    end = len(part) if end < 0 else end
+                    try:
+                        entry = json.loads(part[start:end])
+                        got = [GpuSample.from_json(d) for d in json.loads(entry["MTPTUI_GPUS"])]
+                    except (ValueError, KeyError, TypeError, AttributeError):
+                        got = []
+                    ok = [g for g in got if g is not None]
+                    if ok:
+                        out.setdefault(entry.get("_HOSTNAME"), []).extend(ok)
+                    i = part.find(key, end)
+                if not chunk:
+                    return out
+    except OSError:
+        return {}

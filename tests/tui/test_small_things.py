@@ -102,3 +102,19 @@ def test_plural():
     from mtptui.tui.viewmodel import plural
 
     assert [plural(n, "line") for n in (0, 1, 2, 1234)] == ["0 lines", "1 line", "2 lines", "1,234 lines"]
+
+
+async def test_a_notification_over_a_modal_screen_leaves_the_status_bar_readable(tmp_path, monkeypatch):
+    """The audit box is no taller than its rows at 160x48: the status bar shows below it, and a
+    notification raised there stands above it too."""
+    from test_audit_screen import open_audit, write_log
+
+    write_log(tmp_path / "audit.jsonl", [])
+    app = make_app()
+    async with app.run_test(size=(160, 48), notifications=True) as pilot:
+        await open_audit(pilot, monkeypatch, tmp_path / "audit.jsonl")
+        app.notify("gpu1: mtp3 verified: accept len 2.41 after 3 batches")
+        await pilot.pause(0.3)
+        (toast,) = app.screen.query(Toast)
+        bars = app.screen_stack[0].query_one("#bars")
+        assert toast.region.bottom <= bars.region.y, (toast.region, bars.region)

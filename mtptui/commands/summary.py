@@ -103,6 +103,7 @@ def table_lines(doc: dict) -> Iterator[str]:
     yield from ending_lines(doc["epochs"], doc.get("crash_loops", []))
     yield from advice_lines(doc.get("advice", []))
     yield from latency_lines(doc.get("latency", []))
+    yield from gpu_lines(doc.get("gpus", []))
     ln = doc["lines"]
     yield ""
     yield (f"lines: {ln['read']} read, {ln['batch']} batch, {ln['event']} event, "
@@ -232,6 +233,41 @@ def latency_section(paths: list[str], epochs: list[dict]) -> list[dict]:
     return out
 
 
+def gpu_lines(rows: list[dict]) -> list[str]:
+    """The GPU section of the table: per epoch the GPUs' mean use and power, and energy per token."""
+    if not rows:
+        return []
+    out = ["", "GPUs per epoch (from the nvidia-smi samples recorded):"]
+    for r in rows:
+        util = "-" if r["util_mean"] is None else f"{r['util_mean']:.0f}%"
+        power = "-" if r["power_mean_w"] is None else f"{r['power_mean_w']:.0f} W"
+        jpt = "-" if r["joules_per_token"] is None else f"{r['joules_per_token']:.3g} J/token"
+        out.append(f"  {(r['host'] or '-'):<12.12} #{r['epoch'] + 1:<3} {r['gpus']} GPU{'s' if r['gpus'] != 1 else ''}"
+                   f"  util {util}  power {power}  {jpt}")
+    return out
+
+
+def gpu_section(paths: list[str], epochs: list[dict]) -> list[dict]:
+    """Each epoch's GPUs from the samples recorded beside its lines (core/gpus.epoch_gpus)."""
+    from mtptui.core.gpus import epoch_gpus
+    from mtptui.sources.record import recorded_gpus
+
+    samples: dict = {}
+    for p in paths:
+        for host, got in recorded_gpus(p).items():
+            samples.setdefault(host, []).extend(got)
+    out = []
+    for e in epochs:
+        found = samples.get(e["host"])
+        if not found:
+            continue
+        row = epoch_gpus(sorted(found, key=lambda s: s.t), e["start"], e.get("end"),
+                         (e.get("host_totals") or {}).get("gen_throughput"))
+        if row is not None:
+            out.append({"host": e["host"], "epoch": e["index"], **row})
+    return out
+
+
 def _step_name(spec: dict, delta: int) -> str | None:
     from mtptui.control.profiles import ProfileError, step
     from mtptui.core.advisor import launch_settings
@@ -265,6 +301,9 @@ def main(argv: list[str]) -> int:
     lat = latency_section(args.paths, doc["epochs"])
     if lat:
         doc["latency"] = lat
+    gpus = gpu_section(args.paths, doc["epochs"])
+    if gpus:
+        doc["gpus"] = gpus
     if args.json:
         write_json(doc, sys.stdout)
     else:

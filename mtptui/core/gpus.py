@@ -241,3 +241,28 @@ def energy_per_token(power: Sequence[tuple[float, float]], gen: Sequence[tuple[f
     # scale each to the shared span where one has a gap the other does not
     span = hi - lo
     return Energy(joules * span / pc, tokens * span / gc, span)
+
+
+def epoch_gpus(samples: Sequence[GpuSample], start: float, end: float | None,
+               gen_throughput: float | None) -> dict[str, object] | None:
+    """An epoch's GPUs as `summary` and the compare screen give them: how many, their mean
+    utilisation and the host's mean power over the samples inside it, and joules per generated
+    token. The epoch's gen throughput is the mean of its decode lines (summary keeps no series of
+    it), so the tokens are that rate over the span the power covers. None without samples in it."""
+    inside = [s for s in samples if s.t >= start and (end is None or s.t <= end)]
+    if not inside:
+        return None
+    power = host_power(inside)
+    utils = [s.util for s in inside if s.util is not None]
+    out: dict[str, object] = {
+        "gpus": len({s.index for s in inside}),
+        "util_mean": round(sum(utils) / len(utils), 1) if utils else None,
+        "power_mean_w": round(sum(p for _, p in power) / len(power), 1) if power else None,
+        "joules_per_token": None,
+    }
+    if power and len(power) >= 2 and gen_throughput:
+        t0, t1 = power[0][0], power[-1][0]
+        e = energy_per_token(power, [(t, gen_throughput) for t, _ in power], t0, t1)
+        if e is not None and e.per_token is not None:
+            out["joules_per_token"] = round(e.per_token, 4)
+    return out

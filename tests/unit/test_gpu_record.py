@@ -29,3 +29,34 @@ def test_gpu_samples_round_trip_through_a_record(tmp_path):
 
 def test_no_file_no_gpus(tmp_path):
     assert recorded_gpus(str(tmp_path / "absent")) == {}
+
+
+def test_summary_carries_each_epochs_gpus_and_energy_per_token(tmp_path):
+    import io
+    import json
+    from contextlib import redirect_stdout
+    from pathlib import Path
+
+    from mtptui.commands import summary as summary_cmd
+
+    sample = Path(__file__).resolve().parents[2] / "sample_logs" / "long-context-toggle.log"
+    start = 1773072000.0  # its first epoch (spec off, 288.05 tok/s over its decode lines)
+    path = tmp_path / "gpus.jsonl"
+    w = RecordWriter(str(path))
+    # the record's first entry (GPU samples come after one): not of this host, so it opens no epoch here
+    w.write(['{"MESSAGE":"hello","__REALTIME_TIMESTAMP":"1000000"}'], "elsewhere")
+    for k in range(101):
+        t = start + k
+        w.gpus("gpu-h1", [GpuSample(t, i, "NVIDIA H100 80GB HBM3", util=60.0, power=300.0) for i in (0, 1)], t)
+    w.close()
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert summary_cmd.main(["--json", str(sample), str(path)]) == 0
+    doc = json.loads(out.getvalue())
+    first = [g for g in doc["gpus"] if g["epoch"] == 0]
+    assert len(doc["gpus"]) == 1 and first[0]["gpus"] == 2 and first[0]["power_mean_w"] == 600.0
+    assert abs(first[0]["joules_per_token"] - 600.0 / 288.050504587) < 1e-3
+    table = io.StringIO()
+    with redirect_stdout(table):
+        assert summary_cmd.main([str(sample), str(path)]) == 0
+    assert "  gpu-h1       #1   2 GPUs  util 60%  power 600 W  2.08 J/token" in table.getvalue()

@@ -153,3 +153,14 @@ def test_energy_per_token():
 def test_host_power_leaves_out_a_moment_with_a_gpu_unread():
     power = host_power([_gpu(0, 0, 100.0), _gpu(0, 1, None), _gpu(1, 0, 100.0), _gpu(1, 1, 50.0)])
     assert power == [(1, 150.0)]
+
+
+def test_epoch_gpus():
+    from mtptui.core.gpus import epoch_gpus
+
+    samples = [GpuSample(float(t), i, "G", util=50.0, power=350.0) for t in range(0, 21) for i in (0, 1)]
+    got = epoch_gpus(samples, 5.0, 15.0, 1400.0)
+    # 700 W over the host at 1400 tok/s: 0.5 J per token
+    assert got == {"gpus": 2, "util_mean": 50.0, "power_mean_w": 700.0, "joules_per_token": 0.5}
+    assert epoch_gpus(samples, 30.0, None, 1400.0) is None
+    assert epoch_gpus(samples, 0.0, None, None)["joules_per_token"] is None  # type: ignore[index]

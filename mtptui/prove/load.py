@@ -2,7 +2,20 @@
 time to first token (the first chunk with content), inter-token latency (the gaps between the
 chunks after it: with speculation a chunk carries the tokens one step accepted), output tokens
 from the server's usage (else the chunks counted), output tokens and requests per second over
-the wall time from the first request sent to the last one ended."""
+the wall time from the first request sent to the last one ended.
+
+Per-request acceptance, where the server reports it (read from each request's own response):
+  - SGLang's native `/generate` (GENERATE): its `meta_info` carries `spec_verify_ct` (verify steps)
+    and `completion_tokens`; accept length = completion_tokens / spec_verify_ct, the formula of
+    SGLang's tokenizer_manager and test/send_one.py (read in sglang 0.5.5). Its OpenAI endpoints
+    do not carry it (0.5.5's UsageInfo has prompt, completion, total and reasoning tokens only),
+    so a measurement of acceptance per request must use /generate. /generate takes raw text: the
+    messages are joined without the model's chat template, so the prompt differs from the chat
+    path's by the template's few tokens.
+  - vLLM's OpenAI endpoints with `--per-request-spec-decode-metrics summary` (vLLM PR #48915, in
+    no release up to 0.28.0): a top-level `metrics.speculative_decoding` object with
+    `mean_acceptance_length` (else num_accepted_draft_tokens / num_spec_steps + 1).
+A request without either has no acceptance (None), never a 1.0 that was not reported."""
 
 from __future__ import annotations
 
@@ -18,6 +31,7 @@ from mtptui.transport import http as client
 from mtptui.transport.http import STATUS, TIMEOUT, HttpError
 
 CHAT = "/v1/chat/completions"
+GENERATE = "/generate"
 
 
 @dataclass
@@ -28,6 +42,8 @@ class Sample:
     itls: list[float] = field(default_factory=list)
     error: str = ""
     seconds: float = 0.0  # from sent to the stream's end
+    accept_len: float | None = None  # tokens per verify step, where the server reported it
+    category: str | None = None  # the prompt's, where it had one
 
 
 @dataclass
@@ -62,8 +78,31 @@ class Load:
             "errors": self.errors, "per_request": per_request,
         }
 
+    def acceptance(self) -> dict:
+        """Per-request accept length where the server reported it: its p10/p50/p90 over the
+        requests that have one, and by the prompts' category ("-" for none)."""
+        return acceptance([s for s in self.samples if s.ok])
+
     def first_error(self) -> str:
         return next((s.error for s in self.samples if not s.ok), "")
+
+
+def acceptance(samples: list[Sample]) -> dict:
+    """{"requests": how many reported acceptance, "p10", "p50", "p90", "by_category": {category:
+    {"requests", "p10", "p50", "p90"}}}; the figures None where none reported it."""
+    def dist(xs: list[float]) -> dict:
+        return {"requests": len(xs), **{f"p{p}": _round(percentile(xs, p)) for p in (10, 50, 90)}}
+
+    have = [s for s in samples if s.accept_len is not None]
+    cats: dict[str, list[float]] = {}
+    for s in have:
+        cats.setdefault(s.category or "-", []).append(s.accept_len)  # type: ignore[arg-type]
+    return {**dist([s.accept_len for s in have]),  # type: ignore[misc]
+            "by_category": {c: dist(xs) for c, xs in sorted(cats.items())}}
+
+
+def _round(x: float | None) -> float | None:
+    return round(x, 3) if x is not None else None
 
 
 def percentile(values: list[float], p: float) -> float | None:
@@ -92,30 +131,74 @@ def chat_body(model: str, prompt: Prompt, max_tokens: int) -> dict:
             "stream_options": {"include_usage": True}, "ignore_eos": True}
 
 
-async def one(fwd, body: dict, timeout: float) -> Sample:
+def generate_body(prompt: Prompt, max_tokens: int) -> dict:
+    """SGLang's native request for a prompt (raw text: the messages' contents, one a line)."""
+    return {"text": "\n".join(m["content"] for m in prompt.messages),
+            "sampling_params": {"max_new_tokens": prompt.max_tokens or max_tokens, "temperature": 0,
+                                "ignore_eos": True},
+            "stream": True}
+
+
+def _accept_of(ev: dict) -> float | None:
+    """A response event's per-request accept length, where the server put one (module doc)."""
+    meta = ev.get("meta_info")
+    if isinstance(meta, dict):
+        verify, done = meta.get("spec_verify_ct"), meta.get("completion_tokens")
+        if isinstance(verify, int) and verify > 0 and isinstance(done, int):
+            return done / verify
+    spec = (ev.get("metrics") or {}).get("speculative_decoding") if isinstance(ev.get("metrics"), dict) else None
+    if isinstance(spec, dict):
+        mean = spec.get("mean_acceptance_length")
+        if isinstance(mean, (int, float)):
+            return float(mean)
+        steps, accepted = spec.get("num_spec_steps"), spec.get("num_accepted_draft_tokens")
+        if isinstance(steps, int) and steps > 0 and isinstance(accepted, int):
+            return 1 + accepted / steps
+    return None
+
+
+async def one(fwd, body: dict, timeout: float, path: str = CHAT) -> Sample:
     s = Sample(ok=False)
     t0 = time.monotonic()
     last = None
     chunks = 0
     usage = None
 
+    seen_text = 0
+
+    def seen(length: int) -> None:
+        """A chunk with new content arrived (length: /generate's text so far)."""
+        nonlocal last, chunks, seen_text
+        now = time.monotonic()
+        if last is None:
+            s.ttft = now - t0
+        else:
+            s.itls.append(now - last)
+        last = now
+        chunks += 1
+        seen_text = length
+
     async def consume() -> None:
-        nonlocal last, chunks, usage
-        async for ev in client.sse(fwd.host, fwd.port, CHAT, body):
+        nonlocal usage
+        async for ev in client.sse(fwd.host, fwd.port, path, body):
             err = ev.get("error") if isinstance(ev.get("error"), dict) else ev if ev.get("object") == "error" else None
             if err is not None:
                 raise HttpError(STATUS, f"an error in the stream: {err.get('message') or err}")
             if isinstance(ev.get("usage"), dict):
                 usage = ev["usage"]
+            acc = _accept_of(ev)
+            if acc is not None:
+                s.accept_len = acc
+            if path == GENERATE:
+                meta = ev.get("meta_info") if isinstance(ev.get("meta_info"), dict) else {}
+                usage = meta  # its completion_tokens, as the chat path's usage gives them
+                text = ev.get("text")
+                if isinstance(text, str) and len(text) > seen_text:  # /generate sends the text so far
+                    seen(len(text))
+                continue
             for ch in ev.get("choices") or ():
                 if isinstance(ch, dict) and (ch.get("delta") or {}).get("content"):
-                    now = time.monotonic()
-                    if last is None:
-                        s.ttft = now - t0
-                    else:
-                        s.itls.append(now - last)
-                    last = now
-                    chunks += 1
+                    seen(seen_text)
 
     try:
         await wait_for(consume(), timeout)
@@ -135,15 +218,21 @@ async def one(fwd, body: dict, timeout: float) -> Sample:
 
 
 async def run_load(fwd, model: str, prompts: list[Prompt], concurrency: int, max_tokens: int, *,
-                   timeout: float = 300.0, on_done: Callable[[int], None] | None = None) -> Load:
-    """len(prompts) requests, at most `concurrency` in flight; on_done(n) after each one ends."""
+                   timeout: float = 300.0, on_done: Callable[[int], None] | None = None,
+                   path: str = CHAT) -> Load:
+    """len(prompts) requests, at most `concurrency` in flight; on_done(n) after each one ends.
+    path: CHAT (the OpenAI chat endpoint), or GENERATE (SGLang's native one, whose meta_info
+    gives each request's acceptance)."""
     queue = list(reversed(prompts))
     samples: list[Sample] = []
 
     async def worker() -> None:
         while queue:
             prompt = queue.pop()
-            samples.append(await one(fwd, chat_body(model, prompt, max_tokens), timeout))
+            body = generate_body(prompt, max_tokens) if path == GENERATE else chat_body(model, prompt, max_tokens)
+            sample = await one(fwd, body, timeout, path)
+            sample.category = prompt.category
+            samples.append(sample)
             if on_done is not None:
                 on_done(len(samples))
 

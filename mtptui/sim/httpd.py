@@ -255,7 +255,9 @@ def _meta(req: RealRequest, finish: str, rid: str, latency: float | None) -> dic
                                     else {"type": "length", "length": req.sent}) if done else None}
     if req.steps:
         meta["spec_verify_ct"] = req.steps
-        meta["spec_accept_length"] = round(req.accept_sum / req.steps, 4)
+        # SGLang's formula (0.5.5 tokenizer_manager): completion tokens over verify steps, the
+        # prefill's token included
+        meta["spec_accept_length"] = round(req.sent / req.steps, 4)
     if latency is not None:
         meta["e2e_latency"] = round(latency, 4)
     return meta

@@ -8,7 +8,12 @@ ratio of two rows' Σ tokens / Σ request time is bootstrapped over their reques
 seed 0: core.stats.ratio_interval), and the 95% interval's ends, relative to that ratio, are put
 around the measured change in output tokens/s. The leader is separated from the runner-up when
 the interval of its change against the runner-up lies wholly above 0; otherwise the requests it
-would take are estimated from the interval's width, which narrows as 1/√n (stats.requests_needed)."""
+would take are estimated from the interval's width, which narrows as 1/√n (stats.requests_needed).
+
+Acceptance per request: a row measured where the server reports it (prove/load.py) keeps
+`acceptance` (JSON): p10/p50/p90 of its requests' accept lengths and the same by the prompts'
+category; the table prints it under each concurrency beside the log's accept len (the batch
+lines' average over the same time), and the CSV carries its p10/p50/p90."""
 
 from __future__ import annotations
 
@@ -25,6 +30,8 @@ COLUMNS = ("profile", "concurrency", "requests", "output_tok_s", "change_pct", "
            "req_s", "ttft_p50_ms", "ttft_p99_ms", "ttft_max_ms", "itl_p50_ms", "itl_p99_ms", "itl_max_ms", "errors",
            "accept_len", "accept_rate")
 MEASURED = "per_request"  # a row's requests (JSON only): {"tokens": [...], "seconds": [...]}
+ACCEPTANCE = "acceptance"  # a row's per-request acceptance (load.acceptance), where reported
+CSV_ACCEPTANCE = ("req_accept_p10", "req_accept_p50", "req_accept_p90")
 BASELINE = "off"
 BEST = "★"
 HEADER = ("", "profile", "tok/s", "Δ tok/s", "95% interval", "req/s", "TTFT p50", "p99", "max ms", "ITL p50",
@@ -186,6 +193,23 @@ def table_rows(report: dict, concurrency: int) -> list[tuple[str, ...]]:
     return out
 
 
+def acceptance_lines(rows: list[dict]) -> list[str]:
+    """Per-request acceptance of each row that has it: `mtp3  p10 2.10  p50 2.75  p90 3.20  (log
+    2.61)  code 2.98 (8)  chat 1.51 (8)`, the categories' p50 and request counts; [] where no row
+    has any."""
+    have = [r for r in rows if (r.get(ACCEPTANCE) or {}).get("requests")]
+    if not have:
+        return []
+    width = max(len(r["profile"]) for r in have)
+    out = ["accept len per request (the server's count; log: the batch lines' average):"]
+    for r in have:
+        a = r[ACCEPTANCE]
+        cats = "  ".join(f"{c} {_num(d['p50'], '{:.2f}')} ({d['requests']})" for c, d in a["by_category"].items())
+        out.append(f"  {r['profile'].ljust(width)}  p10 {_num(a['p10'], '{:.2f}')}  p50 {_num(a['p50'], '{:.2f}')}  "
+                   f"p90 {_num(a['p90'], '{:.2f}')}  (log {_num(r.get('accept_len'), '{:.2f}')})  {cats}".rstrip())
+    return out
+
+
 def table_text(report: dict) -> str:
     lines = [f"{report['host']} · {report['unit']} · started {report['started']}"]
     for c in concurrencies(report):
@@ -197,6 +221,7 @@ def table_text(report: dict) -> str:
         for cells in (HEADER, *rows):
             lines.append("  ".join(x.ljust(w) if i < 2 else x.rjust(w) for i, (x, w) in enumerate(zip(cells, widths))).rstrip())
         lines.append(verdict_line(verdict(at(report, c))))
+        lines += acceptance_lines(at(report, c))
     lines.append("")
     lines.append(f"restored: {'yes' if report['restored'] else 'NO'}")
     return "\n".join(lines)
@@ -228,10 +253,12 @@ def bars(report: dict, width: int = 70, color: bool = False) -> str:
 def to_csv(report: dict) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(("host", "unit", "started", *COLUMNS))
+    w.writerow(("host", "unit", "started", *COLUMNS, *CSV_ACCEPTANCE))
     for r in with_intervals(report["results"]):
+        a = r.get(ACCEPTANCE) or {}
         w.writerow((report["host"], report["unit"], report["started"],
-                    *("" if r.get(k) is None else r[k] for k in COLUMNS)))
+                    *("" if r.get(k) is None else r[k] for k in COLUMNS),
+                    *("" if a.get(k) is None else a[k] for k in ("p10", "p50", "p90"))))
     return buf.getvalue()
 
 

@@ -101,6 +101,24 @@ def test_csv_and_json_are_saved_in_the_data_directory(tmp_path, monkeypatch):
     assert json.loads(written[2].read_text()) == REPORT
     rows = list(csv.DictReader(io.StringIO(written[1].read_text())))
     assert len(rows) == 7 and rows[0]["host"] == "gpu1" and rows[6]["output_tok_s"] == ""
-    assert list(rows[0])[3:] == list(results.COLUMNS)
+    assert list(rows[0])[3:] == [*results.COLUMNS, *results.CSV_ACCEPTANCE]
+    assert rows[0]["req_accept_p50"] == ""  # not reported: empty, never 1.0
     assert rows[0]["change_pct"] == "" and float(rows[1]["change_pct"]) == 50.0
     assert float(rows[1]["change_lo_pct"]) < 50.0 < float(rows[1]["change_hi_pct"])
+
+
+def test_acceptance_per_request_beside_the_log_in_the_table_and_csv():
+    acc = {"requests": 16, "p10": 1.438, "p50": 2.133, "p90": 3.124,
+           "by_category": {"chat": {"requests": 8, "p10": 1.39, "p50": 1.506, "p90": 1.6},
+                           "code": {"requests": 8, "p10": 2.67, "p50": 2.978, "p90": 3.25}}}
+    report = {**REPORT, "results": [{**r, results.ACCEPTANCE: acc} if r["profile"] == "mtp3" else r
+                                    for r in REPORT["results"]]}
+    text = results.table_text(report)
+    lines = [ln for ln in text.splitlines() if ln.strip().startswith("mtp3  p10")]
+    assert len(lines) == sum(r["profile"] == "mtp3" for r in REPORT["results"])
+    assert "p10 1.44  p50 2.13  p90 3.12" in lines[0] and "chat 1.51 (8)  code 2.98 (8)" in lines[0]
+    assert "(log " in lines[0] and "accept len per request" in text
+    assert "accept len per request" not in results.table_text(REPORT)
+    rows = list(csv.DictReader(io.StringIO(results.to_csv(report))))
+    mtp3 = [x for x in rows if x["profile"] == "mtp3"]
+    assert mtp3 and all(float(x["req_accept_p50"]) == 2.133 and float(x["req_accept_p90"]) == 3.124 for x in mtp3)

@@ -266,3 +266,31 @@ def epoch_gpus(samples: Sequence[GpuSample], start: float, end: float | None,
         if e is not None and e.per_token is not None:
             out["joules_per_token"] = round(e.per_token, 4)
     return out
+
+
+class GpuHistory:
+    """A host's recent samples for the dashboard: the newest per GPU at a moment, within STALE of
+    it (a GPU that stopped answering drops off rather than showing its last figures as now)."""
+
+    STALE = 10.0
+
+    def __init__(self, keep: int = 4096) -> None:
+        from collections import deque
+
+        self.samples: deque[GpuSample] = deque(maxlen=keep)
+
+    def add(self, samples: Iterable[GpuSample]) -> None:
+        self.samples.extend(samples)
+
+    def at(self, t: float | None = None) -> list[GpuSample]:
+        """The newest sample of each GPU at or before t (None: the newest of all), by index."""
+        newest: dict[int, GpuSample] = {}
+        for s in reversed(self.samples):
+            if t is not None and s.t > t:
+                continue
+            if s.index not in newest:
+                newest[s.index] = s
+        if not newest:
+            return []
+        top = max(s.t for s in newest.values())
+        return sorted((s for s in newest.values() if s.t >= top - self.STALE), key=lambda s: s.index)

@@ -9,7 +9,7 @@ from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
 from mtptui.sources.base import FAILED, SourceStatus
-from mtptui.tui import metrics_poll
+from mtptui.tui import gpu_poll, metrics_poll
 from mtptui.tui.attach import learn_run
 from mtptui.tui.bindings import PALETTE_BINDING, keymap_from
 from mtptui.tui.controller import Dashboard
@@ -68,6 +68,7 @@ class MtpApp(App):
             for host, ctl in self.dash.reach.items():
                 self.run_worker(learn_run(self.dash, host, ctl), group="attach", exit_on_error=False)
         metrics_poll.start(self, self.dash, poll=self.start_sources)  # a replay reads its record's
+        gpu_poll.start(self, self.dash, poll=self.start_sources)
         if self.dash.opening is not None:
             self.run_worker(self._open_files, name=self.dash.opening.label, group="open", thread=True,
                             exit_on_error=False)

@@ -13,6 +13,7 @@ from mtptui.config import Config
 from mtptui.core.advisor import Advice, advise
 from mtptui.core.alerts import Alert, AlertTracker, evaluate
 from mtptui.core.latency import HostLatency, Scrape, by_epoch, window_at
+from mtptui.core.gpus import GpuHistory, GpuSample
 from mtptui.core.records import Event
 from mtptui.core.store import Store
 from mtptui.sources.base import Source
@@ -89,6 +90,9 @@ class Dashboard:
         self.latency_note: dict[str | None, str] = {}
         # host -> the (scrape, epoch) a replayed record holds: shown at the playhead
         self.recorded: dict[str | None, list[tuple[Scrape, float | None]]] = {}
+        # host -> its GPUs from nvidia-smi (tui/gpu_poll.py, or a replayed record's), and why a host has none
+        self.gpus: dict[str | None, GpuHistory] = {}
+        self.gpu_note: dict[str | None, str] = {}
 
     @property
     def can_act(self) -> bool:
@@ -251,6 +255,21 @@ class Dashboard:
             h.epochs = by_epoch(got, [])
             self.latency[host] = h
             self.recorded[host] = got
+
+    def adopt_recorded_gpus(self, found: dict[str | None, list[GpuSample]]) -> None:
+        """The GPU samples of the record being replayed (sources/record.recorded_gpus)."""
+        for host, got in found.items():
+            h = GpuHistory(keep=max(4096, len(got)))
+            h.add(sorted(got, key=lambda s: s.t))
+            self.gpus[host] = h
+
+    def gpus_now(self, host: str | None) -> list[GpuSample]:
+        """The host's GPUs at the playhead (live: the newest)."""
+        h = self.gpus.get(host)
+        if h is None:
+            return []
+        t = self.timeline.playhead() if self.replay is not None else None
+        return h.at(t)
 
     def latency_now(self, host: str | None) -> dict | None:
         got = self.recorded.get(host)

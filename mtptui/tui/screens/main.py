@@ -29,6 +29,7 @@ from mtptui.tui.viewmodel import (METRICS, accept_len_cap, after, chart_series, 
                                   host_label, host_scales, layout_text, panel_view, run_state, spec_for,
                                   spec_short, spec_text, strip_view)
 from mtptui.tui.widgets.action_bar import ActionBar
+from mtptui.tui.widgets.gpu_panel import GpuPanel
 from mtptui.tui.widgets.latency_bar import LatencyBar
 from mtptui.tui.widgets.advice import AdviceBar
 from mtptui.tui.widgets.alerts_bar import AlertsBar
@@ -92,6 +93,7 @@ class MainScreen(Screen):
         yield EpochStrip(id="epochs")
         yield ActionBar(id="acting")
         yield LatencyBar(id="latency")
+        yield GpuPanel(id="gpus")
         yield AlertsBar(id="alerts")
         yield AdviceBar(id="advice")
         with RankScroll(id="grid-scroll"):
@@ -145,6 +147,7 @@ class MainScreen(Screen):
             self._draw_data(host, t0, t1, force_chart)
         self.query_one(ActionBar).show(list(d.running.values()))
         self.query_one(LatencyBar).show(d.latency_now(host), d.latency_note.get(host))
+        self.query_one(GpuPanel).show(d.gpus_now(host), d.gpu_note.get(host))
         pinned = not d.timeline.following() or d.timeline.is_replay
         self.query_one(LogView).show(t1, host, len(d.hosts()) > 1, pinned)
         self._draw_status(host, t1)

@@ -217,6 +217,22 @@ async def one(fwd, body: dict, timeout: float, path: str = CHAT) -> Sample:
     return s
 
 
+async def measuring_path(fwd, timeout: float = 30.0) -> str:
+    """GENERATE where the server answers SGLang's /generate with meta_info (one 2-token request),
+    so that each measured request reports its acceptance; else CHAT (vLLM, whose per-request
+    acceptance, where enabled, comes on the chat response itself)."""
+    body = {"text": "Hello", "sampling_params": {"max_new_tokens": 2, "temperature": 0}, "stream": True}
+    try:
+        async def probe() -> bool:
+            async for ev in client.sse(fwd.host, fwd.port, GENERATE, body):
+                if isinstance(ev.get("meta_info"), dict):
+                    return True
+            return False
+        return GENERATE if await wait_for(probe(), timeout) else CHAT
+    except (asyncio.TimeoutError, HttpError):
+        return CHAT
+
+
 async def run_load(fwd, model: str, prompts: list[Prompt], concurrency: int, max_tokens: int, *,
                    timeout: float = 300.0, on_done: Callable[[int], None] | None = None,
                    path: str = CHAT) -> Load:

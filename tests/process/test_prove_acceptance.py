@@ -33,8 +33,10 @@ async def test_generate_reports_acceptance_per_request_by_category():
                          "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
                          "--speculative-num-draft-tokens", "4"],
                         host="simulator", env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    assert await load.measuring_path(Fwd(port), 2.0) == load.CHAT  # not started: nothing answers
     task = await started(src)
     try:
+        assert await load.measuring_path(Fwd(port)) == load.GENERATE
         gen = await load.run_load(Fwd(port), "m", [CODE, CHAT] * 8, 4, 64, timeout=60, path=load.GENERATE)
         chat = await load.run_load(Fwd(port), "m", [CODE] * 2, 2, 16, timeout=60)
     finally:

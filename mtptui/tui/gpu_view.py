@@ -47,3 +47,21 @@ def gpu_lines(samples: list[GpuSample], note: str | None, width: int, *, ranks: 
         cur = cur + more if len(cur) + len(more) <= width else cur
     lines.append(cur)
     return [ln for ln in lines if ln.strip()]
+
+
+def epoch_energy_text(samples, start: float, end: float | None, gen_total: float | None) -> str | None:
+    """The compare screen's GPU line for an epoch: its GPUs' mean use and power, and joules per
+    generated token (core/gpus.epoch_gpus, over the host's throughput); None without samples in it."""
+    from mtptui.core.gpus import epoch_gpus
+
+    got = epoch_gpus(list(samples), start, end, gen_total)
+    if got is None:
+        return None
+    parts = [f"GPUs {got['gpus']}"]
+    if got["util_mean"] is not None:
+        parts.append(f"util {got['util_mean']:.0f}%")
+    if got["power_mean_w"] is not None:
+        parts.append(f"power {got['power_mean_w']:.0f} W")
+    jpt = got["joules_per_token"]
+    parts.append(f"{jpt:.3g} J/token" if isinstance(jpt, float) else "J/token: no gen throughput yet")
+    return " · ".join(parts)

@@ -1,4 +1,4 @@
-"""The GPUs on the main screen: the demo's simulator's nvidia-smi stand-in streamed by the dashboard
+"""The GPUs on the main screen and the compare screen: the demo's simulator's nvidia-smi stand-in streamed by the dashboard
 (tui/gpu_poll.py), shown under the latency line at 80x24 and 160x48 with whole figures, and recorded
 beside the lines so a replay has them."""
 
@@ -41,6 +41,13 @@ async def test_the_demo_shows_its_gpus_and_records_them(tmp_path, size):
             assert panel.display and text.startswith("GPUs  GPU0 ")
             assert all(len(line) <= size[0] - 2 for line in text.splitlines())
             assert "more" in text if size[0] == 80 else "GPU7 " in text
+            if size == (160, 48):  # the compare screen: the epoch's GPUs and energy per token
+                await _until(pilot, lambda: dash.store.current_epoch("simulator").batches > 20)
+                await pilot.press("c")
+                await pilot.pause(0.5)
+                detail = str(app.screen.query_one("#ranks").render())
+                assert "GPUs 8 · util " in detail and (" J/token" in detail), detail
+                await pilot.press("escape")
             app.workers.cancel_group(app, "gpus")
             await pilot.pause(0.2)
     finally:

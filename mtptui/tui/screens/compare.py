@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Static
 from mtptui.core.compare import DELTA_MIN_BATCHES, BucketRow, EpochRow, bucket_cells, delta_text
 from mtptui.core.epochs import short_rank_labels
 from mtptui.tui.bindings import bindings_for
+from mtptui.tui.gpu_view import epoch_energy_text
 from mtptui.tui.latency_view import LATENCY_COLUMNS, epoch_latency_text, latency_cells
 from mtptui.tui.viewmodel import clock_text, duration_text, host_epoch_rows, host_label, plural
 
@@ -210,6 +211,10 @@ class CompareScreen(ModalScreen):
         said = epoch_latency_text(self.rows, event.cursor_row, lat.epochs if lat is not None else None)
         if said:
             parts.append((f"\n{said}", "bold"))
+        gpus = self.dash.gpus.get(self.host)
+        energy = epoch_energy_text(gpus.samples, r.start, r.end, r.gen_total) if gpus is not None else None
+        if energy:
+            parts.append((f"\n{energy}", "bold"))
         parts.append(("\ngen tok/s, mean per rank:", "bold"))
         if not r.gen_per_rank:
             parts.append(" none logged")

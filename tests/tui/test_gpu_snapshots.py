@@ -47,3 +47,32 @@ async def test_the_gpu_line_is_whole_at_every_size(size):
         assert all(len(line) <= size[0] - 2 for line in text.splitlines())
         if size[0] >= 160:
             assert "GPU7 12% 70/80G -" in text  # power [N/A]: a dash, never 0 W
+
+
+async def test_a_replayed_record_shows_its_gpus_at_the_playhead(tmp_path):
+    from mtptui.core.gpus import GpuSample
+    from mtptui.sources.record import RecordWriter
+
+    path = tmp_path / "gpus.jsonl"
+    w = RecordWriter(str(path))
+    w.write(['{"MESSAGE":"hello","__REALTIME_TIMESTAMP":"1000000"}'], "elsewhere")
+    start = 1773072000.0  # the DP8 sample's first line (2026-03-09 16:00:00 UTC)
+    for k in range(0, 240):
+        t = start + k
+        w.gpus("gpu-h2", [GpuSample(t, i, "NVIDIA H100 80GB HBM3", util=float(k % 100), mem_used=71771.0,
+                                    mem_total=81559.0, power=300.0 + i) for i in range(2)], t)
+    w.close()
+    app = make_app(DP8, str(path), window="all")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot, app)
+        for _ in range(50):
+            if app.dash.gpus.get("gpu-h2"):
+                break
+            await pilot.pause(0.1)
+        app.screen.redraw_now()
+        await pilot.pause()
+        t = app.dash.timeline.playhead()
+        got = app.dash.gpus_now("gpu-h2")
+        assert t is not None and [s.index for s in got] == [0, 1]
+        assert got[0].t <= t and got[0].util == float(int(got[0].t - start) % 100)
+        assert str(app.screen.query_one(GpuPanel).render()).startswith(f"GPUs  GPU0 {got[0].util:.0f}% 70/80G 300W")

@@ -106,6 +106,9 @@ def empty_row(profile: str, concurrency: int) -> dict:
 
 
 class Bench:
+    ACTION = "bench"  # the audit entry's action (prove.tune's is "tune")
+    REPORT = Report
+
     def __init__(self, hc, profiles: list[Profile], concurrencies: list[int], requests: int, *,
                  max_tokens: int = 128, seed: int = 0, timeout: float = 300.0,
                  on_progress: Callable[[Progress], None] | None = None,
@@ -119,7 +122,7 @@ class Bench:
         self.timeout = timeout
         self.on_progress = on_progress
         self.pool = tuple(prompt_pool) if prompt_pool else prompts.PROMPTS  # the operator's, else the shipped set
-        self.report = Report(hc.host, hc.unit, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        self.report = self.REPORT(hc.host, hc.unit, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         self.report.prompts = {"file": prompts_file, "count": len(self.pool),
                                "categories": dict(Counter(p.category or "-" for p in self.pool))}
         self.previewed: list[Plan] = []
@@ -200,7 +203,7 @@ class Bench:
             await self.preview()
         before = self._before
         assert before is not None  # preview() read it
-        entry = audit.new_entry(host=self.hc.host, unit=self.hc.unit, action="bench", profile=None,
+        entry = audit.new_entry(host=self.hc.host, unit=self.hc.unit, action=self.ACTION, profile=None,
                                 where=self.hc.where, exec_start_before=before.argv,
                                 dropin_before=before.dropin, commands=[], result="running", phases=[],
                                 profiles=[p.name for p in self.profiles], concurrency=self.concurrencies,
@@ -251,40 +254,51 @@ class Bench:
             self.on_progress(self._progress)
 
     async def _measure(self) -> None:
-        r = self.report
         prompt_set = prompts.draw(self.requests, self.seed, self.pool)
         for profile, shown in zip(self.profiles, self.previewed):
-            self._say(profile=profile.name, step="apply", concurrency=None, done=0, total=0, detail="")
-            plan = await self.hc.plan(APPLY, profile)
-            if plan.new_argv != shown.new_argv:
-                raise ControlError(f"{self.hc.host}: the unit changed since the preview; stopped")
-            if not await self._apply(plan):
-                r.results += [empty_row(profile.name, c) for c in self.concurrencies]
-                continue
-            fwd = await self.hc.endpoint()
-            model = await model_name(fwd.host, fwd.port, 30.0)
-            self._say(step="warm up")
-            await load.run_load(fwd, model, prompts.draw(WARMUP_REQUESTS, self.seed + 1, self.pool),
-                                min(WARMUP_REQUESTS, max(self.concurrencies)), self.max_tokens, timeout=self.timeout)
-            for c in self.concurrencies:
-                self._say(step="measure", concurrency=c, done=0, total=self.requests)
-                fwd = await self.hc.endpoint()  # reopened when a reconnect replaced the link
-                reader = AcceptReader(await self.hc.follow_log())
-                reader.start()
-                try:
-                    measured = await load.run_load(fwd, model, prompt_set, c, self.max_tokens, timeout=self.timeout,
-                                                   on_done=lambda n: self._say(done=n))
-                except BaseException:
-                    await reader.cancel()
-                    raise
-                accept_len, accept_rate = await reader.stop()
-                row = {"profile": profile.name, "concurrency": c, "requests": measured.requests,
-                       **measured.figures(), "accept_len": accept_len, "accept_rate": accept_rate}
-                r.results.append(row)
-                detail = (f"{row['output_tok_s']} tok/s, {row['errors']} errors"
-                          + (f" (first: {measured.first_error()})" if row["errors"] else ""))
-                self._step(f"measure {profile.name} c={c}", "ok" if not row["errors"] else "fail", detail)
-                self._say(steps_done=self._progress.steps_done + 1)
+            await self._measure_profile(profile, shown, self.concurrencies, prompt_set)
+
+    async def _measure_profile(self, profile: Profile, shown: Plan, concurrencies: list[int],
+                               prompt_set: list[Prompt]) -> list[dict]:
+        """Applies one profile (checked against its preview), warms it up and measures it at
+        each concurrency with prompt_set; its rows, added to the report (0 requests where it
+        failed and was rolled back)."""
+        r = self.report
+        self._say(profile=profile.name, step="apply", concurrency=None, done=0, total=0, detail="")
+        plan = await self.hc.plan(APPLY, profile)
+        if plan.new_argv != shown.new_argv:
+            raise ControlError(f"{self.hc.host}: the unit changed since the preview; stopped")
+        if not await self._apply(plan):
+            rows = [empty_row(profile.name, c) for c in concurrencies]
+            r.results += rows
+            return rows
+        fwd = await self.hc.endpoint()
+        model = await model_name(fwd.host, fwd.port, 30.0)
+        self._say(step="warm up")
+        await load.run_load(fwd, model, prompts.draw(WARMUP_REQUESTS, self.seed + 1, self.pool),
+                            min(WARMUP_REQUESTS, max(concurrencies)), self.max_tokens, timeout=self.timeout)
+        rows = []
+        for c in concurrencies:
+            self._say(step="measure", concurrency=c, done=0, total=len(prompt_set))
+            fwd = await self.hc.endpoint()  # reopened when a reconnect replaced the link
+            reader = AcceptReader(await self.hc.follow_log())
+            reader.start()
+            try:
+                measured = await load.run_load(fwd, model, prompt_set, c, self.max_tokens, timeout=self.timeout,
+                                               on_done=lambda n: self._say(done=n))
+            except BaseException:
+                await reader.cancel()
+                raise
+            accept_len, accept_rate = await reader.stop()
+            row = {"profile": profile.name, "concurrency": c, "requests": measured.requests,
+                   **measured.figures(), "accept_len": accept_len, "accept_rate": accept_rate}
+            r.results.append(row)
+            rows.append(row)
+            detail = (f"{row['output_tok_s']} tok/s, {row['errors']} errors"
+                      + (f" (first: {measured.first_error()})" if row["errors"] else ""))
+            self._step(f"measure {profile.name} c={c}", "ok" if not row["errors"] else "fail", detail)
+            self._say(steps_done=self._progress.steps_done + 1)
+        return rows
 
     async def _apply(self, plan: Plan) -> bool:
         """Applies a profile; False when it failed and was rolled back. A server already running

@@ -102,7 +102,7 @@ def empty_row(profile: str, concurrency: int) -> dict:
     return {"profile": profile, "concurrency": concurrency, "requests": 0, "output_tok_s": None, "req_s": None,
             "ttft_p50_ms": None, "ttft_p99_ms": None, "ttft_max_ms": None, "itl_p50_ms": None, "itl_p99_ms": None,
             "itl_max_ms": None, "errors": 0, "accept_len": None, "accept_rate": None,
-            "per_request": {"tokens": [], "seconds": []}}
+            "per_request": {"tokens": [], "seconds": []}, results.ACCEPTANCE: None}
 
 
 class Bench:
@@ -274,9 +274,10 @@ class Bench:
             return rows
         fwd = await self.hc.endpoint()
         model = await model_name(fwd.host, fwd.port, 30.0)
+        path = await load.measuring_path(fwd)  # SGLang's /generate reports each request's acceptance
         self._say(step="warm up")
         await load.run_load(fwd, model, prompts.draw(WARMUP_REQUESTS, self.seed + 1, self.pool),
-                            min(WARMUP_REQUESTS, max(concurrencies)), self.max_tokens, timeout=self.timeout)
+                            min(WARMUP_REQUESTS, max(concurrencies)), self.max_tokens, timeout=self.timeout, path=path)
         rows = []
         for c in concurrencies:
             self._say(step="measure", concurrency=c, done=0, total=len(prompt_set))
@@ -285,13 +286,14 @@ class Bench:
             reader.start()
             try:
                 measured = await load.run_load(fwd, model, prompt_set, c, self.max_tokens, timeout=self.timeout,
-                                               on_done=lambda n: self._say(done=n))
+                                               on_done=lambda n: self._say(done=n), path=path)
             except BaseException:
                 await reader.cancel()
                 raise
             accept_len, accept_rate = await reader.stop()
             row = {"profile": profile.name, "concurrency": c, "requests": measured.requests,
-                   **measured.figures(), "accept_len": accept_len, "accept_rate": accept_rate}
+                   **measured.figures(), "accept_len": accept_len, "accept_rate": accept_rate,
+                   results.ACCEPTANCE: measured.acceptance()}
             r.results.append(row)
             rows.append(row)
             detail = (f"{row['output_tok_s']} tok/s, {row['errors']} errors"

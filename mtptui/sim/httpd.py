@@ -190,7 +190,7 @@ class Handler(BaseHTTPRequestHandler):
             for piece in self._drain(q):
                 sofar += piece
                 if path == "/generate":
-                    send({"text": sofar, "meta_info": _meta(req, finish, rid, None)})
+                    send({"text": sofar, "meta_info": _meta(req, finish, rid, None, live)})
                 elif chat:
                     send(_chat_chunk(rid, created, model, {"content": piece}, None))
                 else:
@@ -248,12 +248,13 @@ def _usage(req: RealRequest) -> dict:
             "total_tokens": req.prompt + req.sent, "prompt_tokens_details": None}
 
 
-def _meta(req: RealRequest, finish: str, rid: str, latency: float | None) -> dict:
+def _meta(req: RealRequest, finish: str, rid: str, latency: float | None, live: LiveServer) -> dict:
     done = req.done and not req.failed
     meta: dict = {"id": rid, "prompt_tokens": req.prompt, "completion_tokens": req.sent, "cached_tokens": 0,
                   "finish_reason": ({"type": "stop", "matched": None} if finish == "stop"
                                     else {"type": "length", "length": req.sent}) if done else None}
-    if req.steps:
+    # only a speculating server reports these (SGLang 0.5.5: when speculative_algorithm is set)
+    if req.steps and live.cfg.args["speculative_algorithm"] is not None:
         meta["spec_verify_ct"] = req.steps
         # SGLang's formula (0.5.5 tokenizer_manager): completion tokens over verify steps, the
         # prefill's token included
@@ -273,7 +274,7 @@ def _response(path: str, body: dict, live: LiveServer, rid: str, text: str, req:
     model = live.cfg.args["served_model_name"]
     created = int(time.time())
     if path == "/generate":
-        return {"text": text, "meta_info": _meta(req, finish, rid, latency)}
+        return {"text": text, "meta_info": _meta(req, finish, rid, latency, live)}
     if path == "/v1/completions":
         return {"id": rid, "object": "text_completion", "created": created, "model": model,
                 "choices": [{"index": 0, "text": text, "logprobs": None, "finish_reason": finish,

@@ -37,7 +37,7 @@ RANKED = ["/usr/bin/python3", "-m", "mtptui.sim", "--model-path", "Qwen/Qwen3.5-
           "--sim-load", "light", "--sim-startup-seconds", "1", "--decode-log-interval", "10"]
 COLUMNS = {"profile", "concurrency", "requests", "output_tok_s", "change_pct", "change_lo_pct", "change_hi_pct",
            "req_s", "ttft_p50_ms", "ttft_p99_ms", "ttft_max_ms", "itl_p50_ms", "itl_p99_ms", "itl_max_ms", "errors",
-           "accept_len", "accept_rate", "per_request"}
+           "accept_len", "accept_rate", "per_request", "acceptance"}
 
 
 def mtptui(*args: str, audit, data, timeout: float = 240) -> subprocess.CompletedProcess:

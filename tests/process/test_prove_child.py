@@ -17,7 +17,7 @@ from mtptui.control.profiles import BUILTINS
 from mtptui.control.restart import Settings
 from mtptui.control.session import HostControl
 from mtptui.prove.bench import DONE, INTERRUPTED, Bench
-from mtptui.prove.results import COLUMNS, MEASURED
+from mtptui.prove.results import ACCEPTANCE, COLUMNS, MEASURED
 from mtptui.prove.smoke import smoke
 from mtptui.sources.process import ProcessSource
 
@@ -83,7 +83,7 @@ async def test_bench_measures_each_profile_and_leaves_the_child_as_found(tmp_pat
     assert data["prompts"]["file"] is None and len(data["prompts"]["categories"]) == 5
     rows = data["results"]
     assert [(r["profile"], r["concurrency"]) for r in rows] == [("off", 1), ("off", 2), ("mtp2", 1), ("mtp2", 2)]
-    assert all(set(r) == {*COLUMNS, MEASURED} and r["requests"] == 3 and r["errors"] == 0 for r in rows)
+    assert all(set(r) == {*COLUMNS, MEASURED, ACCEPTANCE} and r["requests"] == 3 and r["errors"] == 0 for r in rows)
     assert all(len(r[MEASURED]["tokens"]) == 3 and min(r[MEASURED]["seconds"]) > 0 for r in rows)
     # 3 requests a profile: a change, but too few for an interval, and no winner starred
     assert [r["change_pct"] is None for r in rows] == [True, True, False, False] and rows[2]["change_lo_pct"] is None

@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "spec": ("mtptui.commands.spec", "show or change a unit's speculation settings (restart, verify, roll back)"),
     "smoke": ("mtptui.commands.smoke", "ask each server a fixed question and check the answer"),
     "bench": ("mtptui.commands.bench", "A/B benchmark of speculation profiles; the host is restored after"),
+    "tune": ("mtptui.commands.tune", "the best speculation settings by rounds of halving; the host restored after"),
     "audit": ("mtptui.commands.audit", "what mtptui did to hosts (the audit log)"),
     "sim": ("mtptui.sim.cli", "run the SGLang simulator (a stand-in server, not SGLang)"),
 }

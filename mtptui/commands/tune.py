@@ -1,0 +1,240 @@
+"""`mtptui tune HOST --budget 20m`: the best speculation settings at the concurrency the host
+serves (its log's #running-req, or --concurrency), by successive halving instead of a grid.
+
+Candidates: the profiles (--profiles) and a neighbourhood of their chains that the server's
+rules allow (one step more, trees of topk 2 and 4). Each round applies every candidate still in
+through the benchmark's path (apply, verify, warm up, measure), drops the lower half where its
+interval against the leader lies below 0, and measures the rest with twice the requests; it
+stops when the leader is separated from the runner-up, one is left, or the budget is spent. The
+preview is confirmed once (--yes); at the end the host is restored as `bench` restores it
+(after ctrl-c too), unless the winner is accepted: asked on a terminal, or --apply (a separated
+winner only). Results: each round's table, JSON and CSV (the data directory and --json/--csv).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import signal
+import sys
+
+from mtptui.commands.bench import Bar, _positive
+from mtptui.commands.live import add_host_args, quiet_asyncssh
+from mtptui.config import ConfigError, load_config
+from mtptui.errors import UsageError
+
+EPILOG = """\
+exit codes: 0 done (the host restored, or the winner left applied as accepted); 3 a candidate
+failed (rolled back); 4 the host could not be restored; 1 could not run; 2 bad arguments;
+130 interrupted (ctrl-c), the host restored
+"""
+
+
+def _budget(text: str) -> float:
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*", text)
+    if not m or float(m.group(1)) <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a time such as 20m, 300s or 1h")
+    return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mtptui tune", description=__doc__, epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_host_args(p)
+    p.add_argument("--local", action="store_true", help="this machine's unit (no SSH); needs --unit")
+    p.add_argument("--profiles", default="off,mtp1,mtp2,mtp3", metavar="A,B,...",
+                   help="profiles among the candidates, with their neighbourhood (default off,mtp1,mtp2,mtp3)")
+    p.add_argument("--concurrency", type=_positive, metavar="N",
+                   help="requests in flight (default: what the unit's log shows, #running-req over 10 s)")
+    p.add_argument("--budget", type=_budget, default=1200.0, metavar="T",
+                   help="time for the measuring, e.g. 5m (default 20m); a round that would not fit is not begun")
+    p.add_argument("--requests", type=_positive, default=8, metavar="N",
+                   help="requests per candidate in the first round, doubled each round (default 8)")
+    p.add_argument("--max-tokens", type=_positive, default=64, metavar="M", help="output tokens per request (default 64)")
+    p.add_argument("--seed", type=int, default=0, help="which prompts, in which order (default 0)")
+    p.add_argument("--prompts", metavar="FILE", help="the operator's prompts, as for `mtptui bench`")
+    p.add_argument("--yes", "-y", action="store_true", help="measure without asking (the winner is still asked)")
+    p.add_argument("--apply", action="store_true", help="leave a separated winner applied without asking")
+    p.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
+    p.add_argument("--csv", metavar="FILE", help="also write the results as CSV to FILE")
+    p.add_argument("--timeout", type=float, metavar="S", help="wait this long for ready (default: [control] wait_timeout)")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    from mtptui.commands.spec import build_controls
+    from mtptui.control.profiles import ProfileError, resolve
+
+    pool = None
+    if args.prompts:
+        from mtptui.prove.prompts import read_file
+
+        pool = read_file(args.prompts)
+    config = load_config(args.config)
+    if len(args.hosts) > 1:
+        raise ConfigError("one HOST at a time (a tune restarts its server)")
+    try:
+        profiles = [resolve(n.strip(), config.profiles) for n in args.profiles.split(",") if n.strip()]
+    except ProfileError as e:
+        raise UsageError(str(e)) from None
+    if not profiles:
+        raise ConfigError("--profiles names none")
+    controls = build_controls(args, list(args.hosts), config, args.timeout)
+    if len(controls) != 1:
+        raise ConfigError("name the HOST to tune (the config has several)")
+    quiet_asyncssh()
+    return asyncio.run(run(args, controls[0], profiles, pool))
+
+
+async def _ask(question: str) -> bool:
+    """A line from the terminal, read without blocking the loop (ctrl-c cancels it)."""
+    loop = asyncio.get_running_loop()
+    got: asyncio.Future[str] = loop.create_future()
+    print(question, end="", file=sys.stderr, flush=True)
+    fd = sys.stdin.fileno()
+
+    def line() -> None:
+        if not got.done():
+            got.set_result(sys.stdin.readline())
+
+    loop.add_reader(fd, line)
+    try:
+        return (await got).strip().lower() in ("y", "yes")
+    finally:
+        loop.remove_reader(fd)
+
+
+async def run(args, hc, profiles, pool=None) -> int:
+    from mtptui.control import launch
+    from mtptui.control.errors import BadProfile, ControlError
+    from mtptui.prove import tune
+    from mtptui.prove.bench import COULD_NOT_RUN, NOT_RESTORED
+
+    async def accept(t: tune.Tune) -> bool:
+        r = t.tr
+        if args.apply:
+            return r.separated
+        if not sys.stdin.isatty():
+            return False
+        return await _ask(f"leave {r.winner} running on {hc.host} ({'separated' if r.separated else 'not separated'})?"
+                          " [y/N] ")
+
+    try:
+        try:
+            st = await hc.state()
+            version = (await hc.server_version(st.argv))[0]
+            engine = launch.find_launch(st.argv).engine
+            allowed = tune.allowed_on(launch.context_of(st.base, version), engine)
+            if args.concurrency:
+                c, where = args.concurrency, "--concurrency"
+            else:
+                found, n = await tune.read_served(hc)
+                if found is None:
+                    print(f"mtptui tune: {hc.host}: no decode line with #running-req in {tune.LISTEN_S:g} s; "
+                          "give --concurrency", file=sys.stderr)
+                    return COULD_NOT_RUN
+                c, where = found, f"the median #running-req of {n} decode lines"
+            cands = tune.candidates(profiles, allowed)
+            t = tune.Tune(hc, cands, c, args.requests, budget_s=args.budget,
+                          grid_points=len(tune.grid(profiles, allowed)), accept=accept, max_tokens=args.max_tokens,
+                          seed=args.seed, on_progress=Bar(sys.stderr).show, prompt_pool=pool,
+                          prompts_file=args.prompts)
+            t.tr.concurrency_from = where
+            await t.preview()
+        except BadProfile:
+            raise
+        except (ControlError, launch.LaunchError) as e:
+            print(f"mtptui tune: {e}", file=sys.stderr)
+            return COULD_NOT_RUN
+        print("\n".join(t.preview_lines()) + "\n", file=sys.stderr)
+        if not args.yes:
+            if not sys.stdin.isatty():
+                print("mtptui tune: stdin is not a terminal: add --yes to run without asking", file=sys.stderr)
+                return 2
+            if not await _ask(f"restart {hc.host} once per candidate a round, then back as it was? [y/N] "):
+                print("mtptui tune: not run; nothing changed", file=sys.stderr)
+                return COULD_NOT_RUN
+        loop = asyncio.get_running_loop()
+        main_task = asyncio.current_task()
+        assert main_task is not None
+        interrupts = [0]
+
+        def interrupted() -> None:
+            interrupts[0] += 1
+            if interrupts[0] == 1:
+                print(f"\nmtptui tune: stopping; restoring {hc.host} as it was found "
+                      "(ctrl-c again leaves it as it is)", file=sys.stderr, flush=True)
+                t.cancel()
+            else:
+                main_task.cancel()
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, interrupted)
+        try:
+            report = await t.run()
+        except asyncio.CancelledError:
+            print(f"mtptui tune: interrupted during the restore: {hc.host} is NOT as it was found", file=sys.stderr)
+            return NOT_RESTORED
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+    finally:
+        await hc.close()
+    print(file=sys.stderr)
+    data = report.to_json()
+    print(text(data))
+    code = report.exit_code
+    try:
+        for path in save(data, args.json, args.csv):
+            print(f"saved {path}", file=sys.stderr)
+    except OSError as e:
+        print(f"mtptui tune: cannot save the results: {e.strerror or e}", file=sys.stderr)
+        code = code or COULD_NOT_RUN
+    print(f"mtptui tune: {t.summary()}", file=sys.stderr)
+    return code
+
+
+def text(data: dict) -> str:
+    """Each round's table (prove.results'), what it dropped, then the winner and the counts."""
+    from mtptui.prove import results, tune
+
+    out = [f"{data['host']} · {data['unit']} · started {data['started']} · concurrency {data['concurrency']} "
+           f"({data['concurrency_from']})"]
+    for rd in data["rounds"]:
+        sub = {**data, "results": [r for r in data["results"] if r.get("round") == rd["round"]]}
+        body = results.table_text(sub).splitlines()[1:-2]  # its header line and restored line are ours
+        out += ["", f"round {rd['round']}: {len(rd['candidates'])} candidates, {rd['requests']} requests each",
+                *body[2:]]
+        out += [f"  dropped {name}: {why}" for name, why in rd["dropped"].items()]
+    out += ["", f"winner: {data['winner'] or '-'} ({'separated' if data['separated'] else 'not separated'}; "
+                f"stopped: {data['stopped'] or '-'})", tune.counts(data),
+            "host: " + (f"left running {data['kept']}, as accepted" if data["kept"]
+                        else "restored" if data["restored"] else "NOT restored")]
+    return "\n".join(out)
+
+
+def save(data: dict, json_path: str | None, csv_path: str | None) -> list:
+    """The JSON and a CSV with each row's round, in the data directory (tune-HOST-stamp) and
+    where asked."""
+    from pathlib import Path
+
+    from mtptui.prove import results
+
+    d = results.data_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    stamp = data["started"].replace("-", "").replace(":", "").replace("T", "-").rstrip("Z")
+    name = f"tune-{data['host']}-{stamp}".replace("/", "_")
+    lines = results.to_csv(data).splitlines()
+    rounds = [str(r.get("round", "")) for r in data["results"]]
+    csv_text = "\n".join(["round," + lines[0], *(f"{k},{x}" for k, x in zip(rounds, lines[1:]))]) + "\n"
+    json_text = json.dumps(data, indent=2) + "\n"
+    written = []
+    for path, body in ((d / f"{name}.json", json_text), (d / f"{name}.csv", csv_text), (json_path, json_text),
+                       (csv_path, csv_text)):
+        if path:
+            Path(path).write_text(body, encoding="utf-8")
+            written.append(Path(path))
+    return written

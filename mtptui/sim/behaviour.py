@@ -243,11 +243,12 @@ class Timing:
 
 
 def implied_tok_s(args: dict, preset: models.Preset, requested: str | None, bs: int = 1,
-                  context: float = 0.0) -> float:
+                  context: float = 0.0, content: float = 1.0) -> float:
     """The decode speed one request gets at batch size bs and a mean context per running request,
     in tokens per second: the mean tokens per request-step (acceptance at its mean, no fault) over
-    the mean step time. A benchmark's ranking of profiles at low concurrency follows this order."""
-    accept, _ = chain_stats(acceptance_chain(args, preset, requested), context_factor(context))
+    the mean step time; content: its prompt's content_factor. A benchmark's ranking of profiles at
+    low concurrency follows this order."""
+    accept, _ = chain_stats(acceptance_chain(args, preset, requested), context_factor(context) * content)
     return 1000.0 * accept / Timing(args, preset, graphs_broken=False).step_ms(bs)
 
 

@@ -37,4 +37,3 @@ async def test_tune_measures_in_rounds_drops_off_and_leaves_the_child_as_found(t
     entries = read_audit(tmp_path / "audit.jsonl")
     assert entries[0]["action"] == "tune" and entries[0]["result"] == "done"
     assert entries[-1]["action"] == "restore"
-    print(json.dumps(data["rounds"], indent=1)[:3000])

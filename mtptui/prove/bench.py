@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from mtptui.control import audit
 from mtptui.control.errors import ControlError
 from mtptui.control.plan import APPLY, RESTORE, Plan
+from mtptui.control.probe import ServerProbe
 from mtptui.control.profiles import Profile
 from mtptui.control.restart import NOT_RUN, OK, ROLLBACK_FAILED, ROLLED_BACK, PhaseEvent, PhaseState
 from mtptui.control.target import UnitState
@@ -38,6 +39,7 @@ DONE, PROFILE_FAILED, NOT_RESTORED, COULD_NOT_RUN, INTERRUPTED = 0, 3, 4, 1, 130
 WARMUP_REQUESTS = 4
 NUDGE_TOKENS = 16
 RECONNECT_EVERY_S = 2.0
+READY_EVERY_S = 1.0  # how often /health is asked while waiting for a server not restarted
 
 
 @dataclass
@@ -310,6 +312,8 @@ class Bench:
         assert profile is not None  # a plan to apply names its profile
         name = profile.name
         if plan.old_argv == plan.new_argv and not profile.env and st.active == "active":
+            # not restarted, so no restart waited for it: a unit just started may still be loading
+            await self._ready()
             self._step(f"apply {name}", "ok", "already running these settings: no restart")
             return True
         outcome = await self._execute(plan)
@@ -325,6 +329,20 @@ class Bench:
             raise ControlError(outcome.message)
         assert outcome.exit_code == NOT_RUN
         raise ControlError(outcome.message)
+
+    async def _ready(self) -> None:
+        """Waits, within the restart's wait_timeout, for the readiness a restart waits for
+        (/health 200: control.probe; systemd's active was checked by the caller). Raises
+        ControlError when it does not come; a server that cannot be asked is measured as before."""
+        probe = ServerProbe(self.hc.endpoint)
+        limit = self.hc.settings.wait_timeout
+        deadline = time.monotonic() + limit
+        while await probe.healthy() is False:
+            if time.monotonic() > deadline:
+                raise ControlError(f"{self.hc.host}: the server is not ready after {limit:.0f} s "
+                                   "(/health does not answer 200); not measured")
+            self._say(step="wait", detail="waiting for the server to be ready")
+            await asyncio.sleep(READY_EVERY_S)
 
     async def _execute(self, plan: Plan, step: str = ""):
         """Runs a plan; from the ready line on, warm-up requests give the verification the decode

@@ -25,7 +25,7 @@ from mtptui.config.keys import BY_ID
 from mtptui.config.thresholds import Thresholds
 from mtptui.core import alerts
 from mtptui.core.alerts import Alert, epoch_at, where
-from mtptui.core.compare import BucketRow, EpochRow, epoch_rows
+from mtptui.core.compare import BucketRow, EpochRow, epoch_rows, iter_epoch_rows
 from mtptui.core.loadmatch import LOAD, Scale
 from mtptui.core.store import Store, spec_label
 
@@ -307,9 +307,10 @@ def advise_epochs(epochs: list[dict], last_seen: dict | None = None, lim: Limits
     running); the rules whose facts it does not keep (CUDA graphs and KV use per epoch,
     the ranks' figures in time) do not hold there."""
     lim = lim or Limits()
-    rows = epoch_rows(epochs)
+    # One pass, keeping each host's last (epoch, row): 10,000 runs were built into a list of rows
+    # and then walked again for the handful of hosts the advice is about.
     last: dict = {}
-    for e, r in zip(epochs, rows):
+    for e, r in iter_epoch_rows(epochs):
         last[e["host"]] = (e, r)
     out = []
     for host, (e, r) in last.items():

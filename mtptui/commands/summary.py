@@ -213,15 +213,15 @@ def latency_lines(rows: list[dict]) -> list[str]:
     return out
 
 
-def latency_section(paths: list[str], epochs: list[dict]) -> list[dict]:
+def latency_section(found: list[tuple[dict, dict]], epochs: list[dict]) -> list[dict]:
     """Each epoch's server latency from the scrapes recorded beside its lines (a record made with
-    /metrics read): the same figures the dashboard showed for it (core/latency.by_epoch)."""
+    /metrics read; `found` is sources/record.recorded of each file): the same figures the
+    dashboard showed for it (core/latency.by_epoch)."""
     from mtptui.core import latency
-    from mtptui.sources.record import recorded_scrapes
 
     scrapes: dict = {}
-    for p in paths:
-        for host, got in recorded_scrapes(p).items():
+    for file_scrapes, _ in found:
+        for host, got in file_scrapes.items():
             scrapes.setdefault(host, []).extend(got)
     out = []
     for host, got in scrapes.items():
@@ -247,21 +247,20 @@ def gpu_lines(rows: list[dict]) -> list[str]:
     return out
 
 
-def gpu_section(paths: list[str], epochs: list[dict]) -> list[dict]:
+def gpu_section(found: list[tuple[dict, dict]], epochs: list[dict]) -> list[dict]:
     """Each epoch's GPUs from the samples recorded beside its lines (core/gpus.epoch_gpus)."""
     from mtptui.core.gpus import epoch_gpus
-    from mtptui.sources.record import recorded_gpus
 
     samples: dict = {}
-    for p in paths:
-        for host, got in recorded_gpus(p).items():
+    for _, file_gpus in found:
+        for host, got in file_gpus.items():
             samples.setdefault(host, []).extend(got)
     out = []
     for e in epochs:
-        found = samples.get(e["host"])
-        if not found:
+        mine = samples.get(e["host"])
+        if not mine:
             continue
-        row = epoch_gpus(sorted(found, key=lambda s: s.t), e["start"], e.get("end"),
+        row = epoch_gpus(sorted(mine, key=lambda s: s.t), e["start"], e.get("end"),
                          (e.get("host_totals") or {}).get("gen_throughput"))
         if row is not None:
             out.append({"host": e["host"], "epoch": e["index"], **row})
@@ -298,10 +297,13 @@ def main(argv: list[str]) -> int:
         if s["last"] is not None:
             seen[s["host"]] = max(s["last"], seen.get(s["host"], s["last"]))
     doc["advice"] = [a.to_json() for a in advise_epochs(doc["epochs"], seen, step_name=_step_name)]
-    lat = latency_section(args.paths, doc["epochs"])
+    from mtptui.sources.record import recorded
+
+    found = [recorded(p) for p in args.paths]
+    lat = latency_section(found, doc["epochs"])
     if lat:
         doc["latency"] = lat
-    gpus = gpu_section(args.paths, doc["epochs"])
+    gpus = gpu_section(found, doc["epochs"])
     if gpus:
         doc["gpus"] = gpus
     if args.json:

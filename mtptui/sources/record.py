@@ -19,7 +19,7 @@ from __future__ import annotations
 import errno
 import json
 import os
-from typing import IO, Any
+from typing import IO, Any, Callable
 
 from mtptui.core.parse.events import GAP_MARK
 from mtptui.sources.base import RECONNECTING, Feed, Source, SourceStatus
@@ -282,34 +282,50 @@ class RecordingSource(Source):
         await self.inner.run(RecordingFeed(feed, self.writer))
 
 
-SCAN_CHUNK = 1 << 22  # bytes read at a time when a record is searched for its scrapes
+SCAN_CHUNK = 1 << 22  # bytes read at a time when a record is searched for its own entries
+METRICS_KEY = b'"MTPTUI_METRICS":'
+GPUS_KEY = b'"MTPTUI_GPUS":'
 
 
 def recorded_scrapes(path: str) -> dict[str | None, list]:
     """The /metrics scrapes a record holds (its MTPTUI_METRICS entries) with the epoch start the
-    dashboard gave each, per host in file order: found with a byte search, a chunk at a time (a
-    record without them costs one read of its bytes, and no more memory than a chunk and its
-    longest line). A file that cannot be read has none here."""
-    out: dict[str | None, list] = {}
+    dashboard gave each, per host in file order."""
+    return recorded(path)[0]
+
+
+def recorded_gpus(path: str) -> dict[str | None, list]:
+    """The GPU samples a record holds (its MTPTUI_GPUS entries), per host in file order."""
+    return recorded(path)[1]
+
+
+def recorded(path: str) -> tuple[dict[str | None, list], dict[str | None, list]]:
+    """A record's own entries, (scrapes, GPU samples), each per host in file order, in one pass: a
+    byte search a chunk at a time, so a file without them costs one read of its bytes and no more
+    memory than a chunk and its longest line. Only a journald JSON file (what `record` writes) can
+    hold them, so any other file is not read at all. A damaged entry is skipped; a file that cannot
+    be read has none."""
+    scrapes: dict[str | None, list] = {}
+    gpus: dict[str | None, list] = {}
     try:
         with open(path, "rb") as f:
+            if not f.read(64).lstrip().startswith(b"{"):
+                return scrapes, gpus
+            f.seek(0)
             tail = b""
             while True:
                 chunk = f.read(SCAN_CHUNK)
                 buf = tail + chunk
                 cut = len(buf) if not chunk else buf.rfind(b"\n") + 1
-                _scan(buf[:cut], out)
-                tail = buf[cut:]
+                part, tail = buf[:cut], buf[cut:]
+                for key, out, read in ((METRICS_KEY, scrapes, _scrape), (GPUS_KEY, gpus, _gpus)):
+                    _scan(part, key, out, read)
                 if not chunk:
-                    return out
+                    return scrapes, gpus
     except OSError:
-        return {}
+        return {}, {}
 
 
-def _scan(buf: bytes, out: dict) -> None:
-    from mtptui.core.latency import from_json
-
-    key = b'"MTPTUI_METRICS":'
+def _scan(buf: bytes, key: bytes, out: dict, read: Callable[[dict], list]) -> None:
     i = buf.find(key)
     while i >= 0:
         start = buf.rfind(b"\n", 0, i) + 1
@@ -317,47 +333,25 @@ def _scan(buf: bytes, out: dict) -> None:
         end = len(buf) if end < 0 else end
         try:
             entry = json.loads(buf[start:end])
-            obj = json.loads(entry["MTPTUI_METRICS"])
-            scrape = from_json(obj)
-            epoch = obj.get("epoch")
-            epoch = float(epoch) if epoch is not None else None
+            got = read(entry)
         except (ValueError, KeyError, TypeError, AttributeError):
-            scrape = None
-        if scrape is not None:
-            out.setdefault(entry.get("_HOSTNAME"), []).append((scrape, epoch))
+            got = []
+        if got:
+            out.setdefault(entry.get("_HOSTNAME"), []).extend(got)
         i = buf.find(key, end)
 
 
-def recorded_gpus(path: str) -> dict[str | None, list]:
-    """The GPU samples a record holds (its MTPTUI_GPUS entries), per host in file order, searched
-    as the scrapes are; a damaged entry is skipped, a file that cannot be read has none."""
+def _scrape(entry: dict) -> list:
+    from mtptui.core.latency import from_json
+
+    obj = json.loads(entry["MTPTUI_METRICS"])
+    scrape = from_json(obj)
+    epoch = obj.get("epoch")
+    return [] if scrape is None else [(scrape, float(epoch) if epoch is not None else None)]
+
+
+def _gpus(entry: dict) -> list:
     from mtptui.core.gpus import GpuSample
 
-    out: dict[str | None, list] = {}
-    key = b'"MTPTUI_GPUS":'
-    try:
-        with open(path, "rb") as f:
-            tail = b""
-            while True:
-                chunk = f.read(SCAN_CHUNK)
-                buf = tail + chunk
-                cut = len(buf) if not chunk else buf.rfind(b"\n") + 1
-                part, tail = buf[:cut], buf[cut:]
-                i = part.find(key)
-                while i >= 0:
-                    start = part.rfind(b"\n", 0, i) + 1
-                    end = part.find(b"\n", i)
-                    end = len(part) if end < 0 else end
-                    try:
-                        entry = json.loads(part[start:end])
-                        got = [GpuSample.from_json(d) for d in json.loads(entry["MTPTUI_GPUS"])]
-                    except (ValueError, KeyError, TypeError, AttributeError):
-                        got = []
-                    ok = [g for g in got if g is not None]
-                    if ok:
-                        out.setdefault(entry.get("_HOSTNAME"), []).extend(ok)
-                    i = part.find(key, end)
-                if not chunk:
-                    return out
-    except OSError:
-        return {}
+    got = [GpuSample.from_json(d) for d in json.loads(entry["MTPTUI_GPUS"])]
+    return [g for g in got if g is not None]

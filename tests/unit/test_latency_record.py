@@ -81,3 +81,16 @@ def test_the_scan_finds_every_scrape_across_its_chunks(tmp_path, monkeypatch):
     monkeypatch.setattr(record, "SCAN_CHUNK", 97)  # lines longer than a chunk, cut anywhere
     got = recorded_scrapes(str(path))
     assert [s.t for s, _ in got["h"]] == [float(i) for i in range(200)]
+
+
+def test_only_a_json_record_is_searched_for_its_own_entries(tmp_path):
+    """A plain log can quote an entry (a line that prints one), but only `record`'s journald JSON
+    holds mtptui's entries: any other file is not read for them at all."""
+    entry = json.dumps({"MTPTUI_METRICS": json.dumps({"t": 1.0, "epoch": 5.0}), "_HOSTNAME": "h"})
+    rec = tmp_path / "r.jsonl"
+    rec.write_text(entry + "\n")
+    found = recorded_scrapes(str(rec))
+    assert [(s.t, e) for s, e in found["h"]] == [(1.0, 5.0)]
+    plain = tmp_path / "server.log"
+    plain.write_text("Dec 02 10:00:00 h sglang[1]: " + entry + "\n" + entry + "\n")
+    assert recorded_scrapes(str(plain)) == {}

@@ -98,8 +98,10 @@ def _bucket_parts(buckets: list[BucketRow], first: bool) -> list:
     for b in buckets:
         label, decode, al, gen, prev, base = bucket_cells(b)
         parts += [(f"\n  {label:>6} ", "bold"), f"{gen:>8} tok/s  acc len {al:>4}  ",
-                  (plural(b.decode, "line"), "$text-muted"),
-                  ("  no previous epoch", "$text-muted") if first else f"  vs prev {prev}  vs spec off {base}"]
+                  # the gap after the count is the count's own: a gap that starts a part is lost
+                  # where Textual folds the line (`11 linesvs prev` at 80 wide)
+                  (plural(b.decode, "line") + "  ", "$text-muted"),
+                  ("no previous epoch", "$text-muted") if first else f"vs prev {prev}  vs spec off {base}"]
         if b.below_baseline:
             parts.append(("  ▼ below spec off", "bold $error"))
     return parts

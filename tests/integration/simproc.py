@@ -77,6 +77,15 @@ class Sim:
             time.sleep(0.02)
         raise AssertionError(f"no line with {text!r}; last lines: {[x for _, x in self.lines[-5:]]}")
 
+    def exited(self, timeout: float) -> int:
+        """Its exit code once it has exited and every line it wrote has been read: the readers
+        reach the pipes' end after the process does, so a test that reads `lines` right after
+        `proc.wait()` can see none of them (seen in CI: the invalid-flags test read '')."""
+        code = self.proc.wait(timeout=timeout)
+        for t in self._readers:
+            t.join(timeout=timeout)
+        return code
+
     def stop(self):
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)

@@ -95,7 +95,7 @@ def test_live_sim_health_chat_stream_info_and_sigterm(sim_factory):
 def test_fault_crash_exits_1_and_fails_requests(sim_factory):
     sim = sim_factory(["--model-path", "Qwen/Qwen3-8B", "--sim-startup-seconds", "0.5", "--sim-load", "light",
                        "--sim-fault", "crash@1"])
-    assert sim.proc.wait(timeout=20) == 1
+    assert sim.exited(timeout=20) == 1
     text = "\n".join(x for _, x in sim.lines)
     assert "Scheduler hit an exception: Traceback (most recent call last):" in text
     assert "Received sigquit from a child process. It usually means the child failed." in text
@@ -107,14 +107,14 @@ def test_fault_crash_exits_1_and_fails_requests(sim_factory):
 ])
 def test_other_fatal_faults_exit_1(sim_factory, fault, extra, line):
     sim = sim_factory(["--model-path", "Qwen/Qwen3-8B", "--sim-startup-seconds", "0.5", "--sim-fault", fault] + extra)
-    assert sim.proc.wait(timeout=20) == 1
+    assert sim.exited(timeout=20) == 1
     assert any(line in x for _, x in sim.lines)
 
 
 def test_invalid_flags_exit_2_with_sglangs_message(sim_factory):
     sim = sim_factory(["--model-path", "Qwen/Qwen3-8B", "--speculative-algorithm", "NEXTN",
                        "--speculative-eagle-topk", "1"])
-    assert sim.proc.wait(timeout=20) == 2
+    assert sim.exited(timeout=20) == 2
     text = "\n".join(x for _, x in sim.lines)
     assert "assert self.speculative_eagle_topk is None and self.speculative_num_draft_tokens is None" in text
     assert "AssertionError" in text
@@ -126,7 +126,7 @@ def test_port_in_use_is_one_clear_line(sim_factory):
         s.listen()
         port = s.getsockname()[1]
         sim = sim_factory(["--model-path", "Qwen/Qwen3-8B", "--port", str(port)])
-        assert sim.proc.wait(timeout=20) == 1
+        assert sim.exited(timeout=20) == 1
     assert any("address already in use" in x for _, x in sim.lines)
 
 

@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="profiles to compare, in order (default off,mtp1,mtp3)")
     p.add_argument("--concurrency", type=_ints, default=[1, 8, 32], metavar="N,M,...",
                    help="requests in flight (default 1,8,32)")
-    p.add_argument("--requests", type=_positive, default=32, metavar="N", help="requests per concurrency (default 32)")
+    p.add_argument("--requests", type=_positive, default=32, metavar="N", help="requests per concurrency (default 32; at least the highest concurrency)")
     p.add_argument("--max-tokens", type=_positive, default=128, metavar="M", help="output tokens per request (default 128)")
     p.add_argument("--seed", type=int, default=0, help="which prompts, in which order (default 0)")
     p.add_argument("--prompts", metavar="FILE",
@@ -120,31 +120,9 @@ async def run(args, hc, profiles, pool=None) -> int:
         if not args.yes and not confirm(hc.host, len(plans), hc.prod):
             print("mtptui bench: not run; nothing changed", file=sys.stderr)
             return COULD_NOT_RUN if sys.stdin.isatty() else 2
-        loop = asyncio.get_running_loop()
-        main_task = asyncio.current_task()
-        assert main_task is not None  # run() is a task of asyncio.run
-        interrupts = [0]
-
-        def interrupted() -> None:
-            interrupts[0] += 1
-            if interrupts[0] == 1:
-                print(f"\nmtptui bench: stopping; restoring {hc.host} as it was found "
-                      "(ctrl-c again leaves it as it is)", file=sys.stderr, flush=True)
-                bench.cancel()
-            else:
-                main_task.cancel()
-
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, interrupted)
-        try:
-            report = await bench.run()
-        except asyncio.CancelledError:
-            print(f"mtptui bench: interrupted during the restore: {hc.host} is NOT as it was found "
-                  "(`mtptui audit --phases` has every step)", file=sys.stderr)
+        report = await run_restoring("bench", hc.host, bench)
+        if report is None:
             return NOT_RESTORED
-        finally:
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(sig)
     finally:
         await hc.close()
     print(file=sys.stderr)
@@ -195,3 +173,34 @@ class Bar:
         if key != self.last:
             print(p.text(), file=self.out, flush=True)
         self.last = key
+
+
+async def run_restoring(command: str, host: str, runner):
+    """`runner.run()` (a Bench, or a Tune) with ctrl-c and SIGTERM meaning "stop and restore the
+    host": the first asks the runner to stop and put the host back, the second gives up the restore.
+    The report, or None when the restore itself was interrupted (said here)."""
+    loop = asyncio.get_running_loop()
+    main_task = asyncio.current_task()
+    assert main_task is not None  # run() is a task of asyncio.run
+    interrupts = [0]
+
+    def interrupted() -> None:
+        interrupts[0] += 1
+        if interrupts[0] == 1:
+            print(f"\nmtptui {command}: stopping; restoring {host} as it was found "
+                  "(ctrl-c again leaves it as it is)", file=sys.stderr, flush=True)
+            runner.cancel()
+        else:
+            main_task.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, interrupted)
+    try:
+        return await runner.run()
+    except asyncio.CancelledError:
+        print(f"mtptui {command}: interrupted during the restore: {host} is NOT as it was found "
+              "(`mtptui audit --phases` has every step)", file=sys.stderr)
+        return None
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)

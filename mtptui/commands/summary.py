@@ -13,6 +13,7 @@ from typing import TextIO
 from mtptui.core.advisor import advise_epochs
 from mtptui.core.compare import DELTA_MIN_BATCHES, EpochRow, bucket_cells, delta_text, epoch_rows
 from mtptui.core.loadmatch import CONTEXT, LOAD, Scale
+from mtptui.core.recorded import Recorded
 from mtptui.sources.parallel import summarise
 from mtptui.core.timespec import when
 
@@ -213,18 +214,13 @@ def latency_lines(rows: list[dict]) -> list[str]:
     return out
 
 
-def latency_section(found: list[tuple[dict, dict]], epochs: list[dict]) -> list[dict]:
+def latency_section(rec: Recorded, epochs: list[dict]) -> list[dict]:
     """Each epoch's server latency from the scrapes recorded beside its lines (a record made with
-    /metrics read; `found` is sources/record.recorded of each file): the same figures the
-    dashboard showed for it (core/latency.by_epoch)."""
+    /metrics read): the same figures the dashboard showed for it (core/latency.by_epoch)."""
     from mtptui.core import latency
 
-    scrapes: dict = {}
-    for file_scrapes, _ in found:
-        for host, got in file_scrapes.items():
-            scrapes.setdefault(host, []).extend(got)
     out = []
-    for host, got in scrapes.items():
+    for host, got in rec.scrapes.items():
         mine = [e for e in epochs if e["host"] == host]
         figs = latency.by_epoch(sorted(got, key=lambda x: x[0].t), [e["start"] for e in mine])
         for e in mine:
@@ -247,17 +243,15 @@ def gpu_lines(rows: list[dict]) -> list[str]:
     return out
 
 
-def gpu_section(found: list[tuple[dict, dict]], epochs: list[dict]) -> list[dict]:
+def gpu_section(rec: Recorded, epochs: list[dict]) -> list[dict]:
     """Each epoch's GPUs from the samples recorded beside its lines (core/gpus.epoch_gpus)."""
     from mtptui.core.gpus import epoch_gpus
 
-    samples: dict = {}
-    for _, file_gpus in found:
-        for host, got in file_gpus.items():
-            samples.setdefault(host, []).extend(got)
-    out = []
+    out: list[dict] = []
+    if not rec.gpus:
+        return out  # none recorded: the epochs (10,000 runs) are not made again to find none
     for e in epochs:
-        mine = samples.get(e["host"])
+        mine = rec.gpus.get(e["host"])
         if not mine:
             continue
         row = epoch_gpus(sorted(mine, key=lambda s: s.t), e["start"], e.get("end"),
@@ -296,14 +290,12 @@ def main(argv: list[str]) -> int:
     for s in doc["series"]:
         if s["last"] is not None:
             seen[s["host"]] = max(s["last"], seen.get(s["host"], s["last"]))
-    doc["advice"] = [a.to_json() for a in advise_epochs(doc["epochs"], seen, step_name=_step_name)]
-    from mtptui.sources.record import recorded
-
-    found = [recorded(p) for p in args.paths]
-    lat = latency_section(found, doc["epochs"])
+    doc["advice"] = [a.to_json() for a in advise_epochs(doc["epochs"].briefs(), seen, step_name=_step_name,
+                                                        series=doc["series"], gpus=summary.recorded.gpus)]
+    lat = latency_section(summary.recorded, doc["epochs"])
     if lat:
         doc["latency"] = lat
-    gpus = gpu_section(found, doc["epochs"])
+    gpus = gpu_section(summary.recorded, doc["epochs"])
     if gpus:
         doc["gpus"] = gpus
     if args.json:

@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import re
-import signal
 import sys
 
-from mtptui.commands.bench import Bar, _positive
+from mtptui.commands.bench import Bar, _positive, run_restoring
 from mtptui.commands.live import add_host_args, quiet_asyncssh
 from mtptui.config import ConfigError, load_config
 from mtptui.errors import UsageError
@@ -51,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=_budget, default=1200.0, metavar="T",
                    help="time for the measuring, e.g. 5m (default 20m); a round that would not fit is not begun")
     p.add_argument("--requests", type=_positive, default=8, metavar="N",
-                   help="requests per candidate in the first round, doubled each round (default 8)")
+                   help="requests per candidate in the first round, doubled each round (default 8; at least the concurrency)")
     p.add_argument("--max-tokens", type=_positive, default=64, metavar="M", help="output tokens per request (default 64)")
     p.add_argument("--seed", type=int, default=0, help="which prompts, in which order (default 0)")
     p.add_argument("--prompts", metavar="FILE", help="the operator's prompts, as for `mtptui bench`")
@@ -124,10 +122,6 @@ async def run(args, hc, profiles, pool=None) -> int:
 
     try:
         try:
-            st = await hc.state()
-            version = (await hc.server_version(st.argv))[0]
-            engine = launch.find_launch(st.argv).engine
-            allowed = tune.allowed_on(launch.context_of(st.base, version), engine)
             if args.concurrency:
                 c, where = args.concurrency, "--concurrency"
             else:
@@ -137,12 +131,9 @@ async def run(args, hc, profiles, pool=None) -> int:
                           "give --concurrency", file=sys.stderr)
                     return COULD_NOT_RUN
                 c, where = found, f"the median #running-req of {n} decode lines"
-            cands = tune.candidates(profiles, allowed)
-            t = tune.Tune(hc, cands, c, args.requests, budget_s=args.budget,
-                          grid_points=len(tune.grid(profiles, allowed)), accept=accept, max_tokens=args.max_tokens,
-                          seed=args.seed, on_progress=Bar(sys.stderr).show, prompt_pool=pool,
-                          prompts_file=args.prompts)
-            t.tr.concurrency_from = where
+            t = await tune.prepare(hc, profiles, c, where, args.requests, budget_s=args.budget, accept=accept,
+                                   max_tokens=args.max_tokens, seed=args.seed, on_progress=Bar(sys.stderr).show,
+                                   prompt_pool=pool, prompts_file=args.prompts)
             await t.preview()
         except BadProfile:
             raise
@@ -157,30 +148,9 @@ async def run(args, hc, profiles, pool=None) -> int:
             if not await _ask(f"restart {hc.host} once per candidate a round, then back as it was? [y/N] "):
                 print("mtptui tune: not run; nothing changed", file=sys.stderr)
                 return COULD_NOT_RUN
-        loop = asyncio.get_running_loop()
-        main_task = asyncio.current_task()
-        assert main_task is not None
-        interrupts = [0]
-
-        def interrupted() -> None:
-            interrupts[0] += 1
-            if interrupts[0] == 1:
-                print(f"\nmtptui tune: stopping; restoring {hc.host} as it was found "
-                      "(ctrl-c again leaves it as it is)", file=sys.stderr, flush=True)
-                t.cancel()
-            else:
-                main_task.cancel()
-
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, interrupted)
-        try:
-            report = await t.run()
-        except asyncio.CancelledError:
-            print(f"mtptui tune: interrupted during the restore: {hc.host} is NOT as it was found", file=sys.stderr)
+        report = await run_restoring("tune", hc.host, t)
+        if report is None:
             return NOT_RESTORED
-        finally:
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(sig)
     finally:
         await hc.close()
     print(file=sys.stderr)
@@ -188,7 +158,7 @@ async def run(args, hc, profiles, pool=None) -> int:
     print(text(data))
     code = report.exit_code
     try:
-        for path in save(data, args.json, args.csv):
+        for path in tune.save(data, args.json, args.csv):
             print(f"saved {path}", file=sys.stderr)
     except OSError as e:
         print(f"mtptui tune: cannot save the results: {e.strerror or e}", file=sys.stderr)
@@ -203,38 +173,9 @@ def text(data: dict) -> str:
 
     out = [f"{data['host']} · {data['unit']} · started {data['started']} · concurrency {data['concurrency']} "
            f"({data['concurrency_from']})"]
-    for rd in data["rounds"]:
-        sub = {**data, "results": [r for r in data["results"] if r.get("round") == rd["round"]]}
+    for heading, sub, dropped in tune.by_round(data):
         body = results.table_text(sub).splitlines()[1:-2]  # its header line and restored line are ours
-        out += ["", f"round {rd['round']}: {len(rd['candidates'])} candidates, {rd['requests']} requests each",
-                *body[2:]]
-        out += [f"  dropped {name}: {why}" for name, why in rd["dropped"].items()]
-    out += ["", f"winner: {data['winner'] or '-'} ({'separated' if data['separated'] else 'not separated'}; "
-                f"stopped: {data['stopped'] or '-'})", tune.counts(data),
-            "host: " + (f"left running {data['kept']}, as accepted" if data["kept"]
-                        else "restored" if data["restored"] else "NOT restored")]
+        out += ["", heading, *body[2:], *dropped]
+    out += ["", *tune.ending_lines(data)]
     return "\n".join(out)
 
-
-def save(data: dict, json_path: str | None, csv_path: str | None) -> list:
-    """The JSON and a CSV with each row's round, in the data directory (tune-HOST-stamp) and
-    where asked."""
-    from pathlib import Path
-
-    from mtptui.prove import results
-
-    d = results.data_dir()
-    d.mkdir(parents=True, exist_ok=True)
-    stamp = data["started"].replace("-", "").replace(":", "").replace("T", "-").rstrip("Z")
-    name = f"tune-{data['host']}-{stamp}".replace("/", "_")
-    lines = results.to_csv(data).splitlines()
-    rounds = [str(r.get("round", "")) for r in data["results"]]
-    csv_text = "\n".join(["round," + lines[0], *(f"{k},{x}" for k, x in zip(rounds, lines[1:]))]) + "\n"
-    json_text = json.dumps(data, indent=2) + "\n"
-    written = []
-    for path, body in ((d / f"{name}.json", json_text), (d / f"{name}.csv", csv_text), (json_path, json_text),
-                       (csv_path, csv_text)):
-        if path:
-            Path(path).write_text(body, encoding="utf-8")
-            written.append(Path(path))
-    return written

@@ -108,6 +108,9 @@ KEYS: list[Key] = [
         "Smoke test"),
     Key("bench", "b", "bench", "bench", False, "A/B benchmark of off, mtp1, mtp3 at concurrency 1 and 8, then the "
         "host restored as found (b again stops it)", "Benchmark profiles"),
+    Key("tune", "T", "tune", "tune", False, "tune: the best speculation settings at the concurrency the log shows, "
+        "in rounds of halving, within minutes (T again stops it); then keep the winner, or the host restored as found",
+        "Tune speculation"),
     Key("escape", "escape", "escape", "back", False, "close the filter or the enlarged pane"),
 ]
 KEYS += [Key(f"focus_rank_{n}", str(n), f"focus_rank({n})", f"rank {n}", False,
@@ -179,7 +182,7 @@ PALETTE_HELP = BY_ID["palette"].help
 PANE_IDS = [k.id for k in OTHER_KEYS if k.id != "palette"]
 BINDING_IDS = [k.id for k in TABLE]
 # The keys that change a server: with --read-only (or in a replay) they do not exist at all.
-ACTING_IDS = frozenset({"spec_toggle", "spec_step_down", "spec_step_up", "profiles", "restart", "bench"})
+ACTING_IDS = frozenset({"spec_toggle", "spec_step_down", "spec_step_up", "profiles", "restart", "bench", "tune"})
 ACTING_ACTIONS = frozenset(k.action.split("(")[0] for k in KEYS if k.id in ACTING_IDS)
 
 

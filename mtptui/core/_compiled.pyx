@@ -1533,3 +1533,271 @@ def at_scale(array.array values, long long scale):
             return None
         keys.append(<long long>k)
     return keys
+
+
+# -- a short run's statistics from its rows (valueset.FrozenRows) ---------------------------------
+from libc.math cimport copysign, floor, fma
+import builtins
+
+_round = builtins.round  # Python's, for what _tidy leaves to it
+
+
+cdef double _tidy(double x):
+    """stats.tidy: round(x, 9) as Python rounds it (the decimal of 9 places nearest x, half to
+    even, then the double nearest that decimal), without its trip through decimal digits where
+    x * 10**9 is below 2**52: p = x * 1e9 rounded, plus fma's exact rest, is x * 10**9 exactly,
+    so its nearest integer is known, and an integer over 1e9 divided once is the nearest double."""
+    cdef double p, err, c, d
+    if not fabs(x) < 4503599.0:  # 2**52 / 1e9, or not finite
+        return _round(x, 9)
+    p = x * 1e9
+    err = fma(x, 1e9, -p)  # x * 10**9 - p, exact
+    c = nearbyint(p)  # half to even: right unless p lies halfway and the rest tips it
+    d = p - c  # exact: p and c are within 0.5 of each other, below 2**52
+    if d == 0.5 and err > 0.0:
+        c += 1.0
+    elif d == -0.5 and err < 0.0:
+        c -= 1.0
+    if c == 0.0:
+        return copysign(0.0, x)
+    return c / 1e9
+
+
+cdef bint _fsum(const double* v, Py_ssize_t n, double* out) noexcept nogil:
+    """math.fsum of n finite doubles by its own algorithm (CPython's: the partials that _grow
+    keeps, then their sum from the top with its half-even fix), so the same double; False where
+    a value or a sum is not finite (the caller's own way handles those)."""
+    cdef double[MAX_PARTIALS] p
+    cdef int count = 0
+    cdef Py_ssize_t k
+    cdef double x, y, hi = 0.0, lo = 0.0, yr
+    for k in range(n):
+        if not _grow(p, &count, v[k]):
+            return False
+    if count > 0 and p[count - 1] == 0.0:
+        count -= 1  # _grow leaves a sum of 0 on top, where fsum keeps none (its sign is fsum's +0.0)
+    if count > 0:
+        count -= 1
+        hi = p[count]
+        while count > 0:
+            x = hi
+            count -= 1
+            y = p[count]
+            hi = x + y
+            yr = hi - x
+            lo = y - yr
+            if lo != 0.0:
+                break
+        if count > 0 and ((lo < 0.0 and p[count - 1] < 0.0) or (lo > 0.0 and p[count - 1] > 0.0)):
+            y = lo * 2.0
+            x = hi + y
+            yr = x - hi
+            if y == yr:
+                hi = x
+    out[0] = hi
+    return True
+
+
+cdef double _quantile(const double* s, Py_ssize_t n, double q) noexcept nogil:
+    """stats.quantile over sorted values, in the same double operations."""
+    cdef double pos = <double>(n - 1) * q
+    cdef Py_ssize_t lo = <Py_ssize_t>floor(pos)
+    cdef double a = s[lo]
+    if lo + 1 >= n:
+        return a
+    return a + (s[lo + 1] - a) * (pos - <double>lo)
+
+
+def tidy(double x):
+    """_tidy: stats.tidy's rounding of a float (there, and in its test against round())."""
+    return _tidy(x)
+
+
+def describe_columns(array.array rows, Py_ssize_t k, Py_ssize_t m):
+    """stats.describe of each of the first m columns of rows of k doubles (NaN: none, left out),
+    as valueset.FrozenRows keeps them: 7 doubles a column (n, mean, p50, p90, min, max, last; NaN
+    for a column without values), the same to the bit. None where a value is not finite (the
+    caller describes those in Python)."""
+    cdef Py_ssize_t total = len(rows), n_rows, i, c, n, j
+    cdef const double* r = rows.data.as_doubles
+    cdef array.array out = array.clone(_DOUBLES, 7 * m, False)
+    cdef double* o = out.data.as_doubles
+    cdef array.array col
+    cdef double* s
+    cdef double x, last, summed
+    if k < 1 or m > k or total % k:
+        raise ValueError("describe_columns: rows are not whole rows of k")
+    n_rows = total // k
+    col = array.clone(_DOUBLES, n_rows, False)
+    s = col.data.as_doubles
+    for c in range(m):
+        n = 0
+        last = NAN
+        for i in range(n_rows):
+            x = r[i * k + c]
+            if x == x:
+                s[n] = x
+                n += 1
+                last = x
+        if n == 0:
+            for j in range(7):
+                o[7 * c + j] = NAN
+            continue
+        if not _fsum(s, n, &summed):
+            return None
+        if n <= 32:  # a stable insertion sort: equal values (0.0, -0.0) keep their order, as sorted()'s
+            for i in range(1, n):
+                x = s[i]
+                j = i - 1
+                while j >= 0 and x < s[j]:
+                    s[j + 1] = s[j]
+                    j -= 1
+                s[j + 1] = x
+        else:
+            array.resize(col, n)
+            sort_values(col)
+            s = col.data.as_doubles
+        o[7 * c] = n
+        o[7 * c + 1] = _tidy(summed / n)
+        o[7 * c + 2] = _tidy(_quantile(s, n, 0.5))
+        o[7 * c + 3] = _tidy(_quantile(s, n, 0.9))
+        o[7 * c + 4] = s[0]
+        o[7 * c + 5] = s[n - 1]
+        o[7 * c + 6] = last
+        if n != n_rows:
+            array.resize(col, n_rows)
+            s = col.data.as_doubles
+    return out
+
+
+# -- a frozen run's statistics as JSON (valueset.FrozenRows.json) ---------------------------------
+from libc.math cimport signbit
+from libc.stdio cimport sprintf
+from libc.string cimport strlen
+
+cdef extern from "Python.h":
+    char* PyOS_double_to_string(double val, char format_code, int precision, int flags, int* ptype) except NULL
+    void PyMem_Free(void* p)
+
+DEF DTSF_ADD_DOT_0 = 2  # Py_DTSF_ADD_DOT_0: `3.0`, not `3`, as float.__repr__ writes it
+DEF REPR_MAX = 32  # float.__repr__ writes at most 24 characters
+
+
+cdef Py_ssize_t _put(char* out, const char* s, Py_ssize_t n) noexcept nogil:
+    memcpy(out, s, n)
+    return n
+
+
+cdef Py_ssize_t _json_double(double x, char* out):
+    """Writes x as json.dumps writes a float (float.__repr__; NaN, Infinity, -Infinity) at out;
+    returns the length. Where x is the double nearest a decimal of 9 places below 10**6 in size
+    (what stats.tidy makes, and what a log prints), that decimal is its repr: no two decimals of
+    at most 15 digits are the same double, so none shorter reads back as x; written from its
+    digits, without the search for the shortest."""
+    cdef double a = fabs(x), c
+    cdef long long k, whole, frac
+    cdef Py_ssize_t n = 0, j, end
+    cdef char[24] digits
+    cdef char* s
+    if x == 0.0:
+        return _put(out, "-0.0", 4) if signbit(x) else _put(out, "0.0", 3)
+    if a >= 1e-4 and a < 1e6:  # written in fixed notation, as repr writes from 1e-4 up to 1e16
+        c = nearbyint(x * 1e9)
+        if c / 1e9 == x:
+            k = <long long>c
+            if k < 0:
+                out[0] = b'-'
+                n = 1
+                k = -k
+            whole, frac = k // 1000000000, k % 1000000000
+            end = 0
+            if whole == 0:
+                digits[0] = b'0'
+                end = 1
+            else:
+                while whole:
+                    digits[end] = <char>(48 + whole % 10)
+                    whole //= 10
+                    end += 1
+            for j in range(end):
+                out[n + j] = digits[end - 1 - j]
+            n += end
+            out[n] = b'.'
+            n += 1
+            if frac == 0:
+                out[n] = b'0'
+                return n + 1
+            for j in range(9):
+                digits[8 - j] = <char>(48 + frac % 10)
+                frac //= 10
+            end = 9
+            while digits[end - 1] == b'0':
+                end -= 1
+            memcpy(out + n, digits, end)
+            return n + end
+    if not isfinite(x):
+        if x != x:
+            return _put(out, "NaN", 3)
+        return _put(out, "Infinity", 8) if x > 0 else _put(out, "-Infinity", 9)
+    s = PyOS_double_to_string(x, b'r', 0, DTSF_ADD_DOT_0, NULL)
+    n = strlen(s)
+    memcpy(out, s, n)
+    PyMem_Free(s)
+    return n
+
+
+# What comes before each statistic of valueset._STAT_KEYS in its JSON, one after another
+_STAT_PREFIXES = (b'{"n": ', b', "mean": ', b', "p50": ', b', "p90": ', b', "min": ', b', "max": ', b', "last": ')
+cdef bytes _STAT_TEXT = b"".join(_STAT_PREFIXES)
+cdef Py_ssize_t[8] _STAT_AT  # where each begins in _STAT_TEXT (and where the last ends)
+_STAT_AT[0] = 0
+for _k in range(7):
+    _STAT_AT[_k + 1] = _STAT_AT[_k] + len(_STAT_PREFIXES[_k])
+
+
+def stats_json(array.array stats, tuple keys):
+    """json.dumps of valueset.FrozenRows.describe(): each metric's key (`keys`: its JSON and `: `,
+    as bytes), then its statistics from stats (7 doubles a metric: n, mean, p50, p90, min, max,
+    last; NaN: none, `null`), the same text to the byte, without a dict or a float made."""
+    cdef Py_ssize_t m = len(keys), i, j, n = 0, size = 2
+    cdef const double* st = stats.data.as_doubles
+    cdef const char* text = _STAT_TEXT
+    cdef bytes key
+    cdef char* out
+    if len(stats) != 7 * m:
+        raise ValueError("stats_json: 7 statistics a metric")
+    for key in keys:
+        size += len(key) + 2 + 7 * (12 + REPR_MAX) + 2
+    out = <char*>malloc(size)
+    if out == NULL:
+        raise MemoryError()
+    try:
+        out[n] = b'{'
+        n += 1
+        for i in range(m):
+            key = keys[i]
+            if i:
+                n += _put(out + n, ", ", 2)
+            n += _put(out + n, key, len(key))
+            if st[7 * i] != st[7 * i]:
+                n += _put(out + n, "null", 4)
+                continue
+            for j in range(7):
+                n += _put(out + n, text + _STAT_AT[j], _STAT_AT[j + 1] - _STAT_AT[j])
+                if j == 0:
+                    n += sprintf(out + n, "%lld", <long long>st[7 * i])
+                else:
+                    n += _json_double(st[7 * i + j], out + n)
+            out[n] = b'}'
+            n += 1
+        out[n] = b'}'
+        n += 1
+        return PyUnicode_DecodeASCII(out, n, NULL)
+    finally:
+        free(out)
+
+
+def json_double(double x):
+    """_json_double as text, for the test that holds it to json.dumps."""
+    cdef char[REPR_MAX] out
+    return PyUnicode_DecodeASCII(out, _json_double(x, out), NULL)

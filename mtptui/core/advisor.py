@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from mtptui.config.keys import BY_ID
@@ -26,6 +26,7 @@ from mtptui.config.thresholds import Thresholds
 from mtptui.core import alerts
 from mtptui.core.alerts import Alert, epoch_at, where
 from mtptui.core.compare import BucketRow, EpochRow, epoch_rows, iter_epoch_rows
+from mtptui.core.gpus import HELD, GpuSample
 from mtptui.core.loadmatch import LOAD, Scale
 from mtptui.core.store import Store, spec_label
 
@@ -40,6 +41,15 @@ class Limits:
     slow_context_share: float = 0.25  # ... or at contexts that hold this share of the epoch's lines
     kv_usage_min: float = 0.92  # token usage at or above this, with a retraction in each part
     coverage: float = 0.7  # the samples of a span must cover this share of it
+    # GPUs idle while the queue grows: requests waiting (the host's #queue-req, the mean in every
+    # part) while the GPUs run a kernel (nvidia-smi's utilization.gpu, amd-smi's gfx: the share of
+    # time one ran, not of the GPU's capacity) under half the time. A GPU decoding a batch reads
+    # high however small the batch, so under half with work waiting is the scheduler not handing it
+    # over (a --max-running-requests or chunked prefill limit, or a stall); above half it may be
+    # still, but the rule keeps quiet rather than guess. Four waiting is past the moment between a
+    # request's arrival and its admission: a backlog.
+    queue_min: float = 4.0
+    gpu_util_max: float = 50.0
 
 
 @dataclass(frozen=True)
@@ -60,6 +70,14 @@ class Advice:
 
 
 @dataclass(frozen=True)
+class Queue:
+    """The host's queue over a span, summed over its ranks (DP ranks queue apart): the level a
+    rule judges (the dashboard's mean; summary's median over an epoch) and how it moved, in words."""
+    level: float
+    words: str  # "12 → 40 requests (mean 20.4)"
+
+
+@dataclass(frozen=True)
 class Span:
     """A host's facts over [t0, t1] of log time: what the predicates read."""
     host: str | None
@@ -75,6 +93,10 @@ class Span:
     row: EpochRow | None  # the epoch at t1 as compare.py sets it against the others
     diverging: tuple[Alert, ...]  # the alerts' rank divergence over the whole hold
     window: str = ""  # the span in words, where not "the last 2m" (summary's: an epoch whole)
+    queue: Queue | None = None  # the host's #queue-req, where its lines cover the span
+    running: float | None = None  # and its #running-req, the mean
+    gpu_util: float | None = None  # the host's GPUs' mean utilisation (%), where samples cover the span
+    gpus: int = 0  # how many GPUs those samples are of
 
 
 def _mean(v: list[float]) -> float | None:
@@ -91,12 +113,27 @@ def retractions(store: Store, host: str | None, t0: float, t1: float) -> int:
                and t0 <= e.ts <= t1)
 
 
+def _gpu_facts(samples: Sequence[GpuSample], t0: float, t1: float, lim: Limits) -> tuple[float | None, int]:
+    """The mean utilisation over [t0, t1] of the GPUs that hold the server (HELD of their memory at
+    some sample, or memory unread: a box's spare GPUs, empty and idle, would read the server's
+    as idle), and how many; (None, 0) where their samples do not cover the span (no GPU readings:
+    no advice on them)."""
+    inside = [s for s in samples if t0 <= s.t <= t1 and s.util is not None]
+    holding = {s.index for s in inside if s.mem_used is None or not s.mem_total or s.mem_used >= HELD * s.mem_total}
+    inside = [s for s in inside if s.index in holding]
+    if not _covered(sorted({s.t for s in inside}), t0, t1, lim):
+        return None, 0
+    return math.fsum(s.util for s in inside if s.util is not None) / len(inside), len({s.index for s in inside})
+
+
 def span_of(store: Store, host: str | None, t0: float, t1: float, lim: Limits, *, row: EpochRow | None = None,
-            diverging: tuple[Alert, ...] = (), retracted: int = 0) -> Span:
+            diverging: tuple[Alert, ...] = (), retracted: int = 0, gpus: Sequence[GpuSample] = ()) -> Span:
     ranks = store.ranks(host)
     epoch = epoch_at(store, host, t1)
     accept, usage, off = {}, {}, []
     running: list[float] = []
+    queues: list[tuple[float, float, float]] = []
+    run_means: list[float] = []
     for s in ranks:
         ts, vs = s.decode.window("accept_len", t0, t1)
         if _covered(ts, t0, t1, lim):
@@ -108,9 +145,22 @@ def span_of(store: Store, host: str | None, t0: float, t1: float, lim: Limits, *
         if vs:
             usage[s.rank] = max(vs)
         _, cols = s.decode.raw_windows(("running_req",), t0, t1)
-        running += [r for r in cols["running_req"] if r == r]
+        mine = [r for r in cols["running_req"] if r == r]
+        running += mine
+        ts, vs = s.decode.window("queue_req", t0, t1)
+        q = [(t, v) for t, v in zip(ts, vs) if v == v]
+        if _covered([t for t, _ in q], t0, t1, lim):
+            queues.append((q[0][1], q[-1][1], math.fsum(v for _, v in q) / len(q)))
+            if mine:
+                run_means.append(math.fsum(mine) / len(mine))
+    queue = None
+    if queues:
+        first, last, mean = (math.fsum(q[i] for q in queues) for i in range(3))
+        queue = Queue(mean, f"{first:.0f} → {last:.0f} requests (mean {mean:.1f})")
+    util, n_gpus = _gpu_facts(gpus, t0, t1, lim)
     return Span(host, t0, t1, tuple(s.rank for s in ranks), epoch.spec if epoch else {}, accept, tuple(off), usage,
-                retracted, _label(LOAD, _mean(running)), row, diverging)
+                retracted, _label(LOAD, _mean(running)), row, diverging, queue=queue,
+                running=math.fsum(run_means) if run_means else None, gpu_util=util, gpus=n_gpus)
 
 
 def _label(scale: Scale, key: float | None) -> str | None:
@@ -245,6 +295,22 @@ def rank_diverging(sp: Span, lim: Limits, name: StepName | None) -> Advice | Non
                   a.ranks, a.since)
 
 
+def gpus_idle(sp: Span, lim: Limits, name: StepName | None) -> Advice | None:
+    """Requests wait while the GPUs sit mostly idle: the scheduler, not the GPUs, limits the
+    service. Only where GPU samples cover the span."""
+    if sp.queue is None or sp.gpu_util is None:
+        return None
+    if sp.queue.level < lim.queue_min or sp.gpu_util > lim.gpu_util_max:
+        return None
+    running = f" with {sp.running:.0f} running" if sp.running is not None else ""
+    return Advice("gpus_idle", sp.host, f"GPUs {sp.gpu_util:.0f}% busy while {sp.queue.level:.0f} requests wait",
+                  f"queue {sp.queue.words}{running} over {_window(sp)} "
+                  f"while GPU util {sp.gpu_util:.0f}% mean ({sp.gpus} GPU{'s' if sp.gpus != 1 else ''})",
+                  None, "raise --max-running-requests (or --chunked-prefill-size) where #running-req sits at "
+                        "it (a profile's extra_args, then `p`); where it does not, check the server is not "
+                        "stalled (py-spy dump of its scheduler)", (), sp.t0)
+
+
 @dataclass(frozen=True)
 class Rule:
     name: str
@@ -254,20 +320,21 @@ class Rule:
 
 
 RULES: tuple[Rule, ...] = (
-    Rule("accept_short", accept_short, True,
-         "speculation on and accept len at most half the draft tokens on most ranks"),
+    # `what` fits one line of the advisor screen at 80 wide
+    Rule("accept_short", accept_short, True, "accept len at most half the draft tokens on most ranks"),
     Rule("spec_slower", spec_slower, True,
          "gen tok/s at the load or context being served below the last spec-off epoch's there"),
     Rule("graph_off", graph_off, True, "every decode line logs `cuda graph: False`"),
-    Rule("kv_full", kv_full, True, "token usage near 1 in every part of the hold, and requests retracted in it"),
-    Rule("rank_diverging", rank_diverging, False,
-         "one rank's accept len or tok/s per request apart from the others' (the alert's rule, over the hold)"),
+    Rule("kv_full", kv_full, True, "token usage near 1 and requests retracted, through the hold"),
+    Rule("rank_diverging", rank_diverging, False, "one rank apart in accept len or tok/s per request"),
+    Rule("gpus_idle", gpus_idle, True, "requests queued through the hold, the GPUs under half busy"),
 )
 
 
 def advise(store: Store, host: str | None, now: float, lim: Limits | None = None, th: Thresholds | None = None,
-           step_name: StepName | None = None) -> list[Advice]:
-    """Every piece of advice that holds for `host` at log time `now`, in the table's order."""
+           step_name: StepName | None = None, gpus: Sequence[GpuSample] = ()) -> list[Advice]:
+    """Every piece of advice that holds for `host` at log time `now`, in the table's order; `gpus`:
+    the host's GPU samples (core/gpus.GpuHistory's), stamped on the log's clock."""
     lim = lim or Limits()
     th = th or Thresholds()
     epoch = epoch_at(store, host, now)
@@ -282,10 +349,11 @@ def advise(store: Store, host: str | None, now: float, lim: Limits | None = None
     # the alerts' own rule, over the advisor's hold: the same fact, judged once
     diverging = tuple(alerts._rank_diverging(host, store.ranks(host), now, dth))
     retracted = retractions(store, host, t0, now)
-    whole = span_of(store, host, t0, now, lim, row=row, diverging=diverging, retracted=retracted)
+    gpus = [s for s in gpus if t0 <= s.t <= now]
+    whole = span_of(store, host, t0, now, lim, row=row, diverging=diverging, retracted=retracted, gpus=gpus)
     step = (now - t0) / lim.parts
-    parts = [span_of(store, host, t0 + i * step, t0 + (i + 1) * step, lim, row=row, diverging=diverging, retracted=retracted)
-             for i in range(lim.parts)]
+    parts = [span_of(store, host, t0 + i * step, t0 + (i + 1) * step, lim, row=row, diverging=diverging,
+                     retracted=retracted, gpus=gpus) for i in range(lim.parts)]
     out = []
     for rule in RULES:
         found = rule.judge(whole, lim, step_name)
@@ -299,13 +367,30 @@ def advise(store: Store, host: str | None, now: float, lim: Limits | None = None
 
 
 
+def _epoch_queue(series: list[dict], host: str | None, start: float) -> tuple[Queue | None, float | None]:
+    """The host's queue and running requests over its last epoch, from `summary --json`'s series
+    (whole-input figures per rank, no epoch's own): only where every rank's lines lie in that
+    epoch, so the series' figures are the epoch's. The level is the median: half the epoch's lines
+    had at least that many waiting."""
+    mine = [s for s in series if s["host"] == host]
+    qs = [s["decode"].get("queue_req") for s in mine]
+    if not mine or any(q is None or s["first"] is None or s["first"] < start for s, q in zip(mine, qs)):
+        return None, None
+    lo, hi, mid = (math.fsum(q[k] for q in qs) for k in ("min", "max", "p50"))
+    runs = [s["decode"].get("running_req") for s in mine]
+    running = math.fsum(r["mean"] for r in runs) if all(runs) else None
+    return Queue(mid, f"{lo:.0f}-{hi:.0f} requests (median {mid:.0f})"), running
+
+
 def advise_epochs(epochs: list[dict], last_seen: dict | None = None, lim: Limits | None = None,
-                  step_name: StepName | None = None) -> list[Advice]:
+                  step_name: StepName | None = None, series: list[dict] | None = None,
+                  gpus: dict | None = None) -> list[Advice]:
     """`summary`'s advice: each host's last epoch, whole, as `summary --json` gives the epochs. It
     keeps no samples in time, so a rule holds where the epoch ran at least the hold and the epoch's
     own figures say so (last_seen: host -> its newest batch line, the end of an epoch still
     running); the rules whose facts it does not keep (CUDA graphs and KV use per epoch,
-    the ranks' figures in time) do not hold there."""
+    the ranks' figures in time) do not hold there. `series` (summary's) and `gpus` (host -> the
+    record's GPU samples) give the idle-GPU rule its facts, where the series are the epoch's."""
     lim = lim or Limits()
     # One pass, keeping each host's last (epoch, row): 10,000 runs were built into a list of rows
     # and then walked again for the handful of hosts the advice is about.
@@ -319,7 +404,10 @@ def advise_epochs(epochs: list[dict], last_seen: dict | None = None, lim: Limits
             continue
         accept = {rank: v["accept_len"]["mean"] for rank, v in e["ranks"].items() if v.get("accept_len")}
         served = max(e.get(LOAD.json_key, ()), key=lambda b: b["decode"], default=None)
+        queue, running = _epoch_queue(series or [], host, e["start"])
+        util, n_gpus = _gpu_facts((gpus or {}).get(host) or (), e["start"], end, lim)
         sp = Span(host, e["start"], end, tuple(e["ranks"]), e.get("spec") or {}, accept, (), {}, 0,
-                  served[LOAD.name] if served else None, r, (), window=f"epoch {e['index'] + 1} ({_dur(end - e['start'])})")
+                  served[LOAD.name] if served else None, r, (), window=f"epoch {e['index'] + 1} ({_dur(end - e['start'])})",
+                  queue=queue, running=running, gpu_util=util, gpus=n_gpus)
         out += [a for rule in RULES if (a := rule.judge(sp, lim, step_name)) is not None]
     return out

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from mtptui.core.loadmatch import Buckets, FrozenBuckets, matched
@@ -180,11 +181,12 @@ class Epoch:
     def label(self) -> str:
         return spec_label(self.spec) if self.spec else "settings unknown"
 
-    def rows(self, rank: str) -> Rows:
+    def rows(self, rank: str, carried: tuple[str, ...] = ()) -> Rows:
+        """A rank's rows, made (with `carried`: Rows') if it has none yet."""
         rows = self.per_rank.get(rank)
         if rows is None:
             assert not self.frozen, "an epoch that is over takes no more values"
-            rows = self.per_rank[rank] = Rows(EPOCH_METRICS, self.tally)
+            rows = self.per_rank[rank] = Rows(EPOCH_METRICS, self.tally, carried)
         return rows
 
     def stats(self, metric: str, rank: str) -> dict | None:
@@ -248,6 +250,12 @@ class Epoch:
         if len(out["text"]) > 300:
             out["text"] = out["text"][:297] + "..."
         return out
+
+    def ranks_json(self) -> str:
+        """json.dumps of to_json()'s `ranks`, each rank's statistics written from its rows
+        (FrozenRows.describe_json: a run that is over, from its figures as kept)."""
+        return "{" + ", ".join(f"{encode_basestring_ascii(rank)}: {self.per_rank[rank].describe_json()}"
+                               for rank in sorted(self.per_rank, key=rank_key)) + "}"
 
     def to_json(self, brief: bool = False) -> dict:
         """As in `summary --json`; brief: each rank's statistics only n and mean (no sort)."""

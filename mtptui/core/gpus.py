@@ -1,17 +1,22 @@
-"""GPU samples: `nvidia-smi`'s CSV read into `GpuSample`s, GPUs mapped to TP ranks, and energy per
-generated token over a span. Pure: the source (sources/gpus.py) hands the bytes and the time they
-came; nothing here runs a command.
+"""GPU samples: `nvidia-smi`'s CSV (or AMD's `amd-smi`/`rocm-smi` CSV) read into `GpuSample`s, GPUs
+mapped to TP ranks, and energy per generated token over a span. Pure: the source (sources/gpus.py)
+hands the bytes and the time they came; nothing here runs a command.
 
 The query is fixed (`QUERY`), so a line is always index, name, then seven figures. The name is not
 quoted in csv mode and nothing forbids a comma in it, so the name is whatever lies between the first
 field and the last seven. A figure the GPU does not report reads `[N/A]`, `[Not Supported]` (or, on
 old drivers, `N/A`, `[Unknown Error]`): absent, never zero (a laptop card that cannot read its power
-is not drawing 0 W)."""
+is not drawing 0 W).
+
+AMD's tools write a header naming their columns, so their lines are read by those names
+(`AmdStream`)."""
 
 from __future__ import annotations
 
+import csv
 import math
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 FIELDS = ("index", "name", "utilization.gpu", "memory.used", "memory.total", "power.draw",
@@ -97,6 +102,78 @@ def parse_line(line: str, t: float) -> GpuSample | None:
     return GpuSample(t, int(idx), name, *figs)
 
 
+# AMD: `amd-smi monitor` (ROCm 6.1 on; its CSV keys unchanged since) loops itself with `-w`, but it
+# is Python writing to a pipe, block-buffered: PYTHONUNBUFFERED makes each second's rows come as
+# printed. rocm-smi (older ROCm) has no loop: the source runs it again each interval.
+AMD_SMI_ARGV = ("env", "PYTHONUNBUFFERED=1", "amd-smi", "monitor", "-p", "-t", "-u", "-v", "--csv",
+                "-w", str(INTERVAL_MS // 1000))
+ROCM_SMI_ARGV = ("rocm-smi", "--showuse", "--showmeminfo", "vram", "--showpower", "--showmaxpower",
+                 "--showtemp", "--showproductname", "--csv")
+AMD_NAME = "AMD GPU"  # amd-smi monitor names no model
+_MIB = 1 / (1 << 20)
+
+
+def _amd_columns(header: list[str]) -> dict[str, tuple[int, float]] | None:
+    """A header line of amd-smi's or rocm-smi's CSV -> figure -> (column, scale); None for a line
+    that is neither tool's header."""
+    low = [h.strip().lower() for h in header]
+    at = {h: i for i, h in enumerate(low)}
+    out: dict[str, tuple[int, float]] = {}
+    if "gpu" in at and low[0] in ("gpu", "timestamp"):
+        # amd-smi monitor: power W, temperatures °C, gfx %, clocks MHz, VRAM MB (MiB: the library
+        # divides bytes by 1024²)
+        for fig, col in (("index", "gpu"), ("util", "gfx"), ("mem_used", "vram_used"),
+                         ("mem_total", "vram_total"), ("power", "power_usage"),
+                         ("temp", "hotspot_temperature"), ("sm_clock", "gfx_clock")):
+            if col in at:
+                out[fig] = (at[col], 1.0)
+        return out
+    if low[0] == "device":
+        # rocm-smi: memory in bytes; power named for its kind ("Average"/"Current Socket")
+        for i, h in enumerate(low):
+            if h == "gpu use (%)":
+                out["util"] = (i, 1.0)
+            elif h == "vram total used memory (b)":
+                out["mem_used"] = (i, _MIB)
+            elif h == "vram total memory (b)":
+                out["mem_total"] = (i, _MIB)
+            elif h == "max graphics package power (w)":
+                out["power_limit"] = (i, 1.0)
+            elif h.endswith("graphics package power (w)"):
+                out["power"] = (i, 1.0)
+            elif h == "temperature (sensor junction) (c)":
+                out["temp"] = (i, 1.0)  # the hotspot, as amd-smi's, where the card has it
+            elif h == "temperature (sensor edge) (c)":
+                out.setdefault("temp", (i, 1.0))
+            elif h == "card series":
+                out["name"] = (i, 1.0)
+        out["index"] = (0, 1.0)
+        return out
+    return None
+
+
+def parse_amd_row(row: list[str], cols: dict[str, tuple[int, float]], t: float) -> GpuSample | None:
+    """One data row of amd-smi's or rocm-smi's CSV read by its header's columns."""
+    def cell(fig: str) -> str | None:
+        c = cols.get(fig)
+        return row[c[0]].strip() if c is not None and c[0] < len(row) else None
+
+    idx = cell("index") or ""
+    idx = idx[4:] if idx.lower().startswith("card") else idx  # rocm-smi's `card0`
+    if not idx.isdigit() or not idx.isascii():
+        return None
+    name = cell("name") or ""
+    figs: dict[str, float | None] = {}
+    for fig in ("util", "mem_used", "mem_total", "power", "power_limit", "temp", "sm_clock"):
+        text = cell(fig)
+        v = _figure(text) if text is not None else None
+        figs[fig] = None if v is None else v * cols[fig][1]
+    if all(v is None for v in figs.values()):
+        return None
+    return GpuSample(t, int(idx), name if name and name.isprintable() and name.upper() != "N/A" else AMD_NAME,
+                     **figs)
+
+
 class GpuStream:
     """Bytes as they arrive from `nvidia-smi -lms` into samples: a line cut between two chunks is
     joined, one cut for good (the link dropped) is thrown away at `reset()`, and a flood without a
@@ -140,6 +217,37 @@ class GpuStream:
             self.bad += 1
         self._buf = b""
         self._skipping = False
+
+
+class AmdStream(GpuStream):
+    """amd-smi's or rocm-smi's CSV: each header line (amd-smi's watch writes one a second) sets
+    the columns its rows are read by; a row before any header is not read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._cols: dict[str, tuple[int, float]] | None = None
+
+    def _take(self, raw: bytes, t: float, out: list[GpuSample]) -> None:
+        text = raw.decode("utf-8", "replace").strip()
+        if not text:
+            return
+        row = next(csv.reader([text]), [])
+        cols = _amd_columns(row) if row else None
+        if cols is not None:
+            self._cols = cols
+            return
+        s = parse_amd_row(row, self._cols, t) if self._cols is not None and len(text) <= MAX_LINE else None
+        if s is None:
+            self.bad += 1
+        else:
+            self.samples += 1
+            out.append(s)
+
+
+def parse_amd_text(text: str, t: float = 0.0) -> list[GpuSample]:
+    """Every sample of one whole amd-smi or rocm-smi CSV output."""
+    st = AmdStream()
+    return st.feed(text.encode() + b"\n", t)
 
 
 def parse_text(text: str, t: float = 0.0) -> list[GpuSample]:
@@ -294,3 +402,66 @@ class GpuHistory:
             return []
         top = max(s.t for s in newest.values())
         return sorted((s for s in newest.values() if s.t >= top - self.STALE), key=lambda s: s.index)
+
+
+_RANK_TOKEN = re.compile(r"^(DP|PP|TP)(\d{1,4})$")
+HELD = 0.3  # of its memory: a GPU that serves a rank holds its weights and KV pool (mem_fraction_static)
+
+
+def rank_devices(labels: Iterable[str], spec: Mapping[str, object], placement: Mapping[str, object] | None,
+                 visible: Sequence[int] | None) -> dict[str, int]:
+    """Each rank label's physical GPU index, for the ranks an SGLang server's settings place: spec
+    is its server_args settings (tp_size, dp_size, enable_dp_attention), placement that line's
+    base_gpu_id / gpu_id_step / nnodes (core/parse/events.placement_args: a field its version
+    lacks is its default), visible its CUDA_VISIBLE_DEVICES (visible_devices: None where unset).
+    As SGLang's launch does: TP rank t of PP stage p on device base + p*tp_size + t*step; without
+    DP attention, DP replica d from base + d*tp_size*step. Left out, never guessed: a server over
+    several nodes, a label whose rank the settings do not account for, DP over PP (versions
+    differ there), a device past the visible list; no placement (vLLM, a line cut short): none."""
+    tp, dp = spec.get("tp_size"), spec.get("dp_size", 1)
+    if placement is None or not isinstance(tp, int) or not isinstance(dp, int) or tp < 1 or dp < 1:
+        return {}
+    base, step, nodes = (placement.get("base_gpu_id", 0), placement.get("gpu_id_step", 1),
+                         placement.get("nnodes", 1))
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (base, step, nodes)) or nodes != 1:
+        return {}
+    assert isinstance(base, int) and isinstance(step, int)
+    replicas = dp > 1 and not spec.get("enable_dp_attention")
+    out: dict[str, int] = {}
+    for label in labels:
+        toks: dict[str, int] = {}
+        for word in label.split():
+            m = _RANK_TOKEN.match(word)
+            if m is not None:
+                toks[m.group(1)] = int(m.group(2))
+        t, p, d = toks.get("TP"), toks.get("PP", 0), toks.get("DP")
+        if t is None:
+            if tp != 1:
+                continue  # a label without its TP rank (vLLM's engine line) is not one GPU's
+            t = 0
+        if t >= tp:
+            continue
+        offset = p * tp
+        if replicas:
+            if d is None or d >= dp or p:
+                continue
+            offset += d * tp * step
+        got = rank_gpus(t + 1, base_gpu_id=base + offset, gpu_id_step=step, visible=visible).get(f"TP{t}")
+        if got is not None:
+            out[label] = got
+    return out
+
+
+def placement_holds(devices: Mapping[str, int], samples: Sequence[GpuSample]) -> bool:
+    """Whether the GPUs read agree with a mapping: every mapped GPU is among them and holds at
+    least HELD of its memory where it reports it. One set where the mapping cannot see it (an
+    EnvironmentFile=, a wrapper script's CUDA_VISIBLE_DEVICES) puts the ranks on GPUs that read
+    idle: then no rank is shown on any GPU, rather than a wrong one."""
+    by_index = {s.index: s for s in samples}
+    for gpu in set(devices.values()):
+        s = by_index.get(gpu)
+        if s is None:
+            return False
+        if s.mem_used is not None and s.mem_total and s.mem_used < HELD * s.mem_total:
+            return False
+    return bool(devices)

@@ -1,8 +1,9 @@
 """The pipeline's front door: raw lines in, counted, parsed, and handed to sinks.
 
 A sink has ``add_batch(BatchStats)`` and ``add_event(Event)``; it may also have
-``add_line(Parsed)`` to see every line (the dashboard's log pane does). Every line is counted
-exactly once: ``read == batch + event + unparsed + dropped``.
+``add_line(Parsed)`` to see every line (the dashboard's log pane does), and
+``add_recorded(key, host, payload)`` to take mtptui's own entries of a record (core/recorded.py).
+Every line is counted exactly once: ``read == batch + event + unparsed + dropped + recorded``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from mtptui.core import compiled
-from mtptui.core.parse import BATCH, DROPPED, EVENT, LineParser, Parsed
+from mtptui.core.parse import BATCH, DROPPED, EVENT, RECORDED, LineParser, Parsed
 from mtptui.core.records import BatchStats, Event
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ class LineCounts:
     unparsed: int = 0  # lines that are neither a batch nor an event: ordinary log text
     dropped: int = 0  # lines that could not be read at all (see drop_reasons)
     malformed: int = 0  # batch lines cut short or with unreadable fields (also in `batch`)
+    recorded: int = 0  # mtptui's own entries of a record (scrapes, GPU samples): not the host's lines
     drop_reasons: Counter[str] = field(default_factory=Counter)
     # host -> how far its server's stamps are off the envelope's clock (LineParser.clock_offsets)
     clock_offsets: dict[str | None, float] = field(default_factory=dict)
@@ -55,6 +57,7 @@ class LineCounts:
     def to_json(self) -> dict[str, Any]:
         return {"read": self.read, "batch": self.batch, "unparsed": self.unparsed,
                 "dropped": self.dropped, "event": self.event, "malformed": self.malformed,
+                "recorded": self.recorded,
                 "drop_reasons": dict(self.drop_reasons),
                 "clock_offsets": {str(h): off for h, off in self.clock_offsets.items() if off}}
 
@@ -67,6 +70,7 @@ class Ingest:
         self.sinks: list[Sink] = []
         self._batch_sinks: list[Callable[[BatchStats], None]] = []
         self._line_sinks: list[Callable[[Parsed], None]] = []
+        self._recorded_sinks: list[Callable[[str, str | None, object], None]] = []
         self._lane: Lane | None = None
         for s in sinks:
             self.add_sink(s)
@@ -78,6 +82,9 @@ class Ingest:
         if add_line is not None:
             self._line_sinks.append(add_line)
             self.parser.keep_lines = True
+        add_recorded = getattr(sink, "add_recorded", None)
+        if add_recorded is not None:
+            self._recorded_sinks.append(add_recorded)
         self._lane = None if self._line_sinks else compiled.lane_for(self.parser, self.sinks)
 
     def feed(self, raw: str, host: str | None = None) -> Parsed:
@@ -191,6 +198,12 @@ class Ingest:
         elif p.outcome == DROPPED:
             c.dropped += 1
             c.drop_reasons[p.reason] += 1
+        elif p.outcome == RECORDED:
+            c.recorded += 1
+            assert p.line is not None and p.line.own is not None
+            key, payload = p.line.own
+            for add_recorded in self._recorded_sinks:
+                add_recorded(key, p.line.host, payload)
         else:
             c.unparsed += 1
 

@@ -56,6 +56,8 @@ class LogLine:
     # True when ts is an absolute instant (json, short-iso). journald's `short` modes print local
     # time without year or zone, so the server's own stamp inside the message is preferred then.
     zoned: bool = False
+    # mtptui's own entry of a record (core/recorded.py): its key and payload, not log text
+    own: tuple[str, object] | None = None
 
 
 @dataclass(slots=True)

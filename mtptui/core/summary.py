@@ -12,9 +12,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from mtptui.core.compare import iter_with_comparison
-from mtptui.core.epochs import EPOCH_EVENTS, UNRESOLVED, Epoch, EpochTracker, crash_loops, rank_key
+from mtptui.core.epochs import EPOCH_EVENTS, EPOCH_METRICS, UNRESOLVED, Epoch, EpochTracker, crash_loops, rank_key
 from mtptui.core.eventlog import EventLog
 from mtptui.core.loadmatch import MATCH_FIELDS
+from mtptui.core.recorded import Recorded
 from mtptui.core.records import DECODE, PREFILL, SGLANG, SPEC, BatchStats, Event
 from mtptui.core.valueset import Rows
 
@@ -22,6 +23,9 @@ DECODE_METRICS = ("accept_len", "accept_rate", "gen_throughput", "running_req", 
 # what a decode row carries besides its metrics: the fields the epoch's buckets read (loadmatch.py)
 DECODE_CARRIED = tuple(f for f in MATCH_FIELDS if f not in DECODE_METRICS)
 PREFILL_METRICS = ("input_throughput",)
+# An epoch's rows of a rank carry the rest of a decode row: they take the series' rows as they are
+# (Rows.add_rows), a run's statistics then described from them when it is over (FrozenRows)
+EPOCH_CARRIED = tuple(f for f in DECODE_METRICS + DECODE_CARRIED if f not in EPOCH_METRICS)
 
 
 @dataclass
@@ -125,7 +129,7 @@ class SeriesSummary:
             for buckets in epoch.matched:
                 buckets.add_rows(rows, d.names)
             if not self.epoch_whole:
-                epoch.rows(self.rank).add_rows(rows, d.names)
+                epoch.rows(self.rank, EPOCH_CARRIED).add_rows(rows, d.names)
         records, batches = self.records, self.decode_batches
         epoch.records += records - self._records_folded
         epoch.batches += batches - self._batches_folded
@@ -186,6 +190,7 @@ class Summary:
         # The compiled lane writing into these series (compiled.lane_for), or None: the counts
         # and the last time of what it read wait in it until something here needs them.
         self.lane = None
+        self.recorded = Recorded()  # the record's own entries: its scrapes and GPU samples
 
     def _in_range(self, ts: float | None) -> bool:
         if self.since is None and self.until is None:
@@ -258,6 +263,9 @@ class Summary:
         else:
             self.epochs.add_event(ev, ts)  # how the run ends (Epoch.note_event)
 
+    def add_recorded(self, key: str, host: str | None, payload: object) -> None:
+        self.recorded.add(key, host, payload)
+
     def merge(self, later: Summary, ranks_before: dict | None = None) -> None:
         """Adds the summary of the input that came after this one's (the next part of a file read
         in parallel, or the next file); `later` is used up. Its UNRESOLVED records take the rank
@@ -272,6 +280,7 @@ class Summary:
         for key, s in later.series.items():
             self._add_series(key, s)
         self.events.extend(later.events)
+        self.recorded.merge(later.recorded)
         self.epochs.merge(later.epochs, ranks_before)
         for s in self.series.values():
             s.epoch = self.epochs.current(s.host)  # later's epoch may have joined one of these
@@ -361,6 +370,33 @@ class EpochDocs:
     def __len__(self) -> int:
         return len(self._epochs)
 
+    def briefs(self) -> Iterator[dict]:
+        """Each epoch as Epoch.to_json(brief=True) gives it, uncompared: what compare's rows and the
+        advisor read of an epoch (each rank's n and mean), at a fraction of the cost of each run's
+        whole document, compared."""
+        return (e.to_json(brief=True) for e in self._epochs)
+
     def texts(self) -> Iterator[str]:
-        """Each epoch as json.dumps gives it, in order."""
-        return map(json.dumps, self)
+        """Each epoch as json.dumps gives it, in order: compared from its brief form (what the
+        comparison reads of its ranks), its ranks' statistics written apart (Epoch.ranks_json: a
+        run that is over, from its figures as kept), without a dict made for each figure."""
+        docs = iter_with_comparison(e.to_json(brief=True) for e in self._epochs)
+        for e, doc in zip(self._epochs, docs):
+            yield _encode_with(doc, "ranks", e.ranks_json())
+
+
+# json.dumps' text; the check for reference cycles left out (a document has none)
+_encode = json.JSONEncoder(check_circular=False).encode
+
+
+def _encode_with(doc: dict, key: str, text: str) -> str:
+    """json.dumps(doc), with doc[key] given as its JSON text: the items before it and after it
+    encoded apart."""
+    items = list(doc.items())
+    at = next(i for i, (k, _) in enumerate(items) if k == key)
+    parts = [_encode(key) + ": " + text]
+    if at:
+        parts.insert(0, _encode(dict(items[:at]))[1:-1])
+    if at + 1 < len(items):
+        parts.append(_encode(dict(items[at + 1:]))[1:-1])
+    return "{" + ", ".join(parts) + "}"

@@ -20,6 +20,7 @@ for the same multiset of values.
 
 from __future__ import annotations
 
+import json
 import math
 from array import array
 from bisect import bisect_right
@@ -542,16 +543,32 @@ class Rows:
     """Several metrics of one series, a row per record, each row appended by one C-level call
     (absent fields become NaN), and handed to one ValueSet per metric in columns."""
 
-    __slots__ = ("names", "sets", "buf", "nans", "limit")
+    __slots__ = ("names", "metrics", "tally", "_sets", "buf", "nans", "limit")
 
     def __init__(self, names: tuple[str, ...], tally: bool = False, carried: tuple[str, ...] = ()) -> None:
         # carried: fields a row holds after the metrics, for the buffer's readers (an epoch's
         # buckets), kept in no value set
         self.names = names + carried
-        self.sets = {n: ValueSet(tally) for n in names}
+        self.metrics = names
+        self.tally = tally
+        # The value sets (`sets`), made when values first reach them: a short run's rows are
+        # described from their buffer once it is over (FrozenRows), and so make none. A view's
+        # (tally) are made at once, so that they outgrow counting in the order rows were made.
+        self._sets: dict[str, ValueSet] | None = self._make_sets() if tally else None
         self.buf = array("d")
         self.nans = (NAN,) * len(self.names)
         self.limit = FOLD * len(self.names)
+
+    def _make_sets(self) -> dict[str, ValueSet]:
+        return {n: ValueSet(self.tally) for n in self.metrics}
+
+    @property
+    def sets(self) -> dict[str, ValueSet]:
+        """A value set per metric, in the order of the metrics."""
+        sets = self._sets
+        if sets is None:
+            sets = self._sets = self._make_sets()
+        return sets
 
     def add(self, fields: dict) -> None:
         buf = self.buf
@@ -575,6 +592,12 @@ class Rows:
     def add_rows(self, rows: array, names: tuple[str, ...]) -> None:
         """Rows of other fields (`names`, each of these rows' among them), one after another:
         buffered as add() buffers them, the fields these rows have taken out in C."""
+        if names == self.names:  # these rows' own fields (an epoch's rows, as its series hands them over)
+            buf = self.buf
+            buf.extend(rows)
+            if len(buf) >= self.limit:
+                self.fold()
+            return
         k = len(names)
         self.add_columns({name: rows[names.index(name)::k] for name in self.names})
 
@@ -604,23 +627,35 @@ class Rows:
             raise TypeError("rows that are frozen are merged into nothing: their values are gone")
         self.fold()
         later.fold()
-        for name, values in later.sets.items():
+        if later._sets is None:
+            return  # no values
+        for name, values in later._sets.items():
             self.sets[name].merge(values)
 
     def describe(self, percentiles: bool = True) -> dict[str, dict | None]:
         self.fold()
-        return {name: values.describe(percentiles) for name, values in self.sets.items()}
+        if self._sets is None:
+            return dict.fromkeys(self.metrics)  # no values
+        return {name: values.describe(percentiles) for name, values in self._sets.items()}
 
     def brief(self) -> dict[str, dict | None]:
         self.fold()
-        return {name: values.brief() for name, values in self.sets.items()}
+        if self._sets is None:
+            return dict.fromkeys(self.metrics)
+        return {name: values.brief() for name, values in self._sets.items()}
+
+    def describe_json(self) -> str:
+        """json.dumps(self.describe())."""
+        return json.dumps(self.describe())
 
     def _pairs(self, other: Rows) -> Iterator[tuple[ValueSet, ValueSet]]:
         """(this set, other's set) for each metric both rows have, both folded."""
         self.fold()
         other.fold()
+        if other._sets is None:
+            return  # no values to pair
         for name, values in self.sets.items():
-            theirs = other.sets.get(name)
+            theirs = other._sets.get(name)
             if theirs is not None:
                 yield values, theirs
 
@@ -638,7 +673,7 @@ class Rows:
 
     def seal(self) -> None:
         self.fold()
-        for values in self.sets.values():
+        for values in (self._sets or {}).values():
             values.seal()
 
     def __getstate__(self) -> tuple[Any, ...]:
@@ -646,8 +681,10 @@ class Rows:
         return self.names, self.sets
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        names, self.sets = state
+        names, self._sets = state
         self.names = names
+        self.metrics = tuple(self._sets)
+        self.tally = False  # an unpickled set keeps no tally (ValueSet.__setstate__)
         self.buf = array("d")
         self.nans = (NAN,) * len(names)
         self.limit = FOLD * len(names)
@@ -656,6 +693,31 @@ class Rows:
 _STAT_KEYS = ("n", "mean", "p50", "p90", "min", "max", "last")
 _NO_SETS: dict[str, ValueSet] = {}
 _NO_ROWS: array[float] = array("d")
+_JSON_KEYS: dict[tuple[str, ...], tuple[bytes, ...]] = {}  # metrics -> each one's `"name": `
+_SHARED: dict[tuple, tuple] = {}
+
+
+def _shared(names: tuple) -> tuple:
+    """The one tuple equal to `names` (of names, or of the one NaN object) that frozen rows keep."""
+    return _SHARED.setdefault(names, names)
+
+
+def _frozen_stats(rows: Rows) -> array[float]:
+    """The statistics FrozenRows keeps of rows: 7 doubles a metric (_STAT_KEYS; NaN: no values)."""
+    sets = rows._sets
+    if rows.buf and (sets is None or not any(v.n for v in sets.values())):
+        k, m = len(rows.names), len(rows.metrics)
+        if compiled.describe_columns is not None:
+            stats = compiled.describe_columns(rows.buf, k, m)
+            if stats is not None:
+                return stats
+        described = [describe_values([v for v in rows.buf[i::k] if v == v]) for i in range(m)]
+    else:
+        described = list(rows.describe().values())
+    stats = array("d")
+    for d in described:
+        stats.extend([NAN] * 7 if d is None else [d[key] for key in _STAT_KEYS])
+    return stats
 
 
 class FrozenRows(Rows):
@@ -665,27 +727,21 @@ class FrozenRows(Rows):
     10,000 runs holds what one of 10 does. Reads as Rows read (describe, brief); it holds no
     value sets (`sets` is empty), so nothing adds to it or merges it."""
 
-    __slots__ = ("stats", "metrics")
+    __slots__ = ("stats",)
 
     def __init__(self, rows: Rows) -> None:  # not Rows.__init__: no value sets
         # Rows whose values are all still in their buffer (a short run's) are described from
         # it, as their value sets would describe them (stats.describe: the same figures to the bit)
-        if rows.buf and not any(v.n for v in rows.sets.values()):
-            k = len(rows.names)
-            described = {name: describe_values([v for v in rows.buf[i::k] if v == v])
-                         for i, name in enumerate(rows.sets)}
-        else:
-            described = rows.describe()
-        self.names = rows.names
-        self.metrics = tuple(described)
-        self.sets = _NO_SETS  # one empty dict and buffer for every frozen rows: nothing adds to them
+        # one tuple of names, of NaNs, one empty dict and buffer for all frozen rows alike: 10,000
+        # runs hold (and a parallel read's part pickles) them once, not 40,000 times
+        self.names = _shared(rows.names)
+        self.metrics = rows.metrics
+        self.tally = rows.tally
+        self._sets = _NO_SETS  # nothing adds to them
         self.buf = _NO_ROWS
-        self.nans = rows.nans
+        self.nans = _shared(rows.nans)
         self.limit = rows.limit
-        stats = array("d")
-        for d in described.values():
-            stats.extend([NAN] * 7 if d is None else [d[k] for k in _STAT_KEYS])
-        self.stats = stats
+        self.stats = _frozen_stats(rows)
 
     def _one(self, i: int) -> dict[str, Any] | None:
         s = self.stats[7 * i:7 * i + 7]
@@ -698,6 +754,15 @@ class FrozenRows(Rows):
         """As Rows.describe(); with the percentiles however asked, as a value set gives them
         once it has been described and took no more values."""
         return {name: self._one(i) for i, name in enumerate(self.metrics)}
+
+    def describe_json(self) -> str:
+        """json.dumps(self.describe()), written from the figures as kept (in C, where built)."""
+        if compiled.stats_json is None:
+            return json.dumps(self.describe())
+        keys = _JSON_KEYS.get(self.metrics)
+        if keys is None:
+            keys = _JSON_KEYS[self.metrics] = tuple(json.dumps(m).encode() + b": " for m in self.metrics)
+        return compiled.stats_json(self.stats, keys)
 
     def brief(self) -> dict[str, dict | None]:
         out: dict[str, dict | None] = {}
@@ -728,8 +793,10 @@ class FrozenRows(Rows):
         return self.names, self.metrics, self.stats
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.names, self.metrics, self.stats = state
-        self.sets = _NO_SETS
+        names, self.metrics, self.stats = state
+        self.names = _shared(names)
+        self.tally = False
+        self._sets = _NO_SETS
         self.buf = _NO_ROWS
-        self.nans = (NAN,) * len(self.names)
+        self.nans = _shared((NAN,) * len(names))
         self.limit = FOLD * len(self.names)

@@ -118,7 +118,10 @@ class Bench:
         self.hc = hc
         self.profiles = profiles
         self.concurrencies = concurrencies
-        self.requests = requests
+        # fewer requests than a concurrency would never have that many in flight: its figures
+        # would be another concurrency's, under its name
+        self.requests = max(requests, *concurrencies)
+        self.raised = self.requests > requests
         self.max_tokens = max_tokens
         self.seed = seed
         self.timeout = timeout
@@ -178,6 +181,8 @@ class Bench:
         where = self.report.prompts.get("file")
         lines = [f"benchmark: {', '.join(p.name for p in self.profiles)}; concurrency "
                  f"{', '.join(map(str, self.concurrencies))}; {self.requests} requests of {self.max_tokens} tokens each"
+                 + (" (raised to the highest concurrency: fewer would never have that many in flight)"
+                    if self.raised else "")
                  + (" (or a prompt's own max_tokens)" if any(p.max_tokens for p in self.pool) else "")
                  + f", drawn from {len(self.pool)} prompts "
                  + (f"of {where}" if where else "shipped with mtptui"),

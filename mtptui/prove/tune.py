@@ -25,15 +25,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import statistics
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from mtptui.control import launch
 from mtptui.control.errors import ControlError
 from mtptui.control.plan import APPLY, Plan
 from mtptui.control.profiles import Profile, ProfileError, check_profile, step
+from mtptui.core.epochs import spec_label
 from mtptui.core.parse import BATCH, LineParser
 from mtptui.core.records import DECODE
 from mtptui.prove import prompts, results
@@ -236,7 +239,59 @@ def counts(report: dict) -> str:
             f"tokens: {report['grid']} points ({report['grid'] * last} requests at {last} each)")
 
 
+def by_round(data: dict) -> list[tuple[str, dict, list[str]]]:
+    """Each round of a tune's report: its heading, the report of its rows alone (for
+    prove.results' tables), and what it dropped and why."""
+    return [(f"round {rd['round']}: {len(rd['candidates'])} candidates, {rd['requests']} requests each",
+             {**data, "results": [r for r in data["results"] if r.get("round") == rd["round"]]},
+             [f"  dropped {name}: {why}" for name, why in rd["dropped"].items()])
+            for rd in data["rounds"]]
+
+
+def ending_lines(data: dict) -> list[str]:
+    """The end of a tune's report, for the terminal and the results screen: the winner, the
+    counts against the grid, what was left on the host."""
+    return [f"winner: {data['winner'] or '-'} ({'separated' if data['separated'] else 'not separated'}; "
+            f"stopped: {data['stopped'] or '-'})", counts(data),
+            "host: " + (f"left running {data['kept']}, as accepted" if data["kept"]
+                        else "restored" if data["restored"] else "NOT restored")]
+
+
+def save(data: dict, json_path: str | None = None, csv_path: str | None = None) -> list[Path]:
+    """The JSON and a CSV with each row's round, in the data directory (tune-HOST-stamp) and
+    where asked; the paths written. Raises OSError."""
+    d = results.data_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    stamp = data["started"].replace("-", "").replace(":", "").replace("T", "-").rstrip("Z")
+    name = f"tune-{data['host']}-{stamp}".replace("/", "_")
+    lines = results.to_csv(data).splitlines()
+    rounds = [str(r.get("round", "")) for r in data["results"]]
+    csv_text = "\n".join(["round," + lines[0], *(f"{k},{x}" for k, x in zip(rounds, lines[1:]))]) + "\n"
+    json_text = json.dumps(data, indent=2) + "\n"
+    written = []
+    for path, body in ((d / f"{name}.json", json_text), (d / f"{name}.csv", csv_text), (json_path, json_text),
+                       (csv_path, csv_text)):
+        if path:
+            Path(path).write_text(body, encoding="utf-8")
+            written.append(Path(path))
+    return written
+
+
 # --- the run ---------------------------------------------------------------------------------------------
+
+async def prepare(hc, profiles: Sequence[Profile], concurrency: int, where: str, requests: int, *,
+                  budget_s: float, **kw) -> Tune:
+    """A Tune of the candidates around `profiles` that the host's server allows (its version and
+    arguments as they are now), at `concurrency` (`where`: how it was found), the grid it
+    replaces counted; the command's and the dashboard's. Raises ControlError, launch.LaunchError."""
+    st = await hc.state()
+    version = (await hc.server_version(st.argv))[0]
+    allowed = allowed_on(launch.context_of(st.base, version), launch.find_launch(st.argv).engine)
+    t = Tune(hc, candidates(profiles, allowed), concurrency, requests, budget_s=budget_s,
+             grid_points=len(grid(profiles, allowed)), **kw)
+    t.tr.concurrency_from = where
+    return t
+
 
 @dataclass
 class TuneReport(Report):
@@ -294,12 +349,22 @@ class Tune(Bench):
     def preview_lines(self) -> list[str]:
         lines = super().preview_lines()
         lines[0] = (f"tune: {len(self.profiles)} candidates at concurrency {self.concurrencies[0]} "
-                    f"({self.tr.concurrency_from}); {self.requests} requests each in the first round, twice as many "
+                    f"({self.tr.concurrency_from}); {self.requests} requests each in the first round"
+                    f"{' (raised to the concurrency: fewer would never have that many in flight)' if self.raised else ''}"
+                    f", twice as many "
                     f"in each next one; {self.max_tokens} tokens each; budget {self.budget_s / 60:g} min "
                     f"(a grid would measure {self.tr.grid} points)")
         lines[1] = ("restarts: one per candidate a round (each round's first is already running), then back "
                     "to the unit as it was found (its drop-in byte for byte), also after a cancel or a failure, "
                     "unless the winner is accepted at the end")
+        # each candidate on one line of its settings, where bench lists each profile's flag diff
+        # (a wrapped line per candidate): the whole list in one screen; the diffs follow below
+        n = len(self.profiles)
+        width = max(len("restore"), *(len(p.name) for p in self.profiles))
+        lines[3:5 + n] = ["the candidates, in the order the first round runs them:",
+                          *(f"  {p.name.ljust(width)}  {spec_label(_settings(p))}" + ("" if changed else "  (no change: no restart)")
+                            for p, (_, changed) in zip(self.profiles, self.changes())),
+                          f"  {'restore'.ljust(width)}  back to the unit as it was found"]
         return lines
 
     async def _apply(self, plan: Plan) -> bool:
@@ -351,6 +416,15 @@ class Tune(Bench):
         winner = by_name[r.winner][0] if r.winner else None
         if winner is not None and self.accept is not None and await self.accept(self):
             self.keep = winner
+
+    async def winner_plan(self) -> Plan | None:
+        """The winner's plan against the unit as it was found: what accepting it leaves, against
+        what a restore would bring back. None without a winner."""
+        r = self.tr
+        winner = next((p for p in self.profiles if p.name == r.winner), None)
+        if winner is None or self._before is None:
+            return None
+        return replace(await self.hc.plan(APPLY, winner), old_argv=self._before.argv)
 
     async def _restore(self) -> None:
         r = self.tr

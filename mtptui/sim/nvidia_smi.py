@@ -131,10 +131,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-l", "--loop", type=int, metavar="S")
     p.add_argument("-lms", "--loop-ms", dest="loop_ms", type=int, metavar="MS")
     p.add_argument("-L", "--list-gpus", action="store_true")
+    sim_args(p)
+    return p
+
+
+def sim_args(p: argparse.ArgumentParser) -> None:
+    """The stand-ins' own options (this one's and sim/amd_smi.py's): which GPUs, which server."""
     p.add_argument("--sim-gpus", type=int, default=int(os.environ.get("MTPTUI_SIM_GPUS", "0")),
                    help="GPUs to show (default: the simulated server's tp_size, or 1)")
     p.add_argument("--sim-port", type=int, default=int(os.environ.get("MTPTUI_SIM_PORT", "30000")))
-    return p
 
 
 def main(argv: list[str] | None = None) -> int:

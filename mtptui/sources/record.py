@@ -19,9 +19,11 @@ from __future__ import annotations
 import errno
 import json
 import os
-from typing import IO, Any, Callable
+from typing import IO, Any
 
+from mtptui.core import recorded as recorded_entries
 from mtptui.core.parse.events import GAP_MARK
+from mtptui.core.recorded import Recorded
 from mtptui.sources.base import RECONNECTING, Feed, Source, SourceStatus
 from mtptui.sources.journal import JournalSource, cursor_of
 
@@ -155,7 +157,7 @@ class RecordWriter:
         (`MTPTUI_METRICS`), once the record has begun: replay and `summary` read it back."""
         if self.entries == 0:
             return
-        entry = {"MTPTUI_METRICS": json.dumps(scrape, separators=(",", ":")), "_HOSTNAME": host,
+        entry = {recorded_entries.METRICS: json.dumps(scrape, separators=(",", ":")), "_HOSTNAME": host,
                  "__REALTIME_TIMESTAMP": str(int(ts * 1_000_000)), "MESSAGE": METRICS_MARK}
         self._put(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
 
@@ -164,7 +166,7 @@ class RecordWriter:
         the record has begun: replay, `open` and `summary` read them back (recorded_gpus)."""
         if self.entries == 0 or not samples:
             return
-        entry = {"MTPTUI_GPUS": json.dumps([x.to_json() for x in samples], separators=(",", ":")),
+        entry = {recorded_entries.GPUS: json.dumps([x.to_json() for x in samples], separators=(",", ":")),
                  "_HOSTNAME": host, "__REALTIME_TIMESTAMP": str(int(ts * 1_000_000)), "MESSAGE": GPUS_MARK}
         self._put(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
 
@@ -283,34 +285,33 @@ class RecordingSource(Source):
 
 
 SCAN_CHUNK = 1 << 22  # bytes read at a time when a record is searched for its own entries
-METRICS_KEY = b'"MTPTUI_METRICS":'
-GPUS_KEY = b'"MTPTUI_GPUS":'
 KEY_START = b'"MTPTUI_'
+_KEYS = {f'"{k}":'.encode(): k for k in recorded_entries.KEYS}
 
 
 def recorded_scrapes(path: str) -> dict[str | None, list]:
     """The /metrics scrapes a record holds (its MTPTUI_METRICS entries) with the epoch start the
     dashboard gave each, per host in file order."""
-    return recorded(path)[0]
+    return recorded(path).scrapes
 
 
 def recorded_gpus(path: str) -> dict[str | None, list]:
     """The GPU samples a record holds (its MTPTUI_GPUS entries), per host in file order."""
-    return recorded(path)[1]
+    return recorded(path).gpus
 
 
-def recorded(path: str) -> tuple[dict[str | None, list], dict[str | None, list]]:
-    """A record's own entries, (scrapes, GPU samples), each per host in file order, in one pass: a
+def recorded(path: str) -> Recorded:
+    """A record's own entries, before its lines are read: a replay windows them at its playhead,
+    which may go anywhere in the file (`summary` and `open` take them from the parse instead). A
     byte search a chunk at a time, so a file without them costs one read of its bytes and no more
     memory than a chunk and its longest line. Only a journald JSON file (what `record` writes) can
-    hold them, so any other file is not read at all. A damaged entry is skipped; a file that cannot
-    be read has none."""
-    scrapes: dict[str | None, list] = {}
-    gpus: dict[str | None, list] = {}
+    hold them, so any other file is not read at all. A damaged entry is skipped; a file that
+    cannot be read has none."""
+    out = Recorded()
     try:
         with open(path, "rb") as f:
             if not f.read(64).lstrip().startswith(b"{"):
-                return scrapes, gpus
+                return out
             f.seek(0)
             tail = b""
             while True:
@@ -318,45 +319,28 @@ def recorded(path: str) -> tuple[dict[str | None, list], dict[str | None, list]]
                 buf = tail + chunk
                 cut = len(buf) if not chunk else buf.rfind(b"\n") + 1
                 part, tail = buf[:cut], buf[cut:]
-                _scan(part, {METRICS_KEY: (scrapes, _scrape), GPUS_KEY: (gpus, _gpus)})
+                _scan(part, out)
                 if not chunk:
-                    return scrapes, gpus
+                    return out
     except OSError:
-        return {}, {}
+        return Recorded()
 
 
-def _scan(buf: bytes, kinds: dict[bytes, tuple[dict, Callable[[dict], list]]]) -> None:
-    # one search for what every kind's key starts with: a second full search per kind doubled the
-    # cost of summary's scan of a JSON log, which is most of the file's bytes
+def _scan(buf: bytes, out: Recorded) -> None:
+    # one search for what every key starts with: a second full search per key doubled the cost
     i = buf.find(KEY_START)
     while i >= 0:
         end = buf.find(b"\n", i)
         end = len(buf) if end < 0 else end
-        kind = next((k for k in kinds if buf.startswith(k, i)), None)
-        if kind is not None:
-            out, read = kinds[kind]
+        key = next((k for k in _KEYS if buf.startswith(k, i)), None)
+        if key is not None:
             start = buf.rfind(b"\n", 0, i) + 1
             try:
                 entry = json.loads(buf[start:end])
-                got = read(entry)
+                host = entry.get("_HOSTNAME")
+                payload = entry[_KEYS[key]]
             except (ValueError, KeyError, TypeError, AttributeError):
-                got = []
-            if got:
-                out.setdefault(entry.get("_HOSTNAME"), []).extend(got)
+                out.damaged += 1
+            else:
+                out.add(_KEYS[key], host, payload)
         i = buf.find(KEY_START, i + len(KEY_START))
-
-
-def _scrape(entry: dict) -> list:
-    from mtptui.core.latency import from_json
-
-    obj = json.loads(entry["MTPTUI_METRICS"])
-    scrape = from_json(obj)
-    epoch = obj.get("epoch")
-    return [] if scrape is None else [(scrape, float(epoch) if epoch is not None else None)]
-
-
-def _gpus(entry: dict) -> list:
-    from mtptui.core.gpus import GpuSample
-
-    got = [GpuSample.from_json(d) for d in json.loads(entry["MTPTUI_GPUS"])]
-    return [g for g in got if g is not None]

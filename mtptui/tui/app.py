@@ -67,7 +67,7 @@ class MtpApp(App):
                 self.run_worker(self._tell_interrupted(ctl), group="interrupted", exit_on_error=False)
             for host, ctl in self.dash.reach.items():
                 self.run_worker(learn_run(self.dash, host, ctl), group="attach", exit_on_error=False)
-        metrics_poll.start(self, self.dash, poll=self.start_sources)  # a replay reads its record's
+        metrics_poll.start(self, self.dash, poll=self.start_sources)  # a replay: its records' scrapes and GPUs
         gpu_poll.start(self, self.dash, poll=self.start_sources)
         if self.dash.opening is not None:
             self.run_worker(self._open_files, name=self.dash.opening.label, group="open", thread=True,

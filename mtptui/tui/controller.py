@@ -93,6 +93,9 @@ class Dashboard:
         # host -> its GPUs from nvidia-smi (tui/gpu_poll.py, or a replayed record's), and why a host has none
         self.gpus: dict[str | None, GpuHistory] = {}
         self.gpu_note: dict[str | None, str] = {}
+        # host -> its server's CUDA_VISIBLE_DEVICES as read from its unit (tui/gpu_poll.py; None:
+        # unset); a host without an entry gets no rank shown on a GPU
+        self.gpu_visible: dict[str | None, list[int] | None] = {}
 
     @property
     def can_act(self) -> bool:
@@ -200,7 +203,9 @@ class Dashboard:
             found = evaluate(self.store, h, now, self.th)
             self.alerts.update(h, found, now)
             self.active_alerts[h] = found
-            self.advice[h] = advise(self.store, h, now, th=self.th, step_name=_step_name)
+            g = self.gpus.get(h)
+            self.advice[h] = advise(self.store, h, now, th=self.th, step_name=_step_name,
+                                    gpus=g.samples if g is not None else ())
 
     def adopt(self, opened: Opened) -> None:
         """The opened files' store becomes this one's content (on the app's thread, at once):

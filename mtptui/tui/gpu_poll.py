@@ -1,15 +1,19 @@
 """Each host's GPUs, streamed from nvidia-smi over the connection its journal source holds
 (sources/gpus.py), into the dashboard (Dashboard.gpus, gpu_note) and, when the session records,
-into the record beside the lines (an MTPTUI_GPUS entry); a replay or `open` reads its record's."""
+into the record beside the lines (an MTPTUI_GPUS entry); a replay or `open` reads its record's.
+Beside them, each host's CUDA_VISIBLE_DEVICES (Dashboard.gpu_visible), for the GPU line to name
+the rank each GPU serves (tui/gpu_view.py)."""
 
 from __future__ import annotations
 
-from mtptui.core.gpus import ARGV, GpuHistory, GpuSample
+import asyncio
+
+from mtptui.control.errors import ControlError
+from mtptui.core.gpus import ARGV, GpuHistory, GpuSample, visible_devices
 from mtptui.sources.gpus import GpuSource
 from mtptui.sources.local import LocalJournalSource
 from mtptui.sources.process import ProcessSource
-from mtptui.sources.record import RecordingSource, recorded_gpus
-from mtptui.sources.replay import ReplaySource
+from mtptui.sources.record import RecordingSource
 from mtptui.sources.ssh import SshJournalSource
 from mtptui.transport.local import LocalRunner
 from mtptui.transport.ssh import SshTransport
@@ -51,22 +55,41 @@ def start(app, dash: Dashboard, *, poll: bool = True) -> None:
         elif isinstance(inner, ProcessSource) and (argv := stand_in_argv(inner.argv)) is not None:
             app.run_worker(GpuSource(inner.host or "local", LocalRunner(), argv=argv).run(_Sink(dash, writer)),
                            group="gpus", exit_on_error=False)
+            # the stand-in numbers the simulated server's GPUs as it places its ranks, whatever
+            # this process's environment says
+            dash.gpu_visible[inner.host] = None
             continue
         else:
             continue
         gs = GpuSource(inner.host, transport)
         app.run_worker(gs.run(_Sink(dash, writer)), group="gpus", exit_on_error=False)
-    paths = [s.path for s in dash.sources if isinstance(s, ReplaySource) and s.path != "-"]
-    if dash.opening is not None:
-        paths += dash.opening.paths
-    if paths:
-        app.run_worker(lambda: _read_recorded(app, dash, paths), group="gpus", thread=True, exit_on_error=False)
+        ctl = dash.reach.get(inner.host)
+        if ctl is not None:
+            app.run_worker(_learn_visible(dash, inner.host, ctl), group="gpu-ranks", exit_on_error=False)
 
 
-def _read_recorded(app, dash: Dashboard, paths: list[str]) -> None:
-    found: dict = {}
-    for p in paths:
-        for host, got in recorded_gpus(p).items():
-            found.setdefault(host, []).extend(got)
-    if found:
-        app.call_from_thread(dash.adopt_recorded_gpus, found)
+VISIBLE_CHECK_S = 5.0
+
+
+async def _learn_visible(dash: Dashboard, host: str | None, ctl) -> None:
+    """The unit's CUDA_VISIBLE_DEVICES (its Environment=), read again for each new server process
+    (a new settings line: a profile's environment may have changed it), once the host has GPUs to
+    show (a host without the tool is not asked). A unit that cannot be read leaves the host
+    without one: its GPUs are shown by index only."""
+    seen: object = None
+    while True:
+        spec = dash.store.spec.get(host)
+        if spec is not None and spec is not seen and dash.gpus.get(host) is not None:
+            seen = spec
+            try:
+                env = (await ctl.state()).environment
+            except ControlError:
+                dash.gpu_visible.pop(host, None)
+            else:
+                value = env.get("CUDA_VISIBLE_DEVICES")
+                devices = visible_devices(value)
+                if value is not None and devices is None:
+                    dash.gpu_visible.pop(host, None)  # UUIDs or MIG ids: no index to match
+                else:
+                    dash.gpu_visible[host] = devices
+        await asyncio.sleep(VISIBLE_CHECK_S)

@@ -10,7 +10,8 @@ import asyncio
 
 from mtptui.control.probe import ServerProbe
 from mtptui.core import latency
-from mtptui.sources.record import RecordingSource, RecordWriter, recorded_scrapes
+from mtptui.core.recorded import Recorded
+from mtptui.sources.record import RecordingSource, RecordWriter, recorded
 from mtptui.sources.replay import ReplaySource
 from mtptui.tui.controller import Dashboard
 
@@ -48,7 +49,7 @@ async def _poll(dash: Dashboard, host: str | None, ctl, every: float | None = No
 
 
 def start(app, dash: Dashboard, *, poll: bool = True) -> None:
-    """One poller per host the session reaches; a replay or `open` reads its records' scrapes."""
+    """One poller per host the session reaches; a replay or `open` reads its records' scrapes and GPU samples."""
     for host, ctl in dash.reach.items() if poll else ():
         if hasattr(ctl, "endpoint"):
             app.run_worker(_poll(dash, host, ctl), group="metrics", exit_on_error=False)
@@ -60,12 +61,12 @@ def start(app, dash: Dashboard, *, poll: bool = True) -> None:
 
 
 def _read_recorded(app, dash: Dashboard, paths: list[str]) -> None:
-    """In a thread: a byte search of each file; handed to the dashboard on the app's thread."""
-    found: dict = {}
+    """In a thread: one byte search of each file for its scrapes and its GPU samples (the GPU
+    poller reads none: one pass serves both), handed to the dashboard on the app's thread."""
+    found = Recorded()
     for p in paths:
-        for host, got in recorded_scrapes(p).items():
-            found.setdefault(host, []).extend(got)
-    if found:
-        app.call_from_thread(dash.adopt_recorded, found)
-
-
+        found.merge(recorded(p))
+    if found.scrapes:
+        app.call_from_thread(dash.adopt_recorded, found.scrapes)
+    if found.gpus:
+        app.call_from_thread(dash.adopt_recorded_gpus, found.gpus)

@@ -27,7 +27,7 @@ def test_tune_interrupted_restores_the_host(cluster, tmp_path):
     loaded = exec_start(h, unit)
     audit = tmp_path / "audit.jsonl"
     proc = subprocess.Popen([sys.executable, "-m", "mtptui", "tune", "--config", cfg, f"gpu{h.index}", "--profiles",
-                             PROFILES, "--concurrency", "1", "--budget", "5m", "--requests", "200", "--max-tokens",
+                             PROFILES, "--concurrency", "1", "--budget", "5m", "--requests", "24", "--max-tokens",
                              "64", "--yes"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             stdin=subprocess.DEVNULL, env=_env(audit, tmp_path))
     seen = []

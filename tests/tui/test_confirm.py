@@ -92,3 +92,31 @@ async def test_the_preview_shows_the_commands_and_colours_the_diff():
         assert text == "\n".join(plan.preview_lines()) and "\n  kill -TERM PID\n" in text
         added = [s for s in content.spans if text[s.start:s.end].lstrip().startswith("+")]
         assert len(added) == 4 and all("success" in str(s.style) for s in added)
+
+
+class _LongPreview:
+    """A preview as long as a tune's (13 candidates, then each one's flag diff)."""
+
+    def __init__(self, prod: bool) -> None:
+        self.host, self.prod = "gpu1", prod
+
+    def title(self) -> str:
+        return "tune gpu1"
+
+    def preview_lines(self) -> list[str]:
+        return [f"  candidate {i}: NEXTN steps={i} topk=1" for i in range(60)]
+
+
+@pytest.mark.parametrize("prod", [False, True], ids=["plain", "prod"])
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (160, 48)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_a_long_preview_scrolls_and_leaves_the_buttons_and_hint_on_screen(size, prod):
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot, app)
+        await open_modal(pilot, _LongPreview(prod))
+        await pilot.pause()
+        screen = app.screen
+        for sel in ("#apply", "#cancel", "#hint") + (("#typed",) if prod else ()):
+            r = screen.query_one(sel).region
+            assert r.height >= 1 and 0 <= r.y and r.bottom <= size[1] - 1, (sel, r)  # inside the border too
+        assert screen.query_one("#preview").max_scroll_y > 0  # the rest is a scroll away

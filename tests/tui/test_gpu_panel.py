@@ -1,8 +1,11 @@
 """The GPUs on the main screen and the compare screen: the demo's simulator's nvidia-smi stand-in streamed by the dashboard
-(tui/gpu_poll.py), shown under the latency line at 80x24 and 160x48 with whole figures, and recorded
-beside the lines so a replay has them."""
+(tui/gpu_poll.py), shown under the latency line at 80x24 and 160x48 with whole figures, each named
+by the rank it serves (the simulator's server_args: TP 8 with DP attention, DP i on GPU i), and
+recorded beside the lines so a replay has them."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -38,9 +41,14 @@ async def test_the_demo_shows_its_gpus_and_records_them(tmp_path, size):
             await pilot.pause(1.5)
             panel = app.screen.query_one(GpuPanel)
             text = str(panel.render())
-            assert panel.display and text.startswith("GPUs  GPU0 ")
+            assert panel.display and text.startswith("GPUs  DP0 GPU0 ")
             assert all(len(line) <= size[0] - 2 for line in text.splitlines())
-            assert "more" in text if size[0] == 80 else "GPU7 " in text
+            if size[0] == 80:
+                assert len(text.splitlines()) == 1 and re.search(r"  \+\d more$", text), text
+            else:  # every GPU with its rank, in two rows of four
+                rows = text.splitlines()
+                assert [len(re.findall(r"DP\d GPU\d ", row)) for row in rows] == [4, 4], text
+                assert all(f"DP{i} GPU{i} " in text for i in range(8)) and "no rank" not in text
             if size == (160, 48):  # the compare screen: the epoch's GPUs and energy per token
                 await _until(pilot, lambda: dash.store.current_epoch("simulator").batches > 20)
                 await pilot.press("c")

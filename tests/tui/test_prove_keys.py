@@ -1,7 +1,7 @@
 """x and b on the simulator run as a real child (sim_child.py): x asks the server and tells the
-answer, in a read-only session too; b previews the benchmark, runs it after y with its progress in
-the action bar, opens the results screen, and leaves the child as it found it; b again stops it,
-and the child is still restored."""
+answer, in a read-only session too (where b and T do not exist); b previews the benchmark, runs
+it after y with its progress in the action bar, opens the results screen, and leaves the child as
+it found it; b again stops it, and the child is still restored."""
 
 from __future__ import annotations
 
@@ -52,7 +52,8 @@ async def test_x_tells_the_smoke_test_and_so_it_does_read_only(audit):
     try:
         async with app.run_test(size=SIZE) as pilot:
             await until(pilot, lambda: ready(app), "the ready line")
-            await pilot.press("b")  # read-only: the benchmark does not exist
+            await pilot.press("b")  # read-only: the benchmark does not exist, nor the tune
+            await pilot.press("T")
             await pilot.press("x")
             await until(pilot, lambda: any(m.startswith("smoke test") for m, _ in notes(app)), "the answer")
             assert any(m.startswith("smoke test gpu1: pass") for m, _ in notes(app))

@@ -1,12 +1,16 @@
 """The benchmark's results screen on a fixed report (figures from a run on the simulator): a
-table per concurrency with the deltas against off and their intervals and the best marked, the bars, where it was
-saved; and its snapshot."""
+table per concurrency with the deltas against off and their intervals and the best marked, the
+per-request acceptance where the server reported it, the bars, where it was saved; and its
+snapshot. The tune's: a table per round, what each dropped, the winner and the counts; opened
+before the end (the host not yet restored), then told the end; and its snapshot."""
 
 from __future__ import annotations
 
 from textual.widgets import DataTable
+from textual.widgets import Static
 from tui_helpers import make_app, settle
 
+from mtptui.prove.results import ACCEPTANCE
 from mtptui.tui.screens.results import ResultsScreen
 
 
@@ -26,12 +30,40 @@ REPORT = {"host": "simulator", "unit": "simulator", "started": "2026-11-30T13:56
     row("mtp3", 8, 540.2, 8.44, 8.0, 26.6, 2.41, 0.47)]}
 
 
-def results_app():
+def accepted(r, p10, p50, p90):
+    return {**r, ACCEPTANCE: {"requests": 8, "p10": p10, "p50": p50, "p90": p90,
+                              "by_category": {"code": {"requests": 4, "p10": p90 - 0.2, "p50": p90, "p90": p90 + 0.1},
+                                              "chat": {"requests": 4, "p10": p10, "p50": p10 + 0.1, "p90": p50}}}}
+
+
+def in_round(r, k, requests=8):
+    return {**r, "round": k, "requests": requests}
+
+
+# a tune at concurrency 8 (figures shaped as the simulator's): off clearly worse in round 1,
+# mtp1 and mtp3 not separated in round 2, where the budget was spent
+TUNE = {"host": "simulator", "unit": "simulator", "started": "2026-12-02T19:05:00Z", "prompts": {},
+        "concurrency": 8, "concurrency_from": "the median #running-req of the 96 decode lines in its log's last 60 s",
+        "budget_s": 300.0, "grid": 19, "winner": "mtp3", "separated": False, "stopped": "budget spent",
+        "restored": False, "kept": None,
+        "candidates": [{"profile": n} for n in ("off", "mtp1", "mtp3")],
+        "rounds": [{"round": 1, "requests": 8, "candidates": ["off", "mtp1", "mtp3"], "leader": "mtp1",
+                    "dropped": {"off": "clearly worse than mtp1: -28.3% (-29.1% to -27.4%, 95%)"}},
+                   {"round": 2, "requests": 16, "candidates": ["mtp3", "mtp1"], "leader": "mtp3", "dropped": {}}],
+        "results": [in_round(row("off", 8, 402.4, 6.29, 7.0, 15.9), 1),
+                    in_round(accepted(row("mtp1", 8, 561.5, 8.77, 8.0, 20.1, 1.8, 0.8), 1.51, 1.79, 1.95), 1),
+                    in_round(accepted(row("mtp3", 8, 557.9, 8.72, 8.0, 26.6, 2.41, 0.47), 1.54, 2.28, 3.05), 1),
+                    in_round(accepted(row("mtp3", 8, 563.0, 8.80, 8.0, 25.9, 2.45, 0.48), 1.56, 2.31, 3.02), 2, 16),
+                    in_round(accepted(row("mtp1", 8, 559.8, 8.75, 8.0, 20.2, 1.79, 0.79), 1.50, 1.80, 1.96), 2, 16)]}
+TUNE["points"] = 5
+
+
+def results_app(report=REPORT, saved="~/.local/share/mtptui/bench/simulator-20261130-135657.json"):
     app = make_app()
 
     async def run_before(pilot):
         await settle(pilot, pilot.app)
-        pilot.app.push_screen(ResultsScreen(REPORT, "~/.local/share/mtptui/bench/simulator-20261130-135657.json"))
+        pilot.app.push_screen(ResultsScreen(report, saved))
         await pilot.pause()
 
     return app, run_before
@@ -55,4 +87,42 @@ async def test_each_concurrency_has_its_table_with_the_best_marked():
 
 def test_results_screen(snap_compare):
     app, run_before = results_app()
+    assert snap_compare(app, terminal_size=(160, 48), run_before=run_before)
+
+
+async def test_each_profile_s_acceptance_per_request_is_under_its_table():
+    report = {**REPORT, "results": [accepted(r, 1.54, 2.28, 3.05) if r["profile"] == "mtp3" else r
+                                    for r in REPORT["results"]]}
+    app, run_before = results_app(report)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await run_before(pilot)
+        lines = [str(s.render()).splitlines() for s in app.screen.query(".acceptance")]
+        assert len(lines) == 2 and lines[0][0].startswith("accept len per request")
+        assert lines[0][1].split() == ["mtp3", "p10", "1.54", "p50", "2.28", "p90", "3.05", "(log", "2.49)",
+                                       "code", "3.05", "(4)", "chat", "1.64", "(4)"]
+
+
+async def test_a_tune_shows_its_rounds_and_winner_then_its_end():
+    app, run_before = results_app(TUNE, "")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await run_before(pilot)
+        screen = app.screen
+        titles = [str(s.render()) for s in screen.query(".title")]
+        assert titles == ["round 1: 3 candidates, 8 requests each", "round 2: 2 candidates, 16 requests each"]
+        tables = list(screen.query(DataTable))
+        assert [[t.get_row_at(i)[1] for i in range(t.row_count)] for t in tables] == [["off", "mtp1", "mtp3"],
+                                                                                     ["mtp3", "mtp1"]]
+        assert any("dropped off: clearly worse than mtp1" in str(s.render()) for s in screen.query(".verdict"))
+        ending = lambda: str(screen.query_one("#ending", Static).render()).splitlines()  # noqa: E731
+        assert ending()[0] == "winner: mtp3 (not separated; stopped: budget spent)"
+        assert ending()[1].startswith("measured 5 points (3 settings over 2 rounds, 56 requests)")
+        assert len(ending()) == 2 and "not yet restored" in screen.query_one("Vertical").border_subtitle
+        screen.finish({**TUNE, "restored": True}, "/data/tune-simulator-20261202-190500.json")
+        await pilot.pause()
+        assert ending()[2] == "host: restored" and screen.query_one("Vertical").border_subtitle == "restored as found"
+        assert str(screen.query_one("#hint", Static).render()).startswith("saved: /data/tune-simulator-")
+
+
+def test_tune_results_screen(snap_compare):
+    app, run_before = results_app({**TUNE, "kept": "mtp3"}, "~/.local/share/mtptui/bench/tune-simulator-20261202-190500.json")
     assert snap_compare(app, terminal_size=(160, 48), run_before=run_before)

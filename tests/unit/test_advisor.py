@@ -5,6 +5,8 @@ command)."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import re
 import time
 from pathlib import Path
@@ -28,12 +30,14 @@ def store_of(lines: list[str]) -> Store:
     return store
 
 
-def judged(lines: list[str], at: float | None = None) -> dict:
-    """rule -> its advice at log time `at` (default: the log's end) for the log's one host."""
+def judged(lines: list[str], at: float | None = None, gpus=None) -> dict:
+    """rule -> its advice at log time `at` (default: the log's end) for the log's one host;
+    `gpus`: a function of the store giving the host's GPU samples."""
     store = store_of(lines)
     (host,) = store.hosts()
     now = store.last_ts if at is None else at
-    found = advise(store, host, now, step_name=lambda spec, d: step(launch_settings(spec), d).name)
+    found = advise(store, host, now, step_name=lambda spec, d: step(launch_settings(spec), d).name,
+                   gpus=gpus(store) if gpus else ())
     for a in found:
         assert a.key is None or a.key in BY_ID, a  # never a key the table does not have
         assert a.evidence and re.search(r"\d", a.evidence), a  # numbers on screen with it
@@ -155,6 +159,102 @@ def test_rank_diverging_holds_not_under_burst_load_alone(burst):
     assert "rank_diverging" not in judged(burst)
 
 
+# -- gpus_idle ---------------------------------------------------------------------------------
+
+def stand_in_gpus(store: Store, running: float | None = None, n: int = 4) -> list:
+    """The host's GPUs as the simulator's nvidia-smi stand-in prints them each second of the log
+    (read back by core/gpus' parser), serving the #running-req of the log's latest line there, or
+    `running` throughout."""
+    from mtptui.core.gpus import FIELDS, parse_text
+    from mtptui.sim import nvidia_smi
+
+    ts, vs = store.ranks(store.hosts()[0])[0].decode.window("running_req", -math.inf, math.inf)
+    out, i = [], 0
+    for t in range(math.ceil(ts[0]), math.floor(ts[-1]) + 1):
+        while i + 1 < len(ts) and ts[i + 1] <= t:
+            i += 1
+        text = nvidia_smi.render(nvidia_smi.model(n, vs[i] if running is None else running, t), list(FIELDS),
+                                 header=False, units=False)
+        out += parse_text(text, float(t))
+    return out
+
+
+CAPPED = ["--max-running-requests", "4", "--sim-load", "steady"]  # 4 admitted, some 20 waiting
+
+
+@pytest.fixture(scope="module")
+def capped() -> list[str]:
+    return argv(CAPPED)
+
+
+def test_gpus_idle_holds_when_requests_wait_on_a_low_running_cap(capped):
+    store = store_of(capped)
+    (host,) = store.hosts()
+    now = store.last_ts
+    gpus = stand_in_gpus(store)
+    a = judged(capped, gpus=lambda _: gpus)["gpus_idle"]
+    m = re.fullmatch(r"queue (\d+) → (\d+) requests \(mean ([\d.]+)\) with 4 running over the last 2m while GPU "
+                     r"util (\d+)% mean \(4 GPUs\)", a.evidence)
+    assert m, a.evidence
+    ts, qs = store.ranks(host)[0].decode.window("queue_req", now - 120, now)
+    assert (int(m.group(1)), int(m.group(2))) == (qs[0], qs[-1])
+    assert float(m.group(3)) == round(sum(qs) / len(qs), 1) >= Limits().queue_min
+    utils = [s.util for s in gpus if now - 120 <= s.t <= now]
+    assert int(m.group(4)) == round(sum(utils) / len(utils)) <= Limits().gpu_util_max
+    assert a.key is None and "--max-running-requests" in a.tries and "stalled" in a.tries
+
+
+def test_gpus_idle_holds_not_with_the_gpus_busy(capped):
+    """The same queue with the GPUs at full load (the stand-in serving 24 each): they are the limit."""
+    assert "gpus_idle" not in judged(capped, gpus=lambda store: stand_in_gpus(store, running=24))
+
+
+def test_gpus_idle_reads_only_the_gpus_that_hold_the_server(capped):
+    """Four GPUs busy serving and four of the box empty (the stand-in's GPUs with no server: 512 MiB
+    used, 0%): the mean of all eight would read half busy; the server's four are the limit."""
+    from mtptui.sim import nvidia_smi
+
+    def eight(store):
+        busy = stand_in_gpus(store, running=24)
+        spare = [dataclasses.replace(g, index=g.index + 4, util=0.0, mem_used=512.0, power=nvidia_smi.POWER_IDLE)
+                 for g in busy]
+        assert sum(g.util for g in busy + spare) / len(busy + spare) <= Limits().gpu_util_max
+        return busy + spare
+
+    assert "gpus_idle" not in judged(capped, gpus=eight)
+
+
+def test_gpus_idle_holds_not_without_gpu_samples(capped):
+    assert "gpus_idle" not in judged(capped)
+
+
+def test_gpus_idle_holds_not_with_idle_gpus_and_no_queue():
+    """Steady load under the cap: nothing waits, however idle the GPUs read."""
+    assert "gpus_idle" not in judged(argv(["--sim-load", "steady"]), gpus=lambda store: stand_in_gpus(store, 0))
+
+
+def test_the_dashboard_judges_gpus_idle_on_its_gpu_history(capped):
+    """The dashboard (tui/controller.Dashboard, headless) hands each host's GpuHistory to the
+    advisor: the same advice as above once the GPUs are in it, none before."""
+    from mtptui.core.gpus import GpuHistory
+    from mtptui.tui.controller import Dashboard
+
+    dash = Dashboard([], wall=lambda: 1773072303.0)  # the playhead still, as the log's end
+    dash.feed.lines(capped, None)
+    dash.feed.drain()
+    dash.store.settle()
+    (host,) = dash.store.hosts()
+    assert dash.host == host
+    dash._judge_alerts()
+    assert "gpus_idle" not in {a.rule for a in dash.advice[host]}
+    h = GpuHistory()
+    h.add(stand_in_gpus(dash.store))
+    dash.gpus[host] = h
+    dash._judge_alerts()
+    (a,) = [a for a in dash.advice[host] if a.rule == "gpus_idle"]
+    assert a.evidence == judged(capped, at=dash.timeline.playhead(), gpus=stand_in_gpus)["gpus_idle"].evidence
+
+
 # -- summary's advice: each host's last epoch whole -------------------------------------------
 
 def summary_advice(path: str) -> dict:
@@ -164,7 +264,8 @@ def summary_advice(path: str) -> dict:
     summary, counts = summarise([path], None, None, 1)
     doc = summary.document(counts.to_json())
     seen = {s["host"]: s["last"] for s in doc["series"]}
-    return {a.rule: a for a in advise_epochs(doc["epochs"], seen, step_name=lambda spec, d: step(launch_settings(spec), d).name)}
+    return {a.rule: a for a in advise_epochs(doc["epochs"], seen, step_name=lambda spec, d: step(launch_settings(spec), d).name,
+                                             series=doc["series"])}
 
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
@@ -187,6 +288,55 @@ def test_summary_holds_accept_short_over_a_whole_epoch_and_not_over_a_short_one(
     short = tmp_path / "n7-short.log"
     short.write_text("\n".join(argv(scenario.nextn(7), seconds=60.0)) + "\n")
     assert summary_advice(str(short)) == {}  # a minute of it: not yet the hold
+
+
+def summary_json(paths: list[str]) -> dict:
+    import io
+    import json
+    from contextlib import redirect_stdout
+
+    from mtptui.commands import summary as summary_cmd
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert summary_cmd.main(["--json", *paths]) == 0
+    return json.loads(out.getvalue())
+
+
+def gpu_record(path: Path, host: str, samples: list) -> str:
+    """A record holding only GPU samples (MTPTUI_GPUS entries), beside the log given apart."""
+    from mtptui.sources.record import RecordWriter
+
+    w = RecordWriter(str(path))
+    # the record's first entry (samples come after one): another host's, so it opens no epoch here
+    w.write(['{"MESSAGE":"hello","__REALTIME_TIMESTAMP":"1000000"}'], "elsewhere")
+    by_t: dict = {}
+    for g in samples:
+        by_t.setdefault(g.t, []).append(g)
+    for t, got in sorted(by_t.items()):
+        w.gpus(host, got, t)
+    w.close()
+    return str(path)
+
+
+def test_summary_holds_gpus_idle_over_the_epoch_and_not_with_the_gpus_busy(tmp_path, capped):
+    log = tmp_path / "capped.log"
+    log.write_text("\n".join(capped) + "\n")
+    store = store_of(capped)
+    (host,) = store.hosts()
+    idle = stand_in_gpus(store)
+    doc = summary_json([str(log), gpu_record(tmp_path / "idle.jsonl", host, idle)])
+    (a,) = [a for a in doc["advice"] if a["rule"] == "gpus_idle"]
+    m = re.fullmatch(r"queue (\d+)-(\d+) requests \(median (\d+)\) with 4 running over epoch 1 \((\S+)\) while "
+                     r"GPU util (\d+)% mean \(4 GPUs\)", a["evidence"])
+    assert m, a["evidence"]
+    _, qs = store.ranks(host)[0].decode.window("queue_req", -math.inf, math.inf)
+    assert (int(m.group(1)), int(m.group(2))) == (min(qs), max(qs)) and int(m.group(3)) >= Limits().queue_min
+    utils = [s.util for s in idle]
+    assert int(m.group(5)) == round(sum(utils) / len(utils))
+    busy = summary_json([str(log), gpu_record(tmp_path / "busy.jsonl", host, stand_in_gpus(store, running=24))])
+    assert "gpus_idle" not in {a["rule"] for a in busy["advice"]}
+    assert "gpus_idle" not in summary_advice(str(log))  # no GPU samples
 
 
 def test_spec_slower_holds_at_the_load_being_served_when_speculation_costs_throughput():

@@ -41,6 +41,9 @@ def _python_path(m: pytest.MonkeyPatch) -> None:
     m.setattr(compiled, "dense_add", None)
     m.setattr(compiled, "dense_nonzero", None)
     m.setattr(compiled, "at_scale", None)
+    m.setattr(compiled, "describe_columns", None)
+    m.setattr(compiled, "stats_json", None)
+    m.setattr(compiled, "tidy", None)
 
 
 @pytest.fixture

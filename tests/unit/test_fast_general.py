@@ -192,3 +192,15 @@ def test_the_compiled_lane_gives_what_the_general_path_gives(logs, as_bytes):
         m.setattr(compiled, "ENABLED", False)
         general = _summary(logs, GeneralOnly(), as_bytes)
     assert lane == general
+
+
+def test_a_layout_learnt_on_one_line_reads_a_value_before_a_newline_as_it_did():
+    """The layouts the fast path learns outlive a parser (sglang._templates, _last): one learnt
+    from a Docker line whose message ends in a newline (`cuda graph: False\\n`) once read the
+    same line's graph as unreadable on every later parse, dropping the field (found by
+    test_lane_envelopes.py's property test, 2026-12-02)."""
+    line = ('{"log":"[2026-03-09 16:03:25 TP0] Decode batch, #running-req: 0, #token: 0, cuda graph: False\\n\\n",'
+            '"stream":"stdout","time":"2026-03-09T16:03:25.123456789Z"}')
+    want = {"running_req": 0, "num_token": 0, "graph": False, "graph_kind": "cuda"}
+    for _ in range(3):
+        assert LineParser().parse(line).record.fields == want

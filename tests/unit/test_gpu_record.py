@@ -53,6 +53,13 @@ def test_summary_carries_each_epochs_gpus_and_energy_per_token(tmp_path):
     with redirect_stdout(out):
         assert summary_cmd.main(["--json", str(sample), str(path)]) == 0
     doc = json.loads(out.getvalue())
+    alone = io.StringIO()
+    with redirect_stdout(alone):
+        assert summary_cmd.main(["--json", str(sample)]) == 0
+    lines = json.loads(alone.getvalue())["lines"]
+    # the samples are read back in the parse, counted as the record's own, never as unparsed text
+    assert doc["lines"]["recorded"] == 101 and lines["recorded"] == 0
+    assert doc["lines"]["unparsed"] == lines["unparsed"] + 1 and doc["lines"]["read"] == lines["read"] + 102
     first = [g for g in doc["gpus"] if g["epoch"] == 0]
     assert len(doc["gpus"]) == 1 and first[0]["gpus"] == 2 and first[0]["power_mean_w"] == 600.0
     assert abs(first[0]["joules_per_token"] - 600.0 / 288.050504587) < 1e-3

@@ -1,5 +1,6 @@
 """The main screen's GPU lines (tui/gpu_view.py): whole entries in the width, never one cut
-mid-number, the rest counted; the note where a host has no GPUs; GpuHistory's moment."""
+mid-number, in columns of one width, rows by design, the rest counted; each GPU's rank where it is
+known, and the GPUs serving none said so; the note where a host has no GPUs; GpuHistory's moment."""
 
 from __future__ import annotations
 
@@ -16,13 +17,15 @@ def _gpus(n: int, t: float = 0.0) -> list[GpuSample]:
             for i in range(n)]
 
 
-ENTRY = re.compile(r"GPU\d+ (\d+%|-) (\d+/\d+G|-) (\d+W|-)")
+ENTRY = re.compile(r"(?:(?:DP|TP)\d+ )?GPU\d+(?: no rank)? (\d+%|-) (\d+/\d+G|-) (\d+W|-)")
 
 
+@pytest.mark.parametrize("ranked", [False, True], ids=["by-index", "by-rank"])
 @pytest.mark.parametrize("width", [78, 98, 158])
 @pytest.mark.parametrize("n", [1, 2, 8])
-def test_whole_entries_only(width, n):
-    lines = gpu_lines(_gpus(n), None, width)
+def test_whole_entries_only(width, n, ranked):
+    ranks = {i: f"TP{i}" for i in range(n - 1)} if ranked else None  # the last GPU serves none
+    lines = gpu_lines(_gpus(n), None, width, ranks=ranks)
     assert lines and all(len(ln) <= width for ln in lines) and len(lines) <= 2
     shown = sum(len(ENTRY.findall(ln)) for ln in lines)
     more = re.search(r"\+(\d+) more", lines[-1])
@@ -33,9 +36,22 @@ def test_whole_entries_only(width, n):
         assert rest.strip() == ""
 
 
+def test_eight_gpus_in_two_rows_of_four_at_160():
+    lines = gpu_lines(_gpus(8), None, 158)
+    assert lines == ["GPUs  " + "  ".join(f"GPU{i} 97% 72/80G 612W" for i in range(4)),
+                     "      " + "  ".join(f"GPU{i} 97% 72/80G 612W" for i in range(4, 8))]
+    ranked = gpu_lines(_gpus(8), None, 158, ranks={i: f"DP{i}" for i in range(8)})
+    assert [len(ENTRY.findall(ln)) for ln in ranked] == [4, 4]
+    assert ranked[1].startswith("      DP4 GPU4 97% ")
+    # columns of one width: each row's entries begin where the row above's do
+    assert [m.start() for m in ENTRY.finditer(ranked[0])] == [m.start() for m in ENTRY.finditer(ranked[1])]
+
+
 def test_the_figures():
     assert gpu_lines(_gpus(1), None, 80) == ["GPUs  GPU0 97% 72/80G 612W"]
-    assert gpu_lines(_gpus(1), None, 80, ranks={0: "TP0"}) == ["GPUs  GPU0 TP0 97% 72/80G 612W"]
+    assert gpu_lines(_gpus(1), None, 80, ranks={0: "TP0"}) == ["GPUs  TP0 GPU0 97% 72/80G 612W"]
+    assert gpu_lines(_gpus(2), None, 80, ranks={1: "TP0"}) == \
+        ["GPUs  GPU0 no rank 97% 72/80G 612W  TP0 GPU1 97% 72/80G 612W"]
     bare = [GpuSample(0, 3, "T400")]
     assert gpu_lines(bare, None, 80) == ["GPUs  GPU3 - - -"]
 

@@ -32,7 +32,8 @@ BATCH: Final = "batch"
 EVENT: Final = "event"
 OTHER: Final = "other"
 DROPPED: Final = "dropped"
-Outcome: TypeAlias = Literal["batch", "event", "other", "dropped"]
+RECORDED: Final = "recorded"  # mtptui's own entry of a record (core/recorded.py)
+Outcome: TypeAlias = Literal["batch", "event", "other", "dropped", "recorded"]
 SPEC_CONFIG = "spec_config"
 HEAD_CACHE = 4096  # heads kept (cleared when full: stamps move on, old heads never return)
 HEAD_MISSES = 64  # lookups missed in a row before they pause ...
@@ -108,8 +109,18 @@ class ParsedOther:
     reason: str = ""  # why a line was dropped
 
 
+@dataclass(slots=True)
+class ParsedRecorded:
+    """An entry mtptui wrote into its own record beside the host's lines: its key and payload
+    are the line's `own` (core/recorded.py), for the sinks that read them; not the host's text."""
+    outcome: Literal["recorded"]
+    line: LogLine
+    record: None = None
+    reason: str = ""
+
+
 # What parse() gives for a line; its outcome tells which (p.outcome == BATCH: p.record is a BatchStats)
-Parsed: TypeAlias = ParsedBatch | ParsedEvent | ParsedOther
+Parsed: TypeAlias = ParsedBatch | ParsedEvent | ParsedOther | ParsedRecorded
 
 
 class LineParser:
@@ -213,6 +224,8 @@ class LineParser:
             return ParsedOther(DROPPED, None, reason=str(e))
         if host is not None:
             line.host = host
+        if line.own is not None:
+            return ParsedRecorded(RECORDED, line)
         text = line.text
         if self.blocks and line.host in self.blocks and not (text[:1] == "[" and sglang.split_prefix(text)):
             if self._continue_block(line.host, text):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 
+from mtptui.core import recorded
 from mtptui.core.parse import timeparse
 from mtptui.core.records import LogLine
 
@@ -92,6 +93,7 @@ def from_json(line: str) -> LogLine:
     host = obj.get("_HOSTNAME")
     unit = obj.get("_SYSTEMD_UNIT") or obj.get("UNIT")
     cursor = obj.get("__CURSOR")
+    own = next(((k, obj[k]) for k in recorded.KEYS if k in obj), None)
     return LogLine(
         text=clean(msg),
         host=host if isinstance(host, str) else None,
@@ -99,6 +101,7 @@ def from_json(line: str) -> LogLine:
         ts=ts,
         cursor=cursor if isinstance(cursor, str) else None,
         zoned=ts is not None,
+        own=own,
     )
 
 

@@ -159,6 +159,28 @@ def server_args(msg: str) -> dict:
     return out
 
 
+# Where the ranks sit on the GPUs: read on demand (core/gpus.rank_devices), never in the event's
+# settings, which label an epoch with what an operator compares runs by.
+PLACEMENT_KEYS = ("base_gpu_id", "gpu_id_step", "nnodes")
+_PLACE = "(" + "|".join(PLACEMENT_KEYS) + ")"
+_PLACE_ARG = re.compile(r"(?:\(|, )" + _PLACE + "=" + _VALUE)
+_PLACE_ITEM = re.compile(r"(?:\{|, )'" + _PLACE + "': " + _VALUE)
+
+
+def placement_args(msg: str) -> dict[str, Scalar] | None:
+    """base_gpu_id, gpu_id_step and nnodes of a `server_args=` line, those it has; None for a line
+    that is no SGLang server_args line, or one cut short (a field missing from it may be past the
+    cut, where one missing from a whole line is one its version does not have)."""
+    at = msg.find(_MARK)
+    if at < 0 or not msg.rstrip().endswith((")", "}")):
+        return None
+    rx = _PLACE_ITEM if msg.startswith("{", at + len(_MARK)) else _PLACE_ARG
+    out: dict[str, Scalar] = {}
+    for key, v in rx.findall(msg, at):
+        out.setdefault(key, _value(v))  # the top level's comes first; a nested dict's is not it
+    return out
+
+
 # vLLM's names for the same settings (EngineArgs fields), and those of its speculative_config
 _VLLM_KEYS = {"model": "model_path", "tensor_parallel_size": "tp_size", "data_parallel_size": "dp_size"}
 _VLLM_SPEC_KEYS = {"method": "algorithm", "num_speculative_tokens": "num_steps", "model": "draft_model_path"}

@@ -229,7 +229,7 @@ class _Template:
             elif key in GRAPH_KEYS:
                 items.append(f"'graph': _GRAPH[v[{i}]]")
                 items.append(f"'graph_kind': {GRAPH_KEYS[key]!r}")
-                parts.append(re.escape(key) + ": ([^,\x00\r\x1b]*)")
+                parts.append(re.escape(key) + ": ([^,\x00\r\x1b\n]*)")
             else:
                 raise KeyError(key)  # unknown or special keys take the general path
         self.rx = re.compile(", ".join(parts) + "(?:, ?)?\n?")  # endings `, `, `,` or none

@@ -92,6 +92,12 @@ class ConfirmScreen(ModalScreen[bool]):
                 yield Button("Apply", id="apply", variant="error" if plan.prod else "warning", disabled=plan.prod)
             yield Static(self._hint(), id="hint")
 
+    def on_resize(self, event: events.Resize) -> None:
+        """The preview scrolls within what the buttons and the hint leave of the screen: a long
+        preview (a benchmark's, a tune's) at 80x24 must never push them off it."""
+        below = 2 + 4 + 1 + (4 if self.plan.prod else 0)  # the border, the buttons, the hint, the box
+        self.query_one("#preview").styles.max_height = max(3, min(24, event.size.height - below))
+
     def _hint(self) -> str:
         if self.plan.prod:
             return f"type {self.plan.host} in the box, then Enter or Apply · Esc cancels"

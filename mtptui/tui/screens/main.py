@@ -147,7 +147,7 @@ class MainScreen(Screen):
             self._draw_data(host, t0, t1, force_chart)
         self.query_one(ActionBar).show(list(d.running.values()))
         self.query_one(LatencyBar).show(d.latency_now(host), d.latency_note.get(host))
-        self.query_one(GpuPanel).show(d.gpus_now(host), d.gpu_note.get(host))
+        self.query_one(GpuPanel).show_host(d, host, t1)
         pinned = not d.timeline.following() or d.timeline.is_replay
         self.query_one(LogView).show(t1, host, len(d.hosts()) > 1, pinned)
         self._draw_status(host, t1)
@@ -573,7 +573,7 @@ class MainScreen(Screen):
 
         act.start(self, act.restart)
 
-    # The keys that prove a change (prove.py): x asks the server, b benchmarks profiles.
+    # The keys that prove a change (prove.py): x asks the server, b benchmarks profiles, T tunes.
     def action_smoke(self) -> None:
         from mtptui.tui import prove
 
@@ -583,3 +583,8 @@ class MainScreen(Screen):
         from mtptui.tui import prove
 
         prove.bench(self)
+
+    def action_tune(self) -> None:
+        from mtptui.tui import prove
+
+        prove.tune(self)

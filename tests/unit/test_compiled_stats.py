@@ -1,0 +1,160 @@
+"""A run's statistics in C (describe_columns, stats_json, tidy in core/_compiled.pyx): the same
+doubles and the same JSON text, to the byte, as stats.describe, round(x, 9) and json.dumps give;
+and `summary --json`'s epochs as EpochDocs.texts() writes them (brief forms compared, the ranks'
+figures written apart) are json.dumps of the epochs' documents, compiled or not."""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from array import array
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mtptui.core import compiled
+from mtptui.core.stats import describe
+from mtptui.core.valueset import _STAT_KEYS, FrozenRows, Rows
+from mtptui.sources.parallel import summarise
+from test_many_runs import many_runs_log
+
+built = pytest.mark.skipif(not compiled.BUILT, reason="the compiled hot path was not built (no C compiler at install)")
+C = compiled._compiled if compiled.BUILT else None
+
+
+def same_double(a: float, b: float) -> bool:
+    return (a != a and b != b) or (a == b and math.copysign(1, a) == math.copysign(1, b))
+
+
+def _halfway(k: int) -> float:
+    """The double nearest k + 1/2 billionths: a tie, or a hair beside one, for round(x, 9)."""
+    return (k + 0.5) / 1e9
+
+
+_doubles = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.floats(min_value=-5e6, max_value=5e6),
+    st.integers(-2**40, 2**40).map(lambda k: k / 1024),  # exact ties of 9 places (j / 1024, j odd)
+    st.integers(-4 * 10**15, 4 * 10**15).map(_halfway),
+    st.tuples(st.integers(-10**8, 10**8), st.integers(0, 9)).map(lambda kd: kd[0] / 10**kd[1]),
+    st.integers(0, 2**64 - 1).map(lambda u: struct.unpack("d", struct.pack("Q", u))[0]),
+    st.sampled_from([0.0, -0.0, 1e-4, 9.999999999999999e-05, 1e6, 999999.999999999, 4503599.0, 5e-324, 2.675]),
+)
+
+
+@built
+@settings(max_examples=3000, deadline=None)
+@given(_doubles)
+def test_tidy_is_pythons_round_to_9_places(x):
+    assert same_double(C.tidy(x), round(x, 9))
+
+
+@built
+@settings(max_examples=3000, deadline=None)
+@given(_doubles)
+def test_a_double_is_written_as_json_writes_it(x):
+    assert C.json_double(x) == json.dumps(x)
+
+
+_values = st.one_of(
+    st.just(math.nan), st.sampled_from([0.0, -0.0]),
+    st.integers(-10**6, 10**6).map(lambda k: k / 100),  # what a log prints
+    st.floats(min_value=-1e9, max_value=1e9),
+    st.sampled_from([1e16, 1.0, 1e-16, -1e16, 2.0**53]),
+)
+
+
+@built
+@settings(max_examples=500, deadline=None)
+@given(st.integers(1, 6).flatmap(lambda k: st.tuples(st.just(k), st.integers(0, k),
+                                                      st.lists(_values, max_size=40 * k))))
+def test_columns_are_described_as_stats_describe_describes_them(km):
+    k, m, values = km
+    rows = array("d", values[:len(values) // k * k])
+    got = C.describe_columns(rows, k, m)
+    want = array("d")
+    for i in range(m):
+        d = describe([v for v in rows[i::k] if v == v])
+        want.extend([math.nan] * 7 if d is None else [d[key] for key in _STAT_KEYS])
+    assert len(got) == len(want) and all(map(same_double, got, want))
+
+
+def test_a_value_that_is_no_finite_number_is_left_to_python():
+    if C is None:
+        pytest.skip("not built")
+    assert C.describe_columns(array("d", [1.0, math.inf]), 1, 1) is None
+    assert C.describe_columns(array("d", [1e308, 1e308]), 1, 1) is None  # its sum overflows
+
+
+@built
+@pytest.mark.parametrize("values", [[-0.0], [0.0, -0.0], [1.0, -1.0], [-0.0, -0.0, 2.5], [1e16, 1.0, -1e16], [1e-16, 1.0, 1e16]])
+def test_a_sum_of_zero_and_one_to_round_half_even_are_fsums(values):
+    got = C.describe_columns(array("d", values), 1, 1)
+    want = describe(values)
+    assert all(map(same_double, got, [want[key] for key in _STAT_KEYS]))
+
+
+@built
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.lists(_doubles, min_size=6, max_size=6)), min_size=0, max_size=4),
+       st.integers(1, 10**9))
+def test_a_frozen_runs_figures_are_written_as_json_dumps_writes_them(metrics, n):
+    names = tuple(f"m{i} é\"" for i in range(len(metrics)))
+    stats = array("d")
+    want = {}
+    for name, six in zip(names, metrics):
+        if six is None:
+            stats.extend([math.nan] * 7)
+            want[name] = None
+        else:
+            stats.extend([n, *six])
+            want[name] = {"n": n, **dict(zip(_STAT_KEYS[1:], six))}
+    keys = tuple(json.dumps(name).encode() + b": " for name in names)
+    assert C.stats_json(stats, keys) == json.dumps(want)
+
+
+def test_frozen_rows_describe_as_the_rows_did(monkeypatch):
+    """From the buffer (a short run's rows), in C and in Python, as the value sets describe them."""
+    names = ("a", "b", "c")
+    for compiled_on in (True, False):
+        if not compiled_on:
+            monkeypatch.setattr(compiled, "describe_columns", None)
+            monkeypatch.setattr(compiled, "stats_json", None)
+        rows = Rows(names, carried=("x",))
+        for i in range(50):
+            rows.add({"a": i / 4, "b": (i * 7919 % 101) / 100, "x": 3.0, "c": math.nan if i % 3 else -0.5 * i})
+        held = Rows(names)
+        held.add_rows(rows.buf, rows.names)
+        frozen = FrozenRows(rows)
+        assert rows._sets is None, "a short run's rows make no value sets"
+        assert frozen.describe() == held.describe()
+        assert frozen.describe_json() == json.dumps(held.describe()) == held.describe_json()
+
+
+@pytest.fixture(scope="module")
+def many_runs(tmp_path_factory):
+    path = tmp_path_factory.mktemp("runs") / "many.log"
+    many_runs_log(path, 120)
+    return path
+
+
+@pytest.mark.parametrize("compiled_on", [True, False])
+def test_the_epochs_texts_are_json_dumps_of_their_documents(many_runs, monkeypatch, compiled_on):
+    if not compiled_on:
+        for name in ("describe_columns", "stats_json", "tidy"):
+            monkeypatch.setattr(compiled, name, None)
+    summary, counts = summarise([str(many_runs)], jobs=1)
+    epochs = summary.document(counts.to_json())["epochs"]
+    assert len(epochs) == 121
+    assert list(epochs.texts()) == [json.dumps(e) for e in epochs]
+
+
+def test_tidy_leaves_an_int_an_int():
+    """A window of counts (the dashboard's #running-req) has int percentiles: round(3, 9) is 3."""
+    from mtptui.core.stats import tidy
+
+    assert type(tidy(3)) is int and tidy(3) == 3
+    assert type(describe([3])["p50"]) is int  # one value: its quantiles are that value
+    assert tidy(2.8899999999999997) == 2.89

@@ -1,5 +1,5 @@
-"""Attaching to a server that has run for a while: its `server_args=` line is thousands of lines
-older than the history read, yet the first screen says what it runs (the source asks systemd for
+"""Attaching to a server that has run for a while: its `server_args=` line is three times the
+history read further back, yet the first screen says what it runs (the source asks systemd for
 the current run's InvocationID and journald for that run's settings line)."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ async def test_the_first_screen_knows_the_settings_of_a_long_running_server(clus
         assert app.dash.sources[0].received >= HISTORY + 1
 
 
-def wait_for_lines(h, unit: str, n: int = 3000) -> None:
+def wait_for_lines(h, unit: str, n: int = 3 * HISTORY) -> None:
     deadline = time.time() + 120
     while lines_after_settings(h, unit) < n:
         assert time.time() < deadline, f"only {lines_after_settings(h, unit)} lines after server_args"

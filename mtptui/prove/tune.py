@@ -232,7 +232,10 @@ def counts(report: dict) -> str:
     """`measured 17 points (13 settings over 3 rounds, 232 requests); a grid over the same
     steps, topk and draft tokens: 53 points (1696 requests at 32 each)`."""
     rounds = report["rounds"]
-    last = rounds[-1]["requests"] if rounds else 0
+    if not rounds:  # stopped or failed within its first round: what it measured there, no more
+        return (f"no round finished: {len(report['results'])} of {len(report['candidates'])} settings measured "
+                f"in the first; a grid over the same steps, topk and draft tokens: {report['grid']} points")
+    last = rounds[-1]["requests"]
     sent = sum(len(r["candidates"]) * r["requests"] for r in rounds)
     return (f"measured {points(rounds)} points ({len(report['candidates'])} settings over {len(rounds)} "
             f"round{'s' * (len(rounds) != 1)}, {sent} requests); a grid over the same steps, topk and draft "
@@ -251,8 +254,9 @@ def by_round(data: dict) -> list[tuple[str, dict, list[str]]]:
 def ending_lines(data: dict) -> list[str]:
     """The end of a tune's report, for the terminal and the results screen: the winner, the
     counts against the grid, what was left on the host."""
-    return [f"winner: {data['winner'] or '-'} ({'separated' if data['separated'] else 'not separated'}; "
-            f"stopped: {data['stopped'] or '-'})", counts(data),
+    head = (f"winner: {data['winner'] or '-'} ({'separated' if data['separated'] else 'not separated'}; "
+            f"stopped: {data['stopped'] or '-'})" if data["rounds"] else "winner: none (no round finished)")
+    return [head, counts(data),
             "host: " + (f"left running {data['kept']}, as accepted" if data["kept"]
                         else "restored" if data["restored"] else "NOT restored")]
 

@@ -83,3 +83,12 @@ def test_the_served_concurrency_is_the_median_and_dp_groups_add_up():
     assert tune.served([("TP0", 3), ("TP0", 4), ("TP0", 9)]) == 4
     assert tune.served([("DP0 TP0", 2), ("DP1 TP1", 3)]) == 5
     assert tune.served([]) is None
+
+
+def test_a_tune_stopped_in_its_first_round_says_so_and_what_it_measured():
+    data = {"rounds": [], "results": [{"profile": "off"}, {"profile": "mtp1"}], "candidates": [{}] * 13, "grid": 53,
+            "winner": None, "separated": False, "stopped": "", "kept": None, "restored": True}
+    assert tune.ending_lines(data) == [
+        "winner: none (no round finished)",
+        "no round finished: 2 of 13 settings measured in the first; a grid over the same steps, topk and draft "
+        "tokens: 53 points", "host: restored"]

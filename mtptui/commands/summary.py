@@ -8,9 +8,9 @@ import sys
 import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
-from typing import TextIO
+from typing import Any, TextIO
 
-from mtptui.core.advisor import advise_epochs
+from mtptui.core.advisor import advise_last
 from mtptui.core.compare import DELTA_MIN_BATCHES, EpochRow, bucket_cells, delta_text, epoch_rows
 from mtptui.core.loadmatch import CONTEXT, LOAD, Scale
 from mtptui.core.recorded import Recorded
@@ -102,7 +102,7 @@ def table_lines(doc: dict) -> Iterator[str]:
             yield f"  {fmt_time(e['ts'])}  {(e['host'] or '-'):<12.12} {e['kind']:<12} {text}"
     yield from _epoch_lines(doc["epochs"])
     yield from ending_lines(doc["epochs"], doc.get("crash_loops", []))
-    yield from advice_lines(doc.get("advice", []))
+    yield from advice_lines(resolved(doc.get("advice", [])))
     yield from latency_lines(doc.get("latency", []))
     yield from gpu_lines(doc.get("gpus", []))
     ln = doc["lines"]
@@ -117,11 +117,18 @@ def table_lines(doc: dict) -> Iterator[str]:
                "journal's; read on the journal's clock")
 
 
+def resolved(value: Any) -> Any:
+    """A document's value, or what it gives when it is judged on being reached (a callable)."""
+    return value() if callable(value) else value
+
+
 def write_json(doc: dict, out: TextIO) -> None:
     """Writes json.dumps(doc), byte for byte, with the events and the epochs written one by one
-    as their EventLog and EpochDocs make them (doc from Summary.document())."""
+    as their EventLog and EpochDocs make them (doc from Summary.document()), and a value judged
+    on being reached (resolved()) when it is."""
     for i, (key, value) in enumerate(doc.items()):
         out.write(("{" if not i else ", ") + json.dumps(key) + ": ")
+        value = resolved(value)
         if not hasattr(value, "texts"):
             out.write(json.dumps(value))  # dumps encodes in C; dump goes chunk by chunk
             continue
@@ -290,8 +297,11 @@ def main(argv: list[str]) -> int:
     for s in doc["series"]:
         if s["last"] is not None:
             seen[s["host"]] = max(s["last"], seen.get(s["host"], s["last"]))
-    doc["advice"] = [a.to_json() for a in advise_epochs(doc["epochs"].briefs(), seen, step_name=_step_name,
-                                                        series=doc["series"], gpus=summary.recorded.gpus)]
+    epochs = doc["epochs"]
+    # judged when it is reached, after the epochs (its place in the document): from the pass that
+    # wrote or showed them, not from another over 10,000 runs
+    doc["advice"] = lambda: [a.to_json() for a in advise_last(epochs.last_rows(), seen, step_name=_step_name,
+                                                              series=doc["series"], gpus=summary.recorded.gpus)]
     lat = latency_section(summary.recorded, doc["epochs"])
     if lat:
         doc["latency"] = lat

@@ -1404,29 +1404,33 @@ def exact_parts(list parts, list values):
 DEF MAX_BUCKETS = 16
 
 
-def split_sums(keys_, gen_, accept_, tuple bounds):
-    """loadmatch.split's loop and the exact sums of what it splits, in one pass, no float object
-    made per line: per bucket, its lines, and of the gen throughputs and accept lens its lines
-    carried, how many and their exact sum as parts (exact_parts'). A line's bucket: the last bound
-    at or below its key; none below the first bound, or for NaN. None when a value is not finite
-    or a sum overflows (the caller's own way handles those). The columns: arrays of doubles (or
-    sequences of numbers)."""
+cdef struct Split:
+    int k
+    Py_ssize_t[MAX_BUCKETS] lines
+    Py_ssize_t[MAX_BUCKETS] gen_n
+    Py_ssize_t[MAX_BUCKETS] accept_n
+    int[MAX_BUCKETS] gen_count
+    int[MAX_BUCKETS] accept_count
+    double[MAX_BUCKETS * MAX_PARTIALS] gen_p
+    double[MAX_BUCKETS * MAX_PARTIALS] accept_p
+
+
+cdef bint _split(keys_, gen_, accept_, tuple bounds, Split* sp) except -1:
+    """split_sums' pass into sp; False when a value is not finite or a sum overflows."""
     cdef array.array keys = _doubles(keys_), gen = _doubles(gen_), accept = _doubles(accept_)
     cdef Py_ssize_t n = min(len(keys), len(gen), len(accept)), i
     cdef int k = len(bounds), b
     cdef double key, g, a
     cdef double[MAX_BUCKETS] lo
-    cdef Py_ssize_t[MAX_BUCKETS] lines, gen_n, accept_n
-    cdef int[MAX_BUCKETS] gen_count, accept_count
-    cdef double[MAX_BUCKETS][MAX_PARTIALS] gen_p, accept_p
     if not 1 <= k <= MAX_BUCKETS:
         raise ValueError("from 1 to 16 buckets")
+    sp.k = k
     for b in range(k):
         lo[b] = bounds[b]
         if b and not lo[b] > lo[b - 1]:
             raise ValueError("bounds not in order")
-        lines[b] = gen_n[b] = accept_n[b] = 0
-        gen_count[b] = accept_count[b] = 0
+        sp.lines[b] = sp.gen_n[b] = sp.accept_n[b] = 0
+        sp.gen_count[b] = sp.accept_count[b] = 0
     cdef double* ks = keys.data.as_doubles
     cdef double* gs = gen.data.as_doubles
     cdef double* acs = accept.data.as_doubles
@@ -1437,20 +1441,55 @@ def split_sums(keys_, gen_, accept_, tuple bounds):
         b = k - 1
         while key < lo[b]:
             b -= 1
-        lines[b] += 1
+        sp.lines[b] += 1
         g = gs[i]
         if g == g:
-            if not isfinite(g) or not _grow(gen_p[b], &gen_count[b], g):
-                return None
-            gen_n[b] += 1
+            if not isfinite(g) or not _grow(&sp.gen_p[b * MAX_PARTIALS], &sp.gen_count[b], g):
+                return False
+            sp.gen_n[b] += 1
         a = acs[i]
         if a == a:
-            if not isfinite(a) or not _grow(accept_p[b], &accept_count[b], a):
-                return None
-            accept_n[b] += 1
-    return ([lines[b] for b in range(k)],
-            [gen_n[b] for b in range(k)], [_nonzero(gen_p[b], gen_count[b]) for b in range(k)],
-            [accept_n[b] for b in range(k)], [_nonzero(accept_p[b], accept_count[b]) for b in range(k)])
+            if not isfinite(a) or not _grow(&sp.accept_p[b * MAX_PARTIALS], &sp.accept_count[b], a):
+                return False
+            sp.accept_n[b] += 1
+    return True
+
+
+def split_sums(keys_, gen_, accept_, tuple bounds):
+    """loadmatch.split's loop and the exact sums of what it splits, in one pass, no float object
+    made per line: per bucket, its lines, and of the gen throughputs and accept lens its lines
+    carried, how many and their exact sum as parts (exact_parts'). A line's bucket: the last bound
+    at or below its key; none below the first bound, or for NaN. None when a value is not finite
+    or a sum overflows (the caller's own way handles those). The columns: arrays of doubles (or
+    sequences of numbers)."""
+    cdef Split sp
+    cdef int b
+    if not _split(keys_, gen_, accept_, bounds, &sp):
+        return None
+    return ([sp.lines[b] for b in range(sp.k)],
+            [sp.gen_n[b] for b in range(sp.k)],
+            [_nonzero(&sp.gen_p[b * MAX_PARTIALS], sp.gen_count[b]) for b in range(sp.k)],
+            [sp.accept_n[b] for b in range(sp.k)],
+            [_nonzero(&sp.accept_p[b * MAX_PARTIALS], sp.accept_count[b]) for b in range(sp.k)])
+
+
+cdef object _mean_of(double* p, int count, Py_ssize_t n):
+    return _tidy(_sum_partials(p, count) / <double>n) if n else None
+
+
+def split_means(keys_, gen_, accept_, tuple bounds):
+    """split_sums' split, and each bucket's mean of gen throughput and of accept len as
+    ExactSum.mean() gives it from those sums (tidy(sum / n); None for none): (lines per bucket,
+    (gen mean, accept mean) of each bucket in turn). None where split_sums gives None."""
+    cdef Split sp
+    cdef int b
+    if not _split(keys_, gen_, accept_, bounds, &sp):
+        return None
+    means = []
+    for b in range(sp.k):
+        means.append(_mean_of(&sp.gen_p[b * MAX_PARTIALS], sp.gen_count[b], sp.gen_n[b]))
+        means.append(_mean_of(&sp.accept_p[b * MAX_PARTIALS], sp.accept_count[b], sp.accept_n[b]))
+    return [sp.lines[b] for b in range(sp.k)], tuple(means)
 
 
 # -- dense counts (valueset.py's dense form): arrays of counts of any of the widths B, H, I, Q ------
@@ -1495,6 +1534,81 @@ def dense_add(array.array dst, Py_ssize_t at, array.array src):
         for i in range(n):
             _count_set(d, at + i, ds, _count_at(d, at + i, ds) + _count_at(s, i, ss))
     return top
+
+
+def dense_scatter(array.array dense, list keys, long long lo, list cnts=None):
+    """dense[key - lo] += 1 (or the count cnts gives it) for each key in turn, keys inside the
+    range: valueset's _scatter loop. Returns -1 when all were added, else the index of the first
+    key whose count would not fit dense's width (those before it were added): the caller widens
+    dense and goes on from there."""
+    cdef Py_ssize_t i, n = len(keys), at, size = len(dense)
+    cdef int width = dense.ob_descr.itemsize
+    cdef unsigned long long room = 0xFFFFFFFFFFFFFFFFULL if width == 8 else (1ULL << (8 * width)) - 1
+    cdef unsigned long long have, add = 1
+    cdef char* d = dense.data.as_chars
+    if cnts is not None and len(cnts) != n:
+        raise ValueError("dense_scatter: a count for each key")
+    for i in range(n):
+        at = <long long>keys[i] - lo
+        if not 0 <= at < size:
+            raise IndexError("dense_scatter: a key outside the range")
+        if cnts is not None:
+            add = <unsigned long long>cnts[i]
+        have = _count_at(d, at, width)
+        if add > room - have:
+            return i
+        _count_set(d, at, width, have + add)
+    return -1
+
+
+def dense_sums(array.array dense, Py_ssize_t chunk):
+    """The sum of the counts of each chunk of dense in turn (the last may be short)."""
+    cdef Py_ssize_t i, j, n = len(dense)
+    cdef int width = dense.ob_descr.itemsize
+    cdef const char* d = dense.data.as_chars
+    cdef unsigned long long total
+    out = []
+    for i in range(0, n, chunk):
+        total = 0
+        for j in range(i, min(i + chunk, n)):
+            total += _count_at(d, j, width)
+        out.append(total)
+    return out
+
+
+def dense_kth(array.array dense, Py_ssize_t start, unsigned long long k):
+    """The offset from start of the key that holds the k-th (from 0) of the counts from start on:
+    the first place where the running sum of counts passes k (len(dense) - start if it never does)."""
+    cdef Py_ssize_t i, n = len(dense)
+    cdef int width = dense.ob_descr.itemsize
+    cdef const char* d = dense.data.as_chars
+    cdef unsigned long long seen = 0
+    for i in range(start, n):
+        seen += _count_at(d, i, width)
+        if seen > k:
+            return i - start
+    return n - start
+
+
+def without_nan(array.array values):
+    """values itself when none is NaN, else a new array of those that are numbers, in order."""
+    cdef Py_ssize_t i, n = len(values), m = 0
+    cdef const double* v = values.data.as_doubles
+    cdef array.array out
+    cdef double* o
+    for i in range(n):
+        if v[i] != v[i]:
+            break
+    else:
+        return values
+    out = array.clone(_DOUBLES, n, False)
+    o = out.data.as_doubles
+    for i in range(n):
+        if v[i] == v[i]:
+            o[m] = v[i]
+            m += 1
+    array.resize(out, m)
+    return out
 
 
 def dense_nonzero(array.array counts, long long key, long long scale):
@@ -1570,10 +1684,16 @@ cdef bint _fsum(const double* v, Py_ssize_t n, double* out) noexcept nogil:
     cdef double[MAX_PARTIALS] p
     cdef int count = 0
     cdef Py_ssize_t k
-    cdef double x, y, hi = 0.0, lo = 0.0, yr
     for k in range(n):
         if not _grow(p, &count, v[k]):
             return False
+    out[0] = _sum_partials(p, count)
+    return True
+
+
+cdef double _sum_partials(double* p, int count) noexcept nogil:
+    """The correctly rounded sum of the partials that _grow keeps (math.fsum's last step)."""
+    cdef double x, y, hi = 0.0, lo = 0.0, yr
     if count > 0 and p[count - 1] == 0.0:
         count -= 1  # _grow leaves a sum of 0 on top, where fsum keeps none (its sign is fsum's +0.0)
     if count > 0:
@@ -1594,8 +1714,7 @@ cdef bint _fsum(const double* v, Py_ssize_t n, double* out) noexcept nogil:
             yr = x - hi
             if y == yr:
                 hi = x
-    out[0] = hi
-    return True
+    return hi
 
 
 cdef double _quantile(const double* s, Py_ssize_t n, double q) noexcept nogil:

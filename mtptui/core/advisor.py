@@ -391,12 +391,20 @@ def advise_epochs(epochs: list[dict], last_seen: dict | None = None, lim: Limits
     running); the rules whose facts it does not keep (CUDA graphs and KV use per epoch,
     the ranks' figures in time) do not hold there. `series` (summary's) and `gpus` (host -> the
     record's GPU samples) give the idle-GPU rule its facts, where the series are the epoch's."""
-    lim = lim or Limits()
     # One pass, keeping each host's last (epoch, row): 10,000 runs were built into a list of rows
     # and then walked again for the handful of hosts the advice is about.
     last: dict = {}
     for e, r in iter_epoch_rows(epochs):
         last[e["host"]] = (e, r)
+    return advise_last(last, last_seen, lim, step_name, series, gpus)
+
+
+def advise_last(last: dict[str | None, tuple[dict, EpochRow]], last_seen: dict | None = None,
+                lim: Limits | None = None, step_name: StepName | None = None, series: list[dict] | None = None,
+                gpus: dict | None = None) -> list[Advice]:
+    """advise_epochs() from each host's last (epoch, its row) as the comparison of every epoch
+    gave them (summary's EpochDocs.last_rows(): kept from the pass that wrote the epochs)."""
+    lim = lim or Limits()
     out = []
     for host, (e, r) in last.items():
         end = e["end"] if e["end"] is not None else (last_seen or {}).get(host, e["start"])

@@ -249,12 +249,17 @@ def with_comparison(epochs: list[dict]) -> list[dict]:
 def iter_with_comparison(epochs: Iterable[dict]) -> Iterator[dict]:
     """with_comparison(), an epoch at a time (summary streams its epochs: see iter_epoch_rows)."""
     for e, r in iter_epoch_rows(epochs):
-        yield {**e, "host_totals": r.totals_json(),
-               "vs_previous": r.vs_previous.to_json() if r.vs_previous else None,
-               "vs_baseline": r.vs_baseline.to_json() if r.vs_baseline else None,
-               "by_load": [b.to_json() for b in r.by_load],
-               "by_context": [{**b.to_json(), "below_baseline": b.below_baseline} for b in r.by_context],
-               "stops_paying_from": r.stops_paying_from}
+        yield compared(e, r)
+
+
+def compared(e: dict, r: EpochRow) -> dict:
+    """An epoch with its row's figures, as with_comparison() gives it."""
+    return {**e, "host_totals": r.totals_json(),
+            "vs_previous": r.vs_previous.to_json() if r.vs_previous else None,
+            "vs_baseline": r.vs_baseline.to_json() if r.vs_baseline else None,
+            "by_load": [b.to_json() for b in r.by_load],
+            "by_context": [{**b.to_json(), "below_baseline": b.below_baseline} for b in r.by_context],
+            "stops_paying_from": r.stops_paying_from}
 
 
 def percent(change: float | None) -> str:

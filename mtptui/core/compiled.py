@@ -5,11 +5,12 @@ loaded, the Python code does the same work with the same results (tests/unit/tes
 the two to it), more slowly. It holds:
 - the lane: the common lines of SGLang's logs read in C straight into a summary's rows, no record
   made per line; it stops at any other line, which the caller parses in Python;
-- count_values() and sort_values(): a metric's values counted and put in order in C; at_scale(),
-  dense_add() and dense_nonzero(): values turned into dense keys, dense counts merged and read
-  back as values (valueset.py);
-- split_sums(), context_keys() and exact_parts(): decode lines sorted into buckets of load or
-  context, and their exact sums, in C (loadmatch.py);
+- count_values(), sort_values() and without_nan(): a metric's values counted, put in order and
+  rid of the NaNs of lines that lacked them, in C; at_scale(), dense_scatter(), dense_add(),
+  dense_nonzero(), dense_sums() and dense_kth(): values turned into dense keys and counted, dense
+  counts merged, read back as values, and their k-th found (valueset.py);
+- split_sums(), split_means(), context_keys() and exact_parts(): decode lines sorted into buckets
+  of load or context, and their exact sums (or a run's means, once it is over), in C (loadmatch.py);
 - describe_columns(), stats_json() and tidy(): a run that is over described from its rows, and
   its figures written as JSON, without a dict or a float made for each (valueset.FrozenRows), and
   stats.tidy's rounding: a log of 10,000 runs does these tens of thousands of times.
@@ -59,6 +60,11 @@ ENABLED = BUILT and not os.environ.get("MTPTUI_PURE")
 count_values = _compiled.count_values if ENABLED else None
 sort_values = _compiled.sort_values if ENABLED else None
 split_sums = _compiled.split_sums if ENABLED else None
+split_means = _compiled.split_means if ENABLED else None
+dense_scatter = _compiled.dense_scatter if ENABLED else None
+dense_sums = _compiled.dense_sums if ENABLED else None
+dense_kth = _compiled.dense_kth if ENABLED else None
+without_nan = _compiled.without_nan if ENABLED else None
 context_keys = _compiled.context_keys if ENABLED else None
 exact_parts = _compiled.exact_parts if ENABLED else None
 dense_add = _compiled.dense_add if ENABLED else None
@@ -67,6 +73,10 @@ at_scale = _compiled.at_scale if ENABLED else None
 describe_columns = _compiled.describe_columns if ENABLED else None
 stats_json = _compiled.stats_json if ENABLED else None
 tidy = _compiled.tidy if ENABLED else None
+# every helper above: a test sets each to None for the Python path, which must give the same
+HELPERS = ("count_values", "sort_values", "split_sums", "split_means", "dense_scatter", "dense_sums", "dense_kth",
+           "without_nan", "context_keys", "exact_parts", "dense_add", "dense_nonzero", "at_scale",
+           "describe_columns", "stats_json", "tidy")
 
 
 class LaneSeries(Protocol):

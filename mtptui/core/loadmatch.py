@@ -150,24 +150,36 @@ class Buckets:
             del self.rows[:]
 
     def _add_rows(self, buf: array, names: tuple[str, ...]) -> None:
+        self.add_columns(*self.columns(buf, names))
+
+    def _compiled(self, split: Callable[..., tuple | None] | None, columns: Sequence[Sequence[float]]) -> tuple | None:
+        """In C (summary's hot path): the lines split into buckets, each bucket's values summed as
+        they come, as parts of the same exact sums (compiled.split_sums), or their means
+        (compiled.split_means); None where it is not built, or leaves the values to Python (not
+        finite)."""
+        if split is None:
+            return None
+        scale = self.scale
+        n = len(scale.fields)
+        return split(scale.keys(*columns[:n]), columns[n], columns[n + 1], scale.bounds)
+
+    def columns(self, buf: array, names: tuple[str, ...]) -> list[array]:
+        """The scale's row fields, in order, of rows of these fields one after another."""
         k = len(names)
-        self.add_columns(*(buf[names.index(name)::k] for name in self.scale.row))
+        return [buf[names.index(name)::k] for name in self.scale.row]
 
     def add_columns(self, *columns: Sequence[float]) -> None:
         """Lines in columns, the scale's row fields in order: the one routine that sorts lines
         into buckets."""
-        scale = self.scale
-        n = len(scale.fields)
-        keys, gen, accept = scale.keys(*columns[:n]), columns[n], columns[n + 1]
-        # In C (summary's hot path): the same split, each bucket's values summed as they come,
-        # as parts of the same exact sums; None leaves the values that C does not sum to Python.
-        sums = None if compiled.split_sums is None else compiled.split_sums(keys, gen, accept, scale.bounds)
+        sums = self._compiled(compiled.split_sums, columns)
         gen_n: Iterable[int]
         accept_n: Iterable[int]
         if sums is not None:
             counts, gen_n, gens, accept_n, accepts = sums
         else:
-            counts, gens, accepts = split(keys, gen, accept, scale.bounds)
+            scale = self.scale
+            n = len(scale.fields)
+            counts, gens, accepts = split(scale.keys(*columns[:n]), columns[n], columns[n + 1], scale.bounds)
             gen_n, accept_n = map(len, gens), map(len, accepts)
         for i, (c, ng, na) in enumerate(zip(counts, gen_n, accept_n)):
             self.decode[i] += c
@@ -216,14 +228,23 @@ class FrozenBuckets(Buckets):
     __slots__ = ("means",)
 
     def __init__(self, buckets: Buckets) -> None:  # not Buckets.__init__: no sums
-        buckets.fold()
         self.scale = buckets.scale
-        self.decode = list(buckets.decode)
         self.gen, self.accept = [], []
+        # A short run's lines all wait in its rows, summed in C here in one pass: each bucket's
+        # mean is then its sum's parts' over its count (ExactSum.mean's, to the bit), without an
+        # exact sum kept per bucket first. A run of 100 lines in a log of 10,000 runs.
+        means = (buckets._compiled(compiled.split_means, buckets.columns(buckets.rows, buckets.rows_of))
+                 if buckets.rows and not buckets.buf and not any(buckets.decode) else None)
+        # gen throughput then accept len of each bucket (None: no value)
+        self.means: tuple[float | None, ...]
+        if means is not None:
+            self.decode, self.means = means
+        else:
+            buckets.fold()
+            self.decode = list(buckets.decode)
+            self.means = tuple(m for g, a in zip(buckets.gen, buckets.accept) for m in (g.mean(), a.mean()))
         self.buf = self.rows = _NO_ROWS
         self.rows_of = ()
-        # gen throughput then accept len of each bucket (None: no value)
-        self.means = tuple(m for g, a in zip(buckets.gen, buckets.accept) for m in (g.mean(), a.mean()))
 
     def add(self, fields: dict) -> None:
         raise TypeError("buckets that are frozen take no more lines")

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from mtptui.core.compare import iter_with_comparison
+from mtptui.core.compare import EpochRow, compared, iter_epoch_rows
 from mtptui.core.epochs import EPOCH_EVENTS, EPOCH_METRICS, UNRESOLVED, Epoch, EpochTracker, crash_loops, rank_key
 from mtptui.core.eventlog import EventLog
 from mtptui.core.loadmatch import MATCH_FIELDS
@@ -359,13 +359,15 @@ class EpochDocs:
     """The epochs of `summary --json` (Epoch.to_json() with compare.with_comparison's figures),
     made one at a time each time they are read: 10,000 runs are written, compared and shown
     without 10,000 documents in memory at once. Iterate it for the dicts, or texts() for their
-    JSON, as an EventLog is read."""
+    JSON, as an EventLog is read. Each pass that goes through keeps each host's last epoch and
+    its row (last_rows()): what the advice is judged from, without comparing every run again."""
 
     def __init__(self, epochs: list[Epoch]) -> None:
         self._epochs = epochs
+        self._last: dict[str | None, tuple[dict, EpochRow]] | None = None
 
     def __iter__(self) -> Iterator[dict]:
-        return iter_with_comparison(e.to_json() for e in self._epochs)
+        return (compared(e, r) for e, r in self._compare(e.to_json() for e in self._epochs))
 
     def __len__(self) -> int:
         return len(self._epochs)
@@ -376,13 +378,28 @@ class EpochDocs:
         whole document, compared."""
         return (e.to_json(brief=True) for e in self._epochs)
 
+    def _compare(self, docs: Iterable[dict]) -> Iterator[tuple[dict, EpochRow]]:
+        last: dict[str | None, tuple[dict, EpochRow]] = {}
+        for e, r in iter_epoch_rows(docs):
+            last[e["host"]] = (e, r)
+            yield e, r
+        self._last = last
+
+    def last_rows(self) -> dict[str | None, tuple[dict, EpochRow]]:
+        """host -> its last epoch (brief, or whole as a pass read it) and its row, compared with
+        every epoch before it: from the last pass that went through, else from one over the briefs."""
+        if self._last is None:
+            for _ in self._compare(self.briefs()):
+                pass
+        assert self._last is not None
+        return self._last
+
     def texts(self) -> Iterator[str]:
         """Each epoch as json.dumps gives it, in order: compared from its brief form (what the
         comparison reads of its ranks), its ranks' statistics written apart (Epoch.ranks_json: a
         run that is over, from its figures as kept), without a dict made for each figure."""
-        docs = iter_with_comparison(e.to_json(brief=True) for e in self._epochs)
-        for e, doc in zip(self._epochs, docs):
-            yield _encode_with(doc, "ranks", e.ranks_json())
+        for (doc, row), e in zip(self._compare(self.briefs()), self._epochs):  # the pass first: it ends, and keeps its last rows
+            yield _encode_with(compared(doc, row), "ranks", e.ranks_json())
 
 
 # json.dumps' text; the check for reference cycles left out (a document has none)

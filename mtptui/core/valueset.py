@@ -164,11 +164,12 @@ class ValueSet:
 
     def extend(self, values: array[float]) -> None:
         """Adds values in order; NaN stands for a value the log did not carry and is left out."""
-        total = sum(values)
-        if total != total:  # some NaN (or inf - inf): keep what is a number
+        if compiled.without_nan is not None:
+            values = compiled.without_nan(values)
+        elif sum(values) != sum(values):  # some NaN (or inf - inf): keep what is a number
             values = array("d", [v for v in values if v == v])
-            if not values:
-                return
+        if not values:
+            return
         self.last = values[-1]
         self.n += len(values)
         if self.tally is not None:
@@ -304,6 +305,13 @@ class ValueSet:
         """dense[key - lo] += count (1 without counts), widening the counts' type when one would
         overflow it. A plain loop: it costs less per value than any chain of C calls (map)."""
         dense, lo, c = self._dense(), self.lo, 1
+        if compiled.dense_scatter is not None:
+            at = compiled.dense_scatter(dense, keys, lo, cnts)
+            while at >= 0:  # keys[at] does not fit: widened, then on from it
+                dense = self.dense = _wide_enough(dense, dense[keys[at] - lo] + (cnts[at] if cnts is not None else 1))
+                keys, cnts = keys[at:], cnts[at:] if cnts is not None else None
+                at = compiled.dense_scatter(dense, keys, lo, cnts)
+            return
         ones, pairs = iter(keys), zip(keys, cnts) if cnts is not None else None
         while True:
             try:
@@ -389,12 +397,17 @@ class ValueSet:
         of whole chunks, then within the chunk."""
         dense = self._dense()
         scale: int = 10**self.decimals
-        ends = list(accumulate(sum(dense[i:i + CHUNK]) for i in range(0, len(dense), CHUNK)))
+        fast = compiled.dense_kth
+        sums = (compiled.dense_sums(dense, CHUNK) if compiled.dense_sums is not None else
+                (sum(dense[i:i + CHUNK]) for i in range(0, len(dense), CHUNK)))
+        ends = list(accumulate(sums))
 
         def kth(k: int) -> float:
             c = bisect_right(ends, k)
-            block = dense[c * CHUNK:(c + 1) * CHUNK]
             before = ends[c - 1] if c else 0
+            if fast is not None:
+                return (self.lo + c * CHUNK + fast(dense, c * CHUNK, k - before)) / scale
+            block = dense[c * CHUNK:(c + 1) * CHUNK]
             return (self.lo + c * CHUNK + bisect_right(list(accumulate(block)), k - before)) / scale
 
         return kth

@@ -8,10 +8,12 @@ path exists.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import struct
 from array import array
+from collections.abc import Iterator
 from collections import Counter
 from pathlib import Path
 
@@ -33,17 +35,23 @@ SAMPLES = sorted((Path(__file__).resolve().parents[2] / "sample_logs").glob("*.*
 def _python_path(m: pytest.MonkeyPatch) -> None:
     """The Python path: the lane and the other compiled helpers left unused."""
     m.setattr(compiled, "ENABLED", False)
-    m.setattr(compiled, "count_values", None)
-    m.setattr(compiled, "sort_values", None)
-    m.setattr(compiled, "split_sums", None)
-    m.setattr(compiled, "context_keys", None)
-    m.setattr(compiled, "exact_parts", None)
-    m.setattr(compiled, "dense_add", None)
-    m.setattr(compiled, "dense_nonzero", None)
-    m.setattr(compiled, "at_scale", None)
-    m.setattr(compiled, "describe_columns", None)
-    m.setattr(compiled, "stats_json", None)
-    m.setattr(compiled, "tidy", None)
+    for name in compiled.HELPERS:
+        m.setattr(compiled, name, None)
+
+
+def test_every_helper_is_one_the_python_path_leaves_unused():
+    built = {name for name in vars(compiled) if getattr(compiled, name) is getattr(compiled._compiled, name, None)
+             and callable(getattr(compiled, name)) and not isinstance(getattr(compiled, name), type)}
+    assert built == set(compiled.HELPERS)
+
+
+@contextlib.contextmanager
+def _path(use_c: bool) -> Iterator[pytest.MonkeyPatch]:
+    """The compiled path, or (use_c False) the Python path, for the block."""
+    with pytest.MonkeyPatch.context() as m:
+        if not use_c:
+            _python_path(m)
+        yield m
 
 
 @pytest.fixture
@@ -293,9 +301,7 @@ def test_exact_parts_sum_as_the_python_way_does(batches):
     from mtptui.core.stats import ExactSum
 
     def mean(use_c: bool):
-        with pytest.MonkeyPatch.context() as m:
-            if not use_c:
-                _python_path(m)
+        with _path(use_c):
             total = ExactSum()
             for values in batches:
                 total.add(list(values))
@@ -362,9 +368,7 @@ def test_buckets_of_load_and_context_fill_as_the_python_way_fills_them(rows):
     tokens, full, running, gen, accept = columns
 
     def fill(use_c: bool):
-        with pytest.MonkeyPatch.context() as m:
-            if not use_c:
-                _python_path(m)
+        with _path(use_c):
             out = []
             for scale in SCALES:
                 b = Buckets(scale)
@@ -396,15 +400,64 @@ def test_dense_counts_merge_and_read_back_as_the_python_way_does(mine, theirs, a
         return a, b
 
     def merged(use_c: bool):
-        with pytest.MonkeyPatch.context() as m:
-            if not use_c:
-                _python_path(m)
+        with _path(use_c):
             a, b = sets()
             a.merge(b)
             return a.form, a.dense.typecode if a.dense is not None else None, \
                 list(a.dense) if a.dense is not None else None, [list(x) for g in a._groups() for x in g]
 
     assert merged(True) == merged(False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(st.one_of(st.integers(0, 400).map(lambda k: k / 100), st.just(float("nan"))), min_size=1,
+                       max_size=300),
+       repeat=st.integers(0, 300), decimals=st.integers(2, 4), code=st.sampled_from("BH"),
+       chunk=st.sampled_from([1, 7, valueset.CHUNK]))
+def test_dense_sets_count_and_describe_as_the_python_way_does(values, repeat, decimals, code, chunk):
+    """Values counted into a dense set (each key's count widened past its type's top, as 300
+    repeats of one value outgrow a byte), the NaNs of lines that lacked them left out, then read
+    back: the percentiles' k-th value found in C, in chunks of any size, as in Python."""
+    span = 10**decimals
+    values = values + [1.0] * repeat
+
+    def counted(use_c: bool):
+        with _path(use_c) as m:
+            m.setattr(valueset, "CHUNK", chunk)
+            s = valueset.ValueSet()
+            s.form, s.decimals, s.lo, s.dense, s.counts = valueset.DENSE, decimals, -span, array(code, bytes(
+                (4 * span + 1) * array(code).itemsize)), None
+            s.extend(array("d", values))
+            s.extend(array("d", values[: len(values) // 2]))
+            return s.dense.typecode, list(s.dense), s.n, s.describe()
+
+    assert counted(True) == counted(False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_columns)
+def test_a_short_runs_buckets_freeze_to_the_means_their_sums_give(rows):
+    """A run that is over, its lines all still in its rows: each bucket's means from one pass in C
+    (split_means) are those of the exact sums kept as lines come, in C or in Python."""
+    from mtptui.core.loadmatch import MATCH_FIELDS, SCALES, Buckets, FrozenBuckets
+
+    names = MATCH_FIELDS
+    buf = array("d")
+    for tokens, full, running, gen, accept in rows:
+        got = {"num_token": tokens, "full_token": full, "running_req": running, "gen_throughput": gen,
+               "accept_len": accept}
+        buf.extend(float(got[n]) for n in names)
+
+    def frozen(use_c: bool, freeze: bool):
+        with _path(use_c):
+            out = []
+            for scale in SCALES:
+                b = Buckets(scale)
+                b.add_rows(buf, names)
+                out.append(json.dumps((FrozenBuckets(b) if freeze else b).to_json()))
+            return out
+
+    assert frozen(True, True) == frozen(True, False) == frozen(False, True) == frozen(False, False)
 
 
 @settings(max_examples=500, deadline=None)
@@ -417,9 +470,7 @@ def test_values_turn_into_dense_keys_as_the_python_way_does(values, decimals):
     from mtptui.core import valueset
 
     def keys(use_c: bool):
-        with pytest.MonkeyPatch.context() as m:
-            if not use_c:
-                _python_path(m)
+        with _path(use_c):
             return valueset._at_scale(values, 10**decimals)
 
     assert keys(True) == keys(False)

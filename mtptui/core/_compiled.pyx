@@ -1473,23 +1473,25 @@ def split_sums(keys_, gen_, accept_, tuple bounds):
             [_nonzero(&sp.accept_p[b * MAX_PARTIALS], sp.accept_count[b]) for b in range(sp.k)])
 
 
-cdef object _mean_of(double* p, int count, Py_ssize_t n):
-    return _tidy(_sum_partials(p, count) / <double>n) if n else None
+cdef double _mean_of(double* p, int count, Py_ssize_t n) except? -1.0:
+    return _tidy(_sum_partials(p, count) / <double>n) if n else NAN
 
 
 def split_means(keys_, gen_, accept_, tuple bounds):
     """split_sums' split, and each bucket's mean of gen throughput and of accept len as
-    ExactSum.mean() gives it from those sums (tidy(sum / n); None for none): (lines per bucket,
-    (gen mean, accept mean) of each bucket in turn). None where split_sums gives None."""
+    ExactSum.mean() gives it from those sums (tidy(sum / n); NaN for none): (lines per bucket,
+    an array of the gen mean then the accept mean of each bucket in turn). None where split_sums
+    gives None (its values are all finite otherwise, so a mean is never NaN but for none)."""
     cdef Split sp
     cdef int b
     if not _split(keys_, gen_, accept_, bounds, &sp):
         return None
-    means = []
+    cdef array.array means = array.clone(_DOUBLES, 2 * sp.k, False)
+    cdef double* m = means.data.as_doubles
     for b in range(sp.k):
-        means.append(_mean_of(&sp.gen_p[b * MAX_PARTIALS], sp.gen_count[b], sp.gen_n[b]))
-        means.append(_mean_of(&sp.accept_p[b * MAX_PARTIALS], sp.accept_count[b], sp.accept_n[b]))
-    return [sp.lines[b] for b in range(sp.k)], tuple(means)
+        m[2 * b] = _mean_of(&sp.gen_p[b * MAX_PARTIALS], sp.gen_count[b], sp.gen_n[b])
+        m[2 * b + 1] = _mean_of(&sp.accept_p[b * MAX_PARTIALS], sp.accept_count[b], sp.accept_n[b])
+    return [sp.lines[b] for b in range(sp.k)], means
 
 
 # -- dense counts (valueset.py's dense form): arrays of counts of any of the widths B, H, I, Q ------

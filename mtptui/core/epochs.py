@@ -96,7 +96,7 @@ def spec_label(spec: dict | None) -> str:
     return spec_settings(spec)
 
 
-@dataclass
+@dataclass(slots=True)  # 10,000 runs of a crash loop each keep one
 class Epoch:
     index: int
     host: str | None
@@ -126,12 +126,18 @@ class Epoch:
     # Over for good: its statistics described once and its value sets let go (freeze())
     frozen: bool = False
 
-    def freeze(self) -> None:
+    def freeze(self, specs: dict[tuple, dict] | None = None) -> None:
         """Keeps this epoch's figures and lets its value sets and sums go: a run that is over
         takes no more values, and a log of 10,000 runs must cost what one of 10 does. Its
-        to_json() is the same as before."""
+        to_json() is the same as before. specs: settings already kept (their items -> the dict),
+        whose equal this run's become: a crash loop's 10,000 runs share one."""
         if self.frozen:
             return
+        if specs is not None:
+            try:
+                self.spec = specs.setdefault(tuple(self.spec.items()), self.spec)
+            except TypeError:  # a setting that is a list: kept as it is
+                pass
         self.per_rank = {rank: FrozenRows(rows) for rank, rows in self.per_rank.items()}
         self.matched = tuple(FrozenBuckets(b) for b in self.matched)
         self.frozen = True
@@ -274,6 +280,7 @@ class EpochTracker:
         self.tally = tally  # the epochs' value sets keep exact sums as they come (Epoch.tally)
         self.epochs: dict[str | None, list[Epoch]] = {}
         self.spec: dict[str | None, dict] = {}  # host -> latest server_args speculation settings
+        self._specs: dict[tuple, dict] = {}  # the settings of the runs that are over, each once (Epoch.freeze)
 
     def add_batch(self, rec: BatchStats, ts: float) -> None:
         """Counts a record, and its values, into its host's epoch: the dashboard's way (its ring
@@ -378,7 +385,7 @@ class EpochTracker:
         on in it: merge()) and one whose vLLM spec lines wait for the rank before (UNRESOLVED):
         each is a single epoch of a part, held until the parts are joined."""
         if not first and UNRESOLVED not in e.per_rank:
-            e.freeze()
+            e.freeze(self._specs)
 
     def all(self) -> list[Epoch]:
         return [e for host in self.epochs for e in self.epochs[host]]

@@ -31,6 +31,11 @@ VALUE_FIELDS = ("gen_throughput", "accept_len")  # what a bucket sums, after the
 _ROWS_PER_FOLD = 4096  # the dashboard's buffered rows are summed at least this often
 _NAN = float("nan")
 _NO_ROWS: array = array("d")  # the buffers of every frozen Buckets: nothing adds to them
+_NO_SUMS: list = []  # and their sums, let go
+
+
+def _value(mean: float | None) -> float | None:
+    return None if mean is None or mean != mean else mean
 
 
 def _running_keys(running: Sequence[float]) -> Sequence[float]:
@@ -229,14 +234,14 @@ class FrozenBuckets(Buckets):
 
     def __init__(self, buckets: Buckets) -> None:  # not Buckets.__init__: no sums
         self.scale = buckets.scale
-        self.gen, self.accept = [], []
+        self.gen = self.accept = _NO_SUMS
         # A short run's lines all wait in its rows, summed in C here in one pass: each bucket's
         # mean is then its sum's parts' over its count (ExactSum.mean's, to the bit), without an
         # exact sum kept per bucket first. A run of 100 lines in a log of 10,000 runs.
         means = (buckets._compiled(compiled.split_means, buckets.columns(buckets.rows, buckets.rows_of))
                  if buckets.rows and not buckets.buf and not any(buckets.decode) else None)
-        # gen throughput then accept len of each bucket (None: no value)
-        self.means: tuple[float | None, ...]
+        # gen throughput then accept len of each bucket (None, or in C's array NaN: no value)
+        self.means: Sequence[float | None]
         if means is not None:
             self.decode, self.means = means
         else:
@@ -267,12 +272,13 @@ class FrozenBuckets(Buckets):
     def __setstate__(self, state: tuple) -> None:
         key, self.decode, self.means = state
         self.scale = next(s for s in SCALES if s.json_key == key)
-        self.gen, self.accept = [], []
+        self.gen = self.accept = _NO_SUMS
         self.buf = self.rows = _NO_ROWS
         self.rows_of = ()
 
     def to_json(self) -> list[dict]:
         """As Buckets.to_json() gave it when frozen."""
-        return [{self.scale.name: label, "decode": self.decode[i], "gen_throughput": self.means[2 * i],
-                 "accept_len": self.means[2 * i + 1]}
+        means = self.means
+        return [{self.scale.name: label, "decode": self.decode[i], "gen_throughput": _value(means[2 * i]),
+                 "accept_len": _value(means[2 * i + 1])}
                 for i, (label, _) in enumerate(self.scale.buckets) if self.decode[i]]

@@ -753,7 +753,7 @@ class FrozenRows(Rows):
         self._sets = _NO_SETS  # nothing adds to them
         self.buf = _NO_ROWS
         self.nans = _shared(rows.nans)
-        self.limit = rows.limit
+        self.limit = 0  # nothing adds to it
         self.stats = _frozen_stats(rows)
 
     def _one(self, i: int) -> dict[str, Any] | None:
@@ -812,4 +812,4 @@ class FrozenRows(Rows):
         self._sets = _NO_SETS
         self.buf = _NO_ROWS
         self.nans = _shared((NAN,) * len(names))
-        self.limit = FOLD * len(self.names)
+        self.limit = 0

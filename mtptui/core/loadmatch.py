@@ -115,8 +115,10 @@ class Buckets:
         k = len(scale.buckets)
         self.scale = scale
         self.decode = [0] * k
-        self.gen = [ExactSum() for _ in range(k)]
-        self.accept = [ExactSum() for _ in range(k)]
+        # each bucket's exact sums, made when lines first come (_sums()): a run of 100 lines is
+        # frozen from its rows without them (FrozenBuckets)
+        self.gen: list[ExactSum] = _NO_SUMS
+        self.accept: list[ExactSum] = _NO_SUMS
         self.buf = array("d")  # add()'s rows, the scale's row fields each, until fold()
         # add_rows()'s rows (of the fields rows_of names), until fold(): a run's rows from each
         # of its ranks are sorted into buckets in one go, not a rank at a time
@@ -186,22 +188,33 @@ class Buckets:
             n = len(scale.fields)
             counts, gens, accepts = split(scale.keys(*columns[:n]), columns[n], columns[n + 1], scale.bounds)
             gen_n, accept_n = map(len, gens), map(len, accepts)
+        gen, accept = self._sums()
         for i, (c, ng, na) in enumerate(zip(counts, gen_n, accept_n)):
             self.decode[i] += c
             if ng:
-                self.gen[i].add(gens[i], ng)
+                gen[i].add(gens[i], ng)
             if na:
-                self.accept[i].add(accepts[i], na)
+                accept[i].add(accepts[i], na)
+
+    def _sums(self) -> tuple[list[ExactSum], list[ExactSum]]:
+        if self.gen is _NO_SUMS:
+            k = len(self.decode)
+            self.gen = [ExactSum() for _ in range(k)]
+            self.accept = [ExactSum() for _ in range(k)]
+        return self.gen, self.accept
 
     def merge(self, later: Buckets) -> None:
         if isinstance(later, FrozenBuckets):
             raise TypeError("buckets that are frozen are merged into nothing: their sums are gone")
         self.fold()
         later.fold()
+        if later.gen is _NO_SUMS:
+            return  # no lines
+        gen, accept = self._sums()
         for i in range(len(self.decode)):
             self.decode[i] += later.decode[i]
-            self.gen[i].merge(later.gen[i])
-            self.accept[i].merge(later.accept[i])
+            gen[i].merge(later.gen[i])
+            accept[i].merge(later.accept[i])
 
     def __getstate__(self) -> tuple:
         self.fold()
@@ -209,6 +222,8 @@ class Buckets:
 
     def __setstate__(self, state: tuple) -> None:
         key, self.decode, self.gen, self.accept = state
+        if not self.gen:
+            self.gen = self.accept = _NO_SUMS  # none made yet (_sums())
         self.scale = next(s for s in SCALES if s.json_key == key)
         self.buf = array("d")
         self.rows, self.rows_of = array("d"), ()
@@ -216,8 +231,9 @@ class Buckets:
     def to_json(self) -> list[dict]:
         """The buckets with decode lines, in the scale's order."""
         self.fold()
-        return [{self.scale.name: label, "decode": self.decode[i], "gen_throughput": self.gen[i].mean(),
-                 "accept_len": self.accept[i].mean()}
+        gen, accept = self._sums()
+        return [{self.scale.name: label, "decode": self.decode[i], "gen_throughput": gen[i].mean(),
+                 "accept_len": accept[i].mean()}
                 for i, (label, _) in enumerate(self.scale.buckets) if self.decode[i]]
 
 
@@ -247,7 +263,7 @@ class FrozenBuckets(Buckets):
         else:
             buckets.fold()
             self.decode = list(buckets.decode)
-            self.means = tuple(m for g, a in zip(buckets.gen, buckets.accept) for m in (g.mean(), a.mean()))
+            self.means = tuple(m for g, a in zip(*buckets._sums()) for m in (g.mean(), a.mean()))
         self.buf = self.rows = _NO_ROWS
         self.rows_of = ()
 

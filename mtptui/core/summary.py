@@ -117,6 +117,8 @@ class SeriesSummary:
         d = self.decode
         buf = d.buf
         at = self._at
+        if len(buf) == at and self.records == self._records_folded:
+            return  # nothing since (the second of a restart's two lines: `Started`, then its settings)
         # the buffer is folded by fold() alone while rows come (flush() folds the rest)
         assert len(buf) >= at, "decode rows were folded before their epoch had them"
         self._at = len(buf)

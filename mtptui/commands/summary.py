@@ -5,13 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import time
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from typing import Any, TextIO
 
 from mtptui.core.advisor import advise_last
-from mtptui.core.compare import DELTA_MIN_BATCHES, EpochRow, bucket_cells, delta_text, epoch_rows
+from mtptui.core.compare import DELTA_MIN_BATCHES, EpochRow, bucket_cells, delta_text, iter_epoch_rows
 from mtptui.core.loadmatch import CONTEXT, LOAD, Scale
 from mtptui.core.recorded import Recorded
 from mtptui.sources.parallel import summarise
@@ -100,8 +102,7 @@ def table_lines(doc: dict) -> Iterator[str]:
         for e in doc["events"]:
             text = e["text"] if len(e["text"]) <= 100 else e["text"][:97] + "..."
             yield f"  {fmt_time(e['ts'])}  {(e['host'] or '-'):<12.12} {e['kind']:<12} {text}"
-    yield from _epoch_lines(doc["epochs"])
-    yield from ending_lines(doc["epochs"], doc.get("crash_loops", []))
+    yield from _runs_lines(doc["epochs"], doc.get("crash_loops", []))
     yield from advice_lines(resolved(doc.get("advice", [])))
     yield from latency_lines(doc.get("latency", []))
     yield from gpu_lines(doc.get("gpus", []))
@@ -139,20 +140,20 @@ def write_json(doc: dict, out: TextIO) -> None:
     out.write("}\n")
 
 
-def ending_lines(epochs: list[dict], loops: list[dict]) -> list[str]:
-    """How each run ended, a crash loop as one line with its count (epochs.crash_loops)."""
-    if not epochs:
-        return []
-    out = ["", "runs (how each ended):"]
-    looped = {(lp["host"], lp["first"]): lp for lp in loops}
-    skip_to: dict = {}  # host -> the last index of the loop being skipped
-    for e in epochs:
+class _Ending:
+    """How each run ended, a line each, a crash loop as one line with its count (epochs.crash_loops)."""
+
+    def __init__(self, loops: list[dict]) -> None:
+        self.looped = {(lp["host"], lp["first"]): lp for lp in loops}
+        self.skip_to: dict = {}  # host -> the last index of the loop being skipped
+
+    def line(self, e: dict) -> str | None:
         host, i = e["host"], e["index"]
-        if i <= skip_to.get(host, -1):
-            continue
-        lp = looped.get((host, i))
+        if i <= self.skip_to.get(host, -1):
+            return None
+        lp = self.looped.get((host, i))
         if lp is not None:
-            skip_to[host] = lp["last"]
+            self.skip_to[host] = lp["last"]
             runs = f"{lp['first'] + 1}-{lp['last'] + 1}"
             text = lp["text"] + (", each restarted by systemd" if lp.get("restarted_by") else "")
         else:
@@ -160,51 +161,103 @@ def ending_lines(epochs: list[dict], loops: list[dict]) -> list[str]:
             text = (e.get("ended") or {}).get("text", "")
         if len(text) > 110:
             text = text[:107] + "..."
-        out.append(f"  {(host or '-'):<12.12} {runs:>5} {fmt_time(e['start']):<19} {text}")
-    return out
+        return f"  {(host or '-'):<12.12} {runs:>5} {fmt_time(e['start']):<19} {text}"
 
 
-def _epoch_lines(epochs: list[dict]) -> list[str]:
-    """Epochs (runs between restarts) with their settings, the host's throughput (summed over DP
-    groups), and its change against the run before and against the last run without speculation."""
-    if not any(len([e for e in epochs if e["host"] == h]) > 1 for h in {e["host"] for e in epochs}):
-        return []
-    out = ["", "epochs (runs between restarts; host tok/s: summed over DP groups; "
-               f"changes need {DELTA_MIN_BATCHES} decode lines a DP group):",
-           f"  {'host':<12} {'#':>2} {'from':<19} {'settings':<28} {'decode':>7} {'acc len':>7} "
-           f"{'host tok/s':>10} {'vs prev':>7} {'vs spec off':>11}"]
-    rows = epoch_rows(epochs)
-    for r in rows:
+SPOOL_BYTES = 1 << 20
+
+
+class _Spool:
+    """Lines written now and read back later, in memory up to a megabyte, then on disk: a table's
+    later sections while the first is printed from the same pass over 10,000 runs."""
+
+    def __init__(self) -> None:
+        self.file = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES, mode="w+", encoding="utf-8")
+        self.empty = True
+
+    def write(self, line: str) -> None:
+        self.file.write(line + "\n")
+        self.empty = False
+
+    def lines(self) -> Iterator[str]:
+        self.file.seek(0)
+        return (line[:-1] for line in self.file)
+
+
+def _compared(epochs: Iterable[dict]) -> Iterator[tuple[dict, EpochRow]]:
+    """Each epoch with its row: an EpochDocs' from its brief forms (what the table reads of a
+    run), a list of documents (summary.to_json's) compared as they are."""
+    rows = getattr(epochs, "rows", None)
+    return rows() if rows is not None else iter_epoch_rows(epochs)
+
+
+def _runs_lines(epochs: Iterable[dict], loops: list[dict]) -> Iterator[str]:
+    """The epochs' sections (runs between restarts with their settings, the host's throughput
+    summed over DP groups and its change against the run before and against the last run without
+    speculation; then their buckets of load and of context), and how each run ended: from one pass
+    over the epochs, compared, none of them held (the later sections wait in spools)."""
+    hosts = Counter(e["host"] for e in epochs) if not hasattr(epochs, "hosts") else epochs.hosts()
+    shown = any(n > 1 for n in hosts.values())
+    spools = load, context, paying, ended = _Spool(), _Spool(), _Spool(), _Spool()
+    try:
+        yield from _runs_sections(epochs, loops, shown, spools)
+    finally:
+        for spool in spools:
+            spool.file.close()
+
+
+def _runs_sections(epochs: Iterable[dict], loops: list[dict], shown: bool,
+                   spools: tuple[_Spool, _Spool, _Spool, _Spool]) -> Iterator[str]:
+    load, context, paying, ended = spools
+    ending = _Ending(loops)
+    if shown:
+        yield from ["", "epochs (runs between restarts; host tok/s: summed over DP groups; "
+                        f"changes need {DELTA_MIN_BATCHES} decode lines a DP group):",
+                    f"  {'host':<12} {'#':>2} {'from':<19} {'settings':<28} {'decode':>7} {'acc len':>7} "
+                    f"{'host tok/s':>10} {'vs prev':>7} {'vs spec off':>11}"]
+    for e, r in _compared(epochs):
+        line = ending.line(e)
+        if line is not None:
+            ended.write(line)
+        if not shown:
+            continue
         al, gen = r.accept_len, r.gen_total
-        out.append(f"  {(r.host or '-'):<12.12} {r.index + 1:>2} {fmt_time(r.start):<19} {r.label:<28.28} "
-                   f"{r.decode_batches:>7} {'-' if al is None else f'{al:.2f}':>7} "
-                   f"{'-' if gen is None else f'{gen:.1f}':>10} {delta_text(r, r.vs_previous):>7} "
-                   f"{delta_text(r, r.vs_baseline, baseline=True):>11}")
-    out += _bucket_lines(rows, LOAD, "epochs at the same load (decode lines by #running-req; tok/s: gen throughput "
-                               f"of a line; changes need {DELTA_MIN_BATCHES} lines in the bucket in both epochs):")
-    if any(r.by_context for r in rows):
-        # each bucket where speculation runs slower than without it marked, and where that begins
-        out += _bucket_lines(rows, CONTEXT, "epochs by context (decode lines by tokens in use per running request; "
-                                            "`below`: speculation slower there than the last run without it):",
-                             below=True)
-        for r in rows:
-            if r.stops_paying_from is not None:
-                out.append(f"  {(r.host or '-')} epoch {r.index + 1} ({r.label}): speculation stops paying from "
-                           f"{r.stops_paying_from} tokens per request")
-    return out
+        yield (f"  {(r.host or '-'):<12.12} {r.index + 1:>2} {fmt_time(r.start):<19} {r.label:<28.28} "
+               f"{r.decode_batches:>7} {'-' if al is None else f'{al:.2f}':>7} "
+               f"{'-' if gen is None else f'{gen:.1f}':>10} {delta_text(r, r.vs_previous):>7} "
+               f"{delta_text(r, r.vs_baseline, baseline=True):>11}")
+        _bucket_lines(r, LOAD, load)
+        _bucket_lines(r, CONTEXT, context, below=True)  # where speculation runs slower than without it
+        if r.stops_paying_from is not None:
+            paying.write(f"  {(r.host or '-')} epoch {r.index + 1} ({r.label}): speculation stops paying from "
+                         f"{r.stops_paying_from} tokens per request")
+    if shown:
+        yield from _bucket_head(LOAD, "epochs at the same load (decode lines by #running-req; tok/s: gen "
+                                      f"throughput of a line; changes need {DELTA_MIN_BATCHES} lines in the bucket "
+                                      "in both epochs):")
+        yield from load.lines()
+        if not context.empty:
+            yield from _bucket_head(CONTEXT, "epochs by context (decode lines by tokens in use per running request; "
+                                             "`below`: speculation slower there than the last run without it):")
+            yield from context.lines()
+            yield from paying.lines()
+    if not ended.empty:
+        yield from ["", "runs (how each ended):"]
+        yield from ended.lines()
 
 
-def _bucket_lines(rows: list[EpochRow], scale: Scale, title: str, *, below: bool = False) -> list[str]:
-    """The epochs' buckets of one scale (loadmatch.py), under a title; below: the buckets where
-    speculation runs slower than the last run without it marked `below`."""
-    out = ["", title, f"  {'host':<12} {'#':>2} {scale.name:>7} {'decode':>7} {'acc len':>7} {'tok/s':>10} "
-                      f"{'vs prev':>7} {'vs spec off':>11}"]
-    for r in rows:
-        for b in r.matched.get(scale.json_key, ()):
-            label, decode, al, gen, prev, base = bucket_cells(b)
-            out.append(f"  {(r.host or '-'):<12.12} {r.index + 1:>2} {label:>7} {decode:>7} {al:>7} {gen:>10} "
-                       f"{prev:>7} {base:>11}{'  below' if below and b.below_baseline else ''}")
-    return out
+def _bucket_head(scale: Scale, title: str) -> list[str]:
+    return ["", title, f"  {'host':<12} {'#':>2} {scale.name:>7} {'decode':>7} {'acc len':>7} {'tok/s':>10} "
+                       f"{'vs prev':>7} {'vs spec off':>11}"]
+
+
+def _bucket_lines(r: EpochRow, scale: Scale, out: _Spool, *, below: bool = False) -> None:
+    """An epoch's buckets of one scale (loadmatch.py); below: the buckets where speculation runs
+    slower than the last run without it marked `below`."""
+    for b in r.matched.get(scale.json_key, ()):
+        label, decode, al, gen, prev, base = bucket_cells(b)
+        out.write(f"  {(r.host or '-'):<12.12} {r.index + 1:>2} {label:>7} {decode:>7} {al:>7} {gen:>10} "
+                  f"{prev:>7} {base:>11}{'  below' if below and b.below_baseline else ''}")
 
 
 def latency_lines(rows: list[dict]) -> list[str]:

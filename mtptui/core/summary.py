@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -379,6 +380,14 @@ class EpochDocs:
         advisor read of an epoch (each rank's n and mean), at a fraction of the cost of each run's
         whole document, compared."""
         return (e.to_json(brief=True) for e in self._epochs)
+
+    def hosts(self) -> Counter[str | None]:
+        """host -> its runs."""
+        return Counter(e.host for e in self._epochs)
+
+    def rows(self) -> Iterator[tuple[dict, EpochRow]]:
+        """Each epoch's brief form (briefs()) with its row, compared: what a table of the runs reads."""
+        return self._compare(self.briefs())
 
     def _compare(self, docs: Iterable[dict]) -> Iterator[tuple[dict, EpochRow]]:
         last: dict[str | None, tuple[dict, EpochRow]] = {}

@@ -77,3 +77,30 @@ def test_a_crash_loop_needs_the_same_error_within_minutes():
     assert crash_loops(apart) == []
     other = same[:2] + [epoch(2, 120, "another error")]
     assert crash_loops(other) == []
+
+
+def test_the_table_of_a_crash_loops_runs_is_made_in_one_pass_as_from_the_whole_document(monkeypatch):
+    """The table's sections of runs (the epochs, their buckets, how each ended) come from one pass
+    over the runs, the later sections waiting in spools (here on disk from the first byte): the
+    same lines as from the whole document, each run listed, the loop in one line."""
+    from mtptui.commands import summary as command
+
+    monkeypatch.setattr(command, "SPOOL_BYTES", 1)
+    qwen = ["--model-path", "Qwen/Qwen3.5-122B-A10B", "--tp", "4"]
+    runs = [Run(qwen + ["--sim-load", "light", "--sim-fault", "oom@8"], serve=0, end="die") for _ in range(6)]
+    runs.append(Run(qwen + ["--speculative-algorithm", "NEXTN", "--speculative-num-steps", "3",
+                          "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4", "--sim-load", "light"],
+                    serve=20))
+    lines = [ln.text for ln in scenario.render_runs(runs, startup_seconds=5.0, salt="table-loop")]
+    s = Summary()
+    ingest = Ingest(s)
+    ingest.feed_many(lines)
+    counts = ingest.counts.to_json()
+    streamed = list(command.table_lines(s.document(counts)))
+    assert streamed == list(command.table_lines(s.to_json(counts)))
+    runs_at = streamed.index("runs (how each ended):")
+    ended = streamed[runs_at + 1:streamed.index("", runs_at)]
+    assert len(ended) == 2 and "crash loop: 6 runs crashed with OOM" in ended[0] and ended[1].endswith("stopped")
+    assert any(line.startswith("epochs at the same load") for line in streamed)
+    epochs_at = next(i for i, line in enumerate(streamed) if line.startswith("epochs (runs between restarts"))
+    assert [line.split()[1] for line in streamed[epochs_at + 2:epochs_at + 9]] == [str(i) for i in range(1, 8)]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tui_helpers import make_app, settle
+from tui_helpers import make_app, settle, until
 
 from mtptui.core import latency
 from mtptui.sim import metrics as sim_metrics
@@ -70,6 +70,11 @@ PER_EPOCH = [{"ttft": [(0.05, 45), (0.15, 5)], "itl": [(0.019, 950), (0.03, 50)]
              {"ttft": [(0.05, 42), (0.15, 8)], "itl": [(0.013, 950), (0.02, 50)]}]
 
 
+def _bar_shown(app) -> bool:
+    app.screen.redraw_now()
+    return bool(app.screen.query_one(LatencyBar).display)
+
+
 async def _compare_with_latency(pilot):
     await settle(pilot, pilot.app)
     dash = pilot.app.dash
@@ -78,6 +83,9 @@ async def _compare_with_latency(pilot):
     lat = dash.latency[dash.host]
     for epoch, obs in zip(dash.store.epochs[dash.host], PER_EPOCH):
         lat.epochs[epoch.start] = latency.window(None, latency.parse(_text(obs), epoch.start + 1.0))
+    # the latency bar up under the compare screen before it opens: on a busy machine the next
+    # redraw could come after the snapshot
+    await until(pilot, lambda: _bar_shown(pilot.app), "the latency bar")
     await pilot.press("c", "down")
     await pilot.pause()
 

@@ -11,7 +11,7 @@ from textual.widgets import Static
 from tui_helpers import make_app, settle
 
 from mtptui.prove.results import ACCEPTANCE
-from mtptui.tui.screens.results import ResultsScreen
+from mtptui.tui.screens.results import Bars, ResultsScreen
 
 
 def row(profile, c, tok, req_s, ttft, itl, accept=None, rate=None):
@@ -121,6 +121,20 @@ async def test_a_tune_shows_its_rounds_and_winner_then_its_end():
         await pilot.pause()
         assert ending()[2] == "host: restored" and screen.query_one("Vertical").border_subtitle == "restored as found"
         assert str(screen.query_one("#hint", Static).render()).startswith("saved: /data/tune-simulator-")
+
+
+async def test_a_tune_stopped_in_its_first_round_says_so_without_a_chart():
+    stopped = {**TUNE, "rounds": [], "results": TUNE["results"][:1], "winner": None, "stopped": "", "restored": True,
+               "points": 1}
+    app, run_before = results_app(stopped, "/data/tune-simulator-20261202-190500.json")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await run_before(pilot)
+        screen = app.screen
+        assert str(screen.query_one("#ending", Static).render()).splitlines()[:2] == [
+            "winner: none (no round finished)",
+            "no round finished: 1 of 3 settings measured in the first; a grid over the same steps, topk and draft "
+            "tokens: 19 points"]
+        assert not screen.query(Bars) and not screen.query(DataTable)
 
 
 def test_tune_results_screen(snap_compare):

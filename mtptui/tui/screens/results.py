@@ -80,7 +80,8 @@ class ResultsScreen(ModalScreen):
                         yield Static("\n".join(after), classes="verdict", markup=False)
             if self.tuned:  # under the tables, not in their scroll: the winner is always in sight
                 yield Static(self._ending(), id="ending", markup=False)
-            yield Bars(r)
+            if sections(r):  # a tune stopped in its first round has no round to draw: its ending says so
+                yield Bars(r)
             yield Static(self._hint(), id="hint", markup=False)
 
     def _state(self) -> str:

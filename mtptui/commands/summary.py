@@ -16,6 +16,7 @@ from mtptui.core.advisor import advise_last
 from mtptui.core.compare import DELTA_MIN_BATCHES, EpochRow, bucket_cells, delta_text, iter_epoch_rows
 from mtptui.core.loadmatch import CONTEXT, LOAD, Scale
 from mtptui.core.recorded import Recorded
+from mtptui.core.summary import EpochDocs
 from mtptui.sources.parallel import summarise
 from mtptui.core.timespec import when
 
@@ -175,6 +176,12 @@ class _Spool:
         self.file = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES, mode="w+", encoding="utf-8")
         self.empty = True
 
+    def __enter__(self) -> _Spool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.file.close()
+
     def write(self, line: str) -> None:
         self.file.write(line + "\n")
         self.empty = False
@@ -187,8 +194,7 @@ class _Spool:
 def _compared(epochs: Iterable[dict]) -> Iterator[tuple[dict, EpochRow]]:
     """Each epoch with its row: an EpochDocs' from its brief forms (what the table reads of a
     run), a list of documents (summary.to_json's) compared as they are."""
-    rows = getattr(epochs, "rows", None)
-    return rows() if rows is not None else iter_epoch_rows(epochs)
+    return epochs.rows() if isinstance(epochs, EpochDocs) else iter_epoch_rows(epochs)
 
 
 def _runs_lines(epochs: Iterable[dict], loops: list[dict]) -> Iterator[str]:
@@ -196,54 +202,45 @@ def _runs_lines(epochs: Iterable[dict], loops: list[dict]) -> Iterator[str]:
     summed over DP groups and its change against the run before and against the last run without
     speculation; then their buckets of load and of context), and how each run ended: from one pass
     over the epochs, compared, none of them held (the later sections wait in spools)."""
-    hosts = Counter(e["host"] for e in epochs) if not hasattr(epochs, "hosts") else epochs.hosts()
+    hosts = epochs.hosts() if isinstance(epochs, EpochDocs) else Counter(e["host"] for e in epochs)
     shown = any(n > 1 for n in hosts.values())
-    spools = load, context, paying, ended = _Spool(), _Spool(), _Spool(), _Spool()
-    try:
-        yield from _runs_sections(epochs, loops, shown, spools)
-    finally:
-        for spool in spools:
-            spool.file.close()
-
-
-def _runs_sections(epochs: Iterable[dict], loops: list[dict], shown: bool,
-                   spools: tuple[_Spool, _Spool, _Spool, _Spool]) -> Iterator[str]:
-    load, context, paying, ended = spools
     ending = _Ending(loops)
-    if shown:
-        yield from ["", "epochs (runs between restarts; host tok/s: summed over DP groups; "
-                        f"changes need {DELTA_MIN_BATCHES} decode lines a DP group):",
-                    f"  {'host':<12} {'#':>2} {'from':<19} {'settings':<28} {'decode':>7} {'acc len':>7} "
-                    f"{'host tok/s':>10} {'vs prev':>7} {'vs spec off':>11}"]
-    for e, r in _compared(epochs):
-        line = ending.line(e)
-        if line is not None:
-            ended.write(line)
-        if not shown:
-            continue
-        al, gen = r.accept_len, r.gen_total
-        yield (f"  {(r.host or '-'):<12.12} {r.index + 1:>2} {fmt_time(r.start):<19} {r.label:<28.28} "
-               f"{r.decode_batches:>7} {'-' if al is None else f'{al:.2f}':>7} "
-               f"{'-' if gen is None else f'{gen:.1f}':>10} {delta_text(r, r.vs_previous):>7} "
-               f"{delta_text(r, r.vs_baseline, baseline=True):>11}")
-        _bucket_lines(r, LOAD, load)
-        _bucket_lines(r, CONTEXT, context, below=True)  # where speculation runs slower than without it
-        if r.stops_paying_from is not None:
-            paying.write(f"  {(r.host or '-')} epoch {r.index + 1} ({r.label}): speculation stops paying from "
-                         f"{r.stops_paying_from} tokens per request")
-    if shown:
-        yield from _bucket_head(LOAD, "epochs at the same load (decode lines by #running-req; tok/s: gen "
-                                      f"throughput of a line; changes need {DELTA_MIN_BATCHES} lines in the bucket "
-                                      "in both epochs):")
-        yield from load.lines()
-        if not context.empty:
-            yield from _bucket_head(CONTEXT, "epochs by context (decode lines by tokens in use per running request; "
-                                             "`below`: speculation slower there than the last run without it):")
-            yield from context.lines()
-            yield from paying.lines()
-    if not ended.empty:
-        yield from ["", "runs (how each ended):"]
-        yield from ended.lines()
+    with _Spool() as load, _Spool() as context, _Spool() as paying, _Spool() as ended:
+        if shown:
+            yield from ["", "epochs (runs between restarts; host tok/s: summed over DP groups; "
+                            f"changes need {DELTA_MIN_BATCHES} decode lines a DP group):",
+                        f"  {'host':<12} {'#':>2} {'from':<19} {'settings':<28} {'decode':>7} {'acc len':>7} "
+                        f"{'host tok/s':>10} {'vs prev':>7} {'vs spec off':>11}"]
+        for e, r in _compared(epochs):
+            line = ending.line(e)
+            if line is not None:
+                ended.write(line)
+            if not shown:
+                continue
+            al, gen = r.accept_len, r.gen_total
+            yield (f"  {(r.host or '-'):<12.12} {r.index + 1:>2} {fmt_time(r.start):<19} {r.label:<28.28} "
+                   f"{r.decode_batches:>7} {'-' if al is None else f'{al:.2f}':>7} "
+                   f"{'-' if gen is None else f'{gen:.1f}':>10} {delta_text(r, r.vs_previous):>7} "
+                   f"{delta_text(r, r.vs_baseline, baseline=True):>11}")
+            _bucket_lines(r, LOAD, load)
+            _bucket_lines(r, CONTEXT, context, below=True)  # where speculation runs slower than without it
+            if r.stops_paying_from is not None:
+                paying.write(f"  {(r.host or '-')} epoch {r.index + 1} ({r.label}): speculation stops paying "
+                             f"from {r.stops_paying_from} tokens per request")
+        if shown:
+            yield from _bucket_head(LOAD, "epochs at the same load (decode lines by #running-req; tok/s: gen "
+                                          f"throughput of a line; changes need {DELTA_MIN_BATCHES} lines in the "
+                                          "bucket in both epochs):")
+            yield from load.lines()
+            if not context.empty:
+                yield from _bucket_head(CONTEXT, "epochs by context (decode lines by tokens in use per running "
+                                                 "request; `below`: speculation slower there than the last run "
+                                                 "without it):")
+                yield from context.lines()
+                yield from paying.lines()
+        if not ended.empty:
+            yield from ["", "runs (how each ended):"]
+            yield from ended.lines()
 
 
 def _bucket_head(scale: Scale, title: str) -> list[str]:

@@ -166,8 +166,10 @@ class ValueSet:
         """Adds values in order; NaN stands for a value the log did not carry and is left out."""
         if compiled.without_nan is not None:
             values = compiled.without_nan(values)
-        elif sum(values) != sum(values):  # some NaN (or inf - inf): keep what is a number
-            values = array("d", [v for v in values if v == v])
+        else:
+            total = sum(values)
+            if total != total:  # some NaN (or inf - inf): keep what is a number
+                values = array("d", [v for v in values if v == v])
         if not values:
             return
         self.last = values[-1]
@@ -303,7 +305,8 @@ class ValueSet:
 
     def _scatter(self, keys: list[int], cnts: list[int] | None = None) -> None:
         """dense[key - lo] += count (1 without counts), widening the counts' type when one would
-        overflow it. A plain loop: it costs less per value than any chain of C calls (map)."""
+        overflow it: in C where built, else a plain loop (it costs less per value than any chain of
+        C calls, map)."""
         dense, lo, c = self._dense(), self.lo, 1
         if compiled.dense_scatter is not None:
             at = compiled.dense_scatter(dense, keys, lo, cnts)

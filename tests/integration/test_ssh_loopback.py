@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import time
 from pathlib import Path
 
@@ -161,8 +162,13 @@ async def test_missing_identity_file(sshd, tmp_path):
 async def test_nothing_listening_is_retryable(sshd):
     sshd.proc.terminate()
     sshd.proc.wait(5)
-    with pytest.raises(TransportError) as e:
-        await SshTransport(cfg(sshd)).connect()
+    # the port held, bound but not listening: another worker's server cannot take it meanwhile (one
+    # did on a loaded CI machine, and reset the connection instead of refusing it)
+    with socket.socket() as held:
+        held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        held.bind(("127.0.0.1", sshd.port))
+        with pytest.raises(TransportError) as e:
+            await SshTransport(cfg(sshd)).connect()
     assert not e.value.permanent and "refused" in str(e.value)
 
 

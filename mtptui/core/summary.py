@@ -6,15 +6,19 @@ exact over the whole input, in memory that stops growing; its events wait on dis
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TextIO
 
 from mtptui.core.compare import EpochRow, compared, iter_epoch_rows
 from mtptui.core.epochs import EPOCH_EVENTS, EPOCH_METRICS, UNRESOLVED, Epoch, EpochTracker, crash_loops, rank_key
 from mtptui.core.eventlog import EventLog
+from mtptui.core.forked import Forked
 from mtptui.core.loadmatch import MATCH_FIELDS
 from mtptui.core.recorded import Recorded
 from mtptui.core.records import DECODE, PREFILL, SGLANG, SPEC, BatchStats, Event
@@ -335,16 +339,20 @@ class Summary:
     def ordered(self) -> list[SeriesSummary]:
         return sorted(self.series.values(), key=lambda s: (s.host or "", rank_key(s.rank), s.engine))
 
-    def document(self, lines: dict) -> dict:
+    def document(self, lines: dict, ahead: bool = False) -> dict:
         """to_json() with the events left in their EventLog (iterate it for their dicts, or its
-        texts() for their JSON): a week of journal has millions."""
+        texts() for their JSON): a week of journal has millions. ahead: the JSON of the epochs is
+        to be written, in a process without threads, with another core free (EpochDocs.make_ahead)."""
         self.flush()
         self._share_descriptions()  # first: describing puts values in order, and the check compares orders
         epochs = self.epochs.all()
+        docs = EpochDocs(epochs)
+        if ahead and len(epochs) >= AHEAD_MIN_EPOCHS:
+            docs.make_ahead()  # now: while the series are described and the events written
         return {
             "series": [s.to_json() for s in self.ordered()],
             "events": self.events,
-            "epochs": EpochDocs(epochs),
+            "epochs": docs,
             "crash_loops": crash_loops({"host": e.host, "index": e.index, "start": e.start, "end": e.end,
                                         "ended": e.ending(e.end is None)} for e in epochs),
             "lines": lines,
@@ -358,6 +366,14 @@ class Summary:
         return doc
 
 
+# Runs from which `summary --json` makes the later epochs' texts on another core (EpochDocs.make_ahead):
+# below, the fork costs more than it saves. The other process first compares the epochs before
+# its own (about half the cost of making one's text), and this one describes the series and
+# writes the events meanwhile: this share of the epochs evens out the two.
+AHEAD_MIN_EPOCHS = 1000
+AHEAD_SHARE = 0.5
+
+
 class EpochDocs:
     """The epochs of `summary --json` (Epoch.to_json() with compare.with_comparison's figures),
     made one at a time each time they are read: 10,000 runs are written, compared and shown
@@ -368,6 +384,8 @@ class EpochDocs:
     def __init__(self, epochs: list[Epoch]) -> None:
         self._epochs = epochs
         self._last: dict[str | None, tuple[dict, EpochRow]] | None = None
+        # make_ahead()'s: the first epoch the other process makes, it, and its file of texts
+        self._ahead: tuple[int, Forked[dict], TextIO] | None = None
 
     def __iter__(self) -> Iterator[dict]:
         return (compared(e, r) for e, r in self._compare(e.to_json() for e in self._epochs))
@@ -408,9 +426,48 @@ class EpochDocs:
     def texts(self) -> Iterator[str]:
         """Each epoch as json.dumps gives it, in order: compared from its brief form (what the
         comparison reads of its ranks), its ranks' statistics written apart (Epoch.ranks_json: a
-        run that is over, from its figures as kept), without a dict made for each figure."""
-        for (doc, row), e in zip(self._compare(self.briefs()), self._epochs):  # the pass first: it ends, and keeps its last rows
-            yield _encode_with(compared(doc, row), "ranks", e.ranks_json())
+        run that is over, from its figures as kept), without a dict made for each figure. After
+        make_ahead(), the later epochs' texts are the other process's (the first pass only)."""
+        passing = self._passing()  # the pass first: it ends, and keeps its last rows
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            split, forked, file = ahead
+            with forked, file:
+                yield from (_text(doc, row, e) for (doc, row), e in itertools.islice(passing, split))
+                try:
+                    self._last = forked.join()
+                except Exception:  # noqa: BLE001 - it stopped, or raised: what it made not, this one makes
+                    pass
+                else:
+                    file.seek(0)
+                    yield from (line[:-1] for line in file)
+                    return
+        yield from (_text(doc, row, e) for (doc, row), e in passing)
+
+    def make_ahead(self) -> None:
+        """Starts another process making the texts of the later epochs, a line each in a file,
+        while this one describes its series, writes its events and then the first epochs: for
+        10,000 runs the second core halves what writing their statistics takes. It compares
+        every epoch before them too (a run is compared with the runs before it), and keeps the
+        last rows, sent back. Output byte for byte the same: without it, or should it stop, this
+        process makes them all. Only in a process without threads (a fork copies one)."""
+        split = len(self._epochs) - int(len(self._epochs) * AHEAD_SHARE)
+        file = tempfile.TemporaryFile("w+", encoding="utf-8")
+        self._ahead = (split, Forked(lambda: self._make_later(split, file)), file)
+
+    def _make_later(self, split: int, file: TextIO) -> dict[str | None, tuple[dict, EpochRow]]:  # in the child
+        for i, ((doc, row), e) in enumerate(self._passing()):
+            if i >= split:
+                file.write(_text(doc, row, e) + "\n")  # a JSON text has no newline of its own
+        file.flush()
+        return self.last_rows()
+
+    def _passing(self) -> Iterator[tuple[tuple[dict, EpochRow], Epoch]]:
+        return zip(self._compare(self.briefs()), self._epochs)
+
+
+def _text(doc: dict, row: EpochRow, e: Epoch) -> str:
+    return _encode_with(compared(doc, row), "ranks", e.ranks_json())
 
 
 # json.dumps' text; the check for reference cycles left out (a document has none)

@@ -16,15 +16,14 @@ import contextlib
 import itertools
 import multiprocessing
 import os
-import pickle
 import re
-import signal
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeAlias, TypeVar
+from typing import Generic, Protocol, TypeAlias, TypeVar
 
 from mtptui.core.eventlog import EventLog
+from mtptui.core.forked import Forked, Gone
 from mtptui.core.ingest import Ingest, LineCounts
 from mtptui.core.nogc import without_cycle_collector
 from mtptui.core.parse import LineParser
@@ -130,80 +129,44 @@ def _read(part: Part, sink: _S, progress: Callable[[int], None] | None = None) -
 
 
 class _Worker(Generic[_S]):
-    """A forked process that reads one part of a file. Its results cross back in two files made
-    before the fork, one for its events and one for the rest, pickled: written and read a piece at
-    a time, where a pipe would hold all of it at once on each side. The process ends when its part
-    is read, and its memory with it."""
+    """A forked process that reads one part of a file (core/forked.py). Its events cross back in a
+    file of their own made before the fork. The process ends when its part is read, and its memory
+    with it."""
 
     def __init__(self, part: Part, make: Callable[..., _S], done: _Slots | None = None, slot: int = 0) -> None:
         self.part = part
-        self.events, self.result = tempfile.TemporaryFile(), tempfile.TemporaryFile()
-        self.process = multiprocessing.get_context("fork").Process(target=self._run, args=(make, done, slot),
-                                                                   daemon=True)
-        self.process.start()
-
-    def _run(self, make: Callable[..., _S], done: _Slots | None, slot: int) -> None:  # in the child
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the parent's to report
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        self.events = tempfile.TemporaryFile()
 
         def progress(n: int) -> None:
             if done is not None:
                 done[slot] = n
 
-        out: tuple[str, object]
-        try:
-            out = ("read", _read(self.part, make(EventLog(self.events)), None if done is None else progress))
-        except BaseException as e:  # raised again in the parent (an InputError, say)
-            out = ("failed", e)
-        pickle.dump(out, self.result, pickle.HIGHEST_PROTOCOL)
-        self.result.flush()
+        self.forked = Forked(lambda: _read(part, make(EventLog(self.events)), None if done is None else progress))
 
     def join(self, wait: Callable[[], None] | None = None) -> tuple[_S, LineCounts, Ranks]:
         """The part's results; `wait` is called every tenth of a second until it is read."""
-        while wait is not None and self.process.is_alive():
-            wait()
-            self.process.join(0.1)
-        self.process.join()
-        value: Any
-        with self.result as f:
-            f.seek(0)
-            try:
-                status, value = pickle.load(f)
-            except EOFError:
-                p = self.part
-                raise InputError(f"{p.path}: the reader of bytes {p.start} to {p.end} stopped "
-                                 f"(exit code {self.process.exitcode})") from None
-        if status == "failed":
-            raise value
-        adopt = getattr(value[0].events, "adopt", None)  # a Summary's events wait on disk
+        try:
+            read = self.forked.join(wait)
+        except Gone as e:
+            p = self.part
+            raise InputError(f"{p.path}: the reader of bytes {p.start} to {p.end} stopped ({e})") from None
+        adopt = getattr(getattr(read[0], "events", None), "adopt", None)  # a Summary's events wait on disk
         if adopt is not None:
             adopt(self.events)
-        read: tuple[_S, LineCounts, Ranks] = value
         return read
 
     def stop(self) -> None:
-        if self.process.is_alive():
-            self.process.terminate()
-        self.process.join()
+        self.forked.stop()
 
 
 @contextlib.contextmanager
 def _workers(parts: list[Part], make: Callable[..., _S], done: _Slots | None = None) -> Iterator[list[_Worker[_S]]]:
-    """Forked readers of the parts, that a Ctrl-C stops without a word from them.
-
-    The terminal sends SIGINT to the whole process group: each worker would print its own
-    KeyboardInterrupt traceback. Workers ignore it; the parent alone raises, and leaving this block
-    ends them. SIGINT is held (blocked, not lost) while the workers fork, so that none can be hit
-    before it ignores the signal, and the parent takes a held one once they are all started.
-    """
+    """Forked readers of the parts, that a Ctrl-C stops without a word from them (core/forked.py):
+    leaving this block ends them."""
     workers: list[_Worker[_S]] = []
     try:
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
-            for i, p in enumerate(parts):
-                workers.append(_Worker(p, make, done, i + 1))
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        for i, p in enumerate(parts):
+            workers.append(_Worker(p, make, done, i + 1))
         yield workers
     finally:
         for w in workers:

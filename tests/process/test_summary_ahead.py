@@ -1,0 +1,76 @@
+"""`summary --json` of many runs makes the later epochs' texts in a forked process while it writes
+the rest (EpochDocs.make_ahead): the output is byte for byte the one a single process writes, and
+so it stays when that process is killed or fails, this one making them instead."""
+
+from __future__ import annotations
+
+import io
+import os
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from mtptui.commands import summary as command
+from mtptui.core import forked, summary
+from test_many_runs import log, many_runs_log  # noqa: F401 (the fixture shared with the unit tier)
+
+
+def written(path: Path, jobs: int) -> str:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert command.main(["--json", "--jobs", str(jobs), str(path)]) == 0
+    return out.getvalue()
+
+
+@pytest.fixture
+def forks(monkeypatch) -> list[forked.Forked]:
+    """The processes started, with make_ahead's threshold down to this small log's 301 runs."""
+    monkeypatch.setattr(summary, "AHEAD_MIN_EPOCHS", 10)
+    started: list[forked.Forked] = []
+    init = forked.Forked.__init__
+
+    def counted(self, fn):
+        started.append(self)
+        init(self, fn)
+
+    monkeypatch.setattr(forked.Forked, "__init__", counted)
+    return started
+
+
+def test_the_epochs_made_ahead_are_the_ones_made_here(log, forks, monkeypatch):
+    judged: list[dict] = []  # what the advice was judged from: each host's last epoch and row
+    advise = command.advise_last
+    monkeypatch.setattr(command, "advise_last", lambda last, *a, **k: judged.append(dict(last)) or advise(last, *a, **k))
+    alone = written(log, 1)
+    assert not forks
+    ahead = written(log, 2)
+    assert len(forks) == 1 and forks[0].process.exitcode == 0
+    assert ahead == alone
+    # the other process's last rows, sent back: gpu-a's 300th run, gpu-b's one
+    assert judged[1] == judged[0] and {h: d["index"] for h, (d, _) in judged[1].items()} == {"gpu-a": 299, "gpu-b": 0}
+
+
+@pytest.mark.parametrize("end", ["killed", "raises"])
+def test_when_the_other_process_gives_nothing_this_one_makes_them(log, forks, monkeypatch, end):
+    alone = written(log, 1)
+
+    def later(self, split, file):
+        file.write("{broken\n")  # what it made before it stopped is not read
+        file.flush()
+        if end == "killed":
+            os._exit(9)
+        raise MemoryError("out of memory")
+
+    monkeypatch.setattr(summary.EpochDocs, "_make_later", later)
+    assert written(log, 2) == alone
+    assert forks[0].process.exitcode == (9 if end == "killed" else 0)
+
+
+def test_a_few_runs_are_not_worth_a_fork(tmp_path, monkeypatch):
+    path = tmp_path / "few.log"
+    many_runs_log(path, 20)
+    started: list = []
+    monkeypatch.setattr(summary.EpochDocs, "make_ahead", lambda self: started.append(self))
+    written(path, 2)
+    assert not started

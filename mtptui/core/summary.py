@@ -371,7 +371,7 @@ class Summary:
 # its own (about half the cost of making one's text), and this one describes the series and
 # writes the events meanwhile: this share of the epochs evens out the two.
 AHEAD_MIN_EPOCHS = 1000
-AHEAD_SHARE = 0.5
+AHEAD_SHARE = 0.55
 
 
 class EpochDocs:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import itertools
 import json
 import os
 import sys
@@ -173,9 +175,9 @@ class _Spool:
     """Lines written now and read back later, in memory up to a megabyte, then on disk: a table's
     later sections while the first is printed from the same pass over 10,000 runs."""
 
-    def __init__(self) -> None:
-        self.file = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES, mode="w+", encoding="utf-8")
-        self.empty = True
+    def __init__(self, file: TextIO | None = None, empty: bool = True) -> None:
+        self.file = file or tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES, mode="w+", encoding="utf-8")
+        self.empty = empty
 
     def __enter__(self) -> _Spool:
         return self
@@ -198,50 +200,108 @@ def _compared(epochs: Iterable[dict]) -> Iterator[tuple[dict, EpochRow]]:
     return epochs.rows() if isinstance(epochs, EpochDocs) else iter_epoch_rows(epochs)
 
 
+# The runs' sections of the table, each written in one pass over the runs, in this order
+SECTIONS = ("epochs", "load", "context", "paying", "ended")
+# Of 10,000 runs' sections, the share that another core writes (EpochDocs.start_later): it
+# starts while this one describes the series and lists the events, and compares every run first
+RUNS_AHEAD_SHARE = 0.55
+
+
+def _fill(pairs: Iterable[tuple[dict, EpochRow]], ending: _Ending, out: dict[str, _Spool], shown: bool,
+          skip: int = 0) -> None:
+    """The runs' lines of each section (SECTIONS) from their rows, those of the first `skip`
+    runs left out (another process writes them; how each ended is still followed through them)."""
+    for i, (e, r) in enumerate(pairs):
+        line = ending.line(e)
+        if i < skip:
+            continue
+        if line is not None:
+            out["ended"].write(line)
+        if not shown:
+            continue
+        al, gen = r.accept_len, r.gen_total
+        out["epochs"].write(f"  {(r.host or '-'):<12.12} {r.index + 1:>2} {fmt_time(r.start):<19} {r.label:<28.28} "
+                            f"{r.decode_batches:>7} {'-' if al is None else f'{al:.2f}':>7} "
+                            f"{'-' if gen is None else f'{gen:.1f}':>10} {delta_text(r, r.vs_previous):>7} "
+                            f"{delta_text(r, r.vs_baseline, baseline=True):>11}")
+        _bucket_lines(r, LOAD, out["load"])
+        _bucket_lines(r, CONTEXT, out["context"], below=True)  # where speculation runs slower than without it
+        if r.stops_paying_from is not None:
+            out["paying"].write(f"  {(r.host or '-')} epoch {r.index + 1} ({r.label}): speculation stops paying "
+                                f"from {r.stops_paying_from} tokens per request")
+
+
+def _shown(epochs: Iterable[dict]) -> bool:
+    """Whether the epochs' sections are shown: some host ran more than once."""
+    hosts = epochs.hosts() if isinstance(epochs, EpochDocs) else Counter(e["host"] for e in epochs)
+    return any(n > 1 for n in hosts.values())
+
+
+def runs_ahead(epochs: EpochDocs, loops: list[dict]) -> None:
+    """Starts another core on the later runs' sections (Summary.document's `ahead`), a file each."""
+    shown = _shown(epochs)
+    files = tuple(tempfile.TemporaryFile("w+", encoding="utf-8") for _ in SECTIONS)
+
+    def later(split: int) -> dict[str, bool]:  # in the child: which sections it wrote nothing to
+        out = {name: _Spool(f) for name, f in zip(SECTIONS, files)}
+        _fill(epochs.rows(), _Ending(loops), out, shown, skip=split)
+        for spool in out.values():
+            spool.file.flush()
+        return {name: spool.empty for name, spool in out.items()}
+
+    epochs.start_later(later, RUNS_AHEAD_SHARE, files)
+
+
 def _runs_lines(epochs: Iterable[dict], loops: list[dict]) -> Iterator[str]:
     """The epochs' sections (runs between restarts with their settings, the host's throughput
     summed over DP groups and its change against the run before and against the last run without
     speculation; then their buckets of load and of context), and how each run ended: from one pass
-    over the epochs, compared, none of them held (the later sections wait in spools)."""
-    hosts = epochs.hosts() if isinstance(epochs, EpochDocs) else Counter(e["host"] for e in epochs)
-    shown = any(n > 1 for n in hosts.values())
-    ending = _Ending(loops)
-    with _Spool() as load, _Spool() as context, _Spool() as paying, _Spool() as ended:
+    over the epochs, compared, none of them held (the sections wait in spools). After runs_ahead(),
+    another process writes the later runs' lines meanwhile."""
+    shown = _shown(epochs)
+    pairs, ending = _compared(epochs), _Ending(loops)
+    docs = epochs if isinstance(epochs, EpochDocs) else None
+    later = docs.take_later() if docs is not None else None
+    with contextlib.ExitStack() as stack:
+        mine = {name: stack.enter_context(_Spool()) for name in SECTIONS}
+        parts = [mine]
+        if docs is not None and later is not None:
+            split, forked, files = later
+            stack.enter_context(forked)
+            _fill(itertools.islice(pairs, split), ending, mine, shown)
+            try:
+                empty = docs.join_later(forked)
+            except Exception:  # noqa: BLE001 - it stopped, or raised: what it wrote not, this one writes
+                for f in files:
+                    f.close()
+            else:
+                parts.append({name: stack.enter_context(_Spool(f, empty[name])) for name, f in zip(SECTIONS, files)})
+                pairs = iter(())
+        _fill(pairs, ending, mine, shown)
         if shown:
             yield from ["", "epochs (runs between restarts; host tok/s: summed over DP groups; "
                             f"changes need {DELTA_MIN_BATCHES} decode lines a DP group):",
                         f"  {'host':<12} {'#':>2} {'from':<19} {'settings':<28} {'decode':>7} {'acc len':>7} "
                         f"{'host tok/s':>10} {'vs prev':>7} {'vs spec off':>11}"]
-        for e, r in _compared(epochs):
-            line = ending.line(e)
-            if line is not None:
-                ended.write(line)
-            if not shown:
-                continue
-            al, gen = r.accept_len, r.gen_total
-            yield (f"  {(r.host or '-'):<12.12} {r.index + 1:>2} {fmt_time(r.start):<19} {r.label:<28.28} "
-                   f"{r.decode_batches:>7} {'-' if al is None else f'{al:.2f}':>7} "
-                   f"{'-' if gen is None else f'{gen:.1f}':>10} {delta_text(r, r.vs_previous):>7} "
-                   f"{delta_text(r, r.vs_baseline, baseline=True):>11}")
-            _bucket_lines(r, LOAD, load)
-            _bucket_lines(r, CONTEXT, context, below=True)  # where speculation runs slower than without it
-            if r.stops_paying_from is not None:
-                paying.write(f"  {(r.host or '-')} epoch {r.index + 1} ({r.label}): speculation stops paying "
-                             f"from {r.stops_paying_from} tokens per request")
-        if shown:
+            for part in parts:
+                yield from part["epochs"].lines()
             yield from _bucket_head(LOAD, "epochs at the same load (decode lines by #running-req; tok/s: gen "
                                           f"throughput of a line; changes need {DELTA_MIN_BATCHES} lines in the "
                                           "bucket in both epochs):")
-            yield from load.lines()
-            if not context.empty:
+            for part in parts:
+                yield from part["load"].lines()
+            if not all(part["context"].empty for part in parts):
                 yield from _bucket_head(CONTEXT, "epochs by context (decode lines by tokens in use per running "
                                                  "request; `below`: speculation slower there than the last run "
                                                  "without it):")
-                yield from context.lines()
-                yield from paying.lines()
-        if not ended.empty:
+                for part in parts:
+                    yield from part["context"].lines()
+                for part in parts:
+                    yield from part["paying"].lines()
+        if not all(part["ended"].empty for part in parts):
             yield from ["", "runs (how each ended):"]
-            yield from ended.lines()
+            for part in parts:
+                yield from part["ended"].lines()
 
 
 def _bucket_head(scale: Scale, title: str) -> list[str]:
@@ -343,8 +403,11 @@ def advice_lines(advice: list[dict]) -> list[str]:
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     summary, counts = summarise(args.paths, args.since, args.until, args.jobs)
-    # the epochs' JSON made on two cores when there are two (EpochDocs.make_ahead)
-    doc = summary.document(counts.to_json(), ahead=args.json and (args.jobs or os.cpu_count() or 1) > 1)
+    # the epochs' JSON, or the runs' sections, made on two cores when there are two (EpochDocs.start_later)
+    ahead = None
+    if (args.jobs or os.cpu_count() or 1) > 1:
+        ahead = (lambda epochs, _: epochs.make_ahead()) if args.json else runs_ahead
+    doc = summary.document(counts.to_json(), ahead=ahead)
     seen: dict = {}
     for s in doc["series"]:
         if s["last"] is not None:

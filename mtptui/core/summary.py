@@ -11,9 +11,9 @@ import json
 import math
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import Any, TextIO
 
 from mtptui.core.compare import EpochRow, compared, iter_epoch_rows
 from mtptui.core.epochs import EPOCH_EVENTS, EPOCH_METRICS, UNRESOLVED, Epoch, EpochTracker, crash_loops, rank_key
@@ -339,22 +339,24 @@ class Summary:
     def ordered(self) -> list[SeriesSummary]:
         return sorted(self.series.values(), key=lambda s: (s.host or "", rank_key(s.rank), s.engine))
 
-    def document(self, lines: dict, ahead: bool = False) -> dict:
+    def document(self, lines: dict, ahead: Callable[[EpochDocs, list[dict]], None] | None = None) -> dict:
         """to_json() with the events left in their EventLog (iterate it for their dicts, or its
-        texts() for their JSON): a week of journal has millions. ahead: the JSON of the epochs is
-        to be written, in a process without threads, with another core free (EpochDocs.make_ahead)."""
+        texts() for their JSON): a week of journal has millions. ahead(epochs, crash loops): for
+        AHEAD_MIN_EPOCHS runs or more, called before the series are described, to start another
+        core on the later epochs meanwhile (EpochDocs.start_later)."""
         self.flush()
         self._share_descriptions()  # first: describing puts values in order, and the check compares orders
         epochs = self.epochs.all()
         docs = EpochDocs(epochs)
-        if ahead and len(epochs) >= AHEAD_MIN_EPOCHS:
-            docs.make_ahead()  # now: while the series are described and the events written
+        loops = crash_loops({"host": e.host, "index": e.index, "start": e.start, "end": e.end,
+                             "ended": e.ending(e.end is None)} for e in epochs)
+        if ahead is not None and len(epochs) >= AHEAD_MIN_EPOCHS:
+            ahead(docs, loops)
         return {
             "series": [s.to_json() for s in self.ordered()],
             "events": self.events,
             "epochs": docs,
-            "crash_loops": crash_loops({"host": e.host, "index": e.index, "start": e.start, "end": e.end,
-                                        "ended": e.ending(e.end is None)} for e in epochs),
+            "crash_loops": loops,
             "lines": lines,
         }
 
@@ -366,7 +368,7 @@ class Summary:
         return doc
 
 
-# Runs from which `summary --json` makes the later epochs' texts on another core (EpochDocs.make_ahead):
+# Runs from which `summary` makes the later epochs' texts or lines on another core (EpochDocs.start_later):
 # below, the fork costs more than it saves. The other process first compares the epochs before
 # its own (about half the cost of making one's text), and this one describes the series and
 # writes the events meanwhile: this share of the epochs evens out the two.
@@ -384,8 +386,8 @@ class EpochDocs:
     def __init__(self, epochs: list[Epoch]) -> None:
         self._epochs = epochs
         self._last: dict[str | None, tuple[dict, EpochRow]] | None = None
-        # make_ahead()'s: the first epoch the other process makes, it, and its file of texts
-        self._ahead: tuple[int, Forked[dict], TextIO] | None = None
+        # start_later()'s: the first epoch the other process makes, it, and what it writes to
+        self._later: tuple[int, Forked[tuple[Any, dict]], Any] | None = None
 
     def __iter__(self) -> Iterator[dict]:
         return (compared(e, r) for e, r in self._compare(e.to_json() for e in self._epochs))
@@ -429,13 +431,13 @@ class EpochDocs:
         run that is over, from its figures as kept), without a dict made for each figure. After
         make_ahead(), the later epochs' texts are the other process's (the first pass only)."""
         passing = self._passing()  # the pass first: it ends, and keeps its last rows
-        ahead, self._ahead = self._ahead, None
-        if ahead is not None:
-            split, forked, file = ahead
+        later = self.take_later()
+        if later is not None:
+            split, forked, file = later
             with forked, file:
                 yield from (_text(doc, row, e) for (doc, row), e in itertools.islice(passing, split))
                 try:
-                    self._last = forked.join()
+                    self.join_later(forked)
                 except Exception:  # noqa: BLE001 - it stopped, or raised: what it made not, this one makes
                     pass
                 else:
@@ -445,22 +447,39 @@ class EpochDocs:
         yield from (_text(doc, row, e) for (doc, row), e in passing)
 
     def make_ahead(self) -> None:
-        """Starts another process making the texts of the later epochs, a line each in a file,
-        while this one describes its series, writes its events and then the first epochs: for
-        10,000 runs the second core halves what writing their statistics takes. It compares
-        every epoch before them too (a run is compared with the runs before it), and keeps the
-        last rows, sent back. Output byte for byte the same: without it, or should it stop, this
-        process makes them all. Only in a process without threads (a fork copies one)."""
-        split = len(self._epochs) - int(len(self._epochs) * AHEAD_SHARE)
+        """Starts another process making the texts of the later epochs (start_later), a line each
+        in a file, while this one describes its series, writes its events and then the first
+        epochs: for 10,000 runs the second core halves what writing their statistics takes."""
         file = tempfile.TemporaryFile("w+", encoding="utf-8")
-        self._ahead = (split, Forked(lambda: self._make_later(split, file)), file)
+        self.start_later(lambda split: self._make_later(split, file), AHEAD_SHARE, file)
 
-    def _make_later(self, split: int, file: TextIO) -> dict[str | None, tuple[dict, EpochRow]]:  # in the child
+    def _make_later(self, split: int, file: TextIO) -> None:  # in the child
         for i, ((doc, row), e) in enumerate(self._passing()):
             if i >= split:
                 file.write(_text(doc, row, e) + "\n")  # a JSON text has no newline of its own
         file.flush()
-        return self.last_rows()
+
+    def start_later(self, work: Callable[[int], Any], share: float, kept: Any = None) -> None:
+        """Starts another process on this share of the epochs, the last ones: work(split) runs
+        there, split the index of the first of them, in a pass over every epoch (a run is
+        compared with the runs before it), and writes what it makes to files made before. Its
+        pass's last rows are sent back (last_rows()). What reads the epochs then takes it
+        (take_later(), with `kept`: those files), makes the first ones itself meanwhile, and
+        joins it (join_later()); should it stop, makes the rest itself: the output byte for byte
+        the same. Only in a process without threads (a fork copies one)."""
+        split = len(self._epochs) - int(len(self._epochs) * share)
+        self._later = (split, Forked(lambda: (work(split), self.last_rows())), kept)
+
+    def take_later(self) -> tuple[int, Forked[tuple[Any, dict]], Any] | None:
+        """start_later()'s split, process and what it was given to keep: once."""
+        later, self._later = self._later, None
+        return later
+
+    def join_later(self, forked: Forked[tuple[Any, dict]]) -> Any:
+        """What the work of start_later() returned, its last rows now this one's; raises as
+        Forked.join does."""
+        value, self._last = forked.join()
+        return value
 
     def _passing(self) -> Iterator[tuple[tuple[dict, EpochRow], Epoch]]:
         return zip(self._compare(self.briefs()), self._epochs)

@@ -1,6 +1,7 @@
-"""`summary --json` of many runs makes the later epochs' texts in a forked process while it writes
-the rest (EpochDocs.make_ahead): the output is byte for byte the one a single process writes, and
-so it stays when that process is killed or fails, this one making them instead."""
+"""`summary` of many runs makes the later epochs' texts (`--json`), or the later runs' lines of the
+table's sections, in a forked process while it writes the rest (EpochDocs.start_later): the output
+is byte for byte the one a single process writes, and so it stays when that process is killed or
+fails, this one making them instead."""
 
 from __future__ import annotations
 
@@ -16,10 +17,10 @@ from mtptui.core import forked, summary
 from test_many_runs import log, many_runs_log  # noqa: F401 (the fixture shared with the unit tier)
 
 
-def written(path: Path, jobs: int) -> str:
+def written(path: Path, jobs: int, form: str = "--json") -> str:
     out = io.StringIO()
     with redirect_stdout(out):
-        assert command.main(["--json", "--jobs", str(jobs), str(path)]) == 0
+        assert command.main([form, "--jobs", str(jobs), str(path)] if form else ["--jobs", str(jobs), str(path)]) == 0
     return out.getvalue()
 
 
@@ -38,32 +39,40 @@ def forks(monkeypatch) -> list[forked.Forked]:
     return started
 
 
-def test_the_epochs_made_ahead_are_the_ones_made_here(log, forks, monkeypatch):
+@pytest.mark.parametrize("form", ["--json", ""])
+def test_the_epochs_made_ahead_are_the_ones_made_here(log, forks, monkeypatch, form):
     judged: list[dict] = []  # what the advice was judged from: each host's last epoch and row
     advise = command.advise_last
     monkeypatch.setattr(command, "advise_last", lambda last, *a, **k: judged.append(dict(last)) or advise(last, *a, **k))
-    alone = written(log, 1)
+    alone = written(log, 1, form)
     assert not forks
-    ahead = written(log, 2)
+    ahead = written(log, 2, form)
     assert len(forks) == 1 and forks[0].process.exitcode == 0
     assert ahead == alone
     # the other process's last rows, sent back: gpu-a's 300th run, gpu-b's one
     assert judged[1] == judged[0] and {h: d["index"] for h, (d, _) in judged[1].items()} == {"gpu-a": 299, "gpu-b": 0}
+    if not form:
+        assert ahead.count("gpu-a") > 3 * 300  # each run in the epochs, load and context sections
 
 
+@pytest.mark.parametrize("form", ["--json", ""])
 @pytest.mark.parametrize("end", ["killed", "raises"])
-def test_when_the_other_process_gives_nothing_this_one_makes_them(log, forks, monkeypatch, end):
-    alone = written(log, 1)
+def test_when_the_other_process_gives_nothing_this_one_makes_them(log, forks, monkeypatch, end, form):
+    alone = written(log, 1, form)
+    start = summary.EpochDocs.start_later
 
-    def later(self, split, file):
-        file.write("{broken\n")  # what it made before it stopped is not read
-        file.flush()
-        if end == "killed":
-            os._exit(9)
-        raise MemoryError("out of memory")
+    def broken(self, work, share, kept):
+        def fails(split):
+            for f in kept if isinstance(kept, tuple) else (kept,):
+                f.write("{broken\n")  # what it made before it stopped is not read
+                f.flush()
+            if end == "killed":
+                os._exit(9)
+            raise MemoryError("out of memory")
+        start(self, fails, share, kept)
 
-    monkeypatch.setattr(summary.EpochDocs, "_make_later", later)
-    assert written(log, 2) == alone
+    monkeypatch.setattr(summary.EpochDocs, "start_later", broken)
+    assert written(log, 2, form) == alone
     assert forks[0].process.exitcode == (9 if end == "killed" else 0)
 
 
@@ -71,6 +80,7 @@ def test_a_few_runs_are_not_worth_a_fork(tmp_path, monkeypatch):
     path = tmp_path / "few.log"
     many_runs_log(path, 20)
     started: list = []
-    monkeypatch.setattr(summary.EpochDocs, "make_ahead", lambda self: started.append(self))
+    monkeypatch.setattr(summary.EpochDocs, "start_later", lambda self, *a: started.append(self))
     written(path, 2)
+    written(path, 2, "")
     assert not started

@@ -282,11 +282,17 @@ class FrozenBuckets(Buckets):
     def fold(self) -> None:
         """Nothing is buffered."""
 
-    def __getstate__(self) -> tuple:
-        return self.scale.json_key, self.decode, self.means
+    def __getstate__(self) -> tuple:  # C's means as bytes, as FrozenRows' figures cross
+        means = self.means
+        return self.scale.json_key, self.decode, means.tobytes() if isinstance(means, array) else means
 
     def __setstate__(self, state: tuple) -> None:
-        key, self.decode, self.means = state
+        key, self.decode, means = state
+        if isinstance(means, bytes):
+            self.means = array("d")
+            self.means.frombytes(means)
+        else:
+            self.means = means
         self.scale = next(s for s in SCALES if s.json_key == key)
         self.gen = self.accept = _NO_SUMS
         self.buf = self.rows = _NO_ROWS

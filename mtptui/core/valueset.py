@@ -805,11 +805,15 @@ class FrozenRows(Rows):
     def seal(self) -> None:
         """Already in order."""
 
+    # the figures cross as bytes: a parallel read's part pickles 20,000 of them, and an array
+    # each is a call to its reconstructor each way (0.15 s -> 0.09 s to dump 5,000 runs)
     def __getstate__(self) -> tuple[Any, ...]:
-        return self.names, self.metrics, self.stats
+        return self.names, self.metrics, self.stats.tobytes()
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        names, self.metrics, self.stats = state
+        names, self.metrics, raw = state
+        self.stats = array("d")
+        self.stats.frombytes(raw)
         self.names = _shared(names)
         self.tally = False
         self._sets = _NO_SETS

@@ -468,7 +468,10 @@ class EpochDocs:
         joins it (join_later()); should it stop, makes the rest itself: the output byte for byte
         the same. Only in a process without threads (a fork copies one)."""
         split = len(self._epochs) - int(len(self._epochs) * share)
-        self._later = (split, Forked(lambda: (work(split), self.last_rows())), kept)
+        try:
+            self._later = (split, Forked(lambda: (work(split), self.last_rows())), kept)
+        except OSError:  # no process to be had (a limit on them, no memory): this one makes them all
+            pass
 
     def take_later(self) -> tuple[int, Forked[tuple[Any, dict]], Any] | None:
         """start_later()'s split, process and what it was given to keep: once."""

@@ -76,6 +76,17 @@ def test_when_the_other_process_gives_nothing_this_one_makes_them(log, forks, mo
     assert forks[0].process.exitcode == (9 if end == "killed" else 0)
 
 
+@pytest.mark.parametrize("form", ["--json", ""])
+def test_without_a_process_to_be_had_this_one_makes_them_all(log, forks, monkeypatch, form):
+    alone = written(log, 1, form)
+
+    def refused(self, fn):
+        raise BlockingIOError(11, "Resource temporarily unavailable")  # fork's EAGAIN at a process limit
+
+    monkeypatch.setattr(forked.Forked, "__init__", refused)
+    assert written(log, 2, form) == alone
+
+
 def test_a_few_runs_are_not_worth_a_fork(tmp_path, monkeypatch):
     path = tmp_path / "few.log"
     many_runs_log(path, 20)

@@ -160,15 +160,13 @@ async def test_missing_identity_file(sshd, tmp_path):
 
 
 async def test_nothing_listening_is_retryable(sshd):
-    sshd.proc.terminate()
-    sshd.proc.wait(5)
-    # the port held, bound but not listening: another worker's server cannot take it meanwhile (one
-    # did on a loaded CI machine, and reset the connection instead of refusing it)
+    # A port of its own, held bound and not listening from the start: the host's sshd gone. Not the
+    # sshd's port once it stops: another worker's server took it once (and reset the connection
+    # instead of refusing it), and another's outgoing connection once (so it could not be held).
     with socket.socket() as held:
-        held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        held.bind(("127.0.0.1", sshd.port))
+        held.bind(("127.0.0.1", 0))
         with pytest.raises(TransportError) as e:
-            await SshTransport(cfg(sshd)).connect()
+            await SshTransport(cfg(sshd, port=held.getsockname()[1])).connect()
     assert not e.value.permanent and "refused" in str(e.value)
 
 

@@ -2,9 +2,12 @@
 
 from array import array
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
+from mtptui.core.compare import Comparison, EpochRow
 from mtptui.core.compiled import LaneSink
+from mtptui.core.epochs import Epoch
 from mtptui.core.parse import LineParser
 
 class Lane:
@@ -37,3 +40,5 @@ def describe_columns(rows: array[float], k: int, m: int) -> array[float] | None:
 def stats_json(stats: array[float], keys: tuple[bytes, ...]) -> str: ...
 def tidy(x: float) -> float: ...
 def json_double(x: float) -> str: ...
+def epoch_json(doc: dict[str, Any], row: EpochRow, ranks: str, encode: Callable[[Any], str]) -> str: ...
+def frozen_row(state: Comparison, epoch: Epoch, label: str, ended: dict[str, Any]) -> EpochRow | None: ...

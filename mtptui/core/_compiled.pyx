@@ -1922,3 +1922,346 @@ def json_double(double x):
     """_json_double as text, for the test that holds it to json.dumps."""
     cdef char[REPR_MAX] out
     return PyUnicode_DecodeASCII(out, _json_double(x, out), NULL)
+
+
+# -- an epoch of `summary --json`, compared, as its JSON text (summary._text) ----------------------
+from libc.stdlib cimport realloc
+from _json import encode_basestring_ascii as _ascii
+
+cdef extern from "Python.h":
+    const char* PyUnicode_AsUTF8AndSize(object o, Py_ssize_t* size) except NULL
+
+
+cdef class _Text:
+    """An ASCII text written piece by piece into one buffer that grows."""
+    cdef char* p
+    cdef Py_ssize_t n, size
+    cdef object encode  # json's encoder, for a value of a kind not written here
+
+    def __cinit__(self):
+        self.size = 4096
+        self.n = 0
+        self.p = <char*>malloc(self.size)
+        if self.p == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        free(self.p)
+
+    cdef int room(self, Py_ssize_t k) except -1:
+        cdef char* q
+        if self.n + k <= self.size:
+            return 0
+        while self.n + k > self.size:
+            self.size *= 2
+        q = <char*>realloc(self.p, self.size)
+        if q == NULL:
+            raise MemoryError()
+        self.p = q
+        return 0
+
+    cdef int put(self, const char* s, Py_ssize_t k) except -1:
+        self.room(k)
+        memcpy(self.p + self.n, s, k)
+        self.n += k
+        return 0
+
+    cdef int text(self, str s) except -1:
+        """A str that is JSON already (what json writes is ASCII)."""
+        cdef Py_ssize_t k
+        cdef const char* c = PyUnicode_AsUTF8AndSize(s, &k)
+        return self.put(c, k)
+
+    cdef int value(self, object v) except -1:
+        """v as json.dumps writes it: the kinds of a document here (None, bools, ints, floats, str,
+        dicts of str keys, lists, tuples) written here, any other by `encode` (json's)."""
+        cdef bint first = True
+        if v is None:
+            return self.put("null", 4)
+        if v is True:
+            return self.put("true", 4)
+        if v is False:
+            return self.put("false", 5)
+        t = type(v)
+        if t is float:
+            self.room(REPR_MAX)
+            self.n += _json_double(v, self.p + self.n)
+            return 0
+        if t is str:
+            return self.text(_ascii(v))
+        if t is int:
+            return self.text(int.__repr__(v))
+        if t is dict and all([type(k) is str for k in <dict>v]):
+            self.put("{", 1)
+            for k, x in (<dict>v).items():
+                self.key(k, first)
+                first = False
+                self.value(x)
+            return self.put("}", 1)
+        if t is list or t is tuple:
+            self.put("[", 1)
+            for x in v:
+                if not first:
+                    self.put(", ", 2)
+                first = False
+                self.value(x)
+            return self.put("]", 1)
+        return self.text(self.encode(v))
+
+    cdef int item(self, const char* before, object v) except -1:
+        """What comes before a value (its key, in JSON), then the value."""
+        self.put(before, strlen(before))
+        return self.value(v)
+
+    cdef int key(self, str k, bint first) except -1:
+        if not first:
+            self.put(", ", 2)
+        self.text(_ascii(k))
+        return self.put(": ", 2)
+
+    cdef str done(self):
+        return PyUnicode_DecodeASCII(self.p, self.n, NULL)
+
+
+cdef int _delta(_Text out, object d) except -1:
+    """compare.Delta.to_json(), or null."""
+    if d is None:
+        return out.put("null", 4)
+    out.item('{"epoch": ', d.index)
+    out.item(', "label": ', d.label)
+    out.item(', "gen_throughput": ', d.gen_total)
+    out.item(', "change": ', d.change)
+    return out.put("}", 1)
+
+
+cdef int _buckets(_Text out, list buckets, bint below) except -1:
+    """[compare.BucketRow.to_json(), ...], each with its below_baseline for a context scale."""
+    cdef bint first = True
+    out.put("[", 1)
+    for b in buckets:
+        if not first:
+            out.put(", ", 2)
+        first = False
+        out.put("{", 1)
+        out.key(b.name, True)
+        out.value(b.label)
+        out.item(', "decode": ', b.decode)
+        out.item(', "gen_throughput": ', b.gen_throughput)
+        out.item(', "accept_len": ', b.accept_len)
+        out.item(', "vs_previous": ', b.vs_previous)
+        out.item(', "vs_baseline": ', b.vs_baseline)
+        if below:
+            out.item(', "below_baseline": ', b.below_baseline)
+        out.put("}", 1)
+    return out.put("]", 1)
+
+
+# the keys compare.compared() sets over an epoch's, in its order
+_COMPARED = ("host_totals", "vs_previous", "vs_baseline", "by_load", "by_context", "stops_paying_from")
+
+
+def epoch_json(dict doc, row, str ranks, encode):
+    """json.dumps(compare.compared(doc, row)) with doc's `ranks` given as their JSON text
+    (summary._encode_with): written from the row's fields, without the dicts compared() makes.
+    encode: json's encoder, for a value of a kind not written here (a setting's list)."""
+    cdef _Text out = _Text()
+    out.encode = encode
+    cdef bint first = True
+    cdef dict per_dp
+    out.put("{", 1)
+    keys = list(doc)
+    keys.extend([k for k in _COMPARED if k not in doc])
+    for k in keys:
+        out.key(k, first)
+        first = False
+        if k == "host_totals":
+            per_dp = row.gen_per_dp
+            out.item('{"accept_len": ', row.accept_len)
+            out.item(', "accept_rate": ', row.accept_rate)
+            out.item(', "gen_throughput": ', row.gen_total)
+            out.put(', "gen_throughput_per_dp": {', 28)
+            for i, (g, v) in enumerate(per_dp.items()):
+                out.key(g, i == 0)
+                out.value(v)
+            out.item('}, "dp_groups": ', len(per_dp))
+            out.item(', "min_batches": ', row.min_batches)
+            out.item(', "comparable": ', row.comparable)
+            out.put("}", 1)
+        elif k == "vs_previous":
+            _delta(out, row.vs_previous)
+        elif k == "vs_baseline":
+            _delta(out, row.vs_baseline)
+        elif k == "by_load":
+            _buckets(out, row.by_load, False)
+        elif k == "by_context":
+            _buckets(out, row.by_context, True)
+        elif k == "stops_paying_from":
+            out.value(row.stops_paying_from)
+        elif k == "ranks":
+            out.text(ranks)
+        else:
+            out.value(doc[k])
+    out.put("}", 1)
+    return out.done()
+
+
+# -- a run that is over, compared (compare.Comparison.row of its brief form) ------------------------
+cdef object _cmp = None  # mtptui.core.compare, imported when first asked (it imports what imports this)
+cdef object _rank_key = None
+cdef object _frozen_rows = None
+cdef object _frozen_buckets = None
+cdef object _epoch_metrics = None
+cdef object _sum = sum
+DEF DELTA_MIN = 10  # compare.DELTA_MIN_BATCHES (checked on import below)
+
+
+cdef object _pooled(list ns, list means):
+    """compare.pooled_mean of ranks' (n, mean): the same arithmetic, Python's own sum()."""
+    cdef Py_ssize_t k = len(means), i
+    cdef long long n = 0
+    if k == 1:
+        return means[0]
+    for i in range(k):
+        n += <long long>ns[i]
+    if not n:
+        return None
+    return _sum([<double>means[i] * <double><long long>ns[i] for i in range(k)]) / <double>n
+
+
+cdef object _change(object decode, object gen, object other):
+    """compare._bucket_change."""
+    if other is None or other.gen_throughput is None or decode < DELTA_MIN or gen is None:
+        return None
+    return gen / other.gen_throughput - 1
+
+
+cdef object _delta_of(object gen_total, bint comparable, object other):
+    """compare._delta."""
+    if other is None or gen_total is None or not comparable or not other.gen_total:
+        return None
+    return _cmp.Delta(other.index, other.label, other.gen_total, gen_total / other.gen_total - 1)
+
+
+def frozen_row(state, epoch, str label, ended):
+    """state.row(epoch.to_json(brief=True)) (compare.Comparison) for a run that is over, read
+    from its figures as kept (valueset.FrozenRows, loadmatch.FrozenBuckets), without its brief
+    form made: the same row, and the same state after it. None (nothing changed) for an epoch
+    that is not over, or kept otherwise: Python's row() then."""
+    global _cmp, _rank_key, _frozen_rows, _frozen_buckets, _epoch_metrics
+    cdef const double* st
+    cdef double n_
+    cdef Py_ssize_t gi, ai, ri, i, j
+    cdef bint spec_off, comparable, first
+    if _cmp is None:
+        from mtptui.core import compare, epochs, loadmatch, valueset
+        if compare.DELTA_MIN_BATCHES != DELTA_MIN:
+            raise ImportError("compare.DELTA_MIN_BATCHES is not the one built in")
+        _cmp, _rank_key = compare, epochs.rank_key
+        _frozen_rows, _frozen_buckets = valueset.FrozenRows, loadmatch.FrozenBuckets
+        _epoch_metrics = epochs.EPOCH_METRICS
+    if not epoch.frozen:
+        return None
+    per_rank = epoch.per_rank
+    metrics = _epoch_metrics
+    for rows in per_rank.values():
+        if type(rows) is not _frozen_rows or rows.metrics != metrics:
+            return None
+    matched = epoch.matched
+    scales = _cmp.SCALES
+    if len(matched) != len(scales):
+        return None
+    for i in range(len(scales)):
+        if type(matched[i]) is not _frozen_buckets or matched[i].scale is not scales[i]:
+            return None
+    ai, ri, gi = metrics.index("accept_len"), metrics.index("accept_rate"), metrics.index("gen_throughput")
+    host = epoch.host
+    gen_per_rank = {}
+    groups = {}  # DP group -> ([n], [mean]) of its ranks' gen throughput
+    al_n, al_m, ar_n, ar_m = [], [], [], []
+    for rank in sorted(per_rank, key=_rank_key):
+        st = (<array.array>per_rank[rank].stats).data.as_doubles
+        n_ = st[7 * gi]
+        if n_ == n_:
+            gen_per_rank[rank] = st[7 * gi + 1]
+            g = groups.get(_cmp.dp_group(rank))
+            if g is None:
+                g = groups[_cmp.dp_group(rank)] = ([], [])
+            (<list>g[0]).append(<long long>n_)
+            (<list>g[1]).append(st[7 * gi + 1])
+        n_ = st[7 * ai]
+        if n_ == n_:
+            al_n.append(<long long>n_)
+            al_m.append(st[7 * ai + 1])
+        n_ = st[7 * ri]
+        if n_ == n_:
+            ar_n.append(<long long>n_)
+            ar_m.append(st[7 * ri + 1])
+    per_dp = {}
+    min_batches = None
+    for name, g in groups.items():
+        m = _pooled(g[0], g[1])
+        if m is not None:
+            per_dp[name] = m
+        count = _sum(g[0])
+        if min_batches is None or count < min_batches:
+            min_batches = count
+    if min_batches is None:
+        min_batches = 0
+    accept_len = _pooled(al_n, al_m)
+    accept_rate = _pooled(ar_n, ar_m)
+    batches = epoch.batches
+    spec_off = label == "spec off" or (label == "settings unknown" and batches > 0
+                                       and accept_len is None and accept_rate is None)
+    gen_total = _sum(per_dp.values()) if per_dp else None
+    comparable = gen_total is not None and min_batches >= DELTA_MIN
+    previous, baseline, decoded = state.previous, state.baseline, state.decoded
+    short_before = None
+    last = decoded.get(host)
+    if last is not None and not last.comparable:
+        short_before = (last.index, last.min_batches)
+    row = _cmp.EpochRow(
+        host=host, index=epoch.index, start=epoch.start, end=epoch.end, label=label, reason=epoch.reason,
+        decode_batches=batches, spec_off=spec_off, accept_len=accept_len, accept_rate=accept_rate,
+        gen_per_rank=gen_per_rank,
+        gen_mean=_sum(gen_per_rank.values()) / len(gen_per_rank) if gen_per_rank else None,
+        gen_per_dp=per_dp, gen_total=gen_total, min_batches=min_batches,
+        vs_previous=_delta_of(gen_total, comparable, previous.get(host)),
+        vs_baseline=_delta_of(gen_total, comparable, baseline.get(host)),
+        short_before=short_before, ended=ended)
+    if gen_total is not None:
+        decoded[host] = row
+    previous_bucket, baseline_bucket = state.previous_bucket, state.baseline_bucket
+    context = []
+    for i in range(len(scales)):
+        scale = scales[i]
+        frozen = matched[i]
+        means = frozen.means
+        decode = frozen.decode
+        name = scale.name
+        buckets = row.matched[scale.json_key] = []
+        for j, (blabel, _) in enumerate(scale.buckets):
+            d = decode[j]
+            if not d:
+                continue
+            gen, acc = means[2 * j], means[2 * j + 1]
+            if gen is not None and gen != gen:
+                gen = None
+            if acc is not None and acc != acc:
+                acc = None
+            key = (host, name, blabel)
+            base = _change(d, gen, baseline_bucket.get(key))
+            bucket = _cmp.BucketRow(name, blabel, d, gen, acc, _change(d, gen, previous_bucket.get(key)), base,
+                                    not spec_off and base is not None and base < 0)
+            buckets.append(bucket)
+            if gen and d >= DELTA_MIN:  # BucketRow.comparable
+                previous_bucket[key] = bucket
+                if spec_off:
+                    baseline_bucket[key] = bucket
+        if scale is _cmp.CONTEXT:
+            context = buckets
+    row.stops_paying_from = _cmp.stops_paying_from(context)
+    if comparable:
+        previous[host] = row
+        if spec_off:
+            baseline[host] = row
+    return row

@@ -42,7 +42,7 @@ def dp_group(rank: str) -> str:
     return " ".join(p for p in (engine, m.group(1) if m else "") if p)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # one per run compared: a frozen dataclass is made 5x more slowly
 class Delta:
     """The host total against an earlier epoch's."""
     index: int  # the earlier epoch's index
@@ -55,7 +55,7 @@ class Delta:
                 "change": self.change}
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # a few per run compared
 class BucketRow:
     """An epoch's decode lines in one bucket of a scale (#running-req, or context), and its mean
     gen throughput there against the latest earlier epoch (vs_previous) and the latest earlier
@@ -184,15 +184,32 @@ def epoch_rows(epochs: list[dict]) -> list[EpochRow]:
 
 def iter_epoch_rows(epochs: Iterable[dict]) -> Iterator[tuple[dict, EpochRow]]:
     """(epoch, its row) one at a time, as epoch_rows() gives them: what is compared with is kept
-    (per host, the latest comparable row and bucket), not every epoch, so 10,000 runs are
-    compared without holding 10,000 epochs."""
-    previous: dict = {}  # host -> its latest comparable row
-    baseline: dict = {}  # host -> its latest comparable row without speculation
-    decoded: dict = {}  # host -> its latest row with a host total
-    # (host, scale, bucket) -> the latest comparable BucketRow of any epoch / of one without speculation
-    previous_bucket: dict = {}
-    baseline_bucket: dict = {}
+    (Comparison), not every epoch, so 10,000 runs are compared without holding 10,000 epochs."""
+    comparison = Comparison()
     for e in epochs:
+        yield e, comparison.row(e)
+
+
+class Comparison:
+    """Epochs compared one after another (each host's oldest first): each one's row, against
+    what came before it, of which only what later rows are compared with is kept (per host, the
+    latest comparable row and bucket). compiled.frozen_row() takes a run that is over through the
+    same state, from its figures as kept (summary's EpochDocs)."""
+
+    __slots__ = ("previous", "baseline", "decoded", "previous_bucket", "baseline_bucket")
+
+    def __init__(self) -> None:
+        self.previous: dict = {}  # host -> its latest comparable row
+        self.baseline: dict = {}  # host -> its latest comparable row without speculation
+        self.decoded: dict = {}  # host -> its latest row with a host total
+        # (host, scale, bucket) -> the latest comparable BucketRow of any epoch / of one without speculation
+        self.previous_bucket: dict = {}
+        self.baseline_bucket: dict = {}
+
+    def row(self, e: dict) -> EpochRow:
+        """The row of the next epoch, as Epoch.to_json() gives it (brief or whole)."""
+        previous, baseline, decoded = self.previous, self.baseline, self.decoded
+        previous_bucket, baseline_bucket = self.previous_bucket, self.baseline_bucket
         ranks = e["ranks"]
         per_rank = {rank: r["gen_throughput"]["mean"] for rank, r in ranks.items() if r.get("gen_throughput")}
         per_dp, min_batches = _dp_totals(ranks)
@@ -230,11 +247,11 @@ def iter_epoch_rows(epochs: Iterable[dict]) -> Iterator[tuple[dict, EpochRow]]:
                     if spec_off:
                         baseline_bucket[key] = bucket
         row.stops_paying_from = stops_paying_from(row.by_context)
-        yield e, row
         if row.comparable:
             previous[host] = row
             if spec_off:
                 baseline[host] = row
+        return row
 
 
 def with_comparison(epochs: list[dict]) -> list[dict]:

@@ -13,7 +13,10 @@ the two to it), more slowly. It holds:
   of load or context, and their exact sums (or a run's means, once it is over), in C (loadmatch.py);
 - describe_columns(), stats_json() and tidy(): a run that is over described from its rows, and
   its figures written as JSON, without a dict or a float made for each (valueset.FrozenRows), and
-  stats.tidy's rounding: a log of 10,000 runs does these tens of thousands of times.
+  stats.tidy's rounding: a log of 10,000 runs does these tens of thousands of times;
+- frozen_row() and epoch_json(): a run of `summary --json` that is over compared with the runs
+  before it (compare.Comparison) from its figures as kept, and written as its JSON text from its
+  row (summary._text), without the dicts of each figure that its brief form and json would make.
 
 Why compiled, by measurement (README, Performance): compiling the Python modules as they are
 (Cython) saves 8% of the instructions per line; one regex over a block of text costs twice the
@@ -73,10 +76,13 @@ at_scale = _compiled.at_scale if ENABLED else None
 describe_columns = _compiled.describe_columns if ENABLED else None
 stats_json = _compiled.stats_json if ENABLED else None
 tidy = _compiled.tidy if ENABLED else None
+epoch_json = _compiled.epoch_json if ENABLED else None
+frozen_row = _compiled.frozen_row if ENABLED else None
 # every helper above: a test sets each to None for the Python path, which must give the same
 HELPERS = ("count_values", "sort_values", "split_sums", "split_means", "dense_scatter", "dense_sums", "dense_kth",
            "without_nan", "context_keys", "exact_parts", "dense_add", "dense_nonzero", "at_scale",
-           "describe_columns", "stats_json", "tidy")
+           "describe_columns", "stats_json", "tidy", "epoch_json",
+           "frozen_row")
 
 
 class LaneSeries(Protocol):

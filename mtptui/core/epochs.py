@@ -44,6 +44,7 @@ def error_signature(kind: str, text: str) -> str:
 
 
 @lru_cache(maxsize=4096)  # a few ranks, sorted in every epoch's document
+@lru_cache(maxsize=4096)  # a few ranks, sorted in every run's figures
 def rank_key(rank: str) -> tuple:
     """Natural order: TP2 before TP10, DP1 TP1 before DP10 TP10."""
     return tuple((int(p) if p.isdigit() else p) for p in re.split(r"(\d+)", rank))
@@ -267,10 +268,16 @@ class Epoch:
         """As in `summary --json`; brief: each rank's statistics only n and mean (no sort)."""
         ranks = {rank: (self.per_rank[rank].brief() if brief else self.per_rank[rank].describe())
                  for rank in sorted(self.per_rank, key=rank_key)}
+        return self.outline(self.label, self.ending(self.end is None), ranks,
+                            {b.scale.json_key: b.to_json() for b in self.matched})
+
+    def outline(self, label: str, ended: dict, ranks: dict | None = None, buckets: dict | None = None) -> dict:
+        """to_json() with these ranks and buckets (None: the keys, each None, in their places),
+        its label and ending as given (what a text written around it needs of it)."""
         return {"host": self.host, "index": self.index, "start": self.start, "end": self.end,
-                "reason": self.reason, "label": self.label, "spec": self.spec, "ended": self.ending(self.end is None),
+                "reason": self.reason, "label": label, "spec": self.spec, "ended": ended,
                 "decode_batches": self.batches, "ranks": ranks,
-                **{b.scale.json_key: b.to_json() for b in self.matched}}
+                **(buckets if buckets is not None else dict.fromkeys(b.scale.json_key for b in self.matched))}
 
 
 class EpochTracker:

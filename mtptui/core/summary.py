@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from mtptui.core.compare import EpochRow, compared, iter_epoch_rows
+from mtptui.core import compiled
+from mtptui.core.compare import Comparison, EpochRow, compared, iter_epoch_rows
 from mtptui.core.epochs import EPOCH_EVENTS, EPOCH_METRICS, UNRESOLVED, Epoch, EpochTracker, crash_loops, rank_key
 from mtptui.core.eventlog import EventLog
 from mtptui.core.forked import Forked
@@ -395,19 +396,14 @@ class EpochDocs:
     def __len__(self) -> int:
         return len(self._epochs)
 
-    def briefs(self) -> Iterator[dict]:
-        """Each epoch as Epoch.to_json(brief=True) gives it, uncompared: what compare's rows and the
-        advisor read of an epoch (each rank's n and mean), at a fraction of the cost of each run's
-        whole document, compared."""
-        return (e.to_json(brief=True) for e in self._epochs)
-
     def hosts(self) -> Counter[str | None]:
         """host -> its runs."""
         return Counter(e.host for e in self._epochs)
 
     def rows(self) -> Iterator[tuple[dict, EpochRow]]:
-        """Each epoch's brief form (briefs()) with its row, compared: what a table of the runs reads."""
-        return self._compare(self.briefs())
+        """Each epoch's brief form (Epoch.to_json(brief=True): what compare's rows and the advisor
+        read of an epoch, each rank's n and mean) with its row, compared: what a table of the runs reads."""
+        return ((doc, row) for doc, row, _ in self._pass(brief=True))
 
     def _compare(self, docs: Iterable[dict]) -> Iterator[tuple[dict, EpochRow]]:
         last: dict[str | None, tuple[dict, EpochRow]] = {}
@@ -416,11 +412,33 @@ class EpochDocs:
             yield e, r
         self._last = last
 
+    def _pass(self, brief: bool) -> Iterator[tuple[dict, EpochRow, Epoch]]:
+        """Each epoch with its row, compared with the epochs before it (compare.Comparison): a run
+        that is over from its figures as kept (compiled.frozen_row), where built. With it its doc:
+        its brief form (brief), or else its outline (Epoch.outline), all that its text is written
+        around. A pass that goes through keeps each host's last epoch, brief, and its row."""
+        comparison = Comparison()
+        last: dict[str | None, tuple[Epoch, EpochRow]] = {}
+        frozen_row = compiled.frozen_row
+        for e in self._epochs:
+            row = None
+            if frozen_row is not None:
+                label, ended = e.label, e.ending(e.end is None)
+                row = frozen_row(comparison, e, label, ended)
+            if row is None:
+                doc = e.to_json(brief=True)
+                row = comparison.row(doc)
+            else:
+                doc = e.to_json(brief=True) if brief else e.outline(label, ended)
+            last[e.host] = (e, row)
+            yield doc, row, e
+        self._last = {host: (e.to_json(brief=True), row) for host, (e, row) in last.items()}
+
     def last_rows(self) -> dict[str | None, tuple[dict, EpochRow]]:
         """host -> its last epoch (brief, or whole as a pass read it) and its row, compared with
-        every epoch before it: from the last pass that went through, else from one over the briefs."""
+        every epoch before it: from the last pass that went through, else from one of its own."""
         if self._last is None:
-            for _ in self._compare(self.briefs()):
+            for _ in self._pass(brief=False):
                 pass
         assert self._last is not None
         return self._last
@@ -430,12 +448,12 @@ class EpochDocs:
         comparison reads of its ranks), its ranks' statistics written apart (Epoch.ranks_json: a
         run that is over, from its figures as kept), without a dict made for each figure. After
         make_ahead(), the later epochs' texts are the other process's (the first pass only)."""
-        passing = self._passing()  # the pass first: it ends, and keeps its last rows
+        passing = self._pass(brief=False)  # the pass first: it ends, and keeps its last rows
         later = self.take_later()
         if later is not None:
             split, forked, file = later
             with forked, file:
-                yield from (_text(doc, row, e) for (doc, row), e in itertools.islice(passing, split))
+                yield from (_text(doc, row, e) for doc, row, e in itertools.islice(passing, split))
                 try:
                     self.join_later(forked)
                 except Exception:  # noqa: BLE001 - it stopped, or raised: what it made not, this one makes
@@ -444,7 +462,7 @@ class EpochDocs:
                     file.seek(0)
                     yield from (line[:-1] for line in file)
                     return
-        yield from (_text(doc, row, e) for (doc, row), e in passing)
+        yield from (_text(doc, row, e) for doc, row, e in passing)
 
     def make_ahead(self) -> None:
         """Starts another process making the texts of the later epochs (start_later), a line each
@@ -454,7 +472,7 @@ class EpochDocs:
         self.start_later(lambda split: self._make_later(split, file), AHEAD_SHARE, file)
 
     def _make_later(self, split: int, file: TextIO) -> None:  # in the child
-        for i, ((doc, row), e) in enumerate(self._passing()):
+        for i, (doc, row, e) in enumerate(self._pass(brief=False)):
             if i >= split:
                 file.write(_text(doc, row, e) + "\n")  # a JSON text has no newline of its own
         file.flush()
@@ -484,12 +502,14 @@ class EpochDocs:
         value, self._last = forked.join()
         return value
 
-    def _passing(self) -> Iterator[tuple[tuple[dict, EpochRow], Epoch]]:
-        return zip(self._compare(self.briefs()), self._epochs)
-
 
 def _text(doc: dict, row: EpochRow, e: Epoch) -> str:
-    return _encode_with(compared(doc, row), "ranks", e.ranks_json())
+    """json.dumps of the epoch compared (compare.compared), its ranks written apart, from its
+    brief form or its outline (EpochDocs._pass)."""
+    ranks = e.ranks_json()
+    if compiled.epoch_json is not None:
+        return compiled.epoch_json(doc, row, ranks, _encode)
+    return _encode_with(compared(doc, row), "ranks", ranks)
 
 
 # json.dumps' text; the check for reference cycles left out (a document has none)

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mtptui.core import compiled
+from mtptui.core.compare import iter_epoch_rows
 from mtptui.core.stats import describe
 from mtptui.core.valueset import _STAT_KEYS, FrozenRows, Rows
 from mtptui.sources.parallel import summarise
@@ -143,12 +144,16 @@ def many_runs(tmp_path_factory):
 @pytest.mark.parametrize("compiled_on", [True, False])
 def test_the_epochs_texts_are_json_dumps_of_their_documents(many_runs, monkeypatch, compiled_on):
     if not compiled_on:
-        for name in ("describe_columns", "stats_json", "tidy"):
+        for name in ("describe_columns", "stats_json", "tidy", "frozen_row", "epoch_json"):
             monkeypatch.setattr(compiled, name, None)
     summary, counts = summarise([str(many_runs)], jobs=1)
     epochs = summary.document(counts.to_json())["epochs"]
     assert len(epochs) == 121
     assert list(epochs.texts()) == [json.dumps(e) for e in epochs]
+    assert sum(r.vs_baseline is not None for _, r in epochs.rows()) > 50, "the runs compare with a baseline"
+    # what a table and the advice read: the rows of the runs' brief forms, compared in Python
+    assert list(epochs.rows()) == list(iter_epoch_rows(e.to_json(brief=True) for e in epochs._epochs))
+    assert epochs.last_rows() == {e["host"]: (e, r) for e, r in epochs.rows()}
 
 
 def test_tidy_leaves_an_int_an_int():

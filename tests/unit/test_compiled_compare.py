@@ -1,0 +1,137 @@
+"""A run that is over, compared and written in C (frozen_row, epoch_json in core/_compiled.pyx): the
+same row, the same state after it and the same JSON text, to the byte, as compare.Comparison.row of
+its brief form and json.dumps of compare.compared() give, on generated runs of every shape."""
+
+from __future__ import annotations
+
+import json
+import math
+from array import array
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mtptui.core import compiled
+from mtptui.core.compare import BucketRow, Comparison, Delta, EpochRow, compared
+from mtptui.core.epochs import EPOCH_METRICS, Epoch
+from mtptui.core.loadmatch import SCALES, FrozenBuckets
+from mtptui.core.summary import _encode, _encode_with
+from mtptui.core.valueset import FrozenRows
+
+C = compiled._compiled if compiled.BUILT else None
+built = pytest.mark.skipif(C is None, reason="the compiled hot path was not built (no C compiler at install)")
+
+_means = st.one_of(st.just(math.nan), st.integers(0, 10**6).map(lambda k: k / 100),
+                   st.floats(min_value=1e-3, max_value=1e5), st.just(0.0))
+# a metric of a rank: absent (NaN n), or n and its mean
+_metric = st.one_of(st.none(), st.tuples(st.integers(1, 40), _means.filter(lambda m: m == m)))
+_ranks = st.sampled_from(["TP0", "TP1", "TP2", "TP10", "", "DP0 TP0", "DP1 TP1", "DP1 TP3", "pid=41820 TP0",
+                          "Engine 001", "PP1 TP0"])
+_labels = st.sampled_from(["spec off", "settings unknown", "EAGLE steps=3 topk=1 draft=4", "NGRAM"])
+
+
+def _frozen_rows(stats: list[tuple[int, float] | None]) -> FrozenRows:
+    figures = array("d")
+    for s in stats:
+        figures.extend([math.nan] * 7 if s is None else [s[0], s[1], s[1], s[1], s[1], s[1], s[1]])
+    rows = FrozenRows.__new__(FrozenRows)
+    rows.__setstate__((EPOCH_METRICS, EPOCH_METRICS, figures.tobytes()))
+    return rows
+
+
+def _frozen_buckets(scale, buckets: list[tuple[int, float, float]], as_array: bool) -> FrozenBuckets:
+    decode = [d for d, _, _ in buckets][:len(scale.buckets)]
+    decode += [0] * (len(scale.buckets) - len(decode))
+    means = [m for _, g, a in buckets for m in (g, a)][:2 * len(scale.buckets)]
+    means += [math.nan] * (2 * len(scale.buckets) - len(means))
+    frozen = FrozenBuckets.__new__(FrozenBuckets)
+    frozen.__setstate__((scale.json_key, decode, array("d", means).tobytes() if as_array
+                         else tuple(None if m != m else m for m in means)))
+    return frozen
+
+
+@st.composite
+def _epochs(draw) -> list[Epoch]:
+    out, counts = [], {}
+    for _ in range(draw(st.integers(1, 12))):
+        host = draw(st.sampled_from(["a", "b", None]))
+        index = counts[host] = counts.get(host, -1) + 1
+        e = Epoch(index, host, float(index), draw(st.one_of(st.none(), st.just(index + 0.5))))
+        labels = draw(_labels)
+        e.spec = {} if labels == "settings unknown" else {"algorithm": None if labels == "spec off" else labels}
+        e.batches = draw(st.integers(0, 80))
+        e.per_rank = {rank: _frozen_rows([draw(_metric) for _ in EPOCH_METRICS])
+                      for rank in draw(st.lists(_ranks, max_size=5, unique=True))}
+        bucket = st.tuples(st.sampled_from([0, 1, 9, 10, 30]), _means, _means)
+        as_array = draw(st.booleans())
+        e.matched = tuple(_frozen_buckets(s, draw(st.lists(bucket, max_size=5)), as_array) for s in SCALES)
+        e.frozen = True
+        out.append(e)
+    return out
+
+
+def _state(c: Comparison) -> tuple:
+    return (c.previous, c.baseline, c.decoded, c.previous_bucket, c.baseline_bucket)
+
+
+@built
+@settings(max_examples=400, deadline=None)
+@given(_epochs())
+def test_a_run_that_is_over_has_the_row_of_its_brief_form(epochs):
+    python, c = Comparison(), Comparison()
+    for e in epochs:
+        want = python.row(e.to_json(brief=True))
+        got = C.frozen_row(c, e, e.label, e.ending(e.end is None))
+        assert got == want
+        assert _state(c) == _state(python)
+
+
+@built
+def test_a_run_not_over_is_left_to_python():
+    e = Epoch(0, "a", 0.0)
+    state = Comparison()
+    assert C.frozen_row(state, e, e.label, e.ending(True)) is None
+    assert _state(state) == ({}, {}, {}, {}, {})
+
+
+_text = st.text(alphabet=st.sampled_from('aé"\\\n\x00\U0001f600 -'), max_size=6)
+_json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=True, allow_infinity=True),
+              _text),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.tuples(inner, inner),
+                            st.dictionaries(_text, inner, max_size=3),
+                            st.dictionaries(st.integers(0, 3), inner, max_size=2)),
+    max_leaves=8)
+_opt = st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), st.integers(0, 99).map(float))
+
+
+@st.composite
+def _rows(draw) -> EpochRow:
+    def bucket(name: str) -> BucketRow:
+        return BucketRow(name, draw(_text), draw(st.integers(0, 50)), draw(_opt), draw(_opt), draw(_opt), draw(_opt),
+                         draw(st.booleans()))
+
+    def delta() -> Delta | None:
+        return draw(st.one_of(st.none(), st.builds(Delta, st.integers(0, 9), _text, _opt, _opt)))
+
+    row = EpochRow(host=None, index=0, start=0.0, end=None, label="x", reason="y", decode_batches=0, spec_off=False,
+                   accept_len=draw(_opt), accept_rate=draw(_opt), gen_per_rank={},
+                   gen_mean=None, gen_per_dp=draw(st.dictionaries(_text, _opt, max_size=3)),
+                   gen_total=draw(_opt), min_batches=draw(st.integers(0, 20)), vs_previous=delta(), vs_baseline=delta(),
+                   stops_paying_from=draw(st.one_of(st.none(), _text)))
+    row.matched = {"by_load": [bucket("running") for _ in range(draw(st.integers(0, 3)))],
+                   "by_context": [bucket("context") for _ in range(draw(st.integers(0, 3)))]}
+    return row
+
+
+@built
+@settings(max_examples=600, deadline=None)
+@given(st.dictionaries(_text, _json_values, max_size=4), _rows(), st.booleans(),
+       st.sampled_from(['{}', '{"TP0": null}']))
+def test_an_epochs_text_is_json_dumps_of_it_compared(extra, row, outline, ranks):
+    doc = {"host": "gpu-1", "index": 3, "ranks": None, **extra}
+    if outline:
+        doc.update({"by_load": None, "by_context": None})
+    assert C.epoch_json(doc, row, ranks, _encode) == _encode_with(compared(doc, row), "ranks", ranks)
+    assert json.loads(C.epoch_json(doc, row, ranks, _encode))["ranks"] == json.loads(ranks)

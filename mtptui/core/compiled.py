@@ -14,9 +14,12 @@ the two to it), more slowly. It holds:
 - describe_columns(), stats_json() and tidy(): a run that is over described from its rows, and
   its figures written as JSON, without a dict or a float made for each (valueset.FrozenRows), and
   stats.tidy's rounding: a log of 10,000 runs does these tens of thousands of times;
-- frozen_row() and epoch_json(): a run of `summary --json` that is over compared with the runs
-  before it (compare.Comparison) from its figures as kept, and written as its JSON text from its
-  row (summary._text), without the dicts of each figure that its brief form and json would make.
+- frozen_row(), ranks_json() and epoch_json(): a run of `summary --json` that is over compared
+  with the runs before it (compare.Comparison) from its figures as kept, and written as its JSON
+  text from them and its row (summary._text), without the dicts of each figure that its brief
+  form and json would make;
+- pack_epochs() and thaw_epochs(): a parallel reader's runs that are over, sent as a few arrays
+  and a tuple each instead of some 27 objects each (EpochTracker.__getstate__).
 
 Why compiled, by measurement (README, Performance): compiling the Python modules as they are
 (Cython) saves 8% of the instructions per line; one regex over a block of text costs twice the
@@ -78,11 +81,14 @@ stats_json = _compiled.stats_json if ENABLED else None
 tidy = _compiled.tidy if ENABLED else None
 epoch_json = _compiled.epoch_json if ENABLED else None
 frozen_row = _compiled.frozen_row if ENABLED else None
+ranks_json = _compiled.ranks_json if ENABLED else None
+pack_epochs = _compiled.pack_epochs if ENABLED else None
+thaw_epochs = _compiled.thaw_epochs if ENABLED else None
 # every helper above: a test sets each to None for the Python path, which must give the same
 HELPERS = ("count_values", "sort_values", "split_sums", "split_means", "dense_scatter", "dense_sums", "dense_kth",
            "without_nan", "context_keys", "exact_parts", "dense_add", "dense_nonzero", "at_scale",
            "describe_columns", "stats_json", "tidy", "epoch_json",
-           "frozen_row")
+           "frozen_row", "ranks_json", "pack_epochs", "thaw_epochs")
 
 
 class LaneSeries(Protocol):

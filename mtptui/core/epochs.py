@@ -15,6 +15,7 @@ from functools import lru_cache
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
+from mtptui.core import compiled
 from mtptui.core.loadmatch import Buckets, FrozenBuckets, matched
 from mtptui.core.parse import events
 from mtptui.core.records import DECODE, SPEC, BatchStats, Event
@@ -126,19 +127,26 @@ class Epoch:
     profile: str | None = None
     # Over for good: its statistics described once and its value sets let go (freeze())
     frozen: bool = False
+    # its label, once it is over: the one of the same settings (freeze()'s specs), made once
+    kept_label: str | None = None
 
-    def freeze(self, specs: dict[tuple, dict] | None = None) -> None:
+    def freeze(self, specs: dict[tuple, tuple[dict, str]] | None = None) -> None:
         """Keeps this epoch's figures and lets its value sets and sums go: a run that is over
         takes no more values, and a log of 10,000 runs must cost what one of 10 does. Its
-        to_json() is the same as before. specs: settings already kept (their items -> the dict),
+        to_json() is the same as before. specs: settings already kept (their items -> the dict and its label),
         whose equal this run's become: a crash loop's 10,000 runs share one."""
         if self.frozen:
             return
         if specs is not None:
             try:
-                self.spec = specs.setdefault(tuple(self.spec.items()), self.spec)
+                key = tuple(self.spec.items())
+                kept = specs.get(key)
             except TypeError:  # a setting that is a list: kept as it is
                 pass
+            else:
+                if kept is None:
+                    kept = specs[key] = (self.spec, self.label)
+                self.spec, self.kept_label = kept
         self.per_rank = {rank: FrozenRows(rows) for rank, rows in self.per_rank.items()}
         self.matched = tuple(FrozenBuckets(b) for b in self.matched)
         self.frozen = True
@@ -186,6 +194,8 @@ class Epoch:
 
     @property
     def label(self) -> str:
+        if self.kept_label is not None:
+            return self.kept_label
         return spec_label(self.spec) if self.spec else "settings unknown"
 
     def rows(self, rank: str, carried: tuple[str, ...] = ()) -> Rows:
@@ -260,9 +270,14 @@ class Epoch:
 
     def ranks_json(self) -> str:
         """json.dumps of to_json()'s `ranks`, each rank's statistics written from its rows
-        (FrozenRows.describe_json: a run that is over, from its figures as kept)."""
+        (FrozenRows.describe_json: a run that is over, from its figures as kept; in C where built)."""
+        ranks = sorted(self.per_rank, key=rank_key)
+        if compiled.ranks_json is not None:
+            text = compiled.ranks_json(ranks, self.per_rank)
+            if text is not None:
+                return text
         return "{" + ", ".join(f"{encode_basestring_ascii(rank)}: {self.per_rank[rank].describe_json()}"
-                               for rank in sorted(self.per_rank, key=rank_key)) + "}"
+                               for rank in ranks) + "}"
 
     def to_json(self, brief: bool = False) -> dict:
         """As in `summary --json`; brief: each rank's statistics only n and mean (no sort)."""
@@ -287,7 +302,23 @@ class EpochTracker:
         self.tally = tally  # the epochs' value sets keep exact sums as they come (Epoch.tally)
         self.epochs: dict[str | None, list[Epoch]] = {}
         self.spec: dict[str | None, dict] = {}  # host -> latest server_args speculation settings
-        self._specs: dict[tuple, dict] = {}  # the settings of the runs that are over, each once (Epoch.freeze)
+        # the settings of the runs that are over, each once, with their label (Epoch.freeze)
+        self._specs: dict[tuple, tuple[dict, str]] = {}
+
+    # A parallel reader's part sends its runs back: packed (compiled.pack_epochs), 5,000 of them
+    # cross in a fraction of the time their objects take one by one.
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        if compiled.pack_epochs is not None and compiled.thaw_epochs is not None:
+            state["epochs"] = {host: compiled.pack_epochs(eps) for host, eps in self.epochs.items()}
+            state["packed"] = True
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        if state.pop("packed", False):
+            thaw = compiled.thaw_epochs or compiled._compiled.thaw_epochs  # packed where it was built
+            state["epochs"] = {host: thaw(packed) for host, packed in state["epochs"].items()}
+        self.__dict__.update(state)
 
     def add_batch(self, rec: BatchStats, ts: float) -> None:
         """Counts a record, and its values, into its host's epoch: the dashboard's way (its ring

@@ -287,13 +287,24 @@ class FrozenBuckets(Buckets):
         return self.scale.json_key, self.decode, means.tobytes() if isinstance(means, array) else means
 
     def __setstate__(self, state: tuple) -> None:
-        key, self.decode, means = state
+        key, decode, means = state
         if isinstance(means, bytes):
-            self.means = array("d")
-            self.means.frombytes(means)
-        else:
-            self.means = means
-        self.scale = next(s for s in SCALES if s.json_key == key)
+            raw, means = means, array("d")
+            means.frombytes(raw)
+        self._keep(next(s for s in SCALES if s.json_key == key), decode, means)
+
+    @classmethod
+    def kept(cls, scale: Scale, decode: list[int], means: Sequence[float | None]) -> FrozenBuckets:
+        """Frozen buckets of a scale with these decode lines and means (gen throughput, accept len
+        of each bucket; None or NaN: none), as freezing buckets made them."""
+        buckets = cls.__new__(cls)
+        buckets._keep(scale, decode, means)
+        return buckets
+
+    def _keep(self, scale: Scale, decode: list[int], means: Sequence[float | None]) -> None:
+        self.scale = scale
+        self.decode = decode
+        self.means = means
         self.gen = self.accept = _NO_SUMS
         self.buf = self.rows = _NO_ROWS
         self.rows_of = ()

@@ -711,6 +711,7 @@ _NO_SETS: dict[str, ValueSet] = {}
 _NO_ROWS: array[float] = array("d")
 _JSON_KEYS: dict[tuple[str, ...], tuple[bytes, ...]] = {}  # metrics -> each one's `"name": `
 _SHARED: dict[tuple, tuple] = {}
+_NANS: dict[int, tuple] = {}  # k -> the one tuple of k NaNs that frozen rows keep
 
 
 def _shared(names: tuple) -> tuple:
@@ -811,12 +812,24 @@ class FrozenRows(Rows):
         return self.names, self.metrics, self.stats.tobytes()
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        names, self.metrics, raw = state
-        self.stats = array("d")
-        self.stats.frombytes(raw)
+        names, metrics, raw = state
+        stats = array("d")
+        stats.frombytes(raw)
+        self._keep(names, metrics, stats)
+
+    @classmethod
+    def kept(cls, names: tuple[str, ...], metrics: tuple[str, ...], stats: array[float]) -> FrozenRows:
+        """Frozen rows of these figures (7 doubles a metric), as freezing rows of these names made them."""
+        rows = cls.__new__(cls)
+        rows._keep(names, metrics, stats)
+        return rows
+
+    def _keep(self, names: tuple[str, ...], metrics: tuple[str, ...], stats: array[float]) -> None:
+        self.stats = stats
         self.names = _shared(names)
+        self.metrics = _shared(metrics)
         self.tally = False
         self._sets = _NO_SETS
         self.buf = _NO_ROWS
-        self.nans = _shared((NAN,) * len(names))
+        self.nans = _NANS.get(len(names)) or _NANS.setdefault(len(names), _shared((NAN,) * len(names)))
         self.limit = 0

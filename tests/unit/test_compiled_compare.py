@@ -1,4 +1,4 @@
-"""A run that is over, compared and written in C (frozen_row, epoch_json in core/_compiled.pyx): the
+"""A run that is over, compared and written in C (frozen_row, ranks_json, epoch_json in core/_compiled.pyx): the
 same row, the same state after it and the same JSON text, to the byte, as compare.Comparison.row of
 its brief form and json.dumps of compare.compared() give, on generated runs of every shape."""
 
@@ -14,18 +14,19 @@ from hypothesis import strategies as st
 
 from mtptui.core import compiled
 from mtptui.core.compare import BucketRow, Comparison, Delta, EpochRow, compared
-from mtptui.core.epochs import EPOCH_METRICS, Epoch
+from mtptui.core.epochs import EPOCH_METRICS, Epoch, rank_key
 from mtptui.core.loadmatch import SCALES, FrozenBuckets
 from mtptui.core.summary import _encode, _encode_with
-from mtptui.core.valueset import FrozenRows
+from mtptui.core.valueset import FrozenRows, Rows
 
 C = compiled._compiled if compiled.BUILT else None
 built = pytest.mark.skipif(C is None, reason="the compiled hot path was not built (no C compiler at install)")
 
-_means = st.one_of(st.just(math.nan), st.integers(0, 10**6).map(lambda k: k / 100),
-                   st.floats(min_value=1e-3, max_value=1e5), st.just(0.0))
+_numbers = st.one_of(st.integers(0, 10**6).map(lambda k: k / 100), st.floats(min_value=1e-3, max_value=1e5),
+                     st.just(0.0))
+_means = st.one_of(st.just(math.nan), _numbers)
 # a metric of a rank: absent (NaN n), or n and its mean
-_metric = st.one_of(st.none(), st.tuples(st.integers(1, 40), _means.filter(lambda m: m == m)))
+_metric = st.one_of(st.none(), st.tuples(st.integers(1, 40), _numbers))
 _ranks = st.sampled_from(["TP0", "TP1", "TP2", "TP10", "", "DP0 TP0", "DP1 TP1", "DP1 TP3", "pid=41820 TP0",
                           "Engine 001", "PP1 TP0"])
 _labels = st.sampled_from(["spec off", "settings unknown", "EAGLE steps=3 topk=1 draft=4", "NGRAM"])
@@ -135,3 +136,59 @@ def test_an_epochs_text_is_json_dumps_of_it_compared(extra, row, outline, ranks)
         doc.update({"by_load": None, "by_context": None})
     assert C.epoch_json(doc, row, ranks, _encode) == _encode_with(compared(doc, row), "ranks", ranks)
     assert json.loads(C.epoch_json(doc, row, ranks, _encode))["ranks"] == json.loads(ranks)
+
+
+@built
+@settings(max_examples=200, deadline=None)
+@given(_epochs())
+def test_a_run_that_is_overs_ranks_are_written_as_json_dumps_writes_them(epochs):
+    for e in epochs:
+        ranks = sorted(e.per_rank, key=rank_key)
+        assert C.ranks_json(ranks, e.per_rank) == json.dumps(e.to_json()["ranks"]) == e.ranks_json()
+
+
+@built
+def test_ranks_not_frozen_are_left_to_python():
+    rows = Rows(EPOCH_METRICS)
+    rows.add({"accept_len": 2.5})
+    assert C.ranks_json(["TP0"], {"TP0": rows}) is None
+
+
+def _same_epoch(a: Epoch, b: Epoch) -> bool:
+    names = [f for f in Epoch.__dataclass_fields__ if f not in ("per_rank", "matched")]
+    return (type(a) is type(b) and all(getattr(a, n) == getattr(b, n) for n in names)
+            and a.to_json() == b.to_json() and list(a.per_rank) == list(b.per_rank)
+            and [type(r) for r in a.per_rank.values()] == [type(r) for r in b.per_rank.values()]
+            and all(x.stats.tobytes() == y.stats.tobytes()  # NaN: a metric without values
+                    for x, y in zip(a.per_rank.values(), b.per_rank.values()) if hasattr(x, "stats"))
+            and ranks_texts(a) == ranks_texts(b))
+
+
+def ranks_texts(e: Epoch) -> str:
+    return json.dumps(e.to_json(brief=True)) + e.ranks_json()
+
+
+@built
+@settings(max_examples=200, deadline=None)
+@given(_epochs(), st.integers(0, 3))
+def test_runs_that_are_over_cross_packed_as_they_were(epochs, open_ones):
+    """A parallel reader's tracker, pickled (EpochTracker.__getstate__): its runs that are over
+    packed in C, any other epoch (one still open) as it is; back as they were, in order."""
+    import pickle
+
+    from mtptui.core.epochs import EpochTracker
+
+    for e in epochs[:open_ones]:  # epochs not over: their rows take values still
+        e.frozen = False
+        e.per_rank = {"TP0": Rows(EPOCH_METRICS)}
+        e.per_rank["TP0"].add({"accept_len": 2.0, "gen_throughput": 10.0})
+    tracker = EpochTracker()
+    for e in epochs:
+        tracker.epochs.setdefault(e.host, []).append(e)
+    state = tracker.__getstate__()
+    assert state.get("packed") is True
+    back = pickle.loads(pickle.dumps(tracker, pickle.HIGHEST_PROTOCOL))
+    assert list(back.epochs) == list(tracker.epochs)
+    for host, eps in tracker.epochs.items():
+        assert len(back.epochs[host]) == len(eps)
+        assert all(_same_epoch(a, b) for a, b in zip(eps, back.epochs[host]))

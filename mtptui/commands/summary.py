@@ -195,8 +195,8 @@ class _Spool:
 
 
 def _compared(epochs: Iterable[dict]) -> Iterator[tuple[dict, EpochRow]]:
-    """Each epoch with its row: an EpochDocs' from its brief forms (what the table reads of a
-    run), a list of documents (summary.to_json's) compared as they are."""
+    """Each epoch with its row: an EpochDocs' (EpochDocs.rows), a list of documents
+    (summary.to_json's) compared as they are."""
     return epochs.rows() if isinstance(epochs, EpochDocs) else iter_epoch_rows(epochs)
 
 
@@ -204,7 +204,7 @@ def _compared(epochs: Iterable[dict]) -> Iterator[tuple[dict, EpochRow]]:
 SECTIONS = ("epochs", "load", "context", "paying", "ended")
 # Of 10,000 runs' sections, the share that another core writes (EpochDocs.start_later): it
 # starts while this one describes the series and lists the events, and compares every run first
-RUNS_AHEAD_SHARE = 0.55
+RUNS_AHEAD_SHARE = 0.6
 
 
 def _fill(pairs: Iterable[tuple[dict, EpochRow]], ending: _Ending, out: dict[str, _Spool], shown: bool,

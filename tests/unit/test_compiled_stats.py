@@ -152,8 +152,13 @@ def test_the_epochs_texts_are_json_dumps_of_their_documents(many_runs, monkeypat
     assert list(epochs.texts()) == [json.dumps(e) for e in epochs]
     assert sum(r.vs_baseline is not None for _, r in epochs.rows()) > 50, "the runs compare with a baseline"
     # what a table and the advice read: the rows of the runs' brief forms, compared in Python
-    assert list(epochs.rows()) == list(iter_epoch_rows(e.to_json(brief=True) for e in epochs._epochs))
-    assert epochs.last_rows() == {e["host"]: (e, r) for e, r in epochs.rows()}
+    briefs = [e.to_json(brief=True) for e in epochs._epochs]
+    pairs = list(epochs.rows())
+    assert [r for _, r in pairs] == [r for _, r in iter_epoch_rows(briefs)]
+    assert all(doc.items() >= {k: v for k, v in brief.items() if k not in ("ranks", "by_load", "by_context")}.items()
+               for (doc, _), brief in zip(pairs, briefs))
+    last = {e["host"]: (e, r) for e, r in iter_epoch_rows(briefs)}
+    assert epochs.last_rows() == last
 
 
 def test_tidy_leaves_an_int_an_int():

@@ -2100,25 +2100,59 @@ def stats_json(array.array stats, tuple keys):
     return out.done()
 
 
+# -- runs that are over: their ranks' JSON, their comparison, their packing -------------------------
+import dataclasses
+from operator import attrgetter
+
+DEF DELTA_MIN = 10  # compare.DELTA_MIN_BATCHES (checked when the kit is made)
+
+
+cdef class _Kit:
+    """What these functions read of the Python modules that import this one, imported once, when
+    first asked."""
+    cdef readonly object compare, rank_key, Epoch, FrozenRows, FrozenBuckets, SCALES, CONTEXT, EPOCH_METRICS
+    cdef readonly object others  # the getter of an Epoch's fields but per_rank and matched
+    cdef readonly Py_ssize_t at  # per_rank's place among Epoch's fields (matched follows)
+
+    def __init__(self):
+        from mtptui.core import compare, epochs, loadmatch, valueset
+        if compare.DELTA_MIN_BATCHES != DELTA_MIN:
+            raise ImportError("compare.DELTA_MIN_BATCHES is not the one built in")
+        names = [f.name for f in dataclasses.fields(epochs.Epoch)]
+        self.at = names.index("per_rank")
+        if names[self.at + 1] != "matched":
+            raise ImportError("Epoch's fields: matched must follow per_rank")
+        self.others = attrgetter(*[n for n in names if n not in ("per_rank", "matched")])
+        self.compare, self.rank_key, self.Epoch = compare, epochs.rank_key, epochs.Epoch
+        self.FrozenRows, self.FrozenBuckets = valueset.FrozenRows, loadmatch.FrozenBuckets
+        self.SCALES, self.CONTEXT, self.EPOCH_METRICS = loadmatch.SCALES, loadmatch.CONTEXT, epochs.EPOCH_METRICS
+
+
+cdef _Kit _the_kit = None
+
+
+cdef _Kit _kit():
+    global _the_kit
+    if _the_kit is None:
+        _the_kit = _Kit()
+    return _the_kit
+
+
 cdef dict _METRIC_KEYS = {}  # metrics -> each one's JSON and `: `, as bytes
-cdef object _frozen_rows_type = None
 
 
 def ranks_json(list ranks, dict per_rank):
     """Epoch.ranks_json() of these ranks, in this order, each one's rows FrozenRows: each rank's
     JSON, then its statistics as stats_json writes them; None where a rank's rows are not frozen
     (Python then)."""
-    global _frozen_rows_type
     cdef _Text out = _Text()
     cdef bint first = True
     cdef array.array stats
-    if _frozen_rows_type is None:
-        from mtptui.core.valueset import FrozenRows
-        _frozen_rows_type = FrozenRows
+    frozen_rows = _kit().FrozenRows
     out.put("{", 1)
     for rank in ranks:
         rows = per_rank[rank]
-        if type(rows) is not _frozen_rows_type:
+        if type(rows) is not frozen_rows:
             return None
         metrics = rows.metrics
         keys = _METRIC_KEYS.get(metrics)
@@ -2134,14 +2168,7 @@ def ranks_json(list ranks, dict per_rank):
     return out.done()
 
 
-# -- a run that is over, compared (compare.Comparison.row of its brief form) ------------------------
-cdef object _cmp = None  # mtptui.core.compare, imported when first asked (it imports what imports this)
-cdef object _rank_key = None
-cdef object _frozen_rows = None
-cdef object _frozen_buckets = None
-cdef object _epoch_metrics = None
 cdef object _sum = sum
-DEF DELTA_MIN = 10  # compare.DELTA_MIN_BATCHES (checked on import below)
 
 
 cdef object _pooled(list ns, list means):
@@ -2168,7 +2195,7 @@ cdef object _delta_of(object gen_total, bint comparable, object other):
     """compare._delta."""
     if other is None or gen_total is None or not comparable or not other.gen_total:
         return None
-    return _cmp.Delta(other.index, other.label, other.gen_total, gen_total / other.gen_total - 1)
+    return _kit().compare.Delta(other.index, other.label, other.gen_total, gen_total / other.gen_total - 1)
 
 
 def frozen_row(state, epoch, str label, ended):
@@ -2176,45 +2203,39 @@ def frozen_row(state, epoch, str label, ended):
     from its figures as kept (valueset.FrozenRows, loadmatch.FrozenBuckets), without its brief
     form made: the same row, and the same state after it. None (nothing changed) for an epoch
     that is not over, or kept otherwise: Python's row() then."""
-    global _cmp, _rank_key, _frozen_rows, _frozen_buckets, _epoch_metrics
     cdef const double* st
     cdef double n_
     cdef Py_ssize_t gi, ai, ri, i, j
     cdef bint spec_off, comparable, first
-    if _cmp is None:
-        from mtptui.core import compare, epochs, loadmatch, valueset
-        if compare.DELTA_MIN_BATCHES != DELTA_MIN:
-            raise ImportError("compare.DELTA_MIN_BATCHES is not the one built in")
-        _cmp, _rank_key = compare, epochs.rank_key
-        _frozen_rows, _frozen_buckets = valueset.FrozenRows, loadmatch.FrozenBuckets
-        _epoch_metrics = epochs.EPOCH_METRICS
+    cdef _Kit kit = _kit()
+    cmp = kit.compare
     if not epoch.frozen:
         return None
     per_rank = epoch.per_rank
-    metrics = _epoch_metrics
+    metrics = kit.EPOCH_METRICS
     for rows in per_rank.values():
-        if type(rows) is not _frozen_rows or rows.metrics != metrics:
+        if type(rows) is not kit.FrozenRows or rows.metrics != metrics:
             return None
     matched = epoch.matched
-    scales = _cmp.SCALES
+    scales = kit.SCALES
     if len(matched) != len(scales):
         return None
     for i in range(len(scales)):
-        if type(matched[i]) is not _frozen_buckets or matched[i].scale is not scales[i]:
+        if type(matched[i]) is not kit.FrozenBuckets or matched[i].scale is not scales[i]:
             return None
     ai, ri, gi = metrics.index("accept_len"), metrics.index("accept_rate"), metrics.index("gen_throughput")
     host = epoch.host
     gen_per_rank = {}
     groups = {}  # DP group -> ([n], [mean]) of its ranks' gen throughput
     al_n, al_m, ar_n, ar_m = [], [], [], []
-    for rank in sorted(per_rank, key=_rank_key):
+    for rank in sorted(per_rank, key=kit.rank_key):
         st = (<array.array>per_rank[rank].stats).data.as_doubles
         n_ = st[7 * gi]
         if n_ == n_:
             gen_per_rank[rank] = st[7 * gi + 1]
-            g = groups.get(_cmp.dp_group(rank))
+            g = groups.get(cmp.dp_group(rank))
             if g is None:
-                g = groups[_cmp.dp_group(rank)] = ([], [])
+                g = groups[cmp.dp_group(rank)] = ([], [])
             (<list>g[0]).append(<long long>n_)
             (<list>g[1]).append(st[7 * gi + 1])
         n_ = st[7 * ai]
@@ -2248,7 +2269,7 @@ def frozen_row(state, epoch, str label, ended):
     last = decoded.get(host)
     if last is not None and not last.comparable:
         short_before = (last.index, last.min_batches)
-    row = _cmp.EpochRow(
+    row = cmp.EpochRow(
         host=host, index=epoch.index, start=epoch.start, end=epoch.end, label=label, reason=epoch.reason,
         decode_batches=batches, spec_off=spec_off, accept_len=accept_len, accept_rate=accept_rate,
         gen_per_rank=gen_per_rank,
@@ -2279,16 +2300,16 @@ def frozen_row(state, epoch, str label, ended):
                 acc = None
             key = (host, name, blabel)
             base = _change(d, gen, baseline_bucket.get(key))
-            bucket = _cmp.BucketRow(name, blabel, d, gen, acc, _change(d, gen, previous_bucket.get(key)), base,
+            bucket = cmp.BucketRow(name, blabel, d, gen, acc, _change(d, gen, previous_bucket.get(key)), base,
                                     not spec_off and base is not None and base < 0)
             buckets.append(bucket)
             if gen and d >= DELTA_MIN:  # BucketRow.comparable
                 previous_bucket[key] = bucket
                 if spec_off:
                     baseline_bucket[key] = bucket
-        if scale is _cmp.CONTEXT:
+        if scale is kit.CONTEXT:
             context = buckets
-    row.stops_paying_from = _cmp.stops_paying_from(context)
+    row.stops_paying_from = cmp.stops_paying_from(context)
     if comparable:
         previous[host] = row
         if spec_off:
@@ -2297,26 +2318,7 @@ def frozen_row(state, epoch, str label, ended):
 
 
 # -- a parallel reader's runs that are over, packed to cross (EpochTracker.__getstate__) -------------
-import dataclasses
-from operator import attrgetter
-
-cdef object _kit = None  # (Epoch, FrozenRows, FrozenBuckets, SCALES, the getter of the other fields, per_rank's place)
-
-
-cdef tuple _epoch_kit():
-    global _kit
-    if _kit is None:
-        from mtptui.core import epochs, loadmatch, valueset
-        names = [f.name for f in dataclasses.fields(epochs.Epoch)]
-        at = names.index("per_rank")
-        if names[at + 1] != "matched":
-            raise ImportError("Epoch's fields: matched must follow per_rank")
-        others = [n for n in names if n not in ("per_rank", "matched")]
-        _kit = (epochs.Epoch, valueset.FrozenRows, loadmatch.FrozenBuckets, loadmatch.SCALES, attrgetter(*others), at)
-    return _kit
-
-
-cdef bint _plain(object e, tuple kit):
+cdef bint _plain(object e, _Kit kit):
     """A run that is over whose figures pack: FrozenRows of one kind for every rank, FrozenBuckets
     of C's means for each scale in order."""
     cdef Py_ssize_t i
@@ -2324,7 +2326,7 @@ cdef bint _plain(object e, tuple kit):
         return False
     names = metrics = None
     for rows in e.per_rank.values():
-        if type(rows) is not kit[1]:
+        if type(rows) is not kit.FrozenRows:
             return False
         if names is None:
             names, metrics = rows.names, rows.metrics
@@ -2332,12 +2334,12 @@ cdef bint _plain(object e, tuple kit):
             return False
         if type(rows.stats) is not array.array or len(rows.stats) != 7 * len(metrics):
             return False
-    matched, scales = e.matched, kit[3]
+    matched, scales = e.matched, kit.SCALES
     if len(matched) != len(scales):
         return False
     for i in range(len(scales)):
         b = matched[i]
-        if type(b) is not kit[2] or b.scale is not scales[i] or type(b.means) is not array.array:
+        if type(b) is not kit.FrozenBuckets or b.scale is not scales[i] or type(b.means) is not array.array:
             return False
         if len(b.decode) != len(scales[i].buckets) or len(b.means) != 2 * len(b.decode):
             return False
@@ -2348,8 +2350,8 @@ def pack_epochs(list eps):
     """A host's epochs as (items, stats, decode lines, means): each run that is over as a tuple of
     its other fields and its ranks (_plain), its figures in the three arrays for all; any other
     epoch as it is. Pickled, 5,000 runs cross several times faster than as their objects."""
-    cdef tuple kit = _epoch_kit()
-    others = kit[4]
+    cdef _Kit kit = _kit()
+    others = kit.others
     items = []
     cdef array.array stats = array.array("d"), decode = array.array("q"), means = array.array("d")
     for e in eps:
@@ -2370,8 +2372,8 @@ def pack_epochs(list eps):
 
 def thaw_epochs(tuple packed):
     """pack_epochs()'s epochs, each as it was (FrozenRows.kept, FrozenBuckets.kept)."""
-    cdef tuple kit = _epoch_kit()
-    epoch, kept_rows, kept_buckets, scales, at = kit[0], kit[1].kept, kit[2].kept, kit[3], kit[5]
+    cdef _Kit kit = _kit()
+    epoch, kept_rows, kept_buckets, scales, at = kit.Epoch, kit.FrozenRows.kept, kit.FrozenBuckets.kept, kit.SCALES, kit.at
     items, stats, decode, means = packed
     cdef array.array st = stats, dc = decode, mn = means
     cdef Py_ssize_t s_at = 0, d_at = 0, m_at = 0, w, k, n

@@ -45,7 +45,6 @@ def error_signature(kind: str, text: str) -> str:
 
 
 @lru_cache(maxsize=4096)  # a few ranks, sorted in every epoch's document
-@lru_cache(maxsize=4096)  # a few ranks, sorted in every run's figures
 def rank_key(rank: str) -> tuple:
     """Natural order: TP2 before TP10, DP1 TP1 before DP10 TP10."""
     return tuple((int(p) if p.isdigit() else p) for p in re.split(r"(\d+)", rank))

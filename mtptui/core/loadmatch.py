@@ -249,23 +249,19 @@ class FrozenBuckets(Buckets):
     __slots__ = ("means",)
 
     def __init__(self, buckets: Buckets) -> None:  # not Buckets.__init__: no sums
-        self.scale = buckets.scale
-        self.gen = self.accept = _NO_SUMS
         # A short run's lines all wait in its rows, summed in C here in one pass: each bucket's
         # mean is then its sum's parts' over its count (ExactSum.mean's, to the bit), without an
         # exact sum kept per bucket first. A run of 100 lines in a log of 10,000 runs.
         means = (buckets._compiled(compiled.split_means, buckets.columns(buckets.rows, buckets.rows_of))
                  if buckets.rows and not buckets.buf and not any(buckets.decode) else None)
         # gen throughput then accept len of each bucket (None, or in C's array NaN: no value)
-        self.means: Sequence[float | None]
         if means is not None:
-            self.decode, self.means = means
+            decode, kept = means
         else:
             buckets.fold()
-            self.decode = list(buckets.decode)
-            self.means = tuple(m for g, a in zip(*buckets._sums()) for m in (g.mean(), a.mean()))
-        self.buf = self.rows = _NO_ROWS
-        self.rows_of = ()
+            decode = list(buckets.decode)
+            kept = tuple(m for g, a in zip(*buckets._sums()) for m in (g.mean(), a.mean()))
+        self._keep(buckets.scale, decode, kept)
 
     def add(self, fields: dict) -> None:
         raise TypeError("buckets that are frozen take no more lines")
@@ -304,7 +300,7 @@ class FrozenBuckets(Buckets):
     def _keep(self, scale: Scale, decode: list[int], means: Sequence[float | None]) -> None:
         self.scale = scale
         self.decode = decode
-        self.means = means
+        self.means: Sequence[float | None] = means
         self.gen = self.accept = _NO_SUMS
         self.buf = self.rows = _NO_ROWS
         self.rows_of = ()

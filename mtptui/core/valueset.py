@@ -711,7 +711,6 @@ _NO_SETS: dict[str, ValueSet] = {}
 _NO_ROWS: array[float] = array("d")
 _JSON_KEYS: dict[tuple[str, ...], tuple[bytes, ...]] = {}  # metrics -> each one's `"name": `
 _SHARED: dict[tuple, tuple] = {}
-_NANS: dict[int, tuple] = {}  # k -> the one tuple of k NaNs that frozen rows keep
 
 
 def _shared(names: tuple) -> tuple:
@@ -751,14 +750,7 @@ class FrozenRows(Rows):
         # it, as their value sets would describe them (stats.describe: the same figures to the bit)
         # one tuple of names, of NaNs, one empty dict and buffer for all frozen rows alike: 10,000
         # runs hold (and a parallel read's part pickles) them once, not 40,000 times
-        self.names = _shared(rows.names)
-        self.metrics = rows.metrics
-        self.tally = rows.tally
-        self._sets = _NO_SETS  # nothing adds to them
-        self.buf = _NO_ROWS
-        self.nans = _shared(rows.nans)
-        self.limit = 0  # nothing adds to it
-        self.stats = _frozen_stats(rows)
+        self._keep(rows.names, rows.metrics, _frozen_stats(rows), rows.tally)
 
     def _one(self, i: int) -> dict[str, Any] | None:
         s = self.stats[7 * i:7 * i + 7]
@@ -824,12 +816,12 @@ class FrozenRows(Rows):
         rows._keep(names, metrics, stats)
         return rows
 
-    def _keep(self, names: tuple[str, ...], metrics: tuple[str, ...], stats: array[float]) -> None:
+    def _keep(self, names: tuple[str, ...], metrics: tuple[str, ...], stats: array[float], tally: bool = False) -> None:
         self.stats = stats
         self.names = _shared(names)
         self.metrics = _shared(metrics)
-        self.tally = False
-        self._sets = _NO_SETS
+        self.tally = tally  # an unpickled one keeps no tally (ValueSet.__setstate__)
+        self._sets = _NO_SETS  # nothing adds to them
         self.buf = _NO_ROWS
-        self.nans = _NANS.get(len(names)) or _NANS.setdefault(len(names), _shared((NAN,) * len(names)))
-        self.limit = 0
+        self.nans = _shared((NAN,) * len(names))
+        self.limit = 0  # nothing adds to it

@@ -412,11 +412,12 @@ def main(argv: list[str]) -> int:
     for s in doc["series"]:
         if s["last"] is not None:
             seen[s["host"]] = max(s["last"], seen.get(s["host"], s["last"]))
-    epochs = doc["epochs"]
+    epochs, series, gpus_seen = doc["epochs"], doc["series"], summary.recorded.gpus
     # judged when it is reached, after the epochs (its place in the document): from the pass that
-    # wrote or showed them, not from another over 10,000 runs
+    # wrote or showed them, not from another over 10,000 runs. It holds neither doc nor summary:
+    # a cycle through them would leave 10,000 runs to the cycle collector at exit (0.2 s).
     doc["advice"] = lambda: [a.to_json() for a in advise_last(epochs.last_rows(), seen, step_name=_step_name,
-                                                              series=doc["series"], gpus=summary.recorded.gpus)]
+                                                              series=series, gpus=gpus_seen)]
     lat = latency_section(summary.recorded, doc["epochs"])
     if lat:
         doc["latency"] = lat

@@ -1886,6 +1886,8 @@ def json_double(double x):
 from libc.stdlib cimport realloc
 from _json import encode_basestring_ascii as _ascii
 
+from cpython.bytes cimport PyBytes_FromStringAndSize
+
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object o, Py_ssize_t* size) except NULL
 
@@ -2012,6 +2014,17 @@ cdef int _buckets(_Text out, list buckets, bint below) except -1:
             out.item(', "below_baseline": ', b.below_baseline)
         out.put("}", 1)
     return out.put("]", 1)
+
+
+def json_lines(values, encode):
+    """b"".join((json.dumps(v) + "\n").encode() for v in values): the texts of EventLog's
+    file. encode: json's encoder, for a value of a kind not written here."""
+    cdef _Text out = _Text()
+    out.encode = encode
+    for v in values:
+        out.value(v)
+        out.put("\n", 1)
+    return PyBytes_FromStringAndSize(out.p, out.n)
 
 
 # the keys compare.compared() sets over an epoch's, in its order

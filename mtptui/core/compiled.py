@@ -18,6 +18,8 @@ the two to it), more slowly. It holds:
   with the runs before it (compare.Comparison) from its figures as kept, and written as its JSON
   text from them and its row (summary._text), without the dicts of each figure that its brief
   form and json would make;
+- json_lines(): the events of `summary` written as JSON lines (eventlog.EventLog), one buffer for
+  a thousand of them;
 - pack_epochs() and thaw_epochs(): a parallel reader's runs that are over, sent as a few arrays
   and a tuple each instead of some 27 objects each (EpochTracker.__getstate__).
 
@@ -80,6 +82,7 @@ describe_columns = _compiled.describe_columns if ENABLED else None
 stats_json = _compiled.stats_json if ENABLED else None
 tidy = _compiled.tidy if ENABLED else None
 epoch_json = _compiled.epoch_json if ENABLED else None
+json_lines = _compiled.json_lines if ENABLED else None
 frozen_row = _compiled.frozen_row if ENABLED else None
 ranks_json = _compiled.ranks_json if ENABLED else None
 pack_epochs = _compiled.pack_epochs if ENABLED else None
@@ -87,7 +90,7 @@ thaw_epochs = _compiled.thaw_epochs if ENABLED else None
 # every helper above: a test sets each to None for the Python path, which must give the same
 HELPERS = ("count_values", "sort_values", "split_sums", "split_means", "dense_scatter", "dense_sums", "dense_kth",
            "without_nan", "context_keys", "exact_parts", "dense_add", "dense_nonzero", "at_scale",
-           "describe_columns", "stats_json", "tidy", "epoch_json",
+           "describe_columns", "stats_json", "tidy", "epoch_json", "json_lines",
            "frozen_row", "ranks_json", "pack_epochs", "thaw_epochs")
 
 

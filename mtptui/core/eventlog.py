@@ -14,12 +14,23 @@ import tempfile
 from collections.abc import Iterator
 from typing import BinaryIO
 
+from mtptui.core import compiled
 from mtptui.core.records import Event
 
 HELD = 1024
 # The newest events stay in memory when the rest are written: a traceback's event takes its text
 # from the exception line a few lines after it (LineParser's Block), in place.
 RECENT = 16
+
+
+_encode = json.JSONEncoder(check_circular=False).encode
+
+
+def _lines(docs: list[dict]) -> bytes:
+    """The docs as the file holds them: json.dumps of each, a line each."""
+    if compiled.json_lines is not None:
+        return compiled.json_lines(docs, _encode)
+    return "".join(json.dumps(d) + "\n" for d in docs).encode()
 
 
 class EventLog:
@@ -50,7 +61,7 @@ class EventLog:
         f = self._writable
         f.seek(0, 2)
         n = len(self._held) - keep
-        f.write("".join(json.dumps(e.to_json()) + "\n" for e in self._held[:n]).encode())
+        f.write(_lines([e.to_json() for e in self._held[:n]]))
         del self._held[:n]
 
     def extend(self, later: EventLog) -> None:

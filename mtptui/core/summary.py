@@ -314,6 +314,9 @@ class Summary:
         """flush(), and puts every value set in the order its statistics need: a reader of a
         file's part does this on its own core, before the parts are joined."""
         self.flush()
+        # the input is read: the lane goes, and with it the cycle (it holds this sink), so that
+        # reference counting frees a summary of 10,000 runs, not the cycle collector at exit
+        self.lane = None
         for s in self.series.values():
             s.decode.seal()
             s.prefill.seal()

@@ -1,6 +1,7 @@
 """A run that is over, compared and written in C (frozen_row, ranks_json, epoch_json in core/_compiled.pyx): the
 same row, the same state after it and the same JSON text, to the byte, as compare.Comparison.row of
-its brief form and json.dumps of compare.compared() give, on generated runs of every shape."""
+its brief form and json.dumps of compare.compared() give, on generated runs of every shape; and
+summary's events as json_lines writes them, json.dumps' lines."""
 
 from __future__ import annotations
 
@@ -136,6 +137,19 @@ def test_an_epochs_text_is_json_dumps_of_it_compared(extra, row, outline, ranks)
         doc.update({"by_load": None, "by_context": None})
     assert C.epoch_json(doc, row, ranks, _encode) == _encode_with(compared(doc, row), "ranks", ranks)
     assert json.loads(C.epoch_json(doc, row, ranks, _encode))["ranks"] == json.loads(ranks)
+
+
+class _Level(int):  # an int of a kind json writes by its own rules: left to json's encoder
+    pass
+
+
+@built
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.one_of(_json_values, st.dictionaries(_text, st.builds(_Level, st.integers(-9, 9)), max_size=2)),
+                max_size=5))
+def test_events_are_written_as_json_dumps_writes_each_a_line(values):
+    want = "".join(json.dumps(v) + "\n" for v in values).encode()
+    assert C.json_lines(values, _encode) == want
 
 
 @built

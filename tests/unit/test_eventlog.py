@@ -25,6 +25,20 @@ def texts(evs: list[Event]) -> list[str]:
     return [json.dumps(e.to_json()) for e in evs]
 
 
+def test_events_written_in_python_are_the_same_lines(monkeypatch):
+    monkeypatch.setattr(eventlog, "HELD", 10)
+    evs = events(35)
+    written = {}
+    for way in ("compiled", "python"):
+        if way == "python":
+            monkeypatch.setattr(eventlog.compiled, "json_lines", None)
+        log = EventLog()
+        for e in evs:
+            log.append(e)
+        written[way] = list(log.texts())
+    assert written["compiled"] == written["python"] == texts(evs)
+
+
 def test_events_past_the_held_ones_go_to_a_file_and_come_back_in_order(monkeypatch):
     monkeypatch.setattr(eventlog, "HELD", 10)
     monkeypatch.setattr(eventlog, "RECENT", 2)

@@ -100,3 +100,20 @@ def test_word_filter_never_changes_the_kind():
         assert (got[0] if got else None) == _every_rule(msg), msg
         seen.add(got[0] if got else None)
     assert {"ready", "spec_config", "nccl", "oom", "watchdog"} <= seen
+
+
+def test_a_settings_line_seen_again_gives_its_own_settings_each_time():
+    """The settings of a line seen before come from a cache (a crash loop prints the same line at
+    each start): each event still gets a dict of its own, and a line too long to keep is read."""
+    from mtptui.core.parse.events import SETTINGS_KEPT, classify
+
+    msg = ("server_args=ServerArgs(model_path='Qwen/Qwen3-8B', tp_size=4, speculative_algorithm='EAGLE', "
+           "speculative_num_steps=3)")
+    first = classify(msg)[1]
+    first["frames"] = ["changed by its event"]
+    again = classify(msg)[1]
+    assert again == {"model_path": "Qwen/Qwen3-8B", "tp_size": 4, "algorithm": "EAGLE", "num_steps": 3}
+    assert again is not first
+    long = msg[:-1] + ", " + "x" * SETTINGS_KEPT + "=1, speculative_eagle_topk=2)"
+    assert classify(long)[1] == {**again, "topk": 2}
+    assert classify(long)[1] is not classify(long)[1]

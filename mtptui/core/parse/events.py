@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 from typing import Any, TypeAlias
@@ -256,9 +257,21 @@ def classify(msg: str, words: set[str] | None = None) -> tuple[EventKind, dict[s
 
 
 
+def _settings(msg: str) -> dict[str, Any]:
+    return vllm_args(msg) if _VLLM_MARK in msg and _MARK not in msg else server_args(msg)
+
+
+# A unit that restarts prints the same settings line at each start: a crash loop's thousands of
+# them, and SGLang 0.5.23's is 18 KB that ast.literal_eval takes a millisecond to read. Lines up to
+# 64 KB are kept, 16 of them: a megabyte at most, whatever lines a hostile log holds.
+_recent_settings = functools.lru_cache(maxsize=16)(_settings)
+SETTINGS_KEPT = 64 * 1024
+
+
 def _data(kind: EventKind, rx: re.Pattern[str], msg: str) -> dict[str, Any]:
     if kind == "spec_config":
-        return vllm_args(msg) if _VLLM_MARK in msg and _MARK not in msg else server_args(msg)
+        # a copy: an event's data is its own
+        return dict(_recent_settings(msg)) if len(msg) <= SETTINGS_KEPT else _settings(msg)
     if rx.pattern.startswith("Scheduler or DataParallelController"):
         m = rx.search(msg)
         if m is not None:

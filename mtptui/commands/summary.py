@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from mtptui.core.advisor import advise_last
 from mtptui.core.compare import DELTA_MIN_BATCHES, EpochRow, bucket_cells, delta_text, iter_epoch_rows
 from mtptui.core.loadmatch import CONTEXT, LOAD, Scale
+from mtptui.core.nogc import without_cycle_collector
 from mtptui.core.recorded import Recorded
 from mtptui.core.summary import EpochDocs
 from mtptui.sources.parallel import summarise
@@ -402,6 +403,14 @@ def advice_lines(advice: list[dict]) -> list[str]:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    # the cycle collector off throughout, as the read has it: what the command makes is freed by
+    # reference counting (tests/unit/test_many_runs), and the collector's passes over 10,000 runs'
+    # objects once the read is done, some 200,000 of them, found nothing and took 30 ms
+    with without_cycle_collector():
+        return _summary(args)
+
+
+def _summary(args: argparse.Namespace) -> int:
     summary, counts = summarise(args.paths, args.since, args.until, args.jobs)
     # the epochs' JSON, or the runs' sections, made on two cores when there are two (EpochDocs.start_later)
     ahead = None

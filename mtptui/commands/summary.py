@@ -135,6 +135,9 @@ def write_json(doc: dict, out: TextIO) -> None:
     for i, (key, value) in enumerate(doc.items()):
         out.write(("{" if not i else ", ") + json.dumps(key) + ": ")
         value = resolved(value)
+        if hasattr(value, "write_json"):  # the epochs, some written by another core (EpochDocs)
+            value.write_json(out)
+            continue
         if not hasattr(value, "texts"):
             out.write(json.dumps(value))  # dumps encodes in C; dump goes chunk by chunk
             continue

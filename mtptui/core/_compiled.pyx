@@ -1809,12 +1809,23 @@ cdef Py_ssize_t _put(char* out, const char* s, Py_ssize_t n) noexcept nogil:
     return n
 
 
+# The last few doubles written by the search for the shortest (a fifth of an epoch's text): a
+# run's throughput is written three times, in its totals, its one DP group, and the next run's
+# vs_previous. The GIL is held throughout (_json_double gives it up nowhere).
+DEF REPR_CACHED = 4
+cdef uint64_t _repr_bits[REPR_CACHED]
+cdef char _repr_text[REPR_CACHED][REPR_MAX]
+cdef Py_ssize_t _repr_len[REPR_CACHED]  # 0: empty
+cdef int _repr_next = 0
+
+
 cdef Py_ssize_t _json_double(double x, char* out):
     """Writes x as json.dumps writes a float (float.__repr__; NaN, Infinity, -Infinity) at out;
     returns the length. Where x is the double nearest a decimal of 9 places below 10**6 in size
     (what stats.tidy makes, and what a log prints), that decimal is its repr: no two decimals of
     at most 15 digits are the same double, so none shorter reads back as x; written from its
     digits, without the search for the shortest."""
+    global _repr_next
     cdef double a = fabs(x), c
     cdef long long k, whole, frac
     cdef Py_ssize_t n = 0, j, end
@@ -1860,11 +1871,23 @@ cdef Py_ssize_t _json_double(double x, char* out):
         if x != x:
             return _put(out, "NaN", 3)
         return _put(out, "Infinity", 8) if x > 0 else _put(out, "-Infinity", 9)
+    cdef uint64_t bits
+    memcpy(&bits, &x, 8)
+    for j in range(REPR_CACHED):
+        if _repr_len[j] and _repr_bits[j] == bits:
+            memcpy(out, _repr_text[j], _repr_len[j])
+            return _repr_len[j]
     s = PyOS_double_to_string(x, b'r', 0, DTSF_ADD_DOT_0, NULL)
     n = strlen(s)
     memcpy(out, s, n)
     PyMem_Free(s)
+    j = _repr_next
+    _repr_bits[j] = bits
+    memcpy(_repr_text[j], out, n)
+    _repr_len[j] = n
+    _repr_next = (j + 1) % REPR_CACHED
     return n
+
 
 
 # What comes before each statistic of valueset._STAT_KEYS in its JSON, one after another
@@ -1890,6 +1913,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object o, Py_ssize_t* size) except NULL
+    bint PyUnicode_IS_ASCII(object o)
 
 
 cdef class _Text:
@@ -1932,6 +1956,27 @@ cdef class _Text:
         cdef const char* c = PyUnicode_AsUTF8AndSize(s, &k)
         return self.put(c, k)
 
+    cdef int string(self, str s) except -1:
+        """s as json.dumps writes a str (encode_basestring_ascii): one of printable ASCII without
+        a quote or a backslash copied between its quotes, any other escaped by json's own; most
+        keys and values are the first kind, and the call into json cost as much as the rest of
+        an epoch's text."""
+        cdef Py_ssize_t k, i
+        cdef const unsigned char* c
+        if PyUnicode_IS_ASCII(s):
+            c = <const unsigned char*>PyUnicode_AsUTF8AndSize(s, &k)
+            for i in range(k):
+                if c[i] < 0x20 or c[i] > 0x7e or c[i] == 34 or c[i] == 92:  # a control, DEL, `"`, `\`
+                    break
+            else:
+                self.room(k + 2)
+                self.p[self.n] = 34
+                memcpy(self.p + self.n + 1, c, k)
+                self.p[self.n + k + 1] = 34
+                self.n += k + 2
+                return 0
+        return self.text(_ascii(s))
+
     cdef int value(self, object v) except -1:
         """v as json.dumps writes it: the kinds of a document here (None, bools, ints, floats, str,
         dicts of str keys, lists, tuples) written here, any other by `encode` (json's)."""
@@ -1948,7 +1993,7 @@ cdef class _Text:
             self.n += _json_double(v, self.p + self.n)
             return 0
         if t is str:
-            return self.text(_ascii(v))
+            return self.string(v)
         if t is int:
             return self.text(int.__repr__(v))
         if t is dict and all([type(k) is str for k in <dict>v]):
@@ -1976,7 +2021,7 @@ cdef class _Text:
     cdef int key(self, str k, bint first) except -1:
         if not first:
             self.put(", ", 2)
-        self.text(_ascii(k))
+        self.string(k)
         return self.put(": ", 2)
 
     cdef str done(self):
@@ -2029,6 +2074,7 @@ def json_lines(values, encode):
 
 # the keys compare.compared() sets over an epoch's, in its order
 _COMPARED = ("host_totals", "vs_previous", "vs_baseline", "by_load", "by_context", "stops_paying_from")
+_WRITTEN_AT = {k: i for i, k in enumerate(_COMPARED + ("ranks",))}  # what epoch_json writes from row or ranks
 
 
 def epoch_json(dict doc, row, str ranks, encode):
@@ -2040,12 +2086,16 @@ def epoch_json(dict doc, row, str ranks, encode):
     cdef bint first = True
     cdef dict per_dp
     out.put("{", 1)
+    cdef int at
     keys = list(doc)
     keys.extend([k for k in _COMPARED if k not in doc])
     for k in keys:
         out.key(k, first)
         first = False
-        if k == "host_totals":
+        at = _WRITTEN_AT.get(k, -1)  # one lookup, not a comparison with each of them
+        if at == -1:
+            out.value(doc[k])
+        elif at == 0:  # host_totals
             per_dp = row.gen_per_dp
             out.item('{"accept_len": ', row.accept_len)
             out.item(', "accept_rate": ', row.accept_rate)
@@ -2058,20 +2108,18 @@ def epoch_json(dict doc, row, str ranks, encode):
             out.item(', "min_batches": ', row.min_batches)
             out.item(', "comparable": ', row.comparable)
             out.put("}", 1)
-        elif k == "vs_previous":
+        elif at == 1:
             _delta(out, row.vs_previous)
-        elif k == "vs_baseline":
+        elif at == 2:
             _delta(out, row.vs_baseline)
-        elif k == "by_load":
+        elif at == 3:
             _buckets(out, row.by_load, False)
-        elif k == "by_context":
+        elif at == 4:
             _buckets(out, row.by_context, True)
-        elif k == "stops_paying_from":
+        elif at == 5:
             out.value(row.stops_paying_from)
-        elif k == "ranks":
+        else:  # ranks
             out.text(ranks)
-        else:
-            out.value(doc[k])
     out.put("}", 1)
     return out.done()
 

@@ -17,11 +17,19 @@ from mtptui.core import forked, summary
 from test_many_runs import log, many_runs_log  # noqa: F401 (the fixture shared with the unit tier)
 
 
-def written(path: Path, jobs: int, form: str = "--json") -> str:
-    out = io.StringIO()
+def written(path: Path, jobs: int, form: str = "--json", sink: str = "text") -> str:
+    """What the command writes: to a text in memory, or to a file's bytes (sys.stdout's kind, with
+    a buffer that the other process's texts are copied into whole)."""
+    out = io.StringIO() if sink == "text" else io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
     with redirect_stdout(out):
         assert command.main([form, "--jobs", str(jobs), str(path)] if form else ["--jobs", str(jobs), str(path)]) == 0
-    return out.getvalue()
+    if sink == "text":
+        return out.getvalue()
+    out.flush()
+    return out.buffer.getvalue().decode()
+
+
+SINKS = [("--json", "text"), ("--json", "bytes"), ("", "text")]
 
 
 @pytest.fixture
@@ -39,14 +47,14 @@ def forks(monkeypatch) -> list[forked.Forked]:
     return started
 
 
-@pytest.mark.parametrize("form", ["--json", ""])
-def test_the_epochs_made_ahead_are_the_ones_made_here(log, forks, monkeypatch, form):
+@pytest.mark.parametrize(("form", "sink"), SINKS)
+def test_the_epochs_made_ahead_are_the_ones_made_here(log, forks, monkeypatch, form, sink):
     judged: list[dict] = []  # what the advice was judged from: each host's last epoch and row
     advise = command.advise_last
     monkeypatch.setattr(command, "advise_last", lambda last, *a, **k: judged.append(dict(last)) or advise(last, *a, **k))
     alone = written(log, 1, form)
     assert not forks
-    ahead = written(log, 2, form)
+    ahead = written(log, 2, form, sink)
     assert len(forks) == 1 and forks[0].process.exitcode == 0
     assert ahead == alone
     # the other process's last rows, sent back: gpu-a's 300th run, gpu-b's one
@@ -55,16 +63,16 @@ def test_the_epochs_made_ahead_are_the_ones_made_here(log, forks, monkeypatch, f
         assert ahead.count("gpu-a") > 3 * 300  # each run in the epochs, load and context sections
 
 
-@pytest.mark.parametrize("form", ["--json", ""])
+@pytest.mark.parametrize(("form", "sink"), SINKS)
 @pytest.mark.parametrize("end", ["killed", "raises"])
-def test_when_the_other_process_gives_nothing_this_one_makes_them(log, forks, monkeypatch, end, form):
+def test_when_the_other_process_gives_nothing_this_one_makes_them(log, forks, monkeypatch, end, form, sink):
     alone = written(log, 1, form)
     start = summary.EpochDocs.start_later
 
     def broken(self, work, share, kept):
         def fails(split):
             for f in kept if isinstance(kept, tuple) else (kept,):
-                f.write("{broken\n")  # what it made before it stopped is not read
+                f.write(b"{broken\n" if isinstance(f, io.BufferedIOBase) else "{broken\n")  # not read: it stopped
                 f.flush()
             if end == "killed":
                 os._exit(9)
@@ -72,7 +80,7 @@ def test_when_the_other_process_gives_nothing_this_one_makes_them(log, forks, mo
         start(self, fails, share, kept)
 
     monkeypatch.setattr(summary.EpochDocs, "start_later", broken)
-    assert written(log, 2, form) == alone
+    assert written(log, 2, form, sink) == alone
     assert forks[0].process.exitcode == (9 if end == "killed" else 0)
 
 

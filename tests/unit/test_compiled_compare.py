@@ -97,7 +97,7 @@ def test_a_run_not_over_is_left_to_python():
     assert _state(state) == ({}, {}, {}, {}, {})
 
 
-_text = st.text(alphabet=st.sampled_from('aé"\\\n\x00\U0001f600 -'), max_size=6)
+_text = st.text(alphabet=st.sampled_from('aé"\\\n\x00\U0001f600 -~\x7f\x1f'), max_size=6)
 _json_values = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=True, allow_infinity=True),
               _text),
@@ -137,6 +137,15 @@ def test_an_epochs_text_is_json_dumps_of_it_compared(extra, row, outline, ranks)
         doc.update({"by_load": None, "by_context": None})
     assert C.epoch_json(doc, row, ranks, _encode) == _encode_with(compared(doc, row), "ranks", ranks)
     assert json.loads(C.epoch_json(doc, row, ranks, _encode))["ranks"] == json.loads(ranks)
+
+
+@built
+def test_every_character_in_a_key_or_a_string_is_written_as_json_dumps_writes_it():
+    # printable ASCII is copied as it is, the rest escaped: the boundaries (space, `~`, DEL) included
+    chars = [chr(c) for c in range(0x300)] + ["\U0001f600", "\ud800"]
+    values = [{c: c} for c in chars] + [{"k" + c * 3 + "k": "v" + c + "v"} for c in chars]
+    want = "".join(json.dumps(v) + "\n" for v in values).encode()
+    assert C.json_lines(values, _encode) == want
 
 
 class _Level(int):  # an int of a kind json writes by its own rules: left to json's encoder

@@ -59,6 +59,16 @@ def test_a_double_is_written_as_json_writes_it(x):
     assert C.json_double(x) == json.dumps(x)
 
 
+@built
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([1 / 3, -1 / 3, 2 / 3, 1e300 / 7, 5e-324, 0.1 + 0.2, 1455.5188888888613, math.pi]),
+                min_size=1, max_size=40))
+def test_a_double_written_again_is_written_as_json_writes_it(xs):
+    # the last few written by the search for the shortest are kept: each seen again, one after
+    # another or after others that pushed it out, reads as json.dumps' own
+    assert [C.json_double(x) for x in xs] == [json.dumps(x) for x in xs]
+
+
 _values = st.one_of(
     st.just(math.nan), st.sampled_from([0.0, -0.0]),
     st.integers(-10**6, 10**6).map(lambda k: k / 100),  # what a log prints

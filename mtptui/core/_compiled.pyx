@@ -1889,7 +1889,6 @@ cdef Py_ssize_t _json_double(double x, char* out):
     return n
 
 
-
 # What comes before each statistic of valueset._STAT_KEYS in its JSON, one after another
 _STAT_PREFIXES = (b'{"n": ', b', "mean": ', b', "p50": ', b', "p90": ', b', "min": ', b', "max": ', b', "last": ')
 cdef bytes _STAT_TEXT = b"".join(_STAT_PREFIXES)

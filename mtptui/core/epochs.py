@@ -146,8 +146,11 @@ class Epoch:
                 if kept is None:
                     kept = specs[key] = (self.spec, self.label)
                 self.spec, self.kept_label = kept
-        self.per_rank = {rank: FrozenRows(rows) for rank, rows in self.per_rank.items()}
-        self.matched = tuple(FrozenBuckets(b) for b in self.matched)
+        if compiled.freeze_figures is not None:
+            self.per_rank, self.matched = compiled.freeze_figures(self.per_rank, self.matched)
+        else:
+            self.per_rank = {rank: FrozenRows(rows) for rank, rows in self.per_rank.items()}
+            self.matched = tuple(FrozenBuckets(b) for b in self.matched)
         self.frozen = True
 
     @property

@@ -810,10 +810,11 @@ class FrozenRows(Rows):
         self._keep(names, metrics, stats)
 
     @classmethod
-    def kept(cls, names: tuple[str, ...], metrics: tuple[str, ...], stats: array[float]) -> FrozenRows:
+    def kept(cls, names: tuple[str, ...], metrics: tuple[str, ...], stats: array[float],
+             tally: bool = False) -> FrozenRows:
         """Frozen rows of these figures (7 doubles a metric), as freezing rows of these names made them."""
         rows = cls.__new__(cls)
-        rows._keep(names, metrics, stats)
+        rows._keep(names, metrics, stats, tally)
         return rows
 
     def _keep(self, names: tuple[str, ...], metrics: tuple[str, ...], stats: array[float], tally: bool = False) -> None:

@@ -460,6 +460,70 @@ def test_a_short_runs_buckets_freeze_to_the_means_their_sums_give(rows):
     assert frozen(True, True) == frozen(True, False) == frozen(False, True) == frozen(False, False)
 
 
+# what every frozen rows or buckets share: one tuple of each names (valueset._shared), empty buffers and sums
+_SHARED_SLOTS = ("names", "metrics", "nans", "_sets", "buf", "rows", "gen", "accept")
+
+
+def slots_of(obj: object) -> dict[str, object]:
+    """Every slot of obj over its class's bases: its value (arrays as bytes, floats as repr: NaN is
+    NaN), and for what frozen figures share, which object."""
+    out: dict[str, object] = {}
+    for n in (n for cls in type(obj).__mro__ for n in getattr(cls, "__slots__", ())):
+        v = getattr(obj, n, "(unset)")
+        out[n] = v.tobytes() if isinstance(v, array) else repr(v) if isinstance(v, (float, tuple)) else v
+        if n in _SHARED_SLOTS:
+            out[n + " is"] = id(v)
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(_columns, st.booleans(), st.booleans(), st.integers(1, 4))
+def test_a_run_freezes_in_one_call_as_its_ranks_and_buckets_freeze_one_by_one(rows, tally, buffered, ranks):
+    """Epoch.freeze's figures in one call in C (freeze_figures): each rank's FrozenRows and each
+    scale's FrozenBuckets the same, slot by slot, as those classes make them (in C or in Python),
+    whether its lines wait in the buckets' rows (a summary's run) or were added one by one (the
+    dashboard's), finite or not."""
+    from mtptui.core.epochs import Epoch
+    from mtptui.core.loadmatch import MATCH_FIELDS, FrozenBuckets
+    from mtptui.core.valueset import FrozenRows
+
+    names = MATCH_FIELDS
+    buf = array("d")
+    lines = []
+    for tokens, full, running, gen, accept in rows:
+        got = {"num_token": tokens, "full_token": full, "running_req": running, "gen_throughput": gen,
+               "accept_len": accept, "accept_rate": gen / 1e4}
+        lines.append(got)
+        buf.extend(float(got[n]) for n in names)
+
+    def epoch() -> Epoch:
+        e = Epoch(0, "h", 0.0, tally=tally)
+        for i, fields in enumerate(lines):
+            e.rows(f"TP{i % ranks}", ("x",)).add(fields)
+        for b in e.matched:
+            if buffered:
+                b.add_rows(buf, names)
+            else:
+                for fields in lines:
+                    b.add(fields)
+        return e
+
+    def frozen(use_c: bool, one_call: bool) -> tuple:
+        with _path(use_c) as m:
+            if not one_call:
+                m.setattr(compiled, "freeze_figures", None)
+            e = epoch()
+            e.freeze()
+            assert all(type(r) is FrozenRows for r in e.per_rank.values())
+            assert all(type(b) is FrozenBuckets for b in e.matched)
+            return ([(rank, slots_of(r)) for rank, r in e.per_rank.items()], [slots_of(b) for b in e.matched],
+                    json.dumps(e.to_json()))
+
+    got = frozen(True, True)
+    assert got == frozen(True, False)
+    assert got[2] == frozen(False, False)[2]  # Python's means are None where C's are NaN: the same JSON
+
+
 @settings(max_examples=500, deadline=None)
 @given(values=st.lists(st.one_of(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12),
                                   st.integers(-10**9, 10**9).map(lambda k: k / 100),

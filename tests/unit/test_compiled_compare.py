@@ -19,6 +19,7 @@ from mtptui.core.epochs import EPOCH_METRICS, Epoch, rank_key
 from mtptui.core.loadmatch import SCALES, FrozenBuckets
 from mtptui.core.summary import _encode, _encode_with
 from mtptui.core.valueset import FrozenRows, Rows
+from test_compiled import slots_of
 
 C = compiled._compiled if compiled.BUILT else None
 built = pytest.mark.skipif(C is None, reason="the compiled hot path was not built (no C compiler at install)")
@@ -184,7 +185,17 @@ def _same_epoch(a: Epoch, b: Epoch) -> bool:
             and [type(r) for r in a.per_rank.values()] == [type(r) for r in b.per_rank.values()]
             and all(x.stats.tobytes() == y.stats.tobytes()  # NaN: a metric without values
                     for x, y in zip(a.per_rank.values(), b.per_rank.values()) if hasattr(x, "stats"))
-            and ranks_texts(a) == ranks_texts(b))
+            and ranks_texts(a) == ranks_texts(b)
+            and all(_as_kept(x) for x in (*b.per_rank.values(), *b.matched)))
+
+
+def _as_kept(x: object) -> bool:
+    """Frozen figures thawed in C have every slot as FrozenRows.kept and FrozenBuckets.kept set them."""
+    if type(x) is FrozenRows:
+        return slots_of(x) == slots_of(FrozenRows.kept(x.names, x.metrics, x.stats))
+    if type(x) is FrozenBuckets:
+        return slots_of(x) == slots_of(FrozenBuckets.kept(x.scale, x.decode, x.means))
+    return True  # an epoch not over, as it is
 
 
 def ranks_texts(e: Epoch) -> str:

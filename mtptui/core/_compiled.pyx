@@ -1812,7 +1812,6 @@ cdef object _describe_columns(array.array rows, Py_ssize_t k, Py_ssize_t m):
 
 # -- a frozen run's statistics as JSON (valueset.FrozenRows.json) ---------------------------------
 from libc.math cimport signbit
-from libc.stdio cimport sprintf
 from libc.string cimport strlen
 
 cdef extern from "Python.h":
@@ -1826,6 +1825,26 @@ DEF REPR_MAX = 32  # float.__repr__ writes at most 24 characters
 cdef Py_ssize_t _put(char* out, const char* s, Py_ssize_t n) noexcept nogil:
     memcpy(out, s, n)
     return n
+
+
+cdef Py_ssize_t _json_int(long long v, char* out) noexcept nogil:
+    """Writes v in decimal (as int.__repr__ does) at out; returns the length (at most 20)."""
+    cdef char[20] digits
+    cdef Py_ssize_t n = 0, end = 0, j
+    cdef unsigned long long u = <unsigned long long>v
+    if v < 0:
+        out[0] = b'-'
+        n = 1
+        u = 0 - u  # the magnitude, LLONG_MIN's too
+    while True:
+        digits[end] = <char>(48 + u % 10)
+        u //= 10
+        end += 1
+        if not u:
+            break
+    for j in range(end):
+        out[n + j] = digits[end - 1 - j]
+    return n + end
 
 
 # The last few doubles written by the search for the shortest (a fifth of an epoch's text): a
@@ -1931,6 +1950,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object o, Py_ssize_t* size) except NULL
+    long long PyLong_AsLongLongAndOverflow(object o, int* overflow) except? -1
     bint PyUnicode_IS_ASCII(object o)
 
 
@@ -1999,6 +2019,8 @@ cdef class _Text:
         """v as json.dumps writes it: the kinds of a document here (None, bools, ints, floats, str,
         dicts of str keys, lists, tuples) written here, any other by `encode` (json's)."""
         cdef bint first = True
+        cdef int overflow
+        cdef long long i
         if v is None:
             return self.put("null", 4)
         if v is True:
@@ -2013,7 +2035,12 @@ cdef class _Text:
         if t is str:
             return self.string(v)
         if t is int:
-            return self.text(int.__repr__(v))
+            i = PyLong_AsLongLongAndOverflow(v, &overflow)
+            if overflow:
+                return self.text(int.__repr__(v))
+            self.room(24)
+            self.n += _json_int(i, self.p + self.n)
+            return 0
         if t is dict and all([type(k) is str for k in <dict>v]):
             self.put("{", 1)
             for k, x in (<dict>v).items():
@@ -2161,7 +2188,7 @@ cdef int _stats_into(_Text out, const double* st, Py_ssize_t m, tuple keys) exce
             out.put(text + _STAT_AT[j], _STAT_AT[j + 1] - _STAT_AT[j])
             out.room(32)
             if j == 0:
-                out.n += sprintf(out.p + out.n, "%lld", <long long>st[7 * i])
+                out.n += _json_int(<long long>st[7 * i], out.p + out.n)
             else:
                 out.n += _json_double(st[7 * i + j], out.p + out.n)
         out.put("}", 1)
@@ -2186,6 +2213,9 @@ from operator import attrgetter
 DEF DELTA_MIN = 10  # compare.DELTA_MIN_BATCHES (checked when the kit is made)
 
 
+DEF RANKS_KEPT = 4096  # ranks, or sets of them, whose DP group or order _Kit keeps (a log has a few)
+
+
 cdef class _Kit:
     """What these functions read of the Python modules that import this one, imported once, when
     first asked."""
@@ -2194,6 +2224,7 @@ cdef class _Kit:
     # what _kept_rows() and _kept_buckets() set as FrozenRows._keep and FrozenBuckets._keep do
     cdef object new, shared, nan, no_sets, no_rows, no_sums, no_bucket_rows
     cdef object names_in, metrics_in, kept_names  # the last names and metrics kept: (names, metrics, nans) shared
+    cdef dict dp_groups, rank_orders  # rank -> compare.dp_group(rank); ranks -> in rank_key's order
     cdef readonly object others  # the getter of an Epoch's fields but per_rank and matched
     cdef readonly Py_ssize_t at  # per_rank's place among Epoch's fields (matched follows)
 
@@ -2214,6 +2245,7 @@ cdef class _Kit:
         self.new, self.shared, self.nan = object.__new__, valueset._shared, valueset.NAN
         self.no_sets, self.no_rows = valueset._NO_SETS, valueset._NO_ROWS
         self.no_sums, self.no_bucket_rows = loadmatch._NO_SUMS, loadmatch._NO_ROWS
+        self.dp_groups, self.rank_orders = {}, {}
 
 
 cdef object _kept_rows(_Kit kit, names, metrics, stats, bint tally):
@@ -2345,14 +2377,19 @@ def frozen_row(state, epoch, str label, ended):
     gen_per_rank = {}
     groups = {}  # DP group -> ([n], [mean]) of its ranks' gen throughput
     al_n, al_m, ar_n, ar_m = [], [], [], []
-    for rank in sorted(per_rank, key=kit.rank_key):
+    for rank in _in_rank_order(kit, per_rank):
         st = (<array.array>per_rank[rank].stats).data.as_doubles
         n_ = st[7 * gi]
         if n_ == n_:
             gen_per_rank[rank] = st[7 * gi + 1]
-            g = groups.get(cmp.dp_group(rank))
+            group = kit.dp_groups.get(rank)
+            if group is None:
+                group = cmp.dp_group(rank)
+                if len(kit.dp_groups) < RANKS_KEPT:
+                    kit.dp_groups[rank] = group
+            g = groups.get(group)
             if g is None:
-                g = groups[cmp.dp_group(rank)] = ([], [])
+                g = groups[group] = ([], [])
             (<list>g[0]).append(<long long>n_)
             (<list>g[1]).append(st[7 * gi + 1])
         n_ = st[7 * ai]
@@ -2432,6 +2469,18 @@ def frozen_row(state, epoch, str label, ended):
         if spec_off:
             baseline[host] = row
     return row
+
+
+cdef list _in_rank_order(_Kit kit, dict per_rank):
+    """sorted(per_rank, key=rank_key), kept per set of ranks as they came: every run of a
+    server has the same few."""
+    ranks = tuple(per_rank)
+    order = kit.rank_orders.get(ranks)
+    if order is None:
+        order = sorted(ranks, key=kit.rank_key)
+        if len(kit.rank_orders) < RANKS_KEPT:
+            kit.rank_orders[ranks] = order
+    return order
 
 
 # -- a parallel reader's runs that are over, packed to cross (EpochTracker.__getstate__) -------------

@@ -101,6 +101,7 @@ def test_a_run_not_over_is_left_to_python():
 _text = st.text(alphabet=st.sampled_from('aé"\\\n\x00\U0001f600 -~\x7f\x1f'), max_size=6)
 _json_values = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=True, allow_infinity=True),
+              st.sampled_from([0, -1, 10, -10, 2**63 - 1, -2**63, 2**63, -2**63 - 1]),  # C's long long and past it
               _text),
     lambda inner: st.one_of(st.lists(inner, max_size=3), st.tuples(inner, inner),
                             st.dictionaries(_text, inner, max_size=3),

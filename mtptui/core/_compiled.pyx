@@ -1814,11 +1814,6 @@ cdef object _describe_columns(array.array rows, Py_ssize_t k, Py_ssize_t m):
 from libc.math cimport signbit
 from libc.string cimport strlen
 
-cdef extern from "Python.h":
-    char* PyOS_double_to_string(double val, char format_code, int precision, int flags, int* ptype) except NULL
-    void PyMem_Free(void* p)
-
-DEF DTSF_ADD_DOT_0 = 2  # Py_DTSF_ADD_DOT_0: `3.0`, not `3`, as float.__repr__ writes it
 DEF REPR_MAX = 32  # float.__repr__ writes at most 24 characters
 
 
@@ -1847,14 +1842,202 @@ cdef Py_ssize_t _json_int(long long v, char* out) noexcept nogil:
     return n + end
 
 
-# The last few doubles written by the search for the shortest (a fifth of an epoch's text): a
-# run's throughput is written three times, in its totals, its one DP group, and the next run's
-# vs_previous. The GIL is held throughout (_json_double gives it up nowhere).
-DEF REPR_CACHED = 4
-cdef uint64_t _repr_bits[REPR_CACHED]
-cdef char _repr_text[REPR_CACHED][REPR_MAX]
-cdef Py_ssize_t _repr_len[REPR_CACHED]  # 0: empty
-cdef int _repr_next = 0
+# float.__repr__'s digits, the shortest that read back as the double, found as Ryu finds them
+# (Ulf Adams, "Ryu: fast float-to-string conversion", PLDI 2018): the double's neighbours' halfway
+# points scaled by a power of 10 with 128-bit products, the digits then cut while the interval
+# still holds them. A run's JSON has some 25 doubles that are no tidy decimal (its comparisons);
+# Python's search for them (dtoa) was 40% of the cost of writing the run.
+cdef extern from *:
+    ctypedef unsigned long long u128 "unsigned __int128"
+
+DEF POW5_INV_BITS = 125
+DEF POW5_BITS = 125
+DEF POW5_INV_COUNT = 342
+DEF POW5_COUNT = 326
+cdef uint64_t _POW5_INV[POW5_INV_COUNT][2]  # 2**(bits(5**q) - 1 + 125) // 5**q + 1, low and high 64 bits
+cdef uint64_t _POW5[POW5_COUNT][2]  # 5**i's top 125 bits
+
+
+def _fill_pow5_tables():
+    cdef int i
+    cdef object pow5 = 1, inv, top  # Python's ints: exact
+    for i in range(max(POW5_INV_COUNT, POW5_COUNT)):
+        if i < POW5_INV_COUNT:
+            inv = (1 << (pow5.bit_length() - 1 + POW5_INV_BITS)) // pow5 + 1
+            _POW5_INV[i][0], _POW5_INV[i][1] = inv & 0xFFFFFFFFFFFFFFFF, inv >> 64
+        if i < POW5_COUNT:
+            shift = pow5.bit_length() - POW5_BITS
+            top = pow5 >> shift if shift >= 0 else pow5 << -shift
+            _POW5[i][0], _POW5[i][1] = top & 0xFFFFFFFFFFFFFFFF, top >> 64
+        pow5 *= 5
+
+
+_fill_pow5_tables()
+
+
+cdef inline int _pow5bits(int e) noexcept nogil:  # ceil(log2(5**e)), 1 for e = 0
+    return <int>((<uint64_t>e * 1217359) >> 19) + 1
+
+
+cdef inline int _log10_pow2(int e) noexcept nogil:  # floor(log10(2**e))
+    return <int>((<uint64_t>e * 78913) >> 18)
+
+
+cdef inline int _log10_pow5(int e) noexcept nogil:  # floor(log10(5**e))
+    return <int>((<uint64_t>e * 732923) >> 20)
+
+
+cdef inline bint _times5(uint64_t v, int p) noexcept nogil:  # 5**p divides v
+    cdef int count = 0
+    while v % 5 == 0:
+        v //= 5
+        count += 1
+    return count >= p
+
+
+cdef inline uint64_t _mul_shift(uint64_t m, const uint64_t* mul, int j) noexcept nogil:
+    cdef u128 b0 = <u128>m * mul[0]
+    cdef u128 b2 = <u128>m * mul[1]
+    return <uint64_t>(((b0 >> 64) + b2) >> (j - 64))
+
+
+cdef Py_ssize_t _shortest(double x, char* out) noexcept nogil:
+    """Writes finite, nonzero x as float.__repr__ writes it at out; returns the length."""
+    cdef uint64_t bits_, mantissa, m2, mv, vr, vp, vm, output
+    cdef int exponent, e2, e10, q, k, i, j, removed = 0, last = 0, length, point, n = 0, e
+    cdef bint even, mm_shift, vm_zeros = False, vr_zeros = False, round_up = False
+    cdef char[20] digits
+    memcpy(&bits_, &x, 8)
+    if bits_ >> 63:
+        out[0] = b'-'
+        n = 1
+    mantissa = bits_ & ((<uint64_t>1 << 52) - 1)
+    exponent = <int>((bits_ >> 52) & 0x7FF)
+    if exponent == 0:
+        e2 = 1 - 1023 - 52 - 2
+        m2 = mantissa
+    else:
+        e2 = exponent - 1023 - 52 - 2
+        m2 = (<uint64_t>1 << 52) | mantissa
+    even = (m2 & 1) == 0
+    mv = 4 * m2
+    mm_shift = mantissa != 0 or exponent <= 1
+    if e2 >= 0:
+        q = _log10_pow2(e2) - (1 if e2 > 3 else 0)
+        e10 = q
+        k = POW5_INV_BITS + _pow5bits(q) - 1
+        i = -e2 + q + k
+        vr = _mul_shift(4 * m2, _POW5_INV[q], i)
+        vp = _mul_shift(4 * m2 + 2, _POW5_INV[q], i)
+        vm = _mul_shift(4 * m2 - 1 - mm_shift, _POW5_INV[q], i)
+        if q <= 21:
+            if mv % 5 == 0:
+                vr_zeros = _times5(mv, q)
+            elif even:
+                vm_zeros = _times5(mv - 1 - mm_shift, q)
+            else:
+                vp -= _times5(mv + 2, q)
+    else:
+        q = _log10_pow5(-e2) - (1 if -e2 > 1 else 0)
+        e10 = q + e2
+        i = -e2 - q
+        k = _pow5bits(i) - POW5_BITS
+        j = q - k
+        vr = _mul_shift(4 * m2, _POW5[i], j)
+        vp = _mul_shift(4 * m2 + 2, _POW5[i], j)
+        vm = _mul_shift(4 * m2 - 1 - mm_shift, _POW5[i], j)
+        if q <= 1:
+            vr_zeros = True
+            if even:
+                vm_zeros = mm_shift
+            else:
+                vp -= 1
+        elif q < 63:
+            vr_zeros = (mv & ((<uint64_t>1 << q) - 1)) == 0
+    if vm_zeros or vr_zeros:  # the rare case: an exact halfway point, or the lower bound's trailing zeros
+        while vp // 10 > vm // 10:
+            vm_zeros = vm_zeros and vm % 10 == 0
+            vr_zeros = vr_zeros and last == 0
+            last = <int>(vr % 10)
+            vr //= 10
+            vp //= 10
+            vm //= 10
+            removed += 1
+        if vm_zeros:
+            while vm % 10 == 0:
+                vr_zeros = vr_zeros and last == 0
+                last = <int>(vr % 10)
+                vr //= 10
+                vp //= 10
+                vm //= 10
+                removed += 1
+        if vr_zeros and last == 5 and vr % 2 == 0:
+            last = 4  # a tie: to even
+        output = vr + ((vr == vm and (not even or not vm_zeros)) or last >= 5)
+    else:
+        while vp // 10 > vm // 10:
+            round_up = vr % 10 >= 5
+            vr //= 10
+            vp //= 10
+            vm //= 10
+            removed += 1
+        output = vr + (vr == vm or round_up)
+    e = e10 + removed  # x is output * 10**e, output's digits the fewest
+    length = 0
+    while True:
+        digits[length] = <char>(48 + output % 10)
+        output //= 10
+        length += 1
+        if not output:
+            break
+    point = length + e  # where the decimal point falls after the first digit written
+    if -4 < point <= 16:  # repr's fixed notation: 1e-4 up to 1e16
+        if point <= 0:
+            memcpy(out + n, b"0.", 2)
+            n += 2
+            for i in range(-point):
+                out[n] = b'0'
+                n += 1
+            for i in range(length):
+                out[n] = digits[length - 1 - i]
+                n += 1
+        elif point >= length:
+            for i in range(length):
+                out[n] = digits[length - 1 - i]
+                n += 1
+            for i in range(point - length):
+                out[n] = b'0'
+                n += 1
+            memcpy(out + n, b".0", 2)
+            n += 2
+        else:
+            for i in range(length):
+                if i == point:
+                    out[n] = b'.'
+                    n += 1
+                out[n] = digits[length - 1 - i]
+                n += 1
+        return n
+    out[n] = digits[length - 1]
+    n += 1
+    if length > 1:
+        out[n] = b'.'
+        n += 1
+        for i in range(1, length):
+            out[n] = digits[length - 1 - i]
+            n += 1
+    e = point - 1
+    out[n] = b'e'
+    out[n + 1] = b'-' if e < 0 else b'+'
+    n += 2
+    if e < 0:
+        e = -e
+    if e >= 100:
+        out[n] = <char>(48 + e // 100)
+        n += 1
+    out[n] = <char>(48 + e // 10 % 10)
+    out[n + 1] = <char>(48 + e % 10)
+    return n + 2
 
 
 cdef Py_ssize_t _json_double(double x, char* out):
@@ -1862,8 +2045,7 @@ cdef Py_ssize_t _json_double(double x, char* out):
     returns the length. Where x is the double nearest a decimal of 9 places below 10**6 in size
     (what stats.tidy makes, and what a log prints), that decimal is its repr: no two decimals of
     at most 15 digits are the same double, so none shorter reads back as x; written from its
-    digits, without the search for the shortest."""
-    global _repr_next
+    digits, without the search for the shortest; any other, its shortest digits (_shortest)."""
     cdef double a = fabs(x), c
     cdef long long k, whole, frac
     cdef Py_ssize_t n = 0, j, end
@@ -1909,22 +2091,7 @@ cdef Py_ssize_t _json_double(double x, char* out):
         if x != x:
             return _put(out, "NaN", 3)
         return _put(out, "Infinity", 8) if x > 0 else _put(out, "-Infinity", 9)
-    cdef uint64_t bits
-    memcpy(&bits, &x, 8)
-    for j in range(REPR_CACHED):
-        if _repr_len[j] and _repr_bits[j] == bits:
-            memcpy(out, _repr_text[j], _repr_len[j])
-            return _repr_len[j]
-    s = PyOS_double_to_string(x, b'r', 0, DTSF_ADD_DOT_0, NULL)
-    n = strlen(s)
-    memcpy(out, s, n)
-    PyMem_Free(s)
-    j = _repr_next
-    _repr_bits[j] = bits
-    memcpy(_repr_text[j], out, n)
-    _repr_len[j] = n
-    _repr_next = (j + 1) % REPR_CACHED
-    return n
+    return _shortest(x, out)  # (n is 0 here: the sign is its to write)
 
 
 # What comes before each statistic of valueset._STAT_KEYS in its JSON, one after another

@@ -1901,6 +1901,14 @@ cdef inline uint64_t _mul_shift(uint64_t m, const uint64_t* mul, int j) noexcept
     return <uint64_t>(((b0 >> 64) + b2) >> (j - 64))
 
 
+cdef inline uint64_t _mul_shift_all(uint64_t m2, const uint64_t* mul, int j, bint mm_shift, uint64_t* vp,
+                                    uint64_t* vm) noexcept nogil:
+    """The double's 4 * m2 and its interval's bounds (4 * m2 + 2, 4 * m2 - 1 or - 2), scaled."""
+    vp[0] = _mul_shift(4 * m2 + 2, mul, j)
+    vm[0] = _mul_shift(4 * m2 - 1 - mm_shift, mul, j)
+    return _mul_shift(4 * m2, mul, j)
+
+
 cdef Py_ssize_t _shortest(double x, char* out) noexcept nogil:
     """Writes finite, nonzero x as float.__repr__ writes it at out; returns the length."""
     cdef uint64_t bits_, mantissa, m2, mv, vr, vp, vm, output
@@ -1927,9 +1935,7 @@ cdef Py_ssize_t _shortest(double x, char* out) noexcept nogil:
         e10 = q
         k = POW5_INV_BITS + _pow5bits(q) - 1
         i = -e2 + q + k
-        vr = _mul_shift(4 * m2, _POW5_INV[q], i)
-        vp = _mul_shift(4 * m2 + 2, _POW5_INV[q], i)
-        vm = _mul_shift(4 * m2 - 1 - mm_shift, _POW5_INV[q], i)
+        vr = _mul_shift_all(m2, _POW5_INV[q], i, mm_shift, &vp, &vm)
         if q <= 21:
             if mv % 5 == 0:
                 vr_zeros = _times5(mv, q)
@@ -1943,9 +1949,7 @@ cdef Py_ssize_t _shortest(double x, char* out) noexcept nogil:
         i = -e2 - q
         k = _pow5bits(i) - POW5_BITS
         j = q - k
-        vr = _mul_shift(4 * m2, _POW5[i], j)
-        vp = _mul_shift(4 * m2 + 2, _POW5[i], j)
-        vm = _mul_shift(4 * m2 - 1 - mm_shift, _POW5[i], j)
+        vr = _mul_shift_all(m2, _POW5[i], j, mm_shift, &vp, &vm)
         if q <= 1:
             vr_zeros = True
             if even:

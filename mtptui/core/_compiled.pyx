@@ -2403,6 +2403,17 @@ cdef class _Kit:
         from mtptui.core import compare, epochs, loadmatch, valueset
         if compare.DELTA_MIN_BATCHES != DELTA_MIN:
             raise ImportError("compare.DELTA_MIN_BATCHES is not the one built in")
+        # what frozen_row, _delta_of and _bucket_row set, in this order, as each __init__ does
+        made = {compare.Delta: ("index", "label", "gen_total", "change"),
+                compare.BucketRow: ("name", "label", "decode", "gen_throughput", "accept_len", "vs_previous",
+                                    "vs_baseline", "below_baseline"),
+                compare.EpochRow: ("host", "index", "start", "end", "label", "reason", "decode_batches", "spec_off",
+                                   "accept_len", "accept_rate", "gen_per_rank", "gen_mean", "gen_per_dp", "gen_total",
+                                   "min_batches", "vs_previous", "vs_baseline", "short_before", "matched",
+                                   "stops_paying_from", "ended")}
+        for cls, fields in made.items():
+            if tuple(f.name for f in dataclasses.fields(cls)) != fields or hasattr(cls, "__post_init__"):
+                raise ImportError(f"compare.{cls.__name__}'s fields are not the ones built in")
         names = [f.name for f in dataclasses.fields(epochs.Epoch)]
         self.at = names.index("per_rank")
         if names[self.at + 1] != "matched":
@@ -2515,7 +2526,18 @@ cdef object _delta_of(object gen_total, bint comparable, object other):
     """compare._delta."""
     if other is None or gen_total is None or not comparable or not other.gen_total:
         return None
-    return _kit().compare.Delta(other.index, other.label, other.gen_total, gen_total / other.gen_total - 1)
+    d = _kit().new(_kit().compare.Delta)  # made as its __init__ makes it (a slotted dataclass: its fields set)
+    d.index, d.label, d.gen_total, d.change = other.index, other.label, other.gen_total, gen_total / other.gen_total - 1
+    return d
+
+
+cdef object _bucket_row(_Kit kit, name, label, decode, gen, acc, vs_previous, vs_baseline, bint below):
+    """compare.BucketRow(...), made as its __init__ makes it (a slotted dataclass: its fields set):
+    a few per run, each pass."""
+    b = kit.new(kit.compare.BucketRow)
+    b.name, b.label, b.decode, b.gen_throughput, b.accept_len = name, label, decode, gen, acc
+    b.vs_previous, b.vs_baseline, b.below_baseline = vs_previous, vs_baseline, below
+    return b
 
 
 def frozen_row(state, epoch, str label, ended):
@@ -2528,6 +2550,8 @@ def frozen_row(state, epoch, str label, ended):
     cdef Py_ssize_t gi, ai, ri, i, j
     cdef bint spec_off, comparable, first
     cdef _Kit kit = _kit()
+    # typed: their get() a C call, not a method's (a run's pass makes some 30 of them)
+    cdef dict groups, previous, baseline, decoded, previous_bucket, baseline_bucket
     cmp = kit.compare
     if not epoch.frozen:
         return None
@@ -2594,15 +2618,15 @@ def frozen_row(state, epoch, str label, ended):
     last = decoded.get(host)
     if last is not None and not last.comparable:
         short_before = (last.index, last.min_batches)
-    row = cmp.EpochRow(
-        host=host, index=epoch.index, start=epoch.start, end=epoch.end, label=label, reason=epoch.reason,
-        decode_batches=batches, spec_off=spec_off, accept_len=accept_len, accept_rate=accept_rate,
-        gen_per_rank=gen_per_rank,
-        gen_mean=_sum(gen_per_rank.values()) / len(gen_per_rank) if gen_per_rank else None,
-        gen_per_dp=per_dp, gen_total=gen_total, min_batches=min_batches,
-        vs_previous=_delta_of(gen_total, comparable, previous.get(host)),
-        vs_baseline=_delta_of(gen_total, comparable, baseline.get(host)),
-        short_before=short_before, ended=ended)
+    row = kit.new(cmp.EpochRow)  # its fields set in their order, as its __init__ sets them (_Kit checks them)
+    row.host, row.index, row.start, row.end, row.label = host, epoch.index, epoch.start, epoch.end, label
+    row.reason, row.decode_batches, row.spec_off = epoch.reason, batches, spec_off
+    row.accept_len, row.accept_rate, row.gen_per_rank = accept_len, accept_rate, gen_per_rank
+    row.gen_mean = _sum(gen_per_rank.values()) / len(gen_per_rank) if gen_per_rank else None
+    row.gen_per_dp, row.gen_total, row.min_batches = per_dp, gen_total, min_batches
+    row.vs_previous = _delta_of(gen_total, comparable, previous.get(host))
+    row.vs_baseline = _delta_of(gen_total, comparable, baseline.get(host))
+    row.short_before, row.matched, row.stops_paying_from, row.ended = short_before, {}, None, ended
     if gen_total is not None:
         decoded[host] = row
     previous_bucket, baseline_bucket = state.previous_bucket, state.baseline_bucket
@@ -2625,8 +2649,8 @@ def frozen_row(state, epoch, str label, ended):
                 acc = None
             key = (host, name, blabel)
             base = _change(d, gen, baseline_bucket.get(key))
-            bucket = cmp.BucketRow(name, blabel, d, gen, acc, _change(d, gen, previous_bucket.get(key)), base,
-                                    not spec_off and base is not None and base < 0)
+            bucket = _bucket_row(kit, name, blabel, d, gen, acc, _change(d, gen, previous_bucket.get(key)), base,
+                                 not spec_off and base is not None and base < 0)
             buckets.append(bucket)
             if gen and d >= DELTA_MIN:  # BucketRow.comparable
                 previous_bucket[key] = bucket

@@ -377,8 +377,8 @@ class Summary:
 # below, the fork costs more than it saves. The other process first compares the epochs before
 # its own (about 40% of the cost of making one's text), and this one describes the series and
 # writes the events meanwhile: this share of the epochs evens out the two (measured on 10,000
-# runs, the CPU each spends after the fork, least of 6: at 0.62 the other 334-378 ms against this
-# one's 383-402, at 0.72 371 against 356, once a run's text cost 212k instructions, not 278k).
+# runs, the CPU each spends after the fork, least of 6: at 0.62 the other 378 ms against this one's
+# 402, at 0.67 334 against 383, at 0.72 371 against 356, once a run's text cost 212k instructions).
 AHEAD_MIN_EPOCHS = 1000
 AHEAD_SHARE = 0.70
 

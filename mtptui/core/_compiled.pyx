@@ -1354,7 +1354,7 @@ cdef inline double _context_key(double t, double f, double r) noexcept nogil:
     return t / r if r >= 1 else NAN
 
 
-from libc.math cimport isfinite, nearbyint
+from libc.math cimport isfinite, ldexp, nearbyint
 
 DEF MAX_PARTIALS = 128
 
@@ -1381,6 +1381,50 @@ cdef bint _grow(double* p, int* count, double x) nogil:
     p[j] = x
     count[0] = j + 1
     return True
+
+
+# An exact sum made faster than with partials: each double a multiple of 2**-80 below 2**32 in
+# size (what a log prints: throughputs, accept lens and rates) is an integer count of that unit,
+# and up to 16,384 of them add in 128 bits without loss; the double nearest the sum (ties to
+# even, as math.fsum rounds it) is then one conversion. Any other value: the partials' way.
+cdef extern from *:
+    ctypedef long long i128 "__int128"
+
+DEF FIXED_BITS = 80  # the unit: 2**-80
+DEF FIXED_TERMS = 16384  # each term below 2**112, their sum below 2**126
+
+
+cdef inline bint _fixed_add(i128* s, double x) noexcept nogil:
+    """Adds x to s (in units of 2**-80) exactly; False where x is no multiple of the unit below
+    2**32 in size (or not finite)."""
+    cdef uint64_t b, m
+    cdef int e, shift
+    cdef i128 t
+    memcpy(&b, &x, 8)
+    e = <int>((b >> 52) & 0x7FF)
+    if e == 0:
+        return x == 0.0  # a zero adds nothing; a subnormal is below the unit
+    if e >= 1023 + 32:
+        return False
+    m = (b & ((<uint64_t>1 << 52) - 1)) | (<uint64_t>1 << 52)
+    shift = e - 1075 + FIXED_BITS  # x is m * 2**(e - 1075)
+    if shift >= 0:
+        t = (<i128>m) << shift
+    elif shift > -53 and not (m & ((<uint64_t>1 << -shift) - 1)):
+        t = <i128>(m >> -shift)
+    else:
+        return False
+    if b >> 63:
+        s[0] -= t
+    else:
+        s[0] += t
+    return True
+
+
+cdef inline double _fixed_value(i128 s) noexcept nogil:
+    """The double nearest s * 2**-80, ties to even (a 128-bit integer's conversion rounds so), as
+    math.fsum gives the exact sum: +0.0 for none."""
+    return ldexp(<double>s, -FIXED_BITS)
 
 
 cdef list _nonzero(double* p, int count):
@@ -1414,28 +1458,40 @@ cdef struct Split:
     int[MAX_BUCKETS] accept_count
     double[MAX_BUCKETS * MAX_PARTIALS] gen_p
     double[MAX_BUCKETS * MAX_PARTIALS] accept_p
+    # for means only (split_means, a frozen run's buckets): the sums in 128 bits (_fixed_add)
+    # while every value fits, else again with partials (redo)
+    bint fixed
+    bint redo
+    i128[MAX_BUCKETS] gen_s
+    i128[MAX_BUCKETS] accept_s
 
 
-cdef bint _split(keys_, gen_, accept_, tuple bounds, Split* sp) except -1:
-    """split_sums' pass into sp; False when a value is not finite or a sum overflows."""
+cdef bint _split(keys_, gen_, accept_, tuple bounds, Split* sp, bint fixed=False) except -1:
+    """split_sums' pass into sp (fixed: its sums in 128 bits where they fit, for means alone);
+    False when a value is not finite or a sum overflows."""
     cdef array.array keys = _doubles(keys_), gen = _doubles(gen_), accept = _doubles(accept_)
     cdef Py_ssize_t n = min(len(keys), len(gen), len(accept)), i
     cdef double[MAX_BUCKETS] lo
-    _split_start(bounds, sp, lo)
+    _split_start(bounds, sp, lo, fixed and n <= FIXED_TERMS)
     cdef double* ks = keys.data.as_doubles
     cdef double* gs = gen.data.as_doubles
     cdef double* acs = accept.data.as_doubles
     for i in range(n):
         if not _split_line(sp, lo, ks[i], gs[i], acs[i]):
             return False
+    if sp.redo:
+        return _split(keys_, gen_, accept_, bounds, sp)
     return True
 
 
-cdef int _split_start(tuple bounds, Split* sp, double* lo) except -1:
+cdef int _split_start(tuple bounds, Split* sp, double* lo, bint fixed=False) except -1:
     cdef int k = len(bounds), b
     if not 1 <= k <= MAX_BUCKETS:
         raise ValueError("from 1 to 16 buckets")
     sp.k = k
+    sp.fixed, sp.redo = fixed, False
+    for b in range(k):
+        sp.gen_s[b] = sp.accept_s[b] = 0
     for b in range(k):
         lo[b] = bounds[b]
         if b and not lo[b] > lo[b - 1]:
@@ -1455,6 +1511,13 @@ cdef inline bint _split_line(Split* sp, const double* lo, double key, double g, 
     while key < lo[b]:
         b -= 1
     sp.lines[b] += 1
+    if sp.fixed:
+        if (g == g and not _fixed_add(&sp.gen_s[b], g)) or (a == a and not _fixed_add(&sp.accept_s[b], a)):
+            sp.redo = True  # a value that does not fit: the caller splits again, with partials
+            return True
+        sp.gen_n[b] += g == g
+        sp.accept_n[b] += a == a
+        return True
     if g == g:
         if not isfinite(g) or not _grow(&sp.gen_p[b * MAX_PARTIALS], &sp.gen_count[b], g):
             return False
@@ -1494,7 +1557,7 @@ def split_means(keys_, gen_, accept_, tuple bounds):
     an array of the gen mean then the accept mean of each bucket in turn). None where split_sums
     gives None (its values are all finite otherwise, so a mean is never NaN but for none)."""
     cdef Split sp
-    if not _split(keys_, gen_, accept_, bounds, &sp):
+    if not _split(keys_, gen_, accept_, bounds, &sp, True):
         return None
     return _means(&sp)
 
@@ -1504,8 +1567,12 @@ cdef tuple _means(Split* sp):
     cdef array.array means = array.clone(_DOUBLES, 2 * sp.k, False)
     cdef double* m = means.data.as_doubles
     for b in range(sp.k):
-        m[2 * b] = _mean_of(&sp.gen_p[b * MAX_PARTIALS], sp.gen_count[b], sp.gen_n[b])
-        m[2 * b + 1] = _mean_of(&sp.accept_p[b * MAX_PARTIALS], sp.accept_count[b], sp.accept_n[b])
+        if sp.fixed:
+            m[2 * b] = _tidy(_fixed_value(sp.gen_s[b]) / <double>sp.gen_n[b]) if sp.gen_n[b] else NAN
+            m[2 * b + 1] = _tidy(_fixed_value(sp.accept_s[b]) / <double>sp.accept_n[b]) if sp.accept_n[b] else NAN
+        else:
+            m[2 * b] = _mean_of(&sp.gen_p[b * MAX_PARTIALS], sp.gen_count[b], sp.gen_n[b])
+            m[2 * b + 1] = _mean_of(&sp.accept_p[b * MAX_PARTIALS], sp.accept_count[b], sp.accept_n[b])
     return [sp.lines[b] for b in range(sp.k)], means
 
 
@@ -1695,17 +1762,32 @@ cdef double _tidy(double x):
 
 
 cdef bint _fsum(const double* v, Py_ssize_t n, double* out) noexcept nogil:
-    """math.fsum of n finite doubles by its own algorithm (CPython's: the partials that _grow
-    keeps, then their sum from the top with its half-even fix), so the same double; False where
-    a value or a sum is not finite (the caller's own way handles those)."""
+    """math.fsum of n finite doubles: their exact sum in 128 bits where it fits (_fixed_add), else
+    by fsum's own algorithm (CPython's: the partials that _grow keeps, then their sum from the top
+    with its half-even fix), so the same double; False where a value or a sum is not finite (the
+    caller's own way handles those)."""
     cdef double[MAX_PARTIALS] p
     cdef int count = 0
-    cdef Py_ssize_t k
+    cdef Py_ssize_t k = 0
+    cdef i128 s = 0
+    if n <= FIXED_TERMS:
+        while k < n and _fixed_add(&s, v[k]):
+            k += 1
+        if k == n:
+            out[0] = _fixed_value(s)
+            return True
     for k in range(n):
         if not _grow(p, &count, v[k]):
             return False
     out[0] = _sum_partials(p, count)
     return True
+
+
+def fsum(array.array values):
+    """_fsum of an array of doubles (None where it gives none), for the test that holds it to
+    math.fsum."""
+    cdef double out
+    return out if _fsum(values.data.as_doubles, len(values), &out) else None
 
 
 cdef double _sum_partials(double* p, int count) noexcept nogil:
@@ -2824,14 +2906,17 @@ cdef object _frozen_buckets(b, _Kit kit):
         at_gen, at_accept = names.index(fields[n]), names.index(fields[n + 1])
     except ValueError:  # a field it lacks: FrozenBuckets says so
         return kit.FrozenBuckets(b)
-    _split_start(scale.bounds, &sp, lo)
-    r = rows.data.as_doubles
     n_rows = len(rows) // k
-    for i in range(n_rows):
-        key = (_context_key(r[at_tokens], r[at_full], r[at_key]) if context else r[at_key])
-        if not _split_line(&sp, lo, key, r[at_gen], r[at_accept]):
-            return kit.FrozenBuckets(b)  # not finite, or a sum overflows: Python's way
-        r += k
+    for fixed in (n_rows <= FIXED_TERMS, False):  # the sums in 128 bits where they fit, else partials
+        _split_start(scale.bounds, &sp, lo, fixed)
+        r = rows.data.as_doubles
+        for i in range(n_rows):
+            key = (_context_key(r[at_tokens], r[at_full], r[at_key]) if context else r[at_key])
+            if not _split_line(&sp, lo, key, r[at_gen], r[at_accept]):
+                return kit.FrozenBuckets(b)  # not finite, or a sum overflows: Python's way
+            r += k
+        if not sp.redo:
+            break
     decode, means = _means(&sp)
     return _kept_buckets(kit, scale, decode, means)
 

@@ -82,6 +82,27 @@ def test_every_kind_of_double_is_written_as_json_writes_it():
     assert not wrong, f"{len(wrong)} of {len(xs)}, e.g. {wrong[:3]}"
 
 
+_summed = st.one_of(
+    st.integers(-10**7, 10**7).map(lambda k: k / 100),  # what a log prints: the sum in 128 bits
+    st.floats(min_value=-1e4, max_value=1e4), st.floats(min_value=-2.0**33, max_value=2.0**33),
+    st.integers(-2**60, 2**60).map(lambda k: k * 2.0**-80),  # multiples of the unit, and not
+    st.integers(-2**60, 2**60).map(lambda k: (2 * k + 1) * 2.0**-81),
+    st.sampled_from([0.0, -0.0, 5e-324, -5e-324, 2.0**32, -(2.0**32), 2.0**32 - 2.0**-20, 1e300, -1e300, 2.0**-80,
+                     2.0**-81, 2.0**-28, 1e-30]),
+)
+
+
+@built
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(_summed, max_size=60), st.integers(0, 3))
+def test_an_exact_sum_is_math_fsum_to_the_bit(values, repeat):
+    """_fsum (in 128 bits where every value fits, else by partials) against math.fsum: values
+    that fit, that do not (too small, too big, subnormal), that cancel, and sums past 16,384 terms."""
+    xs = array("d", values * (1 + repeat * 200))
+    got = C.fsum(xs)
+    assert got is not None and same_double(got, math.fsum(xs))
+
+
 _values = st.one_of(
     st.just(math.nan), st.sampled_from([0.0, -0.0]),
     st.integers(-10**6, 10**6).map(lambda k: k / 100),  # what a log prints

@@ -377,10 +377,11 @@ class Summary:
 # below, the fork costs more than it saves. The other process first compares the epochs before
 # its own (about 40% of the cost of making one's text), and this one describes the series and
 # writes the events meanwhile: this share of the epochs evens out the two (measured on 10,000
-# runs, the CPU each spends after the fork, least of 6: at 0.62 the other 378 ms against this one's
-# 402, at 0.67 334 against 383, at 0.72 371 against 356, once a run's text cost 212k instructions).
+# runs, once a run's text cost 203k instructions and its pass 67k: 8 turns each way, interleaved,
+# 0.78 took 2.25-2.46 s, median 2.31, against 0.70's 2.22-2.81, median 2.50, this one mostly the
+# last to finish at 0.70; 0.62 was best while a text cost 278k).
 AHEAD_MIN_EPOCHS = 1000
-AHEAD_SHARE = 0.70
+AHEAD_SHARE = 0.78
 
 
 class EpochDocs:

@@ -2775,18 +2775,26 @@ cdef bint _plain(object e, _Kit kit):
             names, metrics = rows.names, rows.metrics
         elif rows.names != names or rows.metrics != metrics:
             return False
-        if type(rows.stats) is not array.array or len(rows.stats) != 7 * len(metrics):
+        stats = rows.stats
+        if type(stats) is not array.array or (<array.array>stats).ob_descr.typecode != b'd' or len(stats) != 7 * len(metrics):
             return False
     matched, scales = e.matched, kit.SCALES
     if len(matched) != len(scales):
         return False
     for i in range(len(scales)):
         b = matched[i]
-        if type(b) is not kit.FrozenBuckets or b.scale is not scales[i] or type(b.means) is not array.array:
+        means = b.means
+        if (type(b) is not kit.FrozenBuckets or b.scale is not scales[i] or type(means) is not array.array
+                or (<array.array>means).ob_descr.typecode != b'd'):
             return False
         if len(b.decode) != len(scales[i].buckets) or len(b.means) != 2 * len(b.decode):
             return False
     return True
+
+
+cdef inline int _append_doubles(array.array dst, array.array src) except -1:
+    """dst.extend(src), both of doubles (_plain checks src), copied whole."""
+    return array.extend_buffer(dst, src.data.as_chars, len(src))
 
 
 def pack_epochs(list eps):
@@ -2797,6 +2805,7 @@ def pack_epochs(list eps):
     others = kit.others
     items = []
     cdef array.array stats = array.array("d"), decode = array.array("q"), means = array.array("d")
+    cdef Py_ssize_t at, i
     for e in eps:
         if not _plain(e, kit):
             items.append(e)
@@ -2805,10 +2814,14 @@ def pack_epochs(list eps):
         names = metrics = ()
         for rows in per_rank.values():
             names, metrics = rows.names, rows.metrics
-            stats.extend(rows.stats)
+            _append_doubles(stats, rows.stats)
         for b in e.matched:
-            decode.extend(b.decode)
-            means.extend(b.means)
+            lines = b.decode
+            at = len(decode)
+            array.resize_smart(decode, at + len(lines))
+            for i in range(len(lines)):
+                decode.data.as_longlongs[at + i] = lines[i]
+            _append_doubles(means, b.means)
         items.append(others(e) + (tuple(per_rank), names, metrics))
     return items, stats, decode, means
 

@@ -375,7 +375,7 @@ class Summary:
 
 # Runs from which `summary` makes the later epochs' texts or lines on another core (EpochDocs.start_later):
 # below, the fork costs more than it saves. The other process first compares the epochs before
-# its own (about 40% of the cost of making one's text), and this one describes the series and
+# its own (about a third of the cost of making one's text), and this one describes the series and
 # writes the events meanwhile: this share of the epochs evens out the two (measured on 10,000
 # runs, once a run's text cost 203k instructions and its pass 67k: 8 turns each way, interleaved,
 # 0.78 took 2.25-2.46 s, median 2.31, against 0.70's 2.22-2.81, median 2.50, this one mostly the

@@ -2479,6 +2479,7 @@ cdef class _Kit:
     cdef object names_in, metrics_in, kept_names  # the last names and metrics kept: (names, metrics, nans) shared
     cdef dict dp_groups, rank_orders  # rank -> compare.dp_group(rank); ranks -> in rank_key's order
     cdef readonly object others  # the getter of an Epoch's fields but per_rank and matched
+    cdef readonly tuple epoch_fields
     cdef readonly Py_ssize_t at  # per_rank's place among Epoch's fields (matched follows)
 
     def __init__(self):
@@ -2497,10 +2498,13 @@ cdef class _Kit:
             if tuple(f.name for f in dataclasses.fields(cls)) != fields or hasattr(cls, "__post_init__"):
                 raise ImportError(f"compare.{cls.__name__}'s fields are not the ones built in")
         names = [f.name for f in dataclasses.fields(epochs.Epoch)]
+        if hasattr(epochs.Epoch, "__post_init__"):
+            raise ImportError("Epoch's __init__ does more than set its fields (thaw_epochs sets them)")
         self.at = names.index("per_rank")
         if names[self.at + 1] != "matched":
             raise ImportError("Epoch's fields: matched must follow per_rank")
         self.others = attrgetter(*[n for n in names if n not in ("per_rank", "matched")])
+        self.epoch_fields = tuple(names)  # thaw_epochs sets them in this order, as Epoch's __init__ does
         self.compare, self.rank_key, self.Epoch = compare, epochs.rank_key, epochs.Epoch
         self.FrozenRows, self.FrozenBuckets = valueset.FrozenRows, loadmatch.FrozenBuckets
         self.SCALES, self.CONTEXT, self.EPOCH_METRICS = loadmatch.SCALES, loadmatch.CONTEXT, epochs.EPOCH_METRICS
@@ -2827,31 +2831,48 @@ def pack_epochs(list eps):
 
 
 def thaw_epochs(tuple packed):
-    """pack_epochs()'s epochs, each as it was (FrozenRows.kept, FrozenBuckets.kept)."""
+    """pack_epochs()'s epochs, each as it was (FrozenRows.kept, FrozenBuckets.kept), made in C:
+    each Epoch's fields set in their order, as its __init__ sets them."""
     cdef _Kit kit = _kit()
-    epoch, scales, at = kit.Epoch, kit.SCALES, kit.at
+    epoch, scales, at, fields = kit.Epoch, kit.SCALES, kit.at, kit.epoch_fields
     items, stats, decode, means = packed
     cdef array.array st = stats, dc = decode, mn = means
-    cdef Py_ssize_t s_at = 0, d_at = 0, m_at = 0, w, k, n
+    cdef Py_ssize_t s_at = 0, d_at = 0, m_at = 0, w, k, n, f, j
+    cdef tuple item
     out = []
-    for item in items:
-        if type(item) is not tuple:
-            out.append(item)
+    for it in items:
+        if type(it) is not tuple:
+            out.append(it)
             continue
+        item = it
         n = len(item) - 3  # (no index from the end here: wraparound is off)
         ranks, names, metrics = item[n], item[n + 1], item[n + 2]
         w = 7 * len(metrics)
         per_rank = {}
         for rank in ranks:
-            per_rank[rank] = _kept_rows(kit, names, metrics, st[s_at:s_at + w], False)
+            per_rank[rank] = _kept_rows(kit, names, metrics, _doubles_at(st, s_at, w), False)
             s_at += w
         matched = []
         for scale in scales:
             k = len(scale.buckets)
-            matched.append(_kept_buckets(kit, scale, dc[d_at:d_at + k].tolist(), mn[m_at:m_at + 2 * k]))
+            matched.append(_kept_buckets(kit, scale, [dc.data.as_longlongs[d_at + j] for j in range(k)],
+                                         _doubles_at(mn, m_at, 2 * k)))
             d_at += k
             m_at += 2 * k
-        out.append(epoch(*item[:at], per_rank, tuple(matched), *item[at:n]))
+        e = kit.new(epoch)
+        for f in range(at):
+            setattr(e, fields[f], item[f])
+        e.per_rank, e.matched = per_rank, tuple(matched)
+        for f in range(at, n):
+            setattr(e, fields[f + 2], item[f])
+        out.append(e)
+    return out
+
+
+cdef array.array _doubles_at(array.array src, Py_ssize_t at, Py_ssize_t n):
+    """src[at:at + n], of doubles, copied in C."""
+    cdef array.array out = array.clone(_DOUBLES, n, False)
+    memcpy(out.data.as_doubles, src.data.as_doubles + at, n * sizeof(double))
     return out
 
 

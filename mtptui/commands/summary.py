@@ -11,7 +11,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timezone
 from typing import Any, TextIO
 
@@ -241,14 +241,14 @@ def _shown(epochs: Iterable[dict]) -> bool:
     return any(n > 1 for n in hosts.values())
 
 
-def runs_ahead(epochs: EpochDocs, loops: list[dict]) -> None:
+def runs_ahead(epochs: EpochDocs, loops: Callable[[], list[dict]]) -> None:
     """Starts another core on the later runs' sections (Summary.document's `ahead`), a file each."""
     shown = _shown(epochs)
     files = tuple(tempfile.TemporaryFile("w+", encoding="utf-8") for _ in SECTIONS)
 
     def later(split: int) -> dict[str, bool]:  # in the child: which sections it wrote nothing to
         out = {name: _Spool(f) for name, f in zip(SECTIONS, files)}
-        _fill(epochs.rows(), _Ending(loops), out, shown, skip=split)
+        _fill(epochs.rows(), _Ending(loops()), out, shown, skip=split)
         for spool in out.values():
             spool.file.flush()
         return {name: spool.empty for name, spool in out.items()}

@@ -344,24 +344,32 @@ class Summary:
     def ordered(self) -> list[SeriesSummary]:
         return sorted(self.series.values(), key=lambda s: (s.host or "", rank_key(s.rank), s.engine))
 
-    def document(self, lines: dict, ahead: Callable[[EpochDocs, list[dict]], None] | None = None) -> dict:
+    def document(self, lines: dict, ahead: Callable[[EpochDocs, Callable[[], list[dict]]], None] | None = None) -> dict:
         """to_json() with the events left in their EventLog (iterate it for their dicts, or its
         texts() for their JSON): a week of journal has millions. ahead(epochs, crash loops): for
         AHEAD_MIN_EPOCHS runs or more, called before the series are described, to start another
-        core on the later epochs meanwhile (EpochDocs.start_later)."""
+        core on the later epochs meanwhile (EpochDocs.start_later); the crash loops a function that
+        finds them when first called (in that process, or after the fork in this one: 10,000 runs'
+        endings are 60M instructions the other core need not wait for)."""
         self.flush()
         self._share_descriptions()  # first: describing puts values in order, and the check compares orders
         epochs = self.epochs.all()
         docs = EpochDocs(epochs)
-        loops = crash_loops({"host": e.host, "index": e.index, "start": e.start, "end": e.end,
-                             "ended": e.ending(e.end is None)} for e in epochs)
+        found: list[list[dict]] = []
+
+        def loops() -> list[dict]:
+            if not found:
+                found.append(crash_loops({"host": e.host, "index": e.index, "start": e.start, "end": e.end,
+                                          "ended": e.ending(e.end is None)} for e in epochs))
+            return found[0]
+
         if ahead is not None and len(epochs) >= AHEAD_MIN_EPOCHS:
             ahead(docs, loops)
         return {
             "series": [s.to_json() for s in self.ordered()],
             "events": self.events,
             "epochs": docs,
-            "crash_loops": loops,
+            "crash_loops": loops(),
             "lines": lines,
         }
 

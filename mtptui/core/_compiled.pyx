@@ -2439,6 +2439,60 @@ from operator import attrgetter
 DEF DELTA_MIN = 10  # compare.DELTA_MIN_BATCHES (checked when the kit is made)
 
 
+cdef extern from "structmember.h":
+    ctypedef struct PyMemberDef:
+        int type
+        Py_ssize_t offset
+        int flags
+    int T_OBJECT_EX
+    int READONLY
+
+cdef extern from "Python.h":
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef* d_member
+
+from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
+from types import MemberDescriptorType
+
+DEF MAX_SLOTS = 32
+
+
+cdef class _Slots:
+    """Where each of these fields of a class with __slots__ lives in its objects: an object made
+    here (object.__new__) has them set as `obj.field = v` sets them, without the look-up of each
+    field by name (some 10 instructions, not 150: 10,000 runs thawed and compared set 2,000,000)."""
+    cdef object cls, new
+    cdef Py_ssize_t n
+    cdef Py_ssize_t[MAX_SLOTS] at
+
+    def __init__(self, cls, names):
+        cdef PyMemberDef* m
+        if len(names) > MAX_SLOTS:
+            raise ImportError(f"{cls.__name__}: too many fields")
+        self.cls, self.new, self.n = cls, object.__new__, len(names)
+        for i, name in enumerate(names):
+            d = next((k.__dict__[name] for k in cls.__mro__ if name in k.__dict__), None)
+            if type(d) is not MemberDescriptorType or not issubclass(cls, d.__objclass__):
+                raise ImportError(f"{cls.__name__}.{name} is not a slot")
+            m = (<PyMemberDescrObject*><PyObject*>d).d_member
+            if m.type != T_OBJECT_EX or m.flags & READONLY:
+                raise ImportError(f"{cls.__name__}.{name} is not a slot to set")
+            self.at[i] = m.offset
+
+    cdef object make(self):
+        """An object of the class with none of its fields set yet (as __init__ finds it)."""
+        return self.new(self.cls)
+
+    cdef inline int put(self, object obj, Py_ssize_t i, object v) except -1:
+        """obj's i-th field set to v: obj one that make() made."""
+        cdef PyObject** p = <PyObject**>((<char*><PyObject*>obj) + self.at[i])
+        cdef PyObject* old = p[0]
+        Py_INCREF(v)
+        p[0] = <PyObject*>v
+        Py_XDECREF(old)
+        return 0
+
+
 DEF RANKS_KEPT = 4096  # ranks, or sets of them, whose DP group or order _Kit keeps (a log has a few)
 
 
@@ -2454,6 +2508,8 @@ cdef class _Kit:
     cdef readonly object others  # the getter of an Epoch's fields but per_rank and matched
     cdef readonly tuple epoch_fields
     cdef readonly Py_ssize_t at  # per_rank's place among Epoch's fields (matched follows)
+    # where the fields of what is made here live (_Slots), in the order the functions set them
+    cdef _Slots epoch, epoch_row, bucket_row, delta, frozen_rows, frozen_buckets
 
     def __init__(self):
         from mtptui.core import compare, epochs, loadmatch, valueset
@@ -2470,6 +2526,7 @@ cdef class _Kit:
         for cls, fields in made.items():
             if tuple(f.name for f in dataclasses.fields(cls)) != fields or hasattr(cls, "__post_init__"):
                 raise ImportError(f"compare.{cls.__name__}'s fields are not the ones built in")
+        self.delta, self.bucket_row, self.epoch_row = [_Slots(cls, fields) for cls, fields in made.items()]
         names = [f.name for f in dataclasses.fields(epochs.Epoch)]
         if hasattr(epochs.Epoch, "__post_init__"):
             raise ImportError("Epoch's __init__ does more than set its fields (thaw_epochs sets them)")
@@ -2478,6 +2535,9 @@ cdef class _Kit:
             raise ImportError("Epoch's fields: matched must follow per_rank")
         self.others = attrgetter(*[n for n in names if n not in ("per_rank", "matched")])
         self.epoch_fields = tuple(names)  # thaw_epochs sets them in this order, as Epoch's __init__ does
+        self.epoch = _Slots(epochs.Epoch, names)
+        self.frozen_rows = _Slots(valueset.FrozenRows, _FROZEN_ROWS)
+        self.frozen_buckets = _Slots(loadmatch.FrozenBuckets, _FROZEN_BUCKETS)
         self.compare, self.rank_key, self.Epoch = compare, epochs.rank_key, epochs.Epoch
         self.FrozenRows, self.FrozenBuckets = valueset.FrozenRows, loadmatch.FrozenBuckets
         self.SCALES, self.CONTEXT, self.EPOCH_METRICS = loadmatch.SCALES, loadmatch.CONTEXT, epochs.EPOCH_METRICS
@@ -2489,32 +2549,44 @@ cdef class _Kit:
         self.dp_groups, self.rank_orders = {}, {}
 
 
+# the slots _kept_rows() and _kept_buckets() set, in this order
+_FROZEN_ROWS = ("stats", "names", "metrics", "nans", "tally", "_sets", "buf", "limit")
+_FROZEN_BUCKETS = ("scale", "decode", "means", "gen", "accept", "buf", "rows", "rows_of")
+
+
 cdef object _kept_rows(_Kit kit, names, metrics, stats, bint tally):
     """FrozenRows.kept(names, metrics, stats, tally), made in C: the slots FrozenRows._keep sets,
-    set to the same (tests/unit/test_compiled_compare.py holds the two to it): about 2k
+    set to the same (tests/unit/test_compiled_compare.py holds the two to it): some 300
     instructions, not the 5k or more of a call into Python, per rank of 10,000 runs."""
+    cdef _Slots at = kit.frozen_rows
     if names != kit.names_in or metrics != kit.metrics_in:  # each live rank's names are a tuple of its own
         kit.kept_names = (kit.shared(names), kit.shared(metrics), kit.shared((kit.nan,) * len(names)))
         kit.names_in, kit.metrics_in = names, metrics
-    rows = kit.new(kit.FrozenRows)
-    rows.stats = stats
-    rows.names, rows.metrics, rows.nans = kit.kept_names
-    rows.tally = tally
-    rows._sets = kit.no_sets
-    rows.buf = kit.no_rows
-    rows.limit = 0
+    kept = <tuple>kit.kept_names
+    rows = at.make()
+    at.put(rows, 0, stats)
+    at.put(rows, 1, kept[0])
+    at.put(rows, 2, kept[1])
+    at.put(rows, 3, kept[2])
+    at.put(rows, 4, tally)
+    at.put(rows, 5, kit.no_sets)
+    at.put(rows, 6, kit.no_rows)
+    at.put(rows, 7, 0)
     return rows
 
 
 cdef object _kept_buckets(_Kit kit, scale, decode, means):
     """FrozenBuckets.kept(scale, decode, means), made in C as _kept_rows() makes rows."""
-    b = kit.new(kit.FrozenBuckets)
-    b.scale = scale
-    b.decode = decode
-    b.means = means
-    b.gen = b.accept = kit.no_sums
-    b.buf = b.rows = kit.no_bucket_rows
-    b.rows_of = ()
+    cdef _Slots at = kit.frozen_buckets
+    b = at.make()
+    at.put(b, 0, scale)
+    at.put(b, 1, decode)
+    at.put(b, 2, means)
+    at.put(b, 3, kit.no_sums)
+    at.put(b, 4, kit.no_sums)
+    at.put(b, 5, kit.no_bucket_rows)
+    at.put(b, 6, kit.no_bucket_rows)
+    at.put(b, 7, ())
     return b
 
 
@@ -2585,18 +2657,28 @@ cdef object _delta_of(object gen_total, bint comparable, object other):
     """compare._delta."""
     if other is None or gen_total is None or not comparable or not other.gen_total:
         return None
-    cdef _Kit kit = _kit()
-    d = kit.new(kit.compare.Delta)  # made as its __init__ makes it (a slotted dataclass: its fields set)
-    d.index, d.label, d.gen_total, d.change = other.index, other.label, other.gen_total, gen_total / other.gen_total - 1
+    cdef _Slots at = _kit().delta
+    d = at.make()  # made as its __init__ makes it (a slotted dataclass: its fields set)
+    at.put(d, 0, other.index)
+    at.put(d, 1, other.label)
+    at.put(d, 2, other.gen_total)
+    at.put(d, 3, gen_total / other.gen_total - 1)
     return d
 
 
 cdef object _bucket_row(_Kit kit, name, label, decode, gen, acc, vs_previous, vs_baseline, bint below):
     """compare.BucketRow(...), made as its __init__ makes it (a slotted dataclass: its fields set):
     a few per run, each pass."""
-    b = kit.new(kit.compare.BucketRow)
-    b.name, b.label, b.decode, b.gen_throughput, b.accept_len = name, label, decode, gen, acc
-    b.vs_previous, b.vs_baseline, b.below_baseline = vs_previous, vs_baseline, below
+    cdef _Slots at = kit.bucket_row
+    b = at.make()
+    at.put(b, 0, name)
+    at.put(b, 1, label)
+    at.put(b, 2, decode)
+    at.put(b, 3, gen)
+    at.put(b, 4, acc)
+    at.put(b, 5, vs_previous)
+    at.put(b, 6, vs_baseline)
+    at.put(b, 7, below)
     return b
 
 
@@ -2608,6 +2690,7 @@ def frozen_row(state, epoch, str label, ended):
     cdef const double* st
     cdef double n_
     cdef Py_ssize_t gi, ai, ri, i, j
+    cdef _Slots at
     cdef bint spec_off, comparable, first
     cdef _Kit kit = _kit()
     # typed: their get() a C call, not a method's (a run's pass makes some 30 of them)
@@ -2678,15 +2761,30 @@ def frozen_row(state, epoch, str label, ended):
     last = decoded.get(host)
     if last is not None and not last.comparable:
         short_before = (last.index, last.min_batches)
-    row = kit.new(cmp.EpochRow)  # its fields set in their order, as its __init__ sets them (_Kit checks them)
-    row.host, row.index, row.start, row.end, row.label = host, epoch.index, epoch.start, epoch.end, label
-    row.reason, row.decode_batches, row.spec_off = epoch.reason, batches, spec_off
-    row.accept_len, row.accept_rate, row.gen_per_rank = accept_len, accept_rate, gen_per_rank
-    row.gen_mean = _sum(gen_per_rank.values()) / len(gen_per_rank) if gen_per_rank else None
-    row.gen_per_dp, row.gen_total, row.min_batches = per_dp, gen_total, min_batches
-    row.vs_previous = _delta_of(gen_total, comparable, previous.get(host))
-    row.vs_baseline = _delta_of(gen_total, comparable, baseline.get(host))
-    row.short_before, row.matched, row.stops_paying_from, row.ended = short_before, {}, None, ended
+    at = kit.epoch_row
+    row = at.make()  # its fields set in their order, as its __init__ sets them (_Kit checks them)
+    at.put(row, 0, host)
+    at.put(row, 1, epoch.index)
+    at.put(row, 2, epoch.start)
+    at.put(row, 3, epoch.end)
+    at.put(row, 4, label)
+    at.put(row, 5, epoch.reason)
+    at.put(row, 6, batches)
+    at.put(row, 7, spec_off)
+    at.put(row, 8, accept_len)
+    at.put(row, 9, accept_rate)
+    at.put(row, 10, gen_per_rank)
+    at.put(row, 11, _sum(gen_per_rank.values()) / len(gen_per_rank) if gen_per_rank else None)
+    at.put(row, 12, per_dp)
+    at.put(row, 13, gen_total)
+    at.put(row, 14, min_batches)
+    at.put(row, 15, _delta_of(gen_total, comparable, previous.get(host)))
+    at.put(row, 16, _delta_of(gen_total, comparable, baseline.get(host)))
+    at.put(row, 17, short_before)
+    row_matched = {}
+    at.put(row, 18, row_matched)
+    at.put(row, 19, None)
+    at.put(row, 20, ended)
     if gen_total is not None:
         decoded[host] = row
     previous_bucket, baseline_bucket = state.previous_bucket, state.baseline_bucket
@@ -2697,7 +2795,7 @@ def frozen_row(state, epoch, str label, ended):
         means = frozen.means
         decode = frozen.decode
         name = scale.name
-        buckets = row.matched[scale.json_key] = []
+        buckets = row_matched[scale.json_key] = []
         for j, (blabel, _) in enumerate(scale.buckets):
             d = decode[j]
             if not d:
@@ -2718,7 +2816,7 @@ def frozen_row(state, epoch, str label, ended):
                     baseline_bucket[key] = bucket
         if scale is kit.CONTEXT:
             context = buckets
-    row.stops_paying_from = cmp.stops_paying_from(context)
+    at.put(row, 19, cmp.stops_paying_from(context))
     if comparable:
         previous[host] = row
         if spec_off:
@@ -2808,7 +2906,9 @@ def thaw_epochs(tuple packed):
     """pack_epochs()'s epochs, each as it was (FrozenRows.kept, FrozenBuckets.kept), made in C:
     each Epoch's fields set in their order, as its __init__ sets them."""
     cdef _Kit kit = _kit()
-    epoch, scales, at, fields = kit.Epoch, kit.SCALES, kit.at, kit.epoch_fields
+    cdef _Slots slots = kit.epoch
+    cdef Py_ssize_t at = kit.at
+    scales = kit.SCALES
     items, stats, decode, means = packed
     cdef array.array st = stats, dc = decode, mn = means
     cdef Py_ssize_t s_at = 0, d_at = 0, m_at = 0, w, k, n, f, j
@@ -2833,12 +2933,13 @@ def thaw_epochs(tuple packed):
                                          _doubles_at(mn, m_at, 2 * k)))
             d_at += k
             m_at += 2 * k
-        e = kit.new(epoch)
+        e = slots.make()
         for f in range(at):
-            setattr(e, fields[f], item[f])
-        e.per_rank, e.matched = per_rank, tuple(matched)
+            slots.put(e, f, item[f])
+        slots.put(e, at, per_rank)
+        slots.put(e, at + 1, tuple(matched))
         for f in range(at, n):
-            setattr(e, fields[f + 2], item[f])
+            slots.put(e, f + 2, item[f])
         out.append(e)
     return out
 

@@ -101,7 +101,7 @@ def stops_paying_from(buckets: list[BucketRow]) -> str | None:
     return found
 
 
-@dataclass
+@dataclass(slots=True)  # one per run compared (compiled.frozen_row sets its slots)
 class EpochRow:
     host: str | None
     index: int

@@ -227,3 +227,23 @@ def test_runs_that_are_over_cross_packed_as_they_were(epochs, open_ones):
     for host, eps in tracker.epochs.items():
         assert len(back.epochs[host]) == len(eps)
         assert all(_same_epoch(a, b) for a, b in zip(eps, back.epochs[host]))
+
+
+@built
+def test_only_a_slot_of_an_object_is_set_in_its_place():
+    """What frozen_row and thaw_epochs make, they set by each slot's place in the object (_Slots):
+    a field that is no slot of its own (one in a __dict__, a property, a read-only member) is
+    refused when the places are taken, so that the kit does not load and Python makes them."""
+    C._Slots(EpochRow, ("host", "ended"))  # slots of its own: taken
+    C._Slots(FrozenRows, ("stats", "names"))  # one of its own, one of Rows'
+    for cls, name in ((EpochRow, "comparable"), (EpochRow, "no_such_field"), (Comparison, "__slots__"),
+                      (slice, "start")):  # a read-only member of C
+        with pytest.raises(ImportError, match="is not a slot"):
+            C._Slots(cls, (name,))
+
+    class Open:  # no __slots__: its fields live in a dict
+        def __init__(self) -> None:
+            self.x = 1
+
+    with pytest.raises(ImportError, match="is not a slot"):
+        C._Slots(Open, ("x",))

@@ -2603,16 +2603,17 @@ cdef _Kit _kit():
 cdef dict _METRIC_KEYS = {}  # metrics -> each one's JSON and `: `, as bytes
 
 
-def ranks_json(list ranks, dict per_rank):
-    """Epoch.ranks_json() of these ranks, in this order, each one's rows FrozenRows: each rank's
-    JSON, then its statistics as stats_json writes them; None where a rank's rows are not frozen
-    (Python then)."""
+def ranks_json(dict per_rank):
+    """Epoch.ranks_json() of these ranks, in rank_key's order (_in_rank_order), each one's rows
+    FrozenRows: each rank's JSON, then its statistics as stats_json writes them; None where a
+    rank's rows are not frozen (Python then)."""
     cdef _Text out = _Text()
     cdef bint first = True
     cdef array.array stats
-    frozen_rows = _kit().FrozenRows
+    cdef _Kit kit = _kit()
+    frozen_rows = kit.FrozenRows
     out.put("{", 1)
-    for rank in ranks:
+    for rank in _in_rank_order(kit, per_rank):
         rows = per_rank[rank]
         if type(rows) is not frozen_rows:
             return None

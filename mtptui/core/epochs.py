@@ -272,12 +272,13 @@ class Epoch:
 
     def ranks_json(self) -> str:
         """json.dumps of to_json()'s `ranks`, each rank's statistics written from its rows
-        (FrozenRows.describe_json: a run that is over, from its figures as kept; in C where built)."""
-        ranks = sorted(self.per_rank, key=rank_key)
+        (FrozenRows.describe_json: a run that is over, from its figures as kept; in C where built,
+        the ranks' order there kept per set of ranks, as a run's comparison keeps it)."""
         if compiled.ranks_json is not None:
-            text = compiled.ranks_json(ranks, self.per_rank)
+            text = compiled.ranks_json(self.per_rank)
             if text is not None:
                 return text
+        ranks = sorted(self.per_rank, key=rank_key)
         return "{" + ", ".join(f"{encode_basestring_ascii(rank)}: {self.per_rank[rank].describe_json()}"
                                for rank in ranks) + "}"
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from mtptui.core import compiled
 from mtptui.core.compare import BucketRow, Comparison, Delta, EpochRow, compared
-from mtptui.core.epochs import EPOCH_METRICS, Epoch, rank_key
+from mtptui.core.epochs import EPOCH_METRICS, Epoch
 from mtptui.core.loadmatch import SCALES, FrozenBuckets
 from mtptui.core.summary import _encode, _encode_with
 from mtptui.core.valueset import FrozenRows, Rows
@@ -168,15 +168,14 @@ def test_events_are_written_as_json_dumps_writes_each_a_line(values):
 @given(_epochs())
 def test_a_run_that_is_overs_ranks_are_written_as_json_dumps_writes_them(epochs):
     for e in epochs:
-        ranks = sorted(e.per_rank, key=rank_key)
-        assert C.ranks_json(ranks, e.per_rank) == json.dumps(e.to_json()["ranks"]) == e.ranks_json()
+        assert C.ranks_json(e.per_rank) == json.dumps(e.to_json()["ranks"]) == e.ranks_json()
 
 
 @built
 def test_ranks_not_frozen_are_left_to_python():
     rows = Rows(EPOCH_METRICS)
     rows.add({"accept_len": 2.5})
-    assert C.ranks_json(["TP0"], {"TP0": rows}) is None
+    assert C.ranks_json({"TP0": rows}) is None
 
 
 def _same_epoch(a: Epoch, b: Epoch) -> bool:

@@ -1904,18 +1904,34 @@ cdef Py_ssize_t _put(char* out, const char* s, Py_ssize_t n) noexcept nogil:
     return n
 
 
+# "00" to "99": two digits at a time, half the divisions
+cdef bytes _PAIRS_TEXT = b"".join(b"%02d" % i for i in range(100))
+cdef const char* _PAIRS = _PAIRS_TEXT
+
+
+cdef inline void _put_pairs(uint64_t u, char* end, Py_ssize_t k) noexcept nogil:
+    """Writes u's last k decimal digits (leading zeros too) ending before end."""
+    cdef unsigned r
+    while k >= 2:
+        r = <unsigned>(u % 100) * 2
+        u //= 100
+        end -= 2
+        end[0] = _PAIRS[r]
+        end[1] = _PAIRS[r + 1]
+        k -= 2
+    if k:
+        (end - 1)[0] = <char>(48 + u % 10)
+
+
 cdef Py_ssize_t _put_decimal(uint64_t u, char* out) noexcept nogil:
     """Writes u's decimal digits at out; returns how many (at most 20)."""
-    cdef char[20] digits
-    cdef Py_ssize_t end = 0
-    while True:
-        end += 1
-        digits[20 - end] = <char>(48 + u % 10)
-        u //= 10
-        if not u:
-            break
-    memcpy(out, digits + 20 - end, end)
-    return end
+    cdef Py_ssize_t n = 1
+    cdef uint64_t t = u
+    while t >= 10:
+        t //= 10
+        n += 1
+    _put_pairs(u, out + n, n)
+    return n
 
 
 cdef Py_ssize_t _json_int(long long v, char* out) noexcept nogil:
@@ -2117,40 +2133,45 @@ cdef Py_ssize_t _json_double(double x, char* out):
     at most 15 digits are the same double, so none shorter reads back as x; written from its
     digits, without the search for the shortest; any other, its shortest digits (_shortest)."""
     cdef double a = fabs(x), c
-    cdef long long k, whole, frac
-    cdef Py_ssize_t n = 0, j, end
-    cdef char[24] digits
-    cdef char* s
     if x == 0.0:
         return _put(out, "-0.0", 4) if signbit(x) else _put(out, "0.0", 3)
     if a >= 1e-4 and a < 1e6:  # written in fixed notation, as repr writes from 1e-4 up to 1e16
-        c = nearbyint(x * 1e9)
-        if c / 1e9 == x:
-            k = <long long>c
-            if k < 0:
-                out[0] = b'-'
-                n = 1
-                k = -k
-            whole, frac = k // 1000000000, k % 1000000000
-            n += _put_decimal(<uint64_t>whole, out + n)
-            out[n] = b'.'
-            n += 1
-            if frac == 0:
-                out[n] = b'0'
-                return n + 1
-            for j in range(9):
-                digits[8 - j] = <char>(48 + frac % 10)
-                frac //= 10
-            end = 9
-            while digits[end - 1] == b'0':
-                end -= 1
-            memcpy(out + n, digits, end)
-            return n + end
+        c = nearbyint(a * 1e9)
+        if c / 1e9 == a:
+            return _put_fixed(<uint64_t>c, 1000000000, 9, x < 0, out)
+    elif a >= 1e6 and a < 8589934592.0:  # 2**33: a time of day since 1970, to the microsecond
+        # a decimal of 6 places: a double's rounding interval here is narrower than 1e-6, so
+        # no other decimal of 6 places or fewer (none shorter) reads back as the same double
+        c = nearbyint(a * 1e6)
+        if c / 1e6 == a:
+            return _put_fixed(<uint64_t>c, 1000000, 6, x < 0, out)
     if not isfinite(x):
         if x != x:
             return _put(out, "NaN", 3)
         return _put(out, "Infinity", 8) if x > 0 else _put(out, "-Infinity", 9)
     return _shortest(x, out)  # (n is 0 here: the sign is its to write)
+
+
+cdef inline Py_ssize_t _put_fixed(uint64_t k, uint64_t scale, Py_ssize_t places, bint negative,
+                                  char* out) noexcept nogil:
+    """k / scale (scale 10**places) as repr writes it in fixed notation: the sign, the whole part,
+    `.` and the fraction's digits without its trailing zeros (one 0 for none); returns the length."""
+    cdef Py_ssize_t n = 0
+    cdef uint64_t frac = k % scale
+    if negative:
+        out[0] = b'-'
+        n = 1
+    n += _put_decimal(k // scale, out + n)
+    out[n] = b'.'
+    n += 1
+    if frac == 0:
+        out[n] = b'0'
+        return n + 1
+    while frac % 10 == 0:
+        frac //= 10
+        places -= 1
+    _put_pairs(frac, out + n + places, places)
+    return n + places
 
 
 # What comes before each statistic of valueset._STAT_KEYS in its JSON, one after another

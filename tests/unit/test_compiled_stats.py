@@ -68,14 +68,20 @@ def _around(x: float) -> list[float]:
 def test_every_kind_of_double_is_written_as_json_writes_it():
     """The shortest digits found in C (Ryu's way: _shortest) against float.__repr__: 200,000
     doubles of random bits (every exponent alike), each power of 2 and of 10 and its neighbours
-    (the bounds' uneven spacing, subnormals, exact ties), whole numbers up to 10**17 and short
-    decimals at every scale."""
+    (the bounds' uneven spacing, subnormals, exact ties), whole numbers up to 10**17, short
+    decimals at every scale, and those written from their digits."""
     rnd = random.Random(20261204)
     xs = [struct.unpack("d", struct.pack("Q", rnd.getrandbits(64)))[0] for _ in range(200_000)]
     xs += [y for e in range(-1074, 1024) for y in _around(math.ldexp(1.0, e))]
     xs += [y for e in range(-323, 309) for y in _around(float(f"1e{e}")) + _around(float(f"7.77e{e}"))]
     xs += [float(rnd.randrange(10**17)) for _ in range(20_000)]
     xs += [rnd.randrange(10**9) / 10**rnd.randrange(12) * 10.0**rnd.randrange(-30, 30) for _ in range(20_000)]
+    # the decimals written from their digits (_put_fixed): of 9 places below 10**6, of 6 places (a
+    # time since 1970 to the microsecond) from 10**6 to 2**33, the doubles next to them, and the edges
+    xs += [rnd.randrange(10**15) / 10**rnd.randrange(10) for _ in range(20_000)]
+    xs += [rnd.randrange(10**6, 2**33) + rnd.randrange(10**6) / 10**rnd.randrange(7) for _ in range(20_000)]
+    xs += [y for x in xs[-2000:] for y in _around(x)]
+    xs += [y for x in (1e-4, 1e6, 2.0**33, 2.0**33 - 1e-6, 999999.999999999, 1773072002.123456) for y in _around(x)]
     xs = [x for x in xs if x == x]
     xs += [-x for x in xs[:50_000]]
     wrong = [x for x in xs if C.json_double(x) != json.dumps(x)]

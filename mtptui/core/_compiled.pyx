@@ -1923,12 +1923,16 @@ cdef inline void _put_pairs(uint64_t u, char* end, Py_ssize_t k) noexcept nogil:
         (end - 1)[0] = <char>(48 + u % 10)
 
 
+cdef uint64_t[20] _POW10_INT  # 10**i
+_POW10_INT[0] = 1
+for _k in range(1, 20):
+    _POW10_INT[_k] = _POW10_INT[_k - 1] * 10
+
+
 cdef Py_ssize_t _put_decimal(uint64_t u, char* out) noexcept nogil:
     """Writes u's decimal digits at out; returns how many (at most 20)."""
     cdef Py_ssize_t n = 1
-    cdef uint64_t t = u
-    while t >= 10:
-        t //= 10
+    while n < 20 and u >= _POW10_INT[n]:
         n += 1
     _put_pairs(u, out + n, n)
     return n
@@ -2201,6 +2205,11 @@ cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object o)
 
 
+cdef bint[256] _AS_IS  # the characters json writes as they are: printable ASCII but the quote and the backslash
+for _k in range(256):
+    _AS_IS[_k] = 0x20 <= _k <= 0x7e and _k != 34 and _k != 92
+
+
 cdef class _Text:
     """An ASCII text written piece by piece into one buffer that grows."""
     cdef char* p
@@ -2251,7 +2260,7 @@ cdef class _Text:
         if PyUnicode_IS_ASCII(s):
             c = <const unsigned char*>PyUnicode_AsUTF8AndSize(s, &k)
             for i in range(k):
-                if c[i] < 0x20 or c[i] > 0x7e or c[i] == 34 or c[i] == 92:  # a control, DEL, `"`, `\`
+                if not _AS_IS[c[i]]:  # a control, DEL, `"`, `\`
                     break
             else:
                 self.room(k + 2)
@@ -2320,19 +2329,33 @@ cdef class _Text:
         return PyUnicode_DecodeASCII(self.p, self.n, NULL)
 
 
-cdef int _delta(_Text out, object d) except -1:
-    """compare.Delta.to_json(), or null."""
+DEF DELTA_MIN = 10  # compare.DELTA_MIN_BATCHES (checked when the kit is made)
+# the places among compare.EpochRow's fields (checked when the kit is made) of those read here
+DEF ROW_ACCEPT_LEN = 8
+DEF ROW_ACCEPT_RATE = 9
+DEF ROW_GEN_PER_DP = 12
+DEF ROW_GEN_TOTAL = 13
+DEF ROW_MIN_BATCHES = 14
+DEF ROW_VS_PREVIOUS = 15
+DEF ROW_VS_BASELINE = 16
+DEF ROW_MATCHED = 18
+DEF ROW_STOPS_PAYING_FROM = 19
+
+
+cdef int _delta(_Text out, object d, _Slots at) except -1:
+    """compare.Delta.to_json(), or null (at: Delta's slots)."""
     if d is None:
         return out.put("null", 4)
-    out.item('{"epoch": ', d.index)
-    out.item(', "label": ', d.label)
-    out.item(', "gen_throughput": ', d.gen_total)
-    out.item(', "change": ', d.change)
+    out.item('{"epoch": ', at.get(d, 0))
+    out.item(', "label": ', at.get(d, 1))
+    out.item(', "gen_throughput": ', at.get(d, 2))
+    out.item(', "change": ', at.get(d, 3))
     return out.put("}", 1)
 
 
-cdef int _buckets(_Text out, list buckets, bint below) except -1:
-    """[compare.BucketRow.to_json(), ...], each with its below_baseline for a context scale."""
+cdef int _buckets(_Text out, list buckets, bint below, _Slots at) except -1:
+    """[compare.BucketRow.to_json(), ...], each with its below_baseline for a context scale (at:
+    BucketRow's slots)."""
     cdef bint first = True
     out.put("[", 1)
     for b in buckets:
@@ -2340,15 +2363,15 @@ cdef int _buckets(_Text out, list buckets, bint below) except -1:
             out.put(", ", 2)
         first = False
         out.put("{", 1)
-        out.key(b.name, True)
-        out.value(b.label)
-        out.item(', "decode": ', b.decode)
-        out.item(', "gen_throughput": ', b.gen_throughput)
-        out.item(', "accept_len": ', b.accept_len)
-        out.item(', "vs_previous": ', b.vs_previous)
-        out.item(', "vs_baseline": ', b.vs_baseline)
+        out.key(at.get(b, 0), True)
+        out.value(at.get(b, 1))
+        out.item(', "decode": ', at.get(b, 2))
+        out.item(', "gen_throughput": ', at.get(b, 3))
+        out.item(', "accept_len": ', at.get(b, 4))
+        out.item(', "vs_previous": ', at.get(b, 5))
+        out.item(', "vs_baseline": ', at.get(b, 6))
         if below:
-            out.item(', "below_baseline": ', b.below_baseline)
+            out.item(', "below_baseline": ', at.get(b, 7))
         out.put("}", 1)
     return out.put("]", 1)
 
@@ -2377,6 +2400,8 @@ def epoch_json(dict doc, row, str ranks, encode):
     out.encode = encode
     cdef bint first = True
     cdef dict per_dp
+    cdef _Kit kit = _kit()
+    cdef _Slots of = kit.epoch_row  # the row's fields read in their places
     out.put("{", 1)
     cdef int at
     keys = list(doc)
@@ -2388,28 +2413,28 @@ def epoch_json(dict doc, row, str ranks, encode):
         if at == -1:
             out.value(doc[k])
         elif at == 0:  # host_totals
-            per_dp = row.gen_per_dp
-            out.item('{"accept_len": ', row.accept_len)
-            out.item(', "accept_rate": ', row.accept_rate)
-            out.item(', "gen_throughput": ', row.gen_total)
+            per_dp = of.get(row, ROW_GEN_PER_DP)
+            gen_total, min_batches = of.get(row, ROW_GEN_TOTAL), of.get(row, ROW_MIN_BATCHES)
+            out.item('{"accept_len": ', of.get(row, ROW_ACCEPT_LEN))
+            out.item(', "accept_rate": ', of.get(row, ROW_ACCEPT_RATE))
+            out.item(', "gen_throughput": ', gen_total)
             out.put(', "gen_throughput_per_dp": {', 28)
             for i, (g, v) in enumerate(per_dp.items()):
                 out.key(g, i == 0)
                 out.value(v)
             out.item('}, "dp_groups": ', len(per_dp))
-            out.item(', "min_batches": ', row.min_batches)
-            out.item(', "comparable": ', row.comparable)
+            out.item(', "min_batches": ', min_batches)
+            out.item(', "comparable": ', gen_total is not None and min_batches >= DELTA_MIN)  # EpochRow.comparable
             out.put("}", 1)
         elif at == 1:
-            _delta(out, row.vs_previous)
+            _delta(out, of.get(row, ROW_VS_PREVIOUS), kit.delta)
         elif at == 2:
-            _delta(out, row.vs_baseline)
-        elif at == 3:
-            _buckets(out, row.by_load, False)
-        elif at == 4:
-            _buckets(out, row.by_context, True)
+            _delta(out, of.get(row, ROW_VS_BASELINE), kit.delta)
+        elif at == 3 or at == 4:  # EpochRow.by_load, .by_context
+            _buckets(out, (<dict>of.get(row, ROW_MATCHED)).get(kit.LOAD_KEY if at == 3 else kit.CONTEXT_KEY, []),
+                     at == 4, kit.bucket_row)
         elif at == 5:
-            out.value(row.stops_paying_from)
+            out.value(of.get(row, ROW_STOPS_PAYING_FROM))
         else:  # ranks
             out.text(ranks)
     out.put("}", 1)
@@ -2457,7 +2482,6 @@ def stats_json(array.array stats, tuple keys):
 import dataclasses
 from operator import attrgetter
 
-DEF DELTA_MIN = 10  # compare.DELTA_MIN_BATCHES (checked when the kit is made)
 
 
 cdef extern from "structmember.h":
@@ -2483,6 +2507,7 @@ cdef class _Slots:
     here (object.__new__) has them set as `obj.field = v` sets them, without the look-up of each
     field by name (some 10 instructions, not 150: 10,000 runs thawed and compared set 2,000,000)."""
     cdef object cls, new
+    cdef tuple names
     cdef Py_ssize_t n
     cdef Py_ssize_t[MAX_SLOTS] at
 
@@ -2490,7 +2515,7 @@ cdef class _Slots:
         cdef PyMemberDef* m
         if len(names) > MAX_SLOTS:
             raise ImportError(f"{cls.__name__}: too many fields")
-        self.cls, self.new, self.n = cls, object.__new__, len(names)
+        self.cls, self.new, self.names, self.n = cls, object.__new__, tuple(names), len(names)
         for i, name in enumerate(names):
             d = next((k.__dict__[name] for k in cls.__mro__ if name in k.__dict__), None)
             if type(d) is not MemberDescriptorType or not issubclass(cls, d.__objclass__):
@@ -2503,6 +2528,15 @@ cdef class _Slots:
     cdef object make(self):
         """An object of the class with none of its fields set yet (as __init__ finds it)."""
         return self.new(self.cls)
+
+    cdef inline object get(self, object obj, Py_ssize_t i):
+        """obj's i-th field, read in its place where obj is of the class (else by its name)."""
+        cdef PyObject* v
+        if type(obj) is self.cls:
+            v = (<PyObject**>((<char*><PyObject*>obj) + self.at[i]))[0]
+            if v != NULL:
+                return <object>v
+        return getattr(obj, self.names[i])
 
     cdef inline int put(self, object obj, Py_ssize_t i, object v) except -1:
         """obj's i-th field set to v: obj one that make() made."""
@@ -2521,6 +2555,7 @@ cdef class _Kit:
     """What these functions read of the Python modules that import this one, imported once, when
     first asked."""
     cdef readonly object compare, rank_key, Epoch, FrozenRows, FrozenBuckets, SCALES, CONTEXT, EPOCH_METRICS
+    cdef readonly object LOAD_KEY, CONTEXT_KEY  # the json_key of loadmatch's LOAD and CONTEXT (EpochRow.by_load, .by_context)
     cdef readonly object Rows, Buckets, running_keys, context_keys  # what freeze_figures() reads in C
     # what _kept_rows() and _kept_buckets() set as FrozenRows._keep and FrozenBuckets._keep do
     cdef object new, shared, nan, no_sets, no_rows, no_sums, no_bucket_rows
@@ -2562,6 +2597,7 @@ cdef class _Kit:
         self.compare, self.rank_key, self.Epoch = compare, epochs.rank_key, epochs.Epoch
         self.FrozenRows, self.FrozenBuckets = valueset.FrozenRows, loadmatch.FrozenBuckets
         self.SCALES, self.CONTEXT, self.EPOCH_METRICS = loadmatch.SCALES, loadmatch.CONTEXT, epochs.EPOCH_METRICS
+        self.LOAD_KEY, self.CONTEXT_KEY = loadmatch.LOAD.json_key, loadmatch.CONTEXT.json_key
         self.Rows, self.Buckets = valueset.Rows, loadmatch.Buckets
         self.running_keys, self.context_keys = loadmatch._running_keys, loadmatch.context_keys
         self.new, self.shared, self.nan = object.__new__, valueset._shared, valueset.NAN

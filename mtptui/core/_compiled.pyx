@@ -1840,16 +1840,19 @@ def describe_columns(array.array rows, Py_ssize_t k, Py_ssize_t m):
 
 
 cdef object _describe_columns(array.array rows, Py_ssize_t k, Py_ssize_t m):
-    cdef Py_ssize_t total = len(rows), n_rows, i, c, n, j
-    cdef const double* r = rows.data.as_doubles
+    if k < 1 or m > k or len(rows) % k:
+        raise ValueError("describe_columns: rows are not whole rows of k")
+    return _describe_rows(rows.data.as_doubles, len(rows) // k, k, m)
+
+
+cdef object _describe_rows(const double* r, Py_ssize_t n_rows, Py_ssize_t k, Py_ssize_t m):
+    """_describe_columns of n_rows rows of k doubles from r (1 <= k, m <= k)."""
+    cdef Py_ssize_t i, c, n, j
     cdef array.array out = array.clone(_DOUBLES, 7 * m, False)
     cdef double* o = out.data.as_doubles
     cdef array.array col
     cdef double* s
     cdef double x, last, summed
-    if k < 1 or m > k or total % k:
-        raise ValueError("describe_columns: rows are not whole rows of k")
-    n_rows = total // k
     col = array.clone(_DOUBLES, n_rows, False)
     s = col.data.as_doubles
     for c in range(m):
@@ -3045,25 +3048,34 @@ cdef bint _any_counted(dict sets) except -1:
 cdef object _frozen_buckets(b, _Kit kit):
     """FrozenBuckets(b); in C for a short run's (its lines all in its rows, of whole rows, the
     scale's keys either of loadmatch's)."""
-    cdef Split sp
-    cdef double[MAX_BUCKETS] lo
     cdef array.array rows
-    cdef const double* r
-    cdef Py_ssize_t k, n_rows, i, at_key, at_tokens = 0, at_full = 0, at_gen, at_accept
-    cdef double key
-    cdef bint context
+    cdef const double* starts[1]
+    cdef Py_ssize_t counts[1]
     if type(b) is not kit.Buckets:
         return kit.FrozenBuckets(b)
     rows_, scale, names = b.rows, b.scale, b.rows_of
     keys = scale.keys
-    context = keys is kit.context_keys
     if (type(rows_) is not array.array or not len(rows_) or len(b.buf) or any(b.decode)
-            or not (context or keys is kit.running_keys) or not names):
+            or not (keys is kit.context_keys or keys is kit.running_keys) or not names or len(rows_) % len(names)):
         return kit.FrozenBuckets(b)
     rows = rows_
-    k = len(names)
-    if len(rows) % k:
-        return kit.FrozenBuckets(b)
+    starts[0], counts[0] = rows.data.as_doubles, len(rows) // len(names)
+    frozen = _split_rows(kit, scale, names, starts, counts, 1)
+    # a field it lacks (FrozenBuckets says so), a value not finite or a sum that overflows: Python's way
+    return kit.FrozenBuckets(b) if frozen is None else frozen
+
+
+cdef object _split_rows(_Kit kit, scale, tuple names, const double** starts, const Py_ssize_t* counts,
+                        Py_ssize_t spans):
+    """FrozenBuckets of this scale (one of loadmatch's keys) of the rows (of `names`) of spans in
+    turn, counts[i] rows from starts[i], as _frozen_buckets() splits them; None where a field is
+    missing, a value is not finite or a sum overflows."""
+    cdef Split sp
+    cdef double[MAX_BUCKETS] lo
+    cdef const double* r
+    cdef Py_ssize_t k = len(names), n_rows = 0, i, j, at_key, at_tokens = 0, at_full = 0, at_gen, at_accept
+    cdef double key
+    cdef bint context = scale.keys is kit.context_keys
     fields, n = scale.row, len(scale.fields)
     try:
         if context:  # (tokens, full, running): loadmatch.context_keys'
@@ -3071,19 +3083,67 @@ cdef object _frozen_buckets(b, _Kit kit):
         else:  # running: its own key
             at_key = names.index(fields[0])
         at_gen, at_accept = names.index(fields[n]), names.index(fields[n + 1])
-    except ValueError:  # a field it lacks: FrozenBuckets says so
-        return kit.FrozenBuckets(b)
-    n_rows = len(rows) // k
+    except ValueError:
+        return None
+    for j in range(spans):
+        n_rows += counts[j]
     for fixed in (n_rows <= FIXED_TERMS, False):  # the sums in 128 bits where they fit, else partials
         _split_start(scale.bounds, &sp, lo, fixed)
-        r = rows.data.as_doubles
-        for i in range(n_rows):
-            key = (_context_key(r[at_tokens], r[at_full], r[at_key]) if context else r[at_key])
-            if not _split_line(&sp, lo, key, r[at_gen], r[at_accept]):
-                return kit.FrozenBuckets(b)  # not finite, or a sum overflows: Python's way
-            r += k
+        for j in range(spans):
+            r = starts[j]
+            for i in range(counts[j]):
+                key = (_context_key(r[at_tokens], r[at_full], r[at_key]) if context else r[at_key])
+                if not _split_line(&sp, lo, key, r[at_gen], r[at_accept]):
+                    return None
+                r += k
         if not sp.redo:
             break
     decode, means = _means(&sp)
     return _kept_buckets(kit, scale, decode, means)
+
+
+DEF MAX_SPANS = 256  # series of a run frozen from their rows (a host's ranks)
+
+
+def freeze_rows(list spans, tuple names, tuple metrics, tuple matched):
+    """freeze_figures() of a run whose rows all wait in its series' row buffers, read there, none
+    handed over: spans, (rank, rows, at) a series each with rows, its run's rows rows[at:] (whole
+    rows of `names`; its metrics first), in the order the series hand theirs over. The figures
+    are freeze_figures()'s of the run had each rank been handed its rows (Rows of these metrics,
+    Rows.add_rows) and its Buckets all of them in turn (Buckets.add_rows), to the bit: a bucket's
+    sums are exact in any order. matched: the run's Buckets, holding no lines. None where anything
+    is otherwise (no spans or too many, a value not finite): then they are handed over (Python's way)."""
+    cdef _Kit kit = _kit()
+    cdef const double* starts[MAX_SPANS]
+    cdef Py_ssize_t counts[MAX_SPANS]
+    cdef Py_ssize_t k = len(names), m = len(metrics), i = 0, at, size
+    cdef array.array rows
+    if not spans or len(spans) > MAX_SPANS or not 1 <= m <= k or tuple(names[:m]) != metrics:
+        return None
+    for b in matched:
+        if type(b) is not kit.Buckets or len(b.rows) or len(b.buf) or any(b.decode):
+            return None
+        if not (b.scale.keys is kit.context_keys or b.scale.keys is kit.running_keys):
+            return None
+    ranks = {}
+    for rank, rows_, at_ in spans:
+        if type(rows_) is not array.array:
+            return None
+        rows, at = rows_, at_
+        size = len(rows)
+        if (<array.array>rows).ob_descr.typecode != b'd' or at < 0 or at >= size or at % k or size % k:
+            return None
+        starts[i], counts[i] = rows.data.as_doubles + at, (size - at) // k
+        stats = _describe_rows(starts[i], counts[i], k, m)
+        if stats is None or rank in ranks:
+            return None
+        ranks[rank] = _kept_rows(kit, names, metrics, stats, False)
+        i += 1
+    frozen = []
+    for b in matched:
+        f = _split_rows(kit, b.scale, names, starts, counts, i)
+        if f is None:
+            return None
+        frozen.append(f)
+    return ranks, tuple(frozen)
 

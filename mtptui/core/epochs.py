@@ -129,11 +129,12 @@ class Epoch:
     # its label, once it is over: the one of the same settings (freeze()'s specs), made once
     kept_label: str | None = None
 
-    def freeze(self, specs: dict[tuple, tuple[dict, str]] | None = None) -> None:
+    def freeze(self, specs: dict[tuple, tuple[dict, str]] | None = None, figures: tuple | None = None) -> None:
         """Keeps this epoch's figures and lets its value sets and sums go: a run that is over
         takes no more values, and a log of 10,000 runs must cost what one of 10 does. Its
         to_json() is the same as before. specs: settings already kept (their items -> the dict and its label),
-        whose equal this run's become: a crash loop's 10,000 runs share one."""
+        whose equal this run's become: a crash loop's 10,000 runs share one. figures: its
+        (per_rank, matched) frozen already, from rows it was not handed (compiled.freeze_rows)."""
         if self.frozen:
             return
         if specs is not None:
@@ -146,7 +147,9 @@ class Epoch:
                 if kept is None:
                     kept = specs[key] = (self.spec, self.label)
                 self.spec, self.kept_label = kept
-        if compiled.freeze_figures is not None:
+        if figures is not None:
+            self.per_rank, self.matched = figures
+        elif compiled.freeze_figures is not None:
             self.per_rank, self.matched = compiled.freeze_figures(self.per_rank, self.matched)
         else:
             self.per_rank = {rank: FrozenRows(rows) for rank, rows in self.per_rank.items()}
@@ -373,6 +376,22 @@ class EpochTracker:
             if ev.kind in LIFECYCLE_EVENTS:
                 cur.lifecycle.append((ts, ev.kind))
             cur.note_event(ev)
+
+    def ending(self, ev: Event) -> Epoch | None:
+        """The run that add_event(ev) ends and freezes (_close), if any: a host's run, not its
+        first, whose ranks wait for none before, with batches or settings, that a new process
+        (server_args) or systemd's start of one ends."""
+        epochs = self.epochs.get(ev.host)
+        if not epochs or len(epochs) == 1 or ev.kind not in EPOCH_EVENTS:
+            return None
+        cur = epochs[-1]
+        if cur.empty or UNRESOLVED in cur.per_rank:  # an empty one is begun again (_new_epoch)
+            return None
+        return cur  # a server_args line after batches or settings, or a start: a new epoch
+
+    def freeze(self, e: Epoch, figures: tuple) -> None:
+        """Freezes a run with its figures made (Epoch.freeze), before the event that ends it."""
+        e.freeze(self._specs, figures)
 
     def _new_epoch(self, host: str | None, ts: float, reason: str) -> Epoch:
         epochs = self.epochs.setdefault(host, [])

@@ -33,6 +33,9 @@ PREFILL_METRICS = ("input_throughput",)
 # An epoch's rows of a rank carry the rest of a decode row: they take the series' rows as they are
 # (Rows.add_rows), a run's statistics then described from them when it is over (FrozenRows)
 EPOCH_CARRIED = tuple(f for f in DECODE_METRICS + DECODE_CARRIED if f not in EPOCH_METRICS)
+# an epoch's rows of a rank hold what a series' decode row holds, in its order (Rows.add_rows copies them whole)
+_EPOCH_ROW = EPOCH_METRICS + EPOCH_CARRIED
+assert _EPOCH_ROW == DECODE_METRICS + DECODE_CARRIED, "an epoch's rows are a series' decode rows"
 
 
 @dataclass
@@ -139,6 +142,10 @@ class SeriesSummary:
                 buckets.add_rows(rows, d.names)
             if not self.epoch_whole:
                 epoch.rows(self.rank, EPOCH_CARRIED).add_rows(rows, d.names)
+        self._count_over(epoch)
+
+    def _count_over(self, epoch: Epoch) -> None:
+        """Gives the epoch the counts since the last hand-over."""
         records, batches = self.records, self.decode_batches
         epoch.records += records - self._records_folded
         epoch.batches += batches - self._batches_folded
@@ -263,14 +270,44 @@ class Summary:
         ts = self._time(ev.ts)
         if ev.kind in EPOCH_EVENTS:
             series = self._host_series.get(ev.host, ())
-            for s in series:
-                s.settle()  # what came before the event belongs to the epoch before it
+            if not self._freeze_in_place(ev, series):
+                for s in series:
+                    s.settle()  # what came before the event belongs to the epoch before it
             self.epochs.add_event(ev, ts)
             current = self.epochs.current(ev.host)
             for s in series:
                 s.epoch = current
         else:
             self.epochs.add_event(ev, ts)  # how the run ends (Epoch.note_event)
+
+    def _freeze_in_place(self, ev: Event, series: list[SeriesSummary]) -> bool:
+        """Freezes the run that this event ends where all its rows still wait in its series' row
+        buffers (none handed over yet, no series new in it): its figures made from them there
+        (compiled.freeze_rows), not from a copy of them handed to its ranks and buckets first.
+        A run of a crash loop is such a run, 100 lines long. True when done: the series have
+        handed it over all they had."""
+        freeze = compiled.freeze_rows
+        epoch = series[0].epoch if series else None
+        if freeze is None or epoch is None or epoch.per_rank or epoch.tally:
+            return False
+        spans = []
+        for s in series:
+            d = s.decode
+            if s.epoch is not epoch or s.epoch_whole or d.names != _EPOCH_ROW:
+                return False
+            if s._records_folded != s.records:  # whether the event ends the run reads its counts
+                s._count_over(epoch)
+            if len(d.buf) > s._at:
+                spans.append((s.rank, d.buf, s._at))
+        if not spans or self.epochs.ending(ev) is not epoch:
+            return False
+        figures = freeze(spans, _EPOCH_ROW, EPOCH_METRICS, epoch.matched)
+        if figures is None:
+            return False
+        for s in series:
+            s._at = len(s.decode.buf)
+        self.epochs.freeze(epoch, figures)
+        return True
 
     def add_recorded(self, key: str, host: str | None, payload: object) -> None:
         self.recorded.add(key, host, payload)

@@ -524,6 +524,48 @@ def test_a_run_freezes_in_one_call_as_its_ranks_and_buckets_freeze_one_by_one(ro
     assert got[2] == frozen(False, False)[2]  # Python's means are None where C's are NaN: the same JSON
 
 
+@settings(max_examples=200, deadline=None)
+@given(_columns, st.integers(1, 4), st.integers(0, 3), st.booleans())
+def test_a_run_frozen_from_its_series_rows_is_frozen_as_from_its_own(rows, ranks, lead, odd):
+    """freeze_rows: a run's figures from its series' row buffers, where its rows begin at some
+    row of each (the run before's before them), slot by slot as freeze_figures() makes them from
+    its ranks' and buckets' own copies (Summary's hand-over); None for a value that is not finite,
+    or buckets that hold lines already (the hand-over's way then)."""
+    from mtptui.core.epochs import EPOCH_METRICS, Epoch
+    from mtptui.core.summary import _EPOCH_ROW
+
+    series = [array("d") for _ in range(ranks)]
+    for i, (tokens, full, running, gen, accept) in enumerate(rows):
+        got = {"num_token": tokens, "full_token": full, "running_req": running, "gen_throughput": gen,
+               "accept_len": accept, "accept_rate": gen / 1e4, "queue_req": float(i % 3)}
+        series[i % ranks].extend(float(got.get(n, math.nan)) for n in _EPOCH_ROW)
+    k = len(_EPOCH_ROW)
+    spans = []
+    for r, buf in enumerate(series):
+        if buf:  # the run before's rows first, in the same buffer
+            buf[0:0] = array("d", [1.5 + r] * (k * lead))
+            spans.append((f"TP{r}", buf, k * lead))
+
+    e = Epoch(1, "h", 0.0)
+    for rank, buf, at in spans:
+        e.rows(rank, _EPOCH_ROW[len(EPOCH_METRICS):]).add_rows(buf[at:], _EPOCH_ROW)
+        for b in e.matched:
+            b.add_rows(buf[at:], _EPOCH_ROW)
+    fresh = Epoch(1, "h", 0.0).matched
+    if odd and spans:  # buckets that hold a line already
+        fresh[0].add_rows(spans[0][1][spans[0][2]:spans[0][2] + k], _EPOCH_ROW)
+    got = compiled._compiled.freeze_rows(spans, _EPOCH_ROW, EPOCH_METRICS, fresh)
+    if not spans or odd:
+        assert got is None
+        return
+    if got is None:  # a value not finite, whose sums C leaves to Python
+        assert not all(math.isfinite(x) for _, buf, _ in spans for x in buf if x == x)
+        return
+    want = compiled.freeze_figures(e.per_rank, e.matched)
+    assert [(rank, slots_of(r)) for rank, r in got[0].items()] == [(rank, slots_of(r)) for rank, r in want[0].items()]
+    assert [slots_of(b) for b in got[1]] == [slots_of(b) for b in want[1]]
+
+
 @settings(max_examples=500, deadline=None)
 @given(values=st.lists(st.one_of(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12),
                                   st.integers(-10**9, 10**9).map(lambda k: k / 100),

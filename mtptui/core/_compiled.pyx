@@ -1932,7 +1932,7 @@ for _k in range(1, 20):
     _POW10_INT[_k] = _POW10_INT[_k - 1] * 10
 
 
-cdef Py_ssize_t _put_decimal(uint64_t u, char* out) noexcept nogil:
+cdef inline Py_ssize_t _put_decimal(uint64_t u, char* out) noexcept nogil:
     """Writes u's decimal digits at out; returns how many (at most 20)."""
     cdef Py_ssize_t n = 1
     while n < 20 and u >= _POW10_INT[n]:
@@ -2203,6 +2203,7 @@ from _json import encode_basestring_ascii as _ascii
 from cpython.bytes cimport PyBytes_FromStringAndSize
 
 cdef extern from "Python.h":
+    object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
     const char* PyUnicode_AsUTF8AndSize(object o, Py_ssize_t* size) except NULL
     long long PyLong_AsLongLongAndOverflow(object o, int* overflow) except? -1
     bint PyUnicode_IS_ASCII(object o)
@@ -2213,6 +2214,7 @@ for _k in range(256):
     _AS_IS[_k] = 0x20 <= _k <= 0x7e and _k != 34 and _k != 92
 
 
+@cython.final  # its methods called in C, inlined
 cdef class _Text:
     """An ASCII text written piece by piece into one buffer that grows."""
     cdef char* p
@@ -2229,10 +2231,13 @@ cdef class _Text:
     def __dealloc__(self):
         free(self.p)
 
-    cdef int room(self, Py_ssize_t k) except -1:
-        cdef char* q
+    cdef inline int room(self, Py_ssize_t k) except -1:
         if self.n + k <= self.size:
             return 0
+        return self._grow(k)
+
+    cdef int _grow(self, Py_ssize_t k) except -1:
+        cdef char* q
         while self.n + k > self.size:
             self.size *= 2
         q = <char*>realloc(self.p, self.size)
@@ -2241,7 +2246,7 @@ cdef class _Text:
         self.p = q
         return 0
 
-    cdef int put(self, const char* s, Py_ssize_t k) except -1:
+    cdef inline int put(self, const char* s, Py_ssize_t k) except -1:
         self.room(k)
         memcpy(self.p + self.n, s, k)
         self.n += k
@@ -2250,6 +2255,8 @@ cdef class _Text:
     cdef int text(self, str s) except -1:
         """A str that is JSON already (what json writes is ASCII)."""
         cdef Py_ssize_t k
+        if not PyUnicode_IS_ASCII(s):  # done() takes the text for ASCII unchecked
+            raise ValueError("a JSON text here is ASCII")
         cdef const char* c = PyUnicode_AsUTF8AndSize(s, &k)
         return self.put(c, k)
 
@@ -2329,7 +2336,10 @@ cdef class _Text:
         return self.put(": ", 2)
 
     cdef str done(self):
-        return PyUnicode_DecodeASCII(self.p, self.n, NULL)
+        """The text: ASCII, as everything written here is, copied once, not checked again."""
+        text = PyUnicode_New(self.n, 127)
+        memcpy(PyUnicode_DATA(text), self.p, self.n)
+        return text
 
 
 DEF DELTA_MIN = 10  # compare.DELTA_MIN_BATCHES (checked when the kit is made)

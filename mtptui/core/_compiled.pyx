@@ -2510,6 +2510,9 @@ cdef extern from "Python.h":
         PyMemberDef* d_member
 
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
+
+cdef extern from "Python.h":
+    object PyType_GenericAlloc(type t, Py_ssize_t nitems)
 from types import MemberDescriptorType
 
 DEF MAX_SLOTS = 32
@@ -2519,7 +2522,7 @@ cdef class _Slots:
     """Where each of these fields of a class with __slots__ lives in its objects: an object made
     here (object.__new__) has them set as `obj.field = v` sets them, without the look-up of each
     field by name (some 10 instructions, not 150: 10,000 runs thawed and compared set 2,000,000)."""
-    cdef object cls, new
+    cdef type cls
     cdef tuple names
     cdef Py_ssize_t n
     cdef Py_ssize_t[MAX_SLOTS] at
@@ -2528,7 +2531,9 @@ cdef class _Slots:
         cdef PyMemberDef* m
         if len(names) > MAX_SLOTS:
             raise ImportError(f"{cls.__name__}: too many fields")
-        self.cls, self.new, self.names, self.n = cls, object.__new__, tuple(names), len(names)
+        if cls.__new__ is not object.__new__ or getattr(cls, "__abstractmethods__", None):
+            raise ImportError(f"{cls.__name__} is made otherwise than by object.__new__")
+        self.cls, self.names, self.n = cls, tuple(names), len(names)
         for i, name in enumerate(names):
             d = next((k.__dict__[name] for k in cls.__mro__ if name in k.__dict__), None)
             if type(d) is not MemberDescriptorType or not issubclass(cls, d.__objclass__):
@@ -2539,8 +2544,9 @@ cdef class _Slots:
             self.at[i] = m.offset
 
     cdef object make(self):
-        """An object of the class with none of its fields set yet (as __init__ finds it)."""
-        return self.new(self.cls)
+        """An object of the class with none of its fields set yet (as __init__ finds it): what
+        object.__new__ makes, without its checks of the call."""
+        return PyType_GenericAlloc(self.cls, 0)
 
     cdef inline object get(self, object obj, Py_ssize_t i):
         """obj's i-th field, read in its place where obj is of the class (else by its name)."""
@@ -2571,7 +2577,7 @@ cdef class _Kit:
     cdef readonly object LOAD_KEY, CONTEXT_KEY  # the json_key of loadmatch's LOAD and CONTEXT (EpochRow.by_load, .by_context)
     cdef readonly object Rows, Buckets, running_keys, context_keys  # what freeze_figures() reads in C
     # what _kept_rows() and _kept_buckets() set as FrozenRows._keep and FrozenBuckets._keep do
-    cdef object new, shared, nan, no_sets, no_rows, no_sums, no_bucket_rows
+    cdef object shared, nan, no_sets, no_rows, no_sums, no_bucket_rows
     cdef object names_in, metrics_in, kept_names  # the last names and metrics kept: (names, metrics, nans) shared
     cdef dict dp_groups, rank_orders  # rank -> compare.dp_group(rank); ranks -> in rank_key's order
     cdef readonly object others  # the getter of an Epoch's fields but per_rank and matched
@@ -2613,7 +2619,7 @@ cdef class _Kit:
         self.LOAD_KEY, self.CONTEXT_KEY = loadmatch.LOAD.json_key, loadmatch.CONTEXT.json_key
         self.Rows, self.Buckets = valueset.Rows, loadmatch.Buckets
         self.running_keys, self.context_keys = loadmatch._running_keys, loadmatch.context_keys
-        self.new, self.shared, self.nan = object.__new__, valueset._shared, valueset.NAN
+        self.shared, self.nan = valueset._shared, valueset.NAN
         self.no_sets, self.no_rows = valueset._NO_SETS, valueset._NO_ROWS
         self.no_sums, self.no_bucket_rows = loadmatch._NO_SUMS, loadmatch._NO_ROWS
         self.dp_groups, self.rank_orders = {}, {}

@@ -230,9 +230,10 @@ def test_runs_that_are_over_cross_packed_as_they_were(epochs, open_ones):
 
 @built
 def test_only_a_slot_of_an_object_is_set_in_its_place():
-    """What frozen_row and thaw_epochs make, they set by each slot's place in the object (_Slots):
-    a field that is no slot of its own (one in a __dict__, a property, a read-only member) is
-    refused when the places are taken, so that the kit does not load and Python makes them."""
+    """What frozen_row and thaw_epochs make, they allocate and set by each slot's place in the
+    object (_Slots): a field that is no slot of its own (one in a __dict__, a property, a
+    read-only member), or a class made by a __new__ of its own, is refused when the places are
+    taken, so that the kit does not load and Python makes them."""
     C._Slots(EpochRow, ("host", "ended"))  # slots of its own: taken
     C._Slots(FrozenRows, ("stats", "names"))  # one of its own, one of Rows'
     for cls, name in ((EpochRow, "comparable"), (EpochRow, "no_such_field"), (Comparison, "__slots__"),
@@ -246,3 +247,12 @@ def test_only_a_slot_of_an_object_is_set_in_its_place():
 
     with pytest.raises(ImportError, match="is not a slot"):
         C._Slots(Open, ("x",))
+
+    class Made:  # made by a __new__ of its own: not one to make by allocating it
+        __slots__ = ("x",)
+
+        def __new__(cls):
+            return super().__new__(cls)
+
+    with pytest.raises(ImportError, match="otherwise than by object.__new__"):
+        C._Slots(Made, ("x",))

@@ -236,10 +236,11 @@ def test_only_a_slot_of_an_object_is_set_in_its_place():
     taken, so that the kit does not load and Python makes them."""
     C._Slots(EpochRow, ("host", "ended"))  # slots of its own: taken
     C._Slots(FrozenRows, ("stats", "names"))  # one of its own, one of Rows'
-    for cls, name in ((EpochRow, "comparable"), (EpochRow, "no_such_field"), (Comparison, "__slots__"),
-                      (slice, "start")):  # a read-only member of C
+    for cls, name in ((EpochRow, "comparable"), (EpochRow, "no_such_field"), (Comparison, "__slots__")):
         with pytest.raises(ImportError, match="is not a slot"):
             C._Slots(cls, (name,))
+    with pytest.raises(ImportError):  # a read-only member of a class of C's
+        C._Slots(slice, ("start",))
 
     class Open:  # no __slots__: its fields live in a dict
         def __init__(self) -> None:

@@ -1,5 +1,3 @@
-import sys
+from mtptui.cli import run
 
-from mtptui.cli import main
-
-sys.exit(main())
+run()

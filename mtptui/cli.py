@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib
 import os
 import signal
@@ -68,6 +69,15 @@ def _interrupted() -> int:
     return 130
 
 
+def run() -> None:
+    """The `mtptui` command: main() in a process that ends with it, without freeing one by one
+    what the command left to its end (core/nogc.py)."""
+    from mtptui.core.nogc import command_line_process, exit_now
+
+    command_line_process()
+    exit_now(main())
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] in ("-h", "--help"):
@@ -97,3 +107,10 @@ def main(argv: list[str] | None = None) -> int:
         # the reader went away (`mtptui summary ... | head`): stop quietly, as a pipe would
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as e:
+        if e.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
+            raise
+        # the output (or a file of its own) had no room: `mtptui summary ... > /full/disk`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # what waits is dropped
+        print(f"mtptui {args[0]}: a write failed: {e.strerror}", file=sys.stderr)
+        return 1

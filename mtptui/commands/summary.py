@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from mtptui.core.advisor import advise_last
 from mtptui.core.compare import DELTA_MIN_BATCHES, EpochRow, bucket_cells, delta_text, iter_epoch_rows
 from mtptui.core.loadmatch import CONTEXT, LOAD, Scale
-from mtptui.core.nogc import without_cycle_collector
+from mtptui.core.nogc import kept_to_exit, without_cycle_collector
 from mtptui.core.recorded import Recorded
 from mtptui.core.summary import EpochDocs
 from mtptui.sources.parallel import summarise
@@ -441,4 +441,5 @@ def _summary(args: argparse.Namespace) -> int:
     else:
         for line in table_lines(doc):
             print(line)
+    kept_to_exit(summary, doc)  # 10,000 runs' objects: not freed one by one once all is written
     return 0

@@ -216,3 +216,43 @@ def test_a_reader_that_goes_away_gets_no_traceback(tmp_path):
     p.stdout.close()  # like `| head -c 10`
     err = p.stderr.read()
     assert p.wait() in (0, 141) and b"Traceback" not in err, err
+
+
+@pytest.mark.parametrize("as_json", [True, False])
+def test_the_process_ends_once_all_it_wrote_is_out(tmp_path, capsys, as_json):
+    """The command line's process leaves the runs `summary` made to its end, not freed one by one
+    (core/nogc.exit_now): it ends with all of its output written first, byte for byte what main()
+    writes, to a pipe and to a file, and with its exit code."""
+    from mtptui.cli import main
+
+    start = ("Mar 09 16:03:25 gpu-a python3[1]: [2026-03-09 16:03:25 TP0] server_args=ServerArgs("
+             "model_path='m', speculative_algorithm='EAGLE', speculative_num_steps={})\n")
+    f = tmp_path / "runs.log"
+    f.write_text("".join(start.format(r % 4) + LINE * 12 for r in range(1500)))
+    args = ["summary", *(["--json"] if as_json else []), str(f)]
+    assert main(args) == 0
+    want = capsys.readouterr().out.encode()
+    buffered = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # its output waits in a buffer
+    cmd = [sys.executable, "-m", "mtptui", *args]
+    piped = subprocess.run(cmd, capture_output=True, env=buffered)
+    assert (piped.returncode, piped.stderr) == (0, b"") and piped.stdout == want
+    out = tmp_path / "out.txt"
+    with out.open("wb") as o:
+        assert subprocess.run(cmd, stdout=o, env=buffered).returncode == 0
+    assert out.read_bytes() == want
+    if as_json:
+        assert len(json.loads(want)["epochs"]) == 1500
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
+@pytest.mark.parametrize("as_json", [True, False])
+def test_an_output_without_room_is_one_line_and_exit_1(tmp_path, as_json):
+    """`summary ... > /full/disk`: a one-line error, not a traceback, buffered or not."""
+    f = tmp_path / "big.log"
+    f.write_text(LINE * 20000)
+    for env in (os.environ, {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}):
+        with open("/dev/full", "wb") as full:
+            r = subprocess.run([sys.executable, "-m", "mtptui", "summary", *(["--json"] if as_json else []), str(f)],
+                               stdout=full, stderr=subprocess.PIPE, env=env)
+        assert r.returncode == 1
+        assert r.stderr.decode() == "mtptui summary: a write failed: No space left on device\n"

@@ -12,7 +12,7 @@ import math
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, TextIO
 
@@ -280,7 +280,7 @@ class Summary:
         else:
             self.epochs.add_event(ev, ts)  # how the run ends (Epoch.note_event)
 
-    def _freeze_in_place(self, ev: Event, series: list[SeriesSummary]) -> bool:
+    def _freeze_in_place(self, ev: Event, series: Sequence[SeriesSummary]) -> bool:
         """Freezes the run that this event ends where all its rows still wait in its series' row
         buffers (none handed over yet, no series new in it): its figures made from them there
         (compiled.freeze_rows), not from a copy of them handed to its ranks and buckets first.

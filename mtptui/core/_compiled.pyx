@@ -2508,11 +2508,9 @@ cdef extern from "structmember.h":
 cdef extern from "Python.h":
     ctypedef struct PyMemberDescrObject:
         PyMemberDef* d_member
+    object PyType_GenericAlloc(type t, Py_ssize_t nitems)
 
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
-
-cdef extern from "Python.h":
-    object PyType_GenericAlloc(type t, Py_ssize_t nitems)
 from types import MemberDescriptorType
 
 DEF MAX_SLOTS = 32
@@ -2520,8 +2518,9 @@ DEF MAX_SLOTS = 32
 
 cdef class _Slots:
     """Where each of these fields of a class with __slots__ lives in its objects: an object made
-    here (object.__new__) has them set as `obj.field = v` sets them, without the look-up of each
-    field by name (some 10 instructions, not 150: 10,000 runs thawed and compared set 2,000,000)."""
+    here (allocated as object.__new__ allocates it) has them set as `obj.field = v` sets them, and
+    read, without the look-up of each field by name (some 10 instructions, not 150: 10,000 runs
+    thawed, compared and written set and read 2,000,000)."""
     cdef type cls
     cdef tuple names
     cdef Py_ssize_t n

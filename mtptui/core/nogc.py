@@ -26,14 +26,14 @@ def without_cycle_collector() -> Iterator[None]:
 
 
 # What a command leaves to the end of its process (kept_to_exit): the process then ends without
-# freeing it (exit_now), where it is the command line's own process (mtptui/__main__.py says so).
+# freeing it (exit_now), where it is the command line's own process (cli.run says so).
 _kept: list[object] = []
 _process_ends_after = False
 
 
 def command_line_process() -> None:
-    """This process ends when its command returns (mtptui/__main__.py): what the command keeps
-    (kept_to_exit) may be left to its end."""
+    """This process ends when its command returns (cli.run: the `mtptui` command, python -m
+    mtptui): what the command keeps (kept_to_exit) may be left to its end."""
     global _process_ends_after
     _process_ends_after = True
 

@@ -2582,6 +2582,7 @@ cdef class _Kit:
     cdef readonly object others  # the getter of an Epoch's fields but per_rank and matched
     cdef readonly tuple epoch_fields
     cdef readonly Py_ssize_t at  # per_rank's place among Epoch's fields (matched follows)
+    cdef Py_ssize_t at_accept_len, at_accept_rate, at_gen  # those metrics' places among EPOCH_METRICS
     # where the fields of what is made here live (_Slots), in the order the functions set them
     cdef _Slots epoch, epoch_row, bucket_row, delta, frozen_rows, frozen_buckets
 
@@ -2615,6 +2616,8 @@ cdef class _Kit:
         self.compare, self.rank_key, self.Epoch = compare, epochs.rank_key, epochs.Epoch
         self.FrozenRows, self.FrozenBuckets = valueset.FrozenRows, loadmatch.FrozenBuckets
         self.SCALES, self.CONTEXT, self.EPOCH_METRICS = loadmatch.SCALES, loadmatch.CONTEXT, epochs.EPOCH_METRICS
+        self.at_accept_len, self.at_accept_rate, self.at_gen = [epochs.EPOCH_METRICS.index(m) for m in (
+            "accept_len", "accept_rate", "gen_throughput")]
         self.LOAD_KEY, self.CONTEXT_KEY = loadmatch.LOAD.json_key, loadmatch.CONTEXT.json_key
         self.Rows, self.Buckets = valueset.Rows, loadmatch.Buckets
         self.running_keys, self.context_keys = loadmatch._running_keys, loadmatch.context_keys
@@ -2767,7 +2770,7 @@ def frozen_row(state, epoch, str label, ended):
     cdef double n_
     cdef Py_ssize_t gi, ai, ri, i, j
     cdef _Slots at
-    cdef bint spec_off, comparable, first
+    cdef bint spec_off, comparable, first, below, in_context
     cdef _Kit kit = _kit()
     # typed: their get() a C call, not a method's (a run's pass makes some 30 of them)
     cdef dict groups, previous, baseline, decoded, previous_bucket, baseline_bucket
@@ -2786,7 +2789,7 @@ def frozen_row(state, epoch, str label, ended):
     for i in range(len(scales)):
         if type(matched[i]) is not kit.FrozenBuckets or matched[i].scale is not scales[i]:
             return None
-    ai, ri, gi = metrics.index("accept_len"), metrics.index("accept_rate"), metrics.index("gen_throughput")
+    ai, ri, gi = kit.at_accept_len, kit.at_accept_rate, kit.at_gen  # their places among EPOCH_METRICS
     host = epoch.host
     gen_per_rank = {}
     groups = {}  # DP group -> ([n], [mean]) of its ranks' gen throughput
@@ -2864,9 +2867,10 @@ def frozen_row(state, epoch, str label, ended):
     if gen_total is not None:
         decoded[host] = row
     previous_bucket, baseline_bucket = state.previous_bucket, state.baseline_bucket
-    context = []
+    stops = None  # compare.stops_paying_from of the context buckets, as they are made
     for i in range(len(scales)):
         scale = scales[i]
+        in_context = scale is kit.CONTEXT
         frozen = matched[i]
         means = frozen.means
         decode = frozen.decode
@@ -2883,16 +2887,19 @@ def frozen_row(state, epoch, str label, ended):
                 acc = None
             key = (host, name, blabel)
             base = _change(d, gen, baseline_bucket.get(key))
-            bucket = _bucket_row(kit, name, blabel, d, gen, acc, _change(d, gen, previous_bucket.get(key)), base,
-                                 not spec_off and base is not None and base < 0)
+            below = not spec_off and base is not None and base < 0
+            bucket = _bucket_row(kit, name, blabel, d, gen, acc, _change(d, gen, previous_bucket.get(key)), base, below)
             buckets.append(bucket)
+            if in_context and base is not None:  # the first below the baseline from which all are
+                if not below:
+                    stops = None
+                elif stops is None:
+                    stops = blabel
             if gen and d >= DELTA_MIN:  # BucketRow.comparable
                 previous_bucket[key] = bucket
                 if spec_off:
                     baseline_bucket[key] = bucket
-        if scale is kit.CONTEXT:
-            context = buckets
-    at.put(row, 19, cmp.stops_paying_from(context))
+    at.put(row, 19, stops)
     if comparable:
         previous[host] = row
         if spec_off:

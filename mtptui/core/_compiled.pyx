@@ -2523,7 +2523,6 @@ cdef class _Slots:
     thawed, compared and written set and read 2,000,000)."""
     cdef type cls
     cdef tuple names
-    cdef Py_ssize_t n
     cdef Py_ssize_t[MAX_SLOTS] at
 
     def __init__(self, cls, names):
@@ -2532,7 +2531,7 @@ cdef class _Slots:
             raise ImportError(f"{cls.__name__}: too many fields")
         if cls.__new__ is not object.__new__ or getattr(cls, "__abstractmethods__", None):
             raise ImportError(f"{cls.__name__} is made otherwise than by object.__new__")
-        self.cls, self.names, self.n = cls, tuple(names), len(names)
+        self.cls, self.names = cls, tuple(names)
         for i, name in enumerate(names):
             d = next((k.__dict__[name] for k in cls.__mro__ if name in k.__dict__), None)
             if type(d) is not MemberDescriptorType or not issubclass(cls, d.__objclass__):

@@ -355,9 +355,7 @@ class EpochTracker:
         elif ev.kind == "spec_config":
             epochs = self.epochs.get(ev.host)
             cur = epochs[-1] if epochs else None
-            # server_args is printed once per process: after batches, or after another server_args
-            # (a crash loop), it is a new process. Right after `Started` it belongs to that epoch.
-            if cur is None or cur.records or cur.spec:
+            if cur is None or _begins_run(ev, cur):
                 cur = self._new_epoch(ev.host, ts, "new server process")
             cur.spec = dict(ev.data)
             self.spec[ev.host] = dict(ev.data)
@@ -382,12 +380,9 @@ class EpochTracker:
         first, whose ranks wait for none before, with batches or settings, that a new process
         (server_args) or systemd's start of one ends."""
         epochs = self.epochs.get(ev.host)
-        if not epochs or len(epochs) == 1 or ev.kind not in EPOCH_EVENTS:
+        if not epochs or not _begins_run(ev, epochs[-1]) or not _frozen_when_over(epochs[-1], len(epochs) == 1):
             return None
-        cur = epochs[-1]
-        if cur.empty or UNRESOLVED in cur.per_rank:  # an empty one is begun again (_new_epoch)
-            return None
-        return cur  # a server_args line after batches or settings, or a start: a new epoch
+        return epochs[-1]
 
     def freeze(self, e: Epoch, figures: tuple) -> None:
         """Freezes a run with its figures made (Epoch.freeze), before the event that ends it."""
@@ -444,11 +439,25 @@ class EpochTracker:
         epoch (the one before it may be in the part of the file before, read apart, that goes
         on in it: merge()) and one whose vLLM spec lines wait for the rank before (UNRESOLVED):
         each is a single epoch of a part, held until the parts are joined."""
-        if not first and UNRESOLVED not in e.per_rank:
+        if _frozen_when_over(e, first):
             e.freeze(self._specs)
 
     def all(self) -> list[Epoch]:
         return [e for host in self.epochs for e in self.epochs[host]]
+
+
+def _begins_run(ev: Event, cur: Epoch) -> bool:
+    """Whether this event ends the host's current run and begins another (EpochTracker.add_event,
+    _new_epoch): systemd's start, or server_args, printed once per process: after batches, or
+    after another server_args (a crash loop), it is a new process; right after `Started` it
+    belongs to that run. An empty run is begun again instead."""
+    return ev.kind in EPOCH_EVENTS and not cur.empty
+
+
+def _frozen_when_over(e: Epoch, first: bool) -> bool:
+    """Whether a run that another ended is frozen (EpochTracker._close): not a host's first, nor one
+    whose vLLM spec lines wait for the rank before."""
+    return not first and UNRESOLVED not in e.per_rank
 
 
 def crash_loops(epochs: Iterable[dict]) -> list[dict]:

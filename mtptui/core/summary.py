@@ -292,20 +292,18 @@ class Summary:
             return False
         spans = []
         for s in series:
-            d = s.decode
-            if s.epoch is not epoch or s.epoch_whole or d.names != _EPOCH_ROW:
+            if s.epoch is not epoch or s.epoch_whole or s.decode.names != _EPOCH_ROW:
                 return False
-            if s._records_folded != s.records:  # whether the event ends the run reads its counts
-                s._count_over(epoch)
-            if len(d.buf) > s._at:
-                spans.append((s.rank, d.buf, s._at))
+            s._count_over(epoch)  # whether the event ends the run reads its counts
+            if len(s.decode.buf) > s._at:
+                spans.append((s.rank, s.decode.buf, s._at))
         if not spans or self.epochs.ending(ev) is not epoch:
             return False
         figures = freeze(spans, _EPOCH_ROW, EPOCH_METRICS, epoch.matched)
         if figures is None:
             return False
         for s in series:
-            s._at = len(s.decode.buf)
+            s._at = len(s.decode.buf)  # its rows are the run's, as a hand-over leaves them
         self.epochs.freeze(epoch, figures)
         return True
 

@@ -72,10 +72,33 @@ def _interrupted() -> int:
 def run() -> None:
     """The `mtptui` command: main() in a process that ends with it, without freeing one by one
     what the command left to its end (core/nogc.py)."""
-    from mtptui.core.nogc import command_line_process, exit_now
+    from mtptui.core.nogc import command_line_process, exit_now, keeping
 
     command_line_process()
-    exit_now(main())
+    code = main()
+    if keeping():
+        code = _flushed(code, sys.argv[1])
+    exit_now(code)
+
+
+def _flushed(code: int, command: str) -> int:
+    """The exit code once stdout is flushed, as main() says a failed write: before an exit that
+    flushes nothing itself (nogc.exit_now), where Python's own would only warn."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return 141
+    except OSError as e:
+        _write_failed(command, e)
+        return code or 1
+    return code
+
+
+def _write_failed(command: str, e: OSError) -> None:
+    """The one line of a write that failed (`mtptui summary ... > /full/disk`); what waits to be
+    written is dropped."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    print(f"mtptui {command}: a write failed: {e.strerror or e}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,7 +133,5 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         if e.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
             raise
-        # the output (or a file of its own) had no room: `mtptui summary ... > /full/disk`
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # what waits is dropped
-        print(f"mtptui {args[0]}: a write failed: {e.strerror}", file=sys.stderr)
+        _write_failed(args[0], e)  # the output, or a file of its own, had no room
         return 1

@@ -47,19 +47,17 @@ def kept_to_exit(*objects: object) -> None:
         _kept.extend(objects)
 
 
+def keeping() -> bool:
+    """Whether the command left something to the end of its process (kept_to_exit): its output
+    must then be flushed before exit_now(), which flushes nothing."""
+    return bool(_kept)
+
+
 def exit_now(code: int) -> None:
-    """Ends the process with this exit code: without freeing what was kept (os._exit, once its
-    output is flushed) when something was, else as sys.exit does."""
+    """Ends the process with this exit code: without freeing what was kept (os._exit: stdout
+    flushed before, cli.run) when something was, else as sys.exit does."""
     if not _kept:
         raise SystemExit(code)
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:  # the reader went away (as cli.main says it)
-        code = 141
-    except OSError as e:  # a full disk: what Python's own exit would only warn of
-        command = " ".join(["mtptui", *sys.argv[1:2]])  # as cli.main says a failed write
-        print(f"{command}: a write failed: {e.strerror or e}", file=sys.stderr)
-        code = code or 1
     try:
         sys.stderr.flush()
     except OSError:

@@ -19,9 +19,17 @@ import os
 import shlex
 import socket
 from collections.abc import Sequence
+import warnings
 from typing import Any
 
-import asyncssh
+from cryptography.utils import CryptographyDeprecationWarning
+
+with warnings.catch_warnings():
+    # cryptography 51 deprecates DSA, whose key types asyncssh names as it loads: a warning on
+    # stderr of every command that loads SSH, about no key the operator chose (and a second line
+    # where a command's error is one line)
+    warnings.simplefilter("ignore", CryptographyDeprecationWarning)
+    import asyncssh
 
 from mtptui.config import HostConfig
 from mtptui.transport.aio import wait_for

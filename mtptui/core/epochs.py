@@ -273,6 +273,13 @@ class Epoch:
             out["text"] = out["text"][:297] + "..."
         return out
 
+    @property
+    def may_have_crashed(self) -> bool:
+        """Whether ending() can say CRASHED: it saw trouble or systemd's failure line, and mtptui
+        did not restart it. A cheap look, so that crash_loops() reads the ending of these runs
+        alone: 10,000 runs that each ended when the next began are 60M instructions otherwise."""
+        return (self.trouble is not None or self.failed is not None) and not self.restart_requested
+
     def ranks_json(self) -> str:
         """json.dumps of to_json()'s `ranks`, each rank's statistics written from its rows
         (FrozenRows.describe_json: a run that is over, from its figures as kept; in C where built,

@@ -395,7 +395,8 @@ class Summary:
         def loops() -> list[dict]:
             if not found:
                 found.append(crash_loops({"host": e.host, "index": e.index, "start": e.start, "end": e.end,
-                                          "ended": e.ending(e.end is None)} for e in epochs))
+                                          "ended": e.ending(e.end is None)} if e.may_have_crashed else _NO_CRASH
+                                         for e in epochs))
             return found[0]
 
         if ahead is not None and len(epochs) >= AHEAD_MIN_EPOCHS:
@@ -595,6 +596,7 @@ def _text(doc: dict, row: EpochRow, e: Epoch) -> str:
     return _encode_with(compared(doc, row), "ranks", ranks)
 
 
+_NO_CRASH: dict = {}  # what crash_loops() reads of a run that cannot have crashed: no ending
 _NO_OUTLINE: dict = {}  # EpochDocs._pass's, for a run that no one writes
 
 # json.dumps' text; the check for reference cycles left out (a document has none)

@@ -104,3 +104,24 @@ def test_the_table_of_a_crash_loops_runs_is_made_in_one_pass_as_from_the_whole_d
     assert any(line.startswith("epochs at the same load") for line in streamed)
     epochs_at = next(i for i, line in enumerate(streamed) if line.startswith("epochs (runs between restarts"))
     assert [line.split()[1] for line in streamed[epochs_at + 2:epochs_at + 9]] == [str(i) for i in range(1, 8)]
+
+
+def test_a_run_that_may_not_have_crashed_never_ends_crashed():
+    """crash_loops() reads the ending of the runs that may_have_crashed says may have, alone: every
+    other ending, over every mix of what a run can note, is no crash."""
+    import itertools
+
+    from mtptui.core.epochs import Epoch
+
+    troubles = [None, _ev("oom", 5, "CUDA out of memory"), _ev("error", 5, "Traceback", exception="RuntimeError: x"),
+                _ev("nccl", 5, "Watchdog caught collective operation timeout")]
+    seen = set()
+    for trouble, ready, failed, auto, stop, requested, last in itertools.product(
+            troubles, (False, True), (None, "sglang.service: Failed with result 'exit-code'."),
+            (False, True), (False, True), (False, True), (False, True)):
+        e = Epoch(index=1, host="h", start=0.0, trouble=trouble, ready_after_trouble=ready, failed=failed,
+                  auto_restart=auto, stop=stop, restart_requested=requested)
+        how = e.ending(last)["how"]
+        seen.add((e.may_have_crashed, how == CRASHED))
+        assert e.may_have_crashed or how != CRASHED, (trouble, ready, failed, auto, stop, requested)
+    assert seen == {(False, False), (True, False), (True, True)}  # the look is not trivially true

@@ -18,8 +18,8 @@ import errno
 import os
 import shlex
 import socket
-from collections.abc import Sequence
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
 from cryptography.utils import CryptographyDeprecationWarning

@@ -3,10 +3,11 @@ crashed with its first error (OOM, NCCL, a traceback's exception, a watchdog tim
 running; a crash loop is one line with its count. On the sample logs and on crash loops the
 simulator makes."""
 
+import itertools
 
 import pytest
 
-from mtptui.core.epochs import CRASHED, MTPTUI, RUNNING, EpochTracker, crash_loops
+from mtptui.core.epochs import CRASHED, MTPTUI, RUNNING, Epoch, EpochTracker, crash_loops
 from mtptui.core.ingest import Ingest
 from mtptui.core.records import Event
 from mtptui.core.summary import Summary
@@ -109,10 +110,6 @@ def test_the_table_of_a_crash_loops_runs_is_made_in_one_pass_as_from_the_whole_d
 def test_a_run_that_may_not_have_crashed_never_ends_crashed():
     """crash_loops() reads the ending of the runs that may_have_crashed says may have, alone: every
     other ending, over every mix of what a run can note, is no crash."""
-    import itertools
-
-    from mtptui.core.epochs import Epoch
-
     troubles = [None, _ev("oom", 5, "CUDA out of memory"), _ev("error", 5, "Traceback", exception="RuntimeError: x"),
                 _ev("nccl", 5, "Watchdog caught collective operation timeout")]
     seen = set()

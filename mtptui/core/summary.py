@@ -419,13 +419,14 @@ class Summary:
 
 # Runs from which `summary` makes the later epochs' texts or lines on another core (EpochDocs.start_later):
 # below, the fork costs more than it saves. The other process first compares the epochs before
-# its own (about a third of the cost of making one's text), and this one describes the series and
-# writes the events meanwhile: this share of the epochs evens out the two (measured on 10,000
-# runs, once a run's text cost 203k instructions and its pass 67k: 8 turns each way, interleaved,
-# 0.78 took 2.25-2.46 s, median 2.31, against 0.70's 2.22-2.81, median 2.50, this one mostly the
-# last to finish at 0.70; 0.62 was best while a text cost 278k).
+# its own (a pass, about as costly as writing a run's text), and this one describes the series and
+# writes the events meanwhile: this share of the epochs evens out the CPU time the two spend after
+# the fork (10,000 runs of 100 lines, three turns each: at 0.78 this one spent 206-240 ms, the other
+# 179-192; at 0.92 200-209 against 205-215; the two processes' wall time follows where both run
+# at once). It moves with what a run's text costs against its pass: 0.62 was best when a text cost
+# 278k instructions, 0.78 at 203k, this at 81k (and a pass 65k).
 AHEAD_MIN_EPOCHS = 1000
-AHEAD_SHARE = 0.78
+AHEAD_SHARE = 0.9
 
 
 class EpochDocs:

@@ -245,7 +245,8 @@ def test_the_process_ends_once_all_it_wrote_is_out(tmp_path, capsys, as_json):
 
 
 # Run as `python -m mtptui` is (cli.run), with each cycle collection's objects counted from the
-# moment the command leaves what it made to the end of the process (nogc.kept_to_exit)
+# moment the command leaves what it made to the end of the process (nogc.kept_to_exit, patched
+# before the command's module is imported, which takes it by name)
 _COUNTED_RUN = """
 import gc, sys
 from mtptui import cli
@@ -269,16 +270,14 @@ def test_the_cycle_collector_passes_over_nothing_the_command_left_to_the_end(tmp
     """Once `summary` has left its 3,000 runs to the end of the process, the cycle collector (on
     again as the command returns) passes over none of what it made while it was off: its first
     pass would go over every one of them (35 ms for 10,000 runs)."""
-    import mtptui.commands.summary  # noqa: F401 - what cli.run() imports (the command is looked up by name)
-
     start = ("Mar 09 16:03:25 gpu-a python3[1]: [2026-03-09 16:03:25 TP0] server_args=ServerArgs("
              "model_path='m', speculative_algorithm='EAGLE', speculative_num_steps={})\n")
     f = tmp_path / "runs.log"
     f.write_text("".join(start.format(r % 4) + LINE * 4 for r in range(3000)))
-    r = subprocess.run([sys.executable, "-c", _COUNTED_RUN, "summary", "--json", f"{f}"], capture_output=True)
+    r = subprocess.run([sys.executable, "-c", _COUNTED_RUN, "summary", "--json", str(f)], capture_output=True)
     assert r.returncode == 0 and len(json.loads(r.stdout)["epochs"]) == 3000
     most, alive = map(int, r.stderr.split())
-    assert alive > 30_000  # what the command made, still there (left to the exit, not freed), the collector's or not
+    assert alive > 30_000  # what the command made is alive at the exit, in the collector's reach or not
     assert most < 1000, r.stderr
 
 

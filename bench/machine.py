@@ -32,9 +32,13 @@ def pair_loop_ms(rounds: int = 5) -> float:
         return max(pool.map(loop_ms, [rounds, rounds]))
 
 
+def speed() -> str:
+    """The reference loop alone and on two cores at once, as the benchmarks print it."""
+    return f"{loop_ms():.0f} ms, {pair_loop_ms():.0f} ms on two cores at once"
+
+
 def line(label: str = "machine speed") -> str:
-    return (f"{label}: reference loop {loop_ms():.0f} ms, {pair_loop_ms():.0f} ms on two cores at once "
-            "(lower is faster; compare runs with similar values)")
+    return f"{label}: reference loop {speed()} (lower is faster; compare runs with similar values)"
 
 
 if __name__ == "__main__":

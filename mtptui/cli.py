@@ -116,13 +116,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mtptui: unknown command {args[0]!r} (try mtptui --help)", file=sys.stderr)
         return 2
     from mtptui.errors import UserError
+    from mtptui.printable import printable
 
     try:
         with _lost_interrupts() as lost:
             code = int(importlib.import_module(entry[0]).main(args[1:]) or 0)
         return _interrupted() if lost else code
     except UserError as e:  # said once, here, for every command
-        print(f"mtptui {args[0]}: {e}", file=sys.stderr)
+        print(f"mtptui {args[0]}: {printable(str(e), newlines=True)}", file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
         return _interrupted()

@@ -16,6 +16,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--phases", action="store_true", help="also each phase with its time")
     args = p.parse_args(argv)
     from mtptui.control.audit import audit_path, read_audit
+    from mtptui.printable import printable_values
 
     if args.last is not None and args.last < 1:
         p.error("-n/--last must be at least 1")
@@ -23,6 +24,8 @@ def main(argv: list[str]) -> int:
     entries = [e for e in read if not args.host or e.get("host") == args.host]
     if args.last:
         entries = entries[-args.last:]
+    if not args.json:  # a message quotes a server's journal line: nothing of it reaches the terminal raw
+        entries = [printable_values(e) for e in entries]
     show(entries, args, audit_path())
     if read.bad_note():  # said last, where it is seen after the entries
         print(f"mtptui audit: {read.bad_note()} in {audit_path()}", file=sys.stderr)
@@ -30,9 +33,11 @@ def main(argv: list[str]) -> int:
 
 
 def show(entries: list[dict], args, path) -> None:
+    from mtptui.printable import printable_json
+
     if args.json:
         for e in entries:
-            print(json.dumps(e, ensure_ascii=False))
+            print(printable_json(json.dumps(e, ensure_ascii=False)))
         return
     if not entries:
         print(f"no actions yet (the audit log is {path})", file=sys.stderr)

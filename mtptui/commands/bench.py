@@ -22,6 +22,7 @@ import sys
 from mtptui.commands.live import add_host_args, quiet_asyncssh
 from mtptui.config import ConfigError, load_config
 from mtptui.errors import UsageError
+from mtptui.printable import printable
 
 EPILOG = """\
 exit codes: 0 done and the host restored; 3 a profile failed (rolled back; the others were
@@ -166,12 +167,12 @@ class Bar:
 
     def show(self, p) -> None:
         if self.tty:
-            self.out.write("\r\x1b[2K" + p.text()[:200])
+            self.out.write("\r\x1b[2K" + printable(p.text()[:200]))
             self.out.flush()
             return
         key = (p.profile, p.step, p.concurrency, p.detail, p.total and p.done == p.total)
         if key != self.last:
-            print(p.text(), file=self.out, flush=True)
+            print(printable(p.text()), file=self.out, flush=True)
         self.last = key
 
 

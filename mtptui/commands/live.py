@@ -7,6 +7,7 @@ import sys
 
 from mtptui.config import Config, load_config, resolve_hosts
 from mtptui.errors import UsageError, UserError
+from mtptui.printable import printable
 from mtptui.sources.base import Source
 
 EPILOG = """\
@@ -119,7 +120,7 @@ def report_given_up(prog: str, sources: list[Source]) -> bool:
     """One line per host given up on (--give-up-after); True if there was one."""
     gave_up = [s for s in sources if getattr(s, "gave_up", None)]
     for s in gave_up:
-        print(f"{prog}: {s.host}: {getattr(s, 'gave_up')}", file=sys.stderr)
+        print(printable(f"{prog}: {s.host}: {getattr(s, 'gave_up')}"), file=sys.stderr)
     return bool(gave_up)
 
 

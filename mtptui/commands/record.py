@@ -12,6 +12,7 @@ from mtptui.commands.live import (add_host_args, add_record_mode_args, build_sou
                                   record_exists, record_left, record_mode)
 from mtptui.config import ConfigError, load_config
 from mtptui.errors import UsageError, UserError
+from mtptui.printable import printable
 from mtptui.sources.base import FAILED, Source, SourceStatus
 from mtptui.sources.record import RecordExists, RecordingFeed, RecordWriter
 
@@ -58,11 +59,11 @@ class StatusPrinter:
     def status(self, st: SourceStatus) -> None:
         self.state[st.host] = st
         stamp = time.strftime("%H:%M:%S", time.localtime(st.ts))
-        print(f"{stamp} {st.describe(st.ts, f'{st.host}: {st.state}')}", file=self.out, flush=True)
+        print(f"{stamp} {printable(st.describe(st.ts, f'{st.host}: {st.state}'))}", file=self.out, flush=True)
 
     def dropped(self, n: int, reason: str, host: str | None) -> None:
         self.drops[host] = self.drops.get(host, 0) + n
-        print(f"{host}: dropped {n}: {reason}", file=self.out, flush=True)
+        print(printable(f"{host}: dropped {n}: {reason}"), file=self.out, flush=True)
 
     def failed(self) -> list[str | None]:
         return [h for h, st in self.state.items() if st.state == FAILED]
@@ -111,7 +112,7 @@ def main(argv: list[str]) -> int:
     except OSError as e:
         raise UserError(f"{args.out}: {e.strerror or e}") from None
     for line in said:
-        print(line, file=sys.stderr)
+        print(printable(line), file=sys.stderr)
     printer = StatusPrinter()
     try:
         asyncio.run(record(sources, writer, printer, args.duration))
@@ -121,6 +122,6 @@ def main(argv: list[str]) -> int:
     if left:
         print(f"mtptui record: {left}", file=sys.stderr)
     for s in sources:
-        print(f"{s.host}: {printer.entries.get(s.host, 0)} entries", file=sys.stderr)
+        print(printable(f"{s.host}: {printer.entries.get(s.host, 0)} entries"), file=sys.stderr)
     failed = printer.failed()
     return 1 if failed else 0

@@ -15,12 +15,17 @@ import sys
 
 from mtptui.commands.live import add_host_args, quiet_asyncssh
 from mtptui.config import load_config
+from mtptui.printable import printable
 
 EPILOG = """\
 HOST as for `mtptui live`: a config name, or user@host[:port] with --unit. The server's port is
 the host's http_port, else the unit's --port (SGLang's default 30000, vLLM's 8000).
 
-exit codes: 0 every host passed; 3 a host answered without the expected text; 1 a host could not
+--any-answer checks the server, not the model: any answer of at least one token passes, with its
+tokens and speed (for a model that cannot do arithmetic: dummy weights, a base model).
+
+exit codes: 0 every host passed; 3 a host answered without the expected text (or, with
+--any-answer, with no token); 1 a host could not
 be asked (server down, timeout, an error status, a malformed reply, SSH trouble); 2 bad arguments
 """
 
@@ -31,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_host_args(p)
     p.add_argument("--local", action="store_true", help="this machine's unit (no SSH); needs --unit")
     p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="for the answer (default 60)")
+    p.add_argument("--any-answer", action="store_true",
+                   help="pass on any answer of at least one token (checks the server, not the model)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     return p
 
@@ -42,21 +49,22 @@ def main(argv: list[str]) -> int:
     config = load_config(args.config)
     controls = build_controls(args, list(args.hosts), config)
     quiet_asyncssh()
-    results = asyncio.run(run_all(controls, config.control.smoke_prompt, config.control.smoke_expect, args.timeout))
+    expect = None if args.any_answer else config.control.smoke_expect
+    results = asyncio.run(run_all(controls, config.control.smoke_prompt, expect, args.timeout))
     if args.json:
         print(json.dumps({"hosts": [r.to_json() for r in results]}, indent=2))
     else:
         for r in results:
-            print(r.line(), file=sys.stdout if r.result == "pass" else sys.stderr)
+            print(printable(r.line()), file=sys.stdout if r.result == "pass" else sys.stderr)
     codes = {r.exit_code for r in results}
     return 1 if 1 in codes else 3 if 3 in codes else 0
 
 
-async def run_all(controls, prompt: str, expect: str, timeout: float) -> list:
+async def run_all(controls, prompt: str, expect: str | None, timeout: float) -> list:
     return list(await asyncio.gather(*(run_one(hc, prompt, expect, timeout) for hc in controls)))
 
 
-async def run_one(hc, prompt: str, expect: str, timeout: float):
+async def run_one(hc, prompt: str, expect: str | None, timeout: float):
     from mtptui.prove.smoke import smoke_host
 
     try:

@@ -16,6 +16,7 @@ import sys
 from mtptui.commands.live import add_host_args, quiet_asyncssh
 from mtptui.config import Config, ConfigError, load_config, resolve_hosts
 from mtptui.errors import UsageError
+from mtptui.printable import printable
 
 RED, RESET = "\x1b[31m", "\x1b[0m"
 EPILOG = """\
@@ -107,13 +108,13 @@ async def run(args, controls, profile) -> int:
             # a ControlError ends the command here (cli prints it; a BadProfile exits 2)
             cut_off = await hc.interrupted()  # an action here that a killed console left
             if cut_off:
-                print(cut_off, file=out, flush=True)
+                print(printable(cut_off, newlines=True), file=out, flush=True)
             if profile is None and not (args.revert or args.restart):
                 results.append({**await show(hc, args.json), "interrupted": cut_off})
                 continue
             action = REVERT if args.revert else RESTART if args.restart else APPLY
             plan = await hc.plan(action, profile)
-            print("\n".join(plan.preview_lines()), file=out)
+            print(printable("\n".join(plan.preview_lines()), newlines=True), file=out)
             if args.dry_run:
                 results.append({"host": hc.host, "unit": hc.unit, "dry_run": True, "plan": plan_json(plan)})
                 continue
@@ -122,10 +123,10 @@ async def run(args, controls, profile) -> int:
                 return 1 if sys.stdin.isatty() else 2
             outcome = await hc.execute(plan, progress, break_lock=args.break_lock)
             if outcome.result == RESULT_NOT_RUN:
-                print(f"mtptui spec: {outcome.message}", file=sys.stderr)
+                print(f"mtptui spec: {printable(outcome.message)}", file=sys.stderr)
             else:
                 red = outcome.exit_code != 0 and out.isatty()
-                print(f"{RED if red else ''}{hc.host}: {outcome.result}: {outcome.message}{RESET if red else ''}",
+                print(f"{RED if red else ''}{hc.host}: {outcome.result}: {printable(outcome.message)}{RESET if red else ''}",
                       file=out)
             results.append({"host": hc.host, "unit": hc.unit, "interrupted": cut_off, "result": outcome.result,
                             "exit_code": outcome.exit_code, "message": outcome.message,
@@ -158,18 +159,32 @@ async def show(hc, as_json: bool) -> dict:
     if not as_json:
         print(f"{hc.host} · {hc.unit} ({st.active or 'unknown'}){' · mtptui drop-in' if st.dropin else ''}")
         print(f"  version:     {version or 'unknown'} ({'from ' if version else ''}{version_from})")
-        print(f"  ExecStart:   {describe(flags)}")
-        print(f"  server_args: {describe(reported) if reported else 'not in the journal'}")
+        line = "non-default args" if engine == "vllm" else "server_args"
+        print(f"  ExecStart:   {describe(flags, engine)}")
+        print(f"  {line + ':':<13}{describe(reported, engine) if reported else 'not in the journal'}")
     return info
 
 
-def describe(s: dict | None) -> str:
+# vLLM's words for the settings mtptui holds under SGLang's names (its speculative_config keys)
+_VLLM_WORDS = {"num_steps": "num_speculative_tokens", "draft_model_path": "model"}
+
+
+def describe(s: dict | None, engine: str | None = None) -> str:
+    """The speculation settings in the engine's own words: SGLang's `EAGLE num_steps=3 topk=1`,
+    vLLM's `ngram num_speculative_tokens=3`."""
     if not s:
         return "speculation off"
     if s.get("error"):
         return s["error"]
     if not s.get("algorithm"):
         return "speculation off"
+    if engine == "vllm":
+        from mtptui.control.profiles import VLLM_METHODS
+
+        alg = str(s["algorithm"])  # a method as the line gave it (ngram), or mtptui's name (NGRAM)
+        method = alg if alg.islower() else VLLM_METHODS.get(alg, alg.lower())
+        keys = ("num_steps", "draft_model_path")
+        return " ".join([method] + [f"{_VLLM_WORDS[k]}={s[k]}" for k in keys if s.get(k) is not None])
     parts = [s["algorithm"]] + [f"{k}={s[k]}" for k in ("num_steps", "topk", "num_draft_tokens") if s.get(k) is not None]
     return " ".join(parts)
 
@@ -196,5 +211,5 @@ def confirm(plan) -> bool:
 def progress(ev) -> None:
     if ev.state == "progress" or ev.state == "fail" or ev.phase.endswith(("wait", "verify")) or ev.state == "start":
         mins, secs = divmod(int(ev.elapsed_s), 60)
-        print(f"  [{mins}:{secs:02d}] {ev.phase} {ev.state}{': ' + ev.detail if ev.detail else ''}",
+        print(f"  [{mins}:{secs:02d}] {ev.phase} {ev.state}{': ' + printable(ev.detail) if ev.detail else ''}",
               file=sys.stderr, flush=True)

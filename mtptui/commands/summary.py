@@ -439,7 +439,9 @@ def _summary(args: argparse.Namespace) -> int:
     if args.json:
         write_json(doc, sys.stdout)
     else:
+        from mtptui.printable import printable  # a host, a label, an event's text: as the log had them
+
         for line in table_lines(doc):
-            print(line)
+            print(printable(line, newlines=True))
     kept_to_exit(summary, doc)  # 10,000 runs' objects: not freed one by one once all is written
     return 0

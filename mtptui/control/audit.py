@@ -113,7 +113,10 @@ _TEXT_FIELDS = ("id", "user", "host", "unit", "action", "profile", "result", "me
 
 
 def _number(v: object) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    try:
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    except OverflowError:  # an integer of 400 digits is no float (issue 42)
+        return False
 
 
 def _good(e: dict) -> bool:

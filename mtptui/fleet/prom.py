@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import NamedTuple
 
 from mtptui.errors import UserError
+from mtptui.printable import printable
 
 
 IN_FLIGHT = 4  # queries asked at a time (see Prometheus.queries)
@@ -118,7 +119,16 @@ class Prometheus:
             if data["resultType"] != "vector":
                 raise PromError(f"{promql}: Prometheus answered a {data['resultType']}, not a vector")
             isfinite = math.isfinite
-            return [Sample(s["metric"], v) for s in data["result"] if isfinite(v := float(s["value"][1]))]
+            result = data["result"]
+            if not isinstance(result, list):
+                raise TypeError(result)
+            samples = [Sample(s["metric"], v) for s in result if isfinite(v := float(s["value"][1]))]
+            for s in samples:  # labels are read as text everywhere after this
+                if type(s.labels) is not dict or not all(type(x) is str for x in s.labels.values()):
+                    raise TypeError(s.labels)
+            if b"\\u" in raw or not raw.isascii():  # a label may hold what a terminal acts on
+                samples = [Sample({k: printable(x) for k, x in s.labels.items()}, s.value) for s in samples]
+            return samples
         except (ValueError, KeyError, TypeError, IndexError):
             raise PromError(f"{self.url}: the answer is not Prometheus' query API (is it Prometheus?)") from None
 

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from mtptui.control.plan import APPLY, RESTART, Plan
 from mtptui.control.profiles import BUILTINS, ProfileError
 from mtptui.control.errors import ControlError
+from mtptui.printable import printable
 from mtptui.tui.running import Running, outcome_notice
 from mtptui.tui.viewmodel import host_label
 
@@ -39,7 +40,7 @@ async def _flow(screen, ctl, choose: Choose, running: Running) -> None:
         try:
             plan = await choose(app, ctl)
         except (ControlError, ProfileError) as e:
-            text = str(e)  # the control's messages often name the host already
+            text = printable(str(e))  # the control's messages often name the host already
             app.notify(text if text.startswith(f"{label}:") else f"{label}: {text}", severity="error", markup=False)
             return
         if plan is None:
@@ -60,10 +61,10 @@ async def _flow(screen, ctl, choose: Choose, running: Running) -> None:
         try:
             outcome = await ctl.execute(plan, on_phase)
         except ControlError as e:  # could not even begin (the host went away since the preview)
-            app.notify(f"{label}: nothing changed: {e}", severity="error", markup=False)
+            app.notify(f"{label}: nothing changed: {printable(str(e))}", severity="error", markup=False)
             return
         message, severity, timeout = outcome_notice(running.host, target, outcome)
-        app.notify(message, severity=severity, timeout=timeout, markup=False)
+        app.notify(printable(message, newlines=True), severity=severity, timeout=timeout, markup=False)
     finally:
         screen.dash.running.pop(running.host, None)
 

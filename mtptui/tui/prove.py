@@ -11,6 +11,7 @@ from functools import partial
 
 from mtptui.control.errors import ControlError
 from mtptui.control.profiles import BUILTINS
+from mtptui.printable import printable
 from mtptui.tui.running import Running
 from mtptui.tui.viewmodel import host_label
 
@@ -42,7 +43,7 @@ async def _smoke(app, ctl, control) -> None:
     from mtptui.prove.smoke import PASS, smoke_host
 
     r = await smoke_host(ctl, control.smoke_prompt, control.smoke_expect)
-    app.notify(f"smoke test {r.line()}", severity="information" if r.result == PASS else "error",
+    app.notify(f"smoke test {printable(r.line())}", severity="information" if r.result == PASS else "error",
                timeout=12.0 if r.result == PASS else 30.0, markup=False)
 
 

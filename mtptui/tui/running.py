@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from mtptui.control.restart import (APPLIED, OK, RESULT_NOT_RUN, RESULT_ROLLBACK_FAILED, RESULT_ROLLED_BACK, Outcome,
                                     PhaseEvent)
 from mtptui.control.session import RESULT_LOCK_LOST
+from mtptui.printable import printable
 
 KNOWN = (APPLIED, RESULT_ROLLED_BACK, RESULT_ROLLBACK_FAILED, RESULT_LOCK_LOST, RESULT_NOT_RUN)
 
@@ -36,7 +37,7 @@ class Running:
         return self.phase not in ("plan", "confirm")
 
     def on_phase(self, ev: PhaseEvent) -> None:
-        self.phase, self.detail = ev.phase, ev.detail
+        self.phase, self.detail = ev.phase, printable(ev.detail)  # may quote a journal line
         self.failed = self.failed or ev.state == "fail"
 
     def begin(self, what: str) -> None:

@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Static
 from rich.text import Text
 
 from mtptui.control.audit import AuditError
+from mtptui.printable import printable_values
 from mtptui.tui.bindings import bindings_for
 
 COLUMNS = ("time", "host", "unit", "action", "result", "message")
@@ -145,7 +146,8 @@ class AuditScreen(ModalScreen):
         except AuditError as e:
             self.error, got = str(e), []
         self.bad = getattr(got, "bad", 0)  # lines of the log skipped as bad
-        self.entries = list(reversed(got))  # newest first
+        # newest first; a message quotes a server's journal line: nothing of it reaches the screen raw
+        self.entries = [printable_values(e) for e in reversed(got)]
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:

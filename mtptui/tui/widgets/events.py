@@ -8,6 +8,7 @@ from textual.content import Content
 from textual.events import MouseScrollDown, MouseScrollUp
 from textual.widget import Widget
 
+from mtptui.printable import printable
 from mtptui.tui.bindings import bindings_for
 from mtptui.tui.viewmodel import clock_text
 
@@ -91,7 +92,7 @@ class EventTimeline(Widget, can_focus=True):
         parts: list = [(clock_text(e.ts) + " ", "$text-muted"), (f"{KIND_LABEL.get(e.kind, e.kind):<9}", style), " "]
         if e.count > 1:
             parts.append((f"×{e.count} since {clock_text(e.first)}, last: ", "bold"))
-        parts.append(e.text)
+        parts.append(printable(e.text))  # as a log or a host wrote it
         return parts
 
     def render(self):

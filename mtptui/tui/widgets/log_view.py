@@ -15,6 +15,7 @@ from textual.content import Content
 from textual.events import MouseScrollDown, MouseScrollUp
 from textual.widget import Widget
 
+from mtptui.printable import printable
 from mtptui.tui.bindings import bindings_for
 from mtptui.tui.logbuffer import (DECODE_LINE, DROPPED_LINE, EVENT_LINE, OTHER_LINE, PREFILL_LINE, HOST, KIND, SEQ, TEXT, TS, Entry,
                                   LogBuffer)
@@ -133,7 +134,7 @@ class LogView(Widget, can_focus=True):
             style = STYLE.get(e[KIND], "")
             # Folded by cells here rather than word-wrapped by Textual: then the newest line is
             # known to sit on the bottom row, and a long line is shown whole, like `less`.
-            chunks = fold(e[TEXT], width)
+            chunks = fold(printable(e[TEXT]), width)  # only the lines on screen: as the log had them, escaped
             for chunk in reversed(chunks):
                 rows.append((chunk, style))
             if len(rows) >= height:

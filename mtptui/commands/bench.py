@@ -22,6 +22,7 @@ import sys
 from mtptui.commands.live import add_host_args, quiet_asyncssh
 from mtptui.config import ConfigError, load_config
 from mtptui.errors import UsageError
+from mtptui.files import NotReplaced, output_path
 from mtptui.printable import printable
 
 EPILOG = """\
@@ -68,8 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "requests (messages, optional max_tokens and category), ShareGPT JSON, or plain text a "
                         "prompt a line (default: the set shipped with mtptui)")
     p.add_argument("--yes", "-y", action="store_true", help="run without asking")
-    p.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
-    p.add_argument("--csv", metavar="FILE", help="also write the results as CSV to FILE")
+    p.add_argument("--json", metavar="FILE", type=output_path, help="also write the results as JSON to FILE")
+    p.add_argument("--csv", metavar="FILE", type=output_path, help="also write the results as CSV to FILE")
     p.add_argument("--timeout", type=float, metavar="S", help="wait this long for ready (default: [control] wait_timeout)")
     return p
 
@@ -136,8 +137,8 @@ async def run(args, hc, profiles, pool=None) -> int:
     try:
         for path in results.save(data, args.json, args.csv):
             print(f"saved {path}", file=sys.stderr)
-    except OSError as e:
-        print(f"mtptui bench: cannot save the results: {e.strerror or e}", file=sys.stderr)
+    except (OSError, NotReplaced) as e:  # the path changed since it was checked, a full disk ...
+        print(f"mtptui bench: cannot save the results: {getattr(e, 'strerror', None) or e}", file=sys.stderr)
         code = code or COULD_NOT_RUN
     print(f"mtptui bench: {bench.summary()}", file=sys.stderr)
     return code

@@ -83,7 +83,12 @@ def record_exists(path: str) -> str:
 
 
 def record_left(writer) -> str | None:
-    """The line for a session that received nothing: what became of the file."""
+    """The line for a record that failed (a full disk: exit 1), or for a session that received
+    nothing: what became of the file."""
+    if writer.failed is not None:
+        lost = f"; {writer.lost} later entries not recorded" if writer.lost else ""
+        return (f"{writer.path}: a write failed after {writer.entries} entries: "
+                f"{writer.failed.strerror or writer.failed}{lost}")
     if not writer.nothing_written:
         return None
     how = "left as it was" if writer.existed else "not written"
@@ -162,13 +167,14 @@ def record_and_launch(prog: str, args, sources: list[Source], config: Config, ti
     except OSError as e:
         raise UserError(f"{args.record}: {e.strerror or e}") from None
     try:
-        return launch(sources, config, read_only=args.read_only, title=title)
+        code = launch(sources, config, read_only=args.read_only, title=title)
     finally:
         if writer is not None:
             writer.close()
             left = record_left(writer)
             if left:
                 print(f"{prog}: {left}", file=sys.stderr)
+    return 1 if writer is not None and writer.failed is not None and not code else code
 
 
 def main(argv: list[str]) -> int:

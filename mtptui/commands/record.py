@@ -72,8 +72,9 @@ class StatusPrinter:
 async def record(sources, writer: RecordWriter, printer: StatusPrinter,
                  duration: float | None) -> None:
     feed = RecordingFeed(printer, writer)
-    tasks = [asyncio.ensure_future(s.run(feed)) for s in sources]
     stop = asyncio.Event()
+    writer.on_fail = stop.set  # a record that cannot be written is over (exit 1, said)
+    tasks = [asyncio.ensure_future(s.run(feed)) for s in sources]
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
@@ -124,4 +125,4 @@ def main(argv: list[str]) -> int:
     for s in sources:
         print(printable(f"{s.host}: {printer.entries.get(s.host, 0)} entries"), file=sys.stderr)
     failed = printer.failed()
-    return 1 if failed else 0
+    return 1 if failed or writer.failed is not None else 0

@@ -22,6 +22,7 @@ from mtptui.commands.bench import Bar, _positive, run_restoring
 from mtptui.commands.live import add_host_args, quiet_asyncssh
 from mtptui.config import ConfigError, load_config
 from mtptui.errors import UsageError
+from mtptui.files import NotReplaced, output_path
 
 EPILOG = """\
 exit codes: 0 done (the host restored, or the winner left applied as accepted); 3 a candidate
@@ -55,8 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prompts", metavar="FILE", help="the operator's prompts, as for `mtptui bench`")
     p.add_argument("--yes", "-y", action="store_true", help="measure without asking (the winner is still asked)")
     p.add_argument("--apply", action="store_true", help="leave a separated winner applied without asking")
-    p.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
-    p.add_argument("--csv", metavar="FILE", help="also write the results as CSV to FILE")
+    p.add_argument("--json", metavar="FILE", type=output_path, help="also write the results as JSON to FILE")
+    p.add_argument("--csv", metavar="FILE", type=output_path, help="also write the results as CSV to FILE")
     p.add_argument("--timeout", type=float, metavar="S", help="wait this long for ready (default: [control] wait_timeout)")
     return p
 
@@ -160,8 +161,8 @@ async def run(args, hc, profiles, pool=None) -> int:
     try:
         for path in tune.save(data, args.json, args.csv):
             print(f"saved {path}", file=sys.stderr)
-    except OSError as e:
-        print(f"mtptui tune: cannot save the results: {e.strerror or e}", file=sys.stderr)
+    except (OSError, NotReplaced) as e:  # the path changed since it was checked, a full disk ...
+        print(f"mtptui tune: cannot save the results: {getattr(e, 'strerror', None) or e}", file=sys.stderr)
         code = code or COULD_NOT_RUN
     print(f"mtptui tune: {t.summary()}", file=sys.stderr)
     return code

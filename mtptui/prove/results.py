@@ -25,6 +25,7 @@ import os
 from pathlib import Path
 
 from mtptui.core import stats
+from mtptui.files import write_replacing
 
 COLUMNS = ("profile", "concurrency", "requests", "output_tok_s", "change_pct", "change_lo_pct", "change_hi_pct",
            "req_s", "ttft_p50_ms", "ttft_p99_ms", "ttft_max_ms", "itl_p50_ms", "itl_p99_ms", "itl_max_ms", "errors",
@@ -275,6 +276,6 @@ def save(report: dict, json_path: str | None = None, csv_path: str | None = None
     for path, text in ((d / f"{name}.json", text_json), (d / f"{name}.csv", text_csv),
                        (json_path, text_json), (csv_path, text_csv)):
         if path:
-            Path(path).write_text(text, encoding="utf-8")
+            write_replacing(path, text)  # never a device, a FIFO or a link's place; mode and owner kept
             written.append(Path(path))
     return written

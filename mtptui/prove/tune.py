@@ -39,6 +39,7 @@ from mtptui.control.profiles import Profile, ProfileError, check_profile, step
 from mtptui.core.epochs import spec_label
 from mtptui.core.parse import BATCH, LineParser
 from mtptui.core.records import DECODE
+from mtptui.files import write_replacing
 from mtptui.prove import prompts, results
 from mtptui.prove.bench import DONE, Bench, Report
 from mtptui.transport.errors import TransportError
@@ -276,7 +277,7 @@ def save(data: dict, json_path: str | None = None, csv_path: str | None = None) 
     for path, body in ((d / f"{name}.json", json_text), (d / f"{name}.csv", csv_text), (json_path, json_text),
                        (csv_path, csv_text)):
         if path:
-            Path(path).write_text(body, encoding="utf-8")
+            write_replacing(path, body)  # never a device, a FIFO or a link's place; mode and owner kept
             written.append(Path(path))
     return written
 

@@ -10,18 +10,24 @@ otherwise, so a 10 MB or a binary (byte-list) MESSAGE is kept as journald sent i
 A record is never truncated by accident. A new record refuses a file that exists; `append` adds
 to it (each host resuming after its last cursor in the file, see `last_cursors`); `force`
 overwrites it, but only once the first entry has come: it writes to a hidden file beside it and
-renames that over the old one then. A session that received no entry (the host unreachable)
-leaves no file behind and an old one as it was, byte for byte.
+renames that over the old one then, its mode and owner kept. Only a regular file is ever appended
+to or replaced: a device, a FIFO, a socket or a symbolic link is refused (mtptui/files.py). A
+session that received no entry (the host unreachable) leaves no file behind and an old one as it
+was, byte for byte. A write that fails (a full disk) stops the record, never the session: what
+came after is counted (`lost`) and the command says so and exits 1.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
+from collections.abc import Callable
 from typing import IO, Any
 
 from mtptui.core import recorded as recorded_entries
+from mtptui.files import Replacing, replaceable
 from mtptui.core.parse.events import GAP_MARK
 from mtptui.core.recorded import Recorded
 from mtptui.sources.base import RECONNECTING, Feed, Source, SourceStatus
@@ -83,22 +89,26 @@ class RecordWriter:
         self.entries = 0
         self._pending: list[str] = []  # gap markers before the first entry
         self._lead = ""  # APPEND to a file whose last line has no newline: one goes first
-        self._tmp: str | None = None  # FORCE over a file: the hidden file that replaces it
+        self._replacing: Replacing | None = None  # FORCE over a file: the new file that replaces it
         self._created = False  # the file is ours (created now): removed again if nothing came
         self._appending = False  # APPEND to a file that was there
+        self.failed: OSError | None = None  # the write that failed: nothing more is written
+        self.lost = 0  # entries that came after it
+        self.on_fail: Callable[[], None] | None = None  # told once, when a write fails
         exists = self.existed = os.path.lexists(path)
-        if exists and os.path.isdir(path):
+        if exists and os.path.isdir(path) and not os.path.islink(path):
             raise IsADirectoryError(errno.EISDIR, "is a directory", path)
         if exists and mode == NEW:
             raise RecordExists(path)
+        if exists:
+            replaceable(path)  # a device, a FIFO, a symbolic link ...: NotReplaced
         if exists and mode == APPEND:
             self.f: IO[str] = open(path, "a", encoding="utf-8", newline="\n")  # noqa: SIM115
             self._appending = True
             self._lead = "" if _ends_with_newline(path) else "\n"
         elif exists:  # FORCE
-            d, name = os.path.split(os.path.abspath(path))
-            self._tmp = os.path.join(d, f".{name}.mtptui-{os.getpid()}")
-            self.f = open(self._tmp, "w", encoding="utf-8", newline="\n")  # noqa: SIM115
+            self._replacing = Replacing(path)
+            self.f = self._replacing.file
         else:
             self.f = open(path, "x", encoding="utf-8", newline="\n")  # noqa: SIM115
             self._created = True
@@ -124,24 +134,35 @@ class RecordWriter:
                 said.append(f"{s.host}: no entry in {self.path} to resume after: starting as a new record does")
         return said
 
-    def _put(self, text: str) -> None:
-        if self.entries == 0:
-            text = self._lead + "".join(self._pending) + text
-            self._pending = []
-            if self._tmp is not None:
-                self.f.write(text)
-                self.f.flush()
-                os.replace(self._tmp, self.path)  # the old record goes only now
-                self._tmp = None
-                return
-        self.f.write(text)
-        self.f.flush()
+    def _put(self, text: str) -> bool:
+        """Whether `text` is written; a write that fails is kept in `failed`, said once (on_fail)."""
+        if self.failed is not None:
+            return False
+        try:
+            if self.entries == 0:
+                text = self._lead + "".join(self._pending) + text
+                self._pending = []
+                if self._replacing is not None:
+                    self.f.write(text)
+                    self._replacing.commit()  # the old record goes only now, its mode and owner kept
+                    self._replacing = None
+                    return True
+            self.f.write(text)
+            self.f.flush()
+        except OSError as e:
+            self.failed = e
+            if self.on_fail is not None:
+                self.on_fail()
+            return False
+        return True
 
     def write(self, lines: list[str], host: str | None) -> None:
         if not lines:
             return
-        self._put("".join(with_hostname(x.rstrip("\r\n"), host) + "\n" for x in lines))
-        self.entries += len(lines)
+        if self._put("".join(with_hostname(x.rstrip("\r\n"), host) + "\n" for x in lines)):
+            self.entries += len(lines)
+        else:
+            self.lost += len(lines)
 
     def gap(self, host: str | None, detail: str, ts: float) -> None:
         entry = {"MTPTUI_GAP": "1", "_HOSTNAME": host, "__REALTIME_TIMESTAMP": str(int(ts * 1_000_000)),
@@ -174,18 +195,20 @@ class RecordWriter:
         if self.f.closed:
             return
         try:
-            self.f.flush()
-            if self.entries:
-                os.fsync(self.f.fileno())
+            if self.failed is None:
+                self.f.flush()
+                if self.entries:
+                    os.fsync(self.f.fileno())
+        except OSError as e:
+            self.failed = e
         finally:
-            self.f.close()
-            if self.entries == 0:
-                for p in (self._tmp, self.path if self._created else None):
-                    if p is not None:
-                        try:
-                            os.unlink(p)
-                        except FileNotFoundError:
-                            pass
+            with contextlib.suppress(OSError):  # what could not be written is said by `failed`
+                self.f.close()
+            if self._replacing is not None:
+                self._replacing.abandon()  # the old record as it was
+            if self.entries == 0 and self._created:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self.path)
 
 
 def _ends_with_newline(path: str) -> bool:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 BATCH = ("Mar 09 16:03:25 gpu-a python3[1]: [2026-03-09 16:03:25 TP0] Decode batch, #running-req: 3, "
          "#token: 100, token usage: 0.01, accept len: 2.50, accept rate: 0.50, cuda graph: True, "
          "gen throughput (token/s): 100.00, #queue-req: 0\n")
@@ -33,3 +35,37 @@ def test_summary_shows_an_event_text_escaped(tmp_path):
     r = run("summary", str(log))
     out = r.stdout.decode()
     assert r.returncode == 0 and "owned" in out and not any(c in out for c in RAW), out
+
+
+FIRST_WRITE_FAILS = """
+import asyncio, resource, signal, sys
+from mtptui.commands.live import record_left
+from mtptui.commands.record import StatusPrinter, record
+from mtptui.sources.follow import FollowFileSource
+from mtptui.sources.record import {mode}, RecordWriter
+
+log, out = sys.argv[1:3]
+writer = RecordWriter(out, {mode})
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG, as on a full disk
+resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+asyncio.run(record([FollowFileSource(log, host="gpu1")], writer, StatusPrinter(), 30))
+writer.close()
+print(record_left(writer), writer.entries, writer.lost)
+"""
+
+
+@pytest.mark.parametrize("mode", ["NEW", "FORCE"])
+def test_a_record_whose_first_write_fails_says_so_and_stops(tmp_path, mode):
+    """Issue 42: a record whose first write failed said "no entry received" and exited 0 after
+    164 entries had arrived (a full disk); now the record stops at once and says what failed."""
+    log, out = tmp_path / "in.log", tmp_path / "out.json"
+    log.write_text(BATCH * 164)
+    if mode == "FORCE":
+        out.write_text("old record\n")
+    r = subprocess.run([sys.executable, "-c", FIRST_WRITE_FAILS.format(mode=mode), str(log), str(out)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    said, entries, lost = r.stdout.rsplit(" ", 2)
+    assert said.startswith(f"{out}: a write failed after 0 entries: File too large"), r.stdout
+    assert entries == "0" and int(lost) >= 1
+    assert not out.exists() if mode == "NEW" else out.read_text() == "old record\n"

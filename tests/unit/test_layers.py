@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2] / "mtptui"
 # lowest first; a layer may import its own and those before it (DESIGN.md, "Layers")
-ORDER = [("errors", "printable"), "config", "transport", "core", "sources", "control", ("prove", "fleet", "export"), "tui",
+ORDER = [("errors", "printable", "files"), "config", "transport", "core", "sources", "control", ("prove", "fleet", "export"), "tui",
          ("commands", "cli", "__main__", "__init__")]
 RANK = {name: i for i, layer in enumerate(ORDER) for name in ((layer,) if isinstance(layer, str) else layer)}
 

@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 from mtptui.config.keys import BINDING_IDS, KEY_HINT, bindable, conflicts, where
 from mtptui.errors import UsageError
+from mtptui.files import MIB, TooLarge, read_bounded
 from mtptui.config.profile import BUILTINS, Profile
 from mtptui.config.thresholds import Thresholds
 
@@ -35,6 +36,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+CONFIG_LIMIT = 1 * MIB  # a config file: past it, refused (--config /dev/zero)
 HOST_KEY_POLICIES = ("strict", "accept-new", "off")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 _COLOUR = re.compile(r"#[0-9a-fA-F]{6}|#[0-9a-fA-F]{3}|[a-z][a-z_]{1,30}")
@@ -583,7 +585,9 @@ def load_config(path: str | os.PathLike | None = None) -> Config:
     p = Path(path) if path is not None else default_config_path()
     explicit = path is not None
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_bounded(p, CONFIG_LIMIT, "a config").decode("utf-8")
+    except TooLarge as e:
+        raise ConfigError(str(e)) from None
     except FileNotFoundError:
         if explicit:
             raise ConfigError(f"{p}: no such config file") from None

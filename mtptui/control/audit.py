@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from mtptui.errors import UserError
+from mtptui.files import MIB, read_tail, size_text
 
 ENV = "MTPTUI_AUDIT_LOG"
+AUDIT_LIMIT = 64 * MIB  # of the audit log, the newest part read (issue 42: every read has a bound)
 
 
 def audit_path() -> Path:
@@ -67,14 +69,16 @@ class AuditError(UserError):
 class AuditEntries(list[dict[str, Any]]):
     """read_audit's answer: the entries, and how many lines were skipped as bad."""
 
-    def __init__(self, entries: Iterable[dict[str, Any]] = (), bad: int = 0) -> None:
+    def __init__(self, entries: Iterable[dict[str, Any]] = (), bad: int = 0, older: bool = False) -> None:
         super().__init__(entries)
         self.bad = bad
+        self.older = older  # the log is longer than AUDIT_LIMIT: its oldest lines were not read
 
     def bad_note(self) -> str | None:
-        if not self.bad:
-            return None
-        return f"{self.bad} bad line{'s' if self.bad != 1 else ''} skipped"
+        notes = [f"{self.bad} bad line{'s' if self.bad != 1 else ''} skipped"] if self.bad else []
+        if self.older:
+            notes.append(f"only its newest {size_text(AUDIT_LIMIT)} read")
+        return "; ".join(notes) or None
 
 
 def read_audit(path: Path | str | None = None) -> AuditEntries:
@@ -84,7 +88,8 @@ def read_audit(path: Path | str | None = None) -> AuditEntries:
     cannot be read (a directory, no rights) raises AuditError."""
     p = Path(path) if path else audit_path()
     try:
-        text = p.read_text(encoding="utf-8", errors="replace")
+        raw, older = read_tail(p, AUDIT_LIMIT)  # a log of years: its newest actions, in bounded memory
+        text = raw.decode("utf-8", errors="replace")
     except FileNotFoundError:
         return AuditEntries()
     except IsADirectoryError:
@@ -105,7 +110,7 @@ def read_audit(path: Path | str | None = None) -> AuditEntries:
             bad += 1
             continue
         by_id[entry["id"] if entry.get("id") is not None else f"#{n}"] = entry
-    return AuditEntries(sorted(by_id.values(), key=lambda entry: entry.get("time") or 0), bad)
+    return AuditEntries(sorted(by_id.values(), key=lambda entry: entry.get("time") or 0), bad, older)
 
 
 _TEXT_FIELDS = ("id", "user", "host", "unit", "action", "profile", "result", "message", "where",

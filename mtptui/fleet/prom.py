@@ -5,6 +5,7 @@ Prometheus, a selector it refuses) is a `PromError` with one line to show."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import math
 import socket
@@ -16,10 +17,12 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import NamedTuple
 
 from mtptui.errors import UserError
+from mtptui.files import MIB, size_text
 from mtptui.printable import printable
 
 
 IN_FLIGHT = 4  # queries asked at a time (see Prometheus.queries)
+ANSWER_LIMIT = 64 * MIB  # one query's answer (1,000 hosts: about 9 MB for all of a refresh's)
 
 
 class PromError(UserError):
@@ -45,7 +48,10 @@ class Sample(NamedTuple):  # a tuple: a refresh makes tens of thousands
 
 def check_url(url: str) -> str:
     """The base URL without a trailing slash. Raises PromError for what is not an http(s) URL."""
-    parts = urllib.parse.urlsplit(url)
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:  # 'http://[::1': an address not closed
+        raise PromError(f"{url!r}: not a Prometheus URL (give http://HOST:9090)") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise PromError(f"{url!r}: not a Prometheus URL (give http://HOST:9090)")
     try:
@@ -102,14 +108,17 @@ class Prometheus:
                                      headers={"Content-Type": "application/x-www-form-urlencoded"})
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as r:
-                return r.read()
+                raw = r.read(ANSWER_LIMIT + 1)
         except urllib.error.HTTPError as e:
             raise PromError(self._refused(e), bad_query=e.code == 400) from None
-        except (urllib.error.URLError, OSError) as e:
+        except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as e:
             reason = getattr(e, "reason", e)
             if isinstance(reason, socket.timeout):
                 reason = f"no answer in {self.timeout:g} s"
             raise PromError(f"cannot reach Prometheus at {self.url}: {getattr(reason, 'strerror', None) or reason}") from None
+        if len(raw) > ANSWER_LIMIT:
+            raise PromError(f"{self.url}: an answer over {size_text(ANSWER_LIMIT)} (narrow it with --match)")
+        return raw
 
     def read(self, promql: str, raw: bytes) -> list[Sample]:
         """The samples of a raw answer (see query)."""
@@ -134,7 +143,7 @@ class Prometheus:
 
     def _refused(self, e: urllib.error.HTTPError) -> str:
         try:
-            doc = json.loads(e.read())
+            doc = json.loads(e.read(64 << 10))
             return f"Prometheus refused the query: {doc['error']}"
         except (ValueError, KeyError, TypeError, OSError):
             return f"{self.url}: HTTP {e.code} {e.reason} (is it Prometheus?)"

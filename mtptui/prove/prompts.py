@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from mtptui.errors import UsageError
+from mtptui.files import MIB, TooLarge, read_bounded
 
 CODE, MATHS, CHAT, SUMMARISATION, STRUCTURED = "code", "maths", "chat", "summarisation", "structured output"
 CATEGORIES = (CODE, MATHS, CHAT, SUMMARISATION, STRUCTURED)
@@ -91,14 +92,20 @@ def draw(n: int, seed: int = 0, pool: tuple[Prompt, ...] | list[Prompt] = PROMPT
 # --- the operator's file ---------------------------------------------------------------------------
 
 
+PROMPTS_LIMIT = 64 * MIB  # a prompts file (--prompts): past it, refused
+
+
 def read_file(path: str | Path) -> list[Prompt]:
     """The prompts of a file (JSONL, ShareGPT JSON or plain text). Raises UsageError, one line:
     `FILE:LINE: what is wrong`."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        raw = read_bounded(p, PROMPTS_LIMIT, "a prompts file")
+        text = raw.decode("utf-8")
+    except TooLarge as e:
+        raise UsageError(f"--prompts {e}") from None
     except UnicodeDecodeError as e:
-        line = p.read_bytes()[:e.start].count(b"\n") + 1
+        line = raw[:e.start].count(b"\n") + 1
         raise UsageError(f"--prompts {p}:{line}: not UTF-8 text") from None
     except OSError as e:
         raise UsageError(f"--prompts {p}: {e.strerror or e}") from None

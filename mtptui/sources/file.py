@@ -10,6 +10,7 @@ import zlib
 from collections.abc import Iterator
 from typing import BinaryIO
 
+from mtptui.core.parse import MAX_LINE
 from mtptui.errors import UserError
 
 JOURNAL_MAGIC = b"LPKSHHRH"
@@ -88,9 +89,20 @@ def _decoded(name: str, f: BinaryIO) -> Iterator[str]:
         yield from _lines(name, _text(f), None)
 
 
+# A line is read at most this far (characters, so at least MAX_LINE bytes): the parser drops it and
+# counts it (longer than MAX_LINE); the rest of it is skipped, never held (a 500 MB line once cost 1 GB).
+LINE_READ = MAX_LINE + 1
+
+
 def _lines(path: str, text: io.TextIOWrapper, kind: str | None) -> Iterator[str]:
+    readline = text.readline
     try:
-        yield from text
+        while line := readline(LINE_READ):
+            if len(line) == LINE_READ and line[-1] != "\n":  # too long: what it held is cut here
+                while (rest := readline(LINE_READ)) and rest[-1] != "\n":
+                    pass
+                line += "\n"
+            yield line
     except EOFError:
         raise InputError(f"{path}: truncated {kind or 'input'} (it ends before its end marker)") from None
     except (OSError, zlib.error) as e:
@@ -123,8 +135,9 @@ def byte_blocks(path: str, start: int, end: int, block: int = 1 << 18) -> Iterat
             pos += len(data)
             if pos < end:
                 cut = data.rfind(b"\n") + 1
-                if cut == 0:  # no line ends in it: carried over until one does
-                    tail += data
+                if cut == 0:  # no line ends in it: carried over until one does, at most past
+                    if len(tail) <= MAX_LINE:  # the parser's limit: it drops and counts the line
+                        tail = (tail + data)[:MAX_LINE + 1]
                     continue
                 if cut < len(data):
                     pos -= len(data) - cut

@@ -20,7 +20,7 @@ import re
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeAlias, TypeVar
+from typing import BinaryIO, Generic, Protocol, TypeAlias, TypeVar
 
 from mtptui.core.eventlog import EventLog
 from mtptui.core.forked import Forked, Gone
@@ -76,13 +76,23 @@ def plan(path: str, jobs: int, first: bool = True) -> list[Part]:
     cuts = [0]
     with open(path, "rb") as f:
         for k in range(1, jobs):
-            f.seek(size * k // jobs)
-            f.readline()  # move to the start of the next line
-            pos = f.tell()
+            pos = _next_line(f, size * k // jobs)
             if cuts[-1] < pos < size:
                 cuts.append(pos)
     cuts.append(size)
     return [Part(path, a, b, first and not i) for i, (a, b) in enumerate(zip(cuts, cuts[1:]))]
+
+
+def _next_line(f: BinaryIO, pos: int, step: int = 1 << 16) -> int:
+    """Where the line after the one at `pos` begins (the file's end if none does), found a block at a
+    time: readline() would hold a 500 MB line whole."""
+    f.seek(pos)
+    while block := f.read(step):
+        cut = block.find(b"\n")
+        if cut >= 0:
+            return pos + cut + 1
+        pos += len(block)
+    return pos
 
 
 def _date_before(path: str, start: int) -> str | None:

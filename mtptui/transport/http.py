@@ -21,7 +21,8 @@ from mtptui.transport.aio import wait_for
 
 DOWN, TIMEOUT, STATUS, MALFORMED = "down", "timeout", "status", "malformed"
 MAX_HEADER = 64 * 1024
-MAX_BODY = 16 << 20
+MAX_BODY = 16 << 20  # a body, a chunk, a streamed event
+MAX_HEADERS = 100
 
 
 class HttpError(Exception):
@@ -74,6 +75,8 @@ async def _open(host: str, port: int, path: str, body: dict | None, accept: str)
                 raise HttpError(MALFORMED, "the reply ended inside its headers")
             k, _, v = line.decode("latin-1").partition(":")
             headers[k.strip().lower()] = v.strip()
+            if len(headers) > MAX_HEADERS:
+                raise HttpError(MALFORMED, f"a reply with over {MAX_HEADERS} headers")
     except HttpError:
         writer.close()
         raise
@@ -98,6 +101,8 @@ async def _chunks(reply: Reply) -> AsyncIterator[bytes]:
                     raise HttpError(MALFORMED, f"bad chunk size {size_line[:20]!r}") from None
                 if size == 0:
                     return
+                if size > MAX_BODY:
+                    raise HttpError(MALFORMED, f"a chunk of {size} bytes")
                 data = await r.readexactly(size)
                 await r.readexactly(2)
                 yield data
@@ -200,6 +205,8 @@ async def sse(host: str, port: int, path: str, body: dict) -> AsyncIterator[dict
         buf = b""
         async for data in _chunks(reply):
             buf += data
+            if len(buf) > MAX_BODY:
+                raise HttpError(MALFORMED, f"an event over {MAX_BODY} bytes")
             while True:
                 cut = _event_end(buf)
                 if cut is None:

@@ -32,10 +32,13 @@ with warnings.catch_warnings():
     import asyncssh
 
 from mtptui.config import HostConfig
+from mtptui.files import MIB, size_text
 from mtptui.transport.aio import wait_for
 from mtptui.transport.errors import TransportError
 from mtptui.transport.process import CompletedCommand, StreamedProcess
 from mtptui.transport.tunnel import LOOPBACK, Forward
+
+KEY_LIMIT = 1 * MIB  # an identity file (--identity, identity =): asyncssh reads it whole
 
 # "$@" is the real command. It runs in its own session (setsid) so that a `sudo` in front relays
 # our TERM (sudo ignores signals sent from its own process group); its stdin is /dev/null. The
@@ -191,6 +194,10 @@ class SshTransport:
         h = self.host
         if h.identity and not os.path.exists(h.identity):
             raise TransportError(f"identity file {h.identity} does not exist", permanent=True)
+        if h.identity and (not os.path.isfile(h.identity) or os.path.getsize(h.identity) > KEY_LIMIT):
+            # asyncssh reads a key whole: /dev/zero would never end
+            raise TransportError(f"identity file {h.identity}: not a key (a regular file of at most "
+                                 f"{size_text(KEY_LIMIT)})", permanent=True)
         try:
             try:
                 self.conn = await asyncssh.connect(h.target, **self._options(self._known_hosts_arg()))

@@ -4,6 +4,7 @@ sequences on the terminal. The process tier: each runs `python -m mtptui` as a c
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -69,3 +70,54 @@ def test_a_record_whose_first_write_fails_says_so_and_stops(tmp_path, mode):
     assert said.startswith(f"{out}: a write failed after 0 entries: File too large"), r.stdout
     assert entries == "0" and int(lost) >= 1
     assert not out.exists() if mode == "NEW" else out.read_text() == "old record\n"
+
+
+def test_an_identity_file_that_is_no_key_is_refused_before_it_is_read():
+    """asyncssh reads a key file whole: `--identity /dev/zero` would never end."""
+    r = run("spec", "--identity", "/dev/zero", "root@127.0.0.1:1", "--unit", "x")
+    one_line_error(r, 1, "identity file /dev/zero: not a key (a regular file of at most 1 MiB)")
+
+
+def test_config_dev_zero_costs_its_limit_not_the_machine():
+    """Issue 42: `--config /dev/zero` took all 24 GB of the machine in 15 s. Under a 2 GB address
+    space the old read fails with MemoryError (a traceback); now it is one line."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    r = subprocess.run([sys.executable, "-m", "mtptui", "spec", "--config", "/dev/zero", "gpu1"], capture_output=True,
+                       timeout=120, stdin=subprocess.DEVNULL, preexec_fn=limit)
+    one_line_error(r, 2, "/dev/zero: a config larger than 1 MiB: refused")
+
+
+@pytest.mark.parametrize("how", ["file", "stdin"])
+def test_a_long_line_costs_bounded_memory(tmp_path, how):
+    """Issue 42: a 500 MB line cost 1 GB before it was dropped. A 200 MB line here: dropped and
+    counted, the process never holding it (its peak stays under half the line)."""
+    log = tmp_path / "long.log"
+    with open(log, "wb") as f:
+        f.write(BATCH.encode())
+        for _ in range(200):  # a MiB at a time: the child forked from here starts small (its peak counts ours)
+            f.write(b"x" * (1 << 20))
+        f.write(b"\n")
+        f.write(BATCH.encode())
+    with open(log, "rb") as stdin:
+        r = subprocess.run([sys.executable, "-c", PEAK, "summary", "--json", str(log) if how == "file" else "-"],
+                           stdin=stdin, capture_output=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    out, peak_kib = r.stdout.rsplit(b"\n", 1)
+    lines = json.loads(out)["lines"]
+    assert (lines["read"], lines["batch"], lines["dropped"]) == (3, 2, 1)
+    assert int(peak_kib) < 100 << 10, peak_kib
+
+
+# the command, then the peak memory of it and of the workers it forked (KiB), on a line of its own
+PEAK = """
+import resource, sys
+from mtptui.cli import main
+code = main(sys.argv[1:])
+sys.stdout.flush()
+print(max(resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)), end="")
+sys.exit(code)
+"""

@@ -192,7 +192,7 @@ class Watch:
                 return
             self.state = READY  # without server_args, needs_settings asks /server_info
             self.step = "ready; waiting for decode batches"
-        elif kind in ("error", *_CAUSE_KINDS):
+        elif kind in ("error", "crash", *_CAUSE_KINDS):
             self._note(ev.text.strip(), cause=kind in _CAUSE_KINDS)
         else:
             self._other(ev.text)

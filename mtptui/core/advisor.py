@@ -311,6 +311,14 @@ def gpus_idle(sp: Span, lim: Limits, name: StepName | None) -> Advice | None:
                         "stalled (py-spy dump of its scheduler)", (), sp.t0)
 
 
+def died(host: str | None, text: str, since: float | None) -> Advice:
+    """A run whose server died: no tuning advice holds for a dead server; what to read first does."""
+    return Advice("crashed", host, "the server died: fix its first error before tuning it",
+                  f"the run ended with: {text[:200]}", None,
+                  "read the run's first error (the events pane, e; `summary` lists how each run ended), "
+                  "fix it, then restart", (), since)
+
+
 @dataclass(frozen=True)
 class Rule:
     name: str
@@ -340,6 +348,9 @@ def advise(store: Store, host: str | None, now: float, lim: Limits | None = None
     epoch = epoch_at(store, host, now)
     if epoch is None or not store.ranks(host):
         return []
+    crash = epoch.crash
+    if crash is not None and crash.ts is not None and crash.ts <= now:
+        return [died(host, crash.text, crash.ts)]
     t0 = max(now - lim.hold_s, epoch.start)
     if now - t0 < lim.hold_s * lim.coverage:
         return []  # the epoch is younger than the hold: nothing has held for minutes yet
@@ -407,6 +418,11 @@ def advise_last(last: dict[str | None, tuple[dict, EpochRow]], last_seen: dict |
     lim = lim or Limits()
     out = []
     for host, (e, r) in last.items():
+        ended = e.get("ended") or {}
+        error = ended.get("error") or {}
+        if ended.get("how") == "crashed" and error.get("kind") != "failed" and error.get("text"):
+            out.append(died(host, error["text"], error.get("ts")))
+            continue
         end = e["end"] if e["end"] is not None else (last_seen or {}).get(host, e["start"])
         if end - e["start"] < lim.hold_s:
             continue

@@ -18,6 +18,8 @@ Rules (thresholds in ``Thresholds``; mtptui.config builds them from ``[threshold
   request away from the other ranks' in every part of ``rank_diverge_hold_s``, by a share and an
   amount (load that swings from rank to rank is not)
 - throughput_down: gen throughput below the epoch's own baseline
+- crashed: a server or engine process of the running epoch died unasked (a `crash` event), until
+  a new run begins: the figures above it are a dead server's last
 Pure: no Textual, no clock; the caller passes the log time to judge at.
 """
 
@@ -133,8 +135,21 @@ def evaluate(store: Store, host: str | None, now: float, th: Thresholds | None =
             out.append(_grouped(kind, host, hits, every, th))
     out += _rank_diverging(host, ranks, now, th)
     out += _throughput_down(host, ranks, epoch, now, th)
+    out += _crashed(host, epoch, now)
     out.sort(key=lambda a: (a.severity != ERROR, a.kind))
     return out
+
+
+def _crashed(host: str | None, epoch: Epoch | None, now: float) -> list[Alert]:
+    """The run at `now` had a process die unasked (Epoch.crash, its first), at or before `now`:
+    one event is the whole evidence, so no hold (a dead server logs nothing more to hold over)."""
+    crash = epoch.crash if epoch is not None else None
+    if crash is None or crash.ts is None or crash.ts > now:
+        return []
+    return [Alert("crashed", host, ERROR, f"server process died: {crash.text[:120]}",
+                  "a server or engine process ended without being asked; the events pane (e) has its first "
+                  "error, and the run's figures stop here until the server starts again",
+                  crash.ts)]
 
 
 def _spec_fallback(host: str | None, ranks: list[RankSeries], epoch: Epoch | None, now: float,

@@ -30,8 +30,9 @@ EPOCH_EVENTS = ("started", "spec_config")  # the events that may begin an epoch
 # The events that tell where a run is: loading (none yet), serving (ready), or gone down.
 LIFECYCLE_EVENTS = ("ready", "stopping", "stopped", "failed")
 # The trouble that ends a run when nothing brings it back: its first one is why it crashed.
-TROUBLE_EVENTS = ("oom", "nccl", "watchdog", "error")
-TROUBLE_NAMES = {"oom": "OOM", "nccl": "NCCL", "watchdog": "watchdog timeout", "error": "error"}
+TROUBLE_EVENTS = ("crash", "oom", "nccl", "watchdog", "error")
+TROUBLE_NAMES = {"crash": "process died", "oom": "OOM", "nccl": "NCCL", "watchdog": "watchdog timeout",
+                 "error": "error"}
 # How a run ended (Epoch.ending): these, with the first error of a crashed run.
 MTPTUI, SYSTEMD, STOPPED, CRASHED, RUNNING, ENDED = (
     "restarted by mtptui", "restarted by systemd", "stopped", "crashed", "still running", "ended")
@@ -119,6 +120,9 @@ class Epoch:
     # systemd's failure line, Scheduled restart job, a stop, mtptui's restart (with its profile)
     trouble: Event | None = None
     ready_after_trouble: bool = False
+    # its first `crash` before any stop: a server or engine process died unasked, so the run crashed
+    # whatever came after it (a stop, a ready of what was left)
+    crash: Event | None = None
     failed: str | None = None
     auto_restart: bool = False
     stop: bool = False
@@ -166,6 +170,8 @@ class Epoch:
             self.trouble, self.ready_after_trouble = other.trouble, other.ready_after_trouble
         elif other.trouble is not None or any(k == "ready" for _, k in other.lifecycle):
             self.ready_after_trouble = self.ready_after_trouble or any(k == "ready" for _, k in other.lifecycle)
+        if self.crash is None and not self.stop:
+            self.crash = other.crash
         self.failed = self.failed or other.failed
         self.auto_restart = self.auto_restart or other.auto_restart
         self.stop = self.stop or other.stop
@@ -221,6 +227,8 @@ class Epoch:
         if kind in TROUBLE_EVENTS:
             if self.trouble is None:
                 self.trouble = ev  # the event itself: a traceback's text comes a few lines later
+            if kind == "crash" and self.crash is None and not self.stop:
+                self.crash = ev  # after a stop, a process ending is the stop's
         elif kind == "ready":
             if self.trouble is not None:
                 self.ready_after_trouble = True
@@ -241,16 +249,19 @@ class Epoch:
         time, text) and whether systemd restarted it (`restarted_by`). last: no run came after it."""
         error: dict[str, Any] | None = None
         t = self.trouble
-        if t is not None and not self.ready_after_trouble:
+        if t is None or self.ready_after_trouble:
+            t = self.crash  # what the server got over is not why it died later
+        if t is not None:
             kind = t.kind
-            if kind == "error" and t.data.get("exception"):  # a traceback's: what its exception says
+            if kind in ("error", "crash") and t.data.get("exception"):  # a traceback's: what its exception says
                 hit = events.classify(t.data["exception"])
                 if hit is not None and hit[0] in TROUBLE_EVENTS:
                     kind = hit[0]
             error = {"kind": kind, "ts": t.ts, "text": t.text}
         elif self.failed is not None:
             error = {"kind": "failed", "ts": None, "text": self.failed}
-        crashed = self.failed is not None or self.auto_restart or (error is not None and not self.stop)
+        crashed = (self.failed is not None or self.auto_restart or self.crash is not None
+                   or (error is not None and not self.stop))
         out: dict = {}
         if self.restart_requested:
             out = {"how": MTPTUI, "profile": self.profile,
@@ -404,7 +415,7 @@ class EpochTracker:
                 # What the process before did (its stop) is not this run's.
                 cur.start, cur.reason = min(cur.start, ts), reason
                 cur.lifecycle.clear()
-                cur.trouble, cur.ready_after_trouble, cur.failed = None, False, None
+                cur.trouble, cur.ready_after_trouble, cur.failed, cur.crash = None, False, None, None
                 cur.auto_restart = cur.stop = cur.restart_requested = False
                 cur.profile = None
                 return cur

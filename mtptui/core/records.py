@@ -31,8 +31,10 @@ EventKind: TypeAlias = Literal[
     "ready",  # The server is fired up and ready to roll! (vLLM: uvicorn's Application startup complete.)
     "oom",
     "nccl",
-    "error",  # scheduler exception, traceback (one event, its exception line as text), sigquit from a child,
-    # a scheduler process terminated, init failure, vLLM's EngineCore failures, a bare `Killed`
+    "crash",  # a server or engine process ended without being asked: a scheduler terminated, sigquit from
+    # a child, vLLM's engine core or a worker died, a start that failed, a fault handler's dump, a bare `Killed`
+    "error",  # logged trouble the server may live through: a scheduler exception, a traceback (one event,
+    # its exception line as text), a failed health check or warmup
     "watchdog",
     "retract",
     "spec_config",  # server_args=ServerArgs(...) / {...} read, or vLLM's non-default args: {...}

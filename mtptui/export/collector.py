@@ -91,7 +91,7 @@ class ExportCollector(Collector):
                                   "Log time when the host's current epoch began (its server's start, or the "
                                   "first line seen), Unix seconds.", labels=HOST)
         events = CounterMetricFamily("mtptui_events", "Lifecycle and trouble events in the host's log, by kind "
-                                     "(restart: a new server process or systemd start; crash: the unit failed).",
+                                     "(restart: a new server process or systemd start; crash: a server process died or the unit failed).",
                                      labels=HOST + ["kind"])
         connected = GaugeMetricFamily("mtptui_source_connected",
                                       "1 while the host's log stream is connected and streaming, else 0.",

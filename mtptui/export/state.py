@@ -25,8 +25,8 @@ from mtptui.sources.base import Feed, SourceStatus
 # sets the request counts and the pool usage; a decode line sets these, or drops the ones it lacks
 # (vLLM's spec line, which follows its throughput line, sets the acceptance).
 DECODE_ONLY = ("accept_len", "accept_rate", "gen_throughput")
-# Event kinds counted, under the names the metrics use (a `failed` unit is a crash).
-EVENT_NAMES = {"ready": "ready", "oom": "oom", "nccl": "nccl", "failed": "crash", "error": "error",
+# Event kinds counted, under the names the metrics use (a `failed` unit is a crash too).
+EVENT_NAMES = {"ready": "ready", "oom": "oom", "nccl": "nccl", "crash": "crash", "failed": "crash", "error": "error",
                "retract": "retract", "watchdog": "watchdog"}
 
 

@@ -293,7 +293,7 @@ def scheduler_exception(cfg: Config, t: float, who: str, frames: list, final: li
 
 
 def sigquit(t: float) -> Msg:
-    return Msg(t, "", "Received sigquit from a child process. It usually means the child failed.", event("error"))
+    return Msg(t, "", "Received sigquit from a child process. It usually means the child failed.", event("crash"))
 
 
 _INIT_FRAMES = [
@@ -395,10 +395,11 @@ def nccl_timeout(cfg: Config, lay: Layout, t: float, rng: random.Random) -> list
         out.append(Msg(ti, None, f"[rank{g}]:[E{md} {hms} ProcessGroupNCCL.cpp:2271] [PG ID 2 PG GUID 3 Rank {g}]  "
                                  f"failure detected by watchdog at work sequence id: {seq} PG status: last enqueued "
                                  f"work: {seq}, last completed work: {seq - 1}", other()))
-        out.append(Msg(ti, None, "terminate called after throwing an instance of 'c10::DistBackendError'", event("nccl")))
+        # the rest of the rank's teardown: one event with the first line (LineParser's TEARDOWN block)
+        out.append(Msg(ti, None, "terminate called after throwing an instance of 'c10::DistBackendError'", other()))
         out.append(Msg(ti, None, f"  what():  [PG ID 2 PG GUID 3 Rank {g}] Process group watchdog thread terminated "
                                  f"with exception: [Rank {g}] Watchdog caught collective operation timeout: {work}",
-                       event("nccl")))
+                       other()))
     out.append(sigquit(t + 0.003 * len(lay.ranks) + 0.05))
     return out
 

@@ -11,17 +11,17 @@ from mtptui.core.parse.events import classify, vllm_args
 
 # (message as the server logs it, kind, where the format comes from)
 RULES = [
-    ("Scheduler or DataParallelController 41820 terminated with -9", "error",
+    ("Scheduler or DataParallelController 41820 terminated with -9", "crash",
      "sglang 0.4.6 srt/entrypoints/engine.py:558, 0.5.12 srt/entrypoints/engine.py:667"),
-    ("Scheduler or DataParallelController 41820 terminated with 1", "error",
+    ("Scheduler or DataParallelController 41820 terminated with 1", "crash",
      "sglang 0.4.6 and 0.5.12 srt/managers/data_parallel_controller.py"),
     ("Decode out of memory happened. #retracted_reqs: 3, #new_token_ratio: 0.4000 -> 0.7000", "retract",
      "sglang 0.4.6 srt/managers/scheduler.py:1336"),
     ("KV cache pool is full. Retract requests. #retracted_reqs: 1, #new_tokens_gained: 512", "retract",
      "sglang 0.5.12 srt/managers/scheduler.py:2956"),
-    ("Received sigquit from a child proces. It usually means the child failed.", "error",
+    ("Received sigquit from a child proces. It usually means the child failed.", "crash",
      "sglang before 0.4 (its own misspelling)"),
-    ("Received sigquit from a child process. It usually means the child failed.", "error",
+    ("Received sigquit from a child process. It usually means the child failed.", "crash",
      "sglang 0.4.6 srt/entrypoints/engine.py:472, 0.5.12 engine.py:1286"),
     ("Scheduler hit an exception: Traceback (most recent call last):", "error",
      "sglang 0.4.6 scheduler.py:2040, 0.5.12 scheduler.py:4045"),
@@ -31,7 +31,7 @@ RULES = [
      "sglang 0.4.6 model_runner.py:790, 0.5.12 model_executor/pool_configurator.py:53"),
     ("Watchdog timeout (self.watchdog_timeout=300)", "watchdog", "sglang 0.4.6 scheduler.py:1592"),
     ("The server is fired up and ready to roll!", "ready", "sglang 0.4.6 and 0.5.12 http_server.py"),
-    ("Killed", "error", "the shell's word for a SIGKILLed child (the kernel OOM killer's)"),
+    ("Killed", "crash", "the shell's word for a SIGKILLed child (the kernel OOM killer's)"),
     ("gpu1:41820:41901 [0] misc/socket.cc:484 NCCL WARN socket.c:540 Connect to 10.0.0.2<43127> failed : "
      "Connection refused", "nccl", "NCCL 2.2x misc/socket.cc"),
     ("gpu1:41820:41901 [3] NCCL WARN Cuda failure 'out of memory'", "nccl", "NCCL 2.x enqueue.cc"),
@@ -42,20 +42,20 @@ RULES = [
     ("vLLM API server version 0.9.2", "starting", "vllm 0.9.2 entrypoints/openai/api_server.py:1395"),
     ("Starting vLLM API server 0 on http://0.0.0.0:8000", "starting", "vllm 0.9.2 api_server.py:1457"),
     ("Starting vLLM server on http://0.0.0.0:8000", "starting", "vllm 0.33 entrypoints/launchers/api_server/entry.py"),
-    ("EngineCore failed to start.", "error", "vllm 0.9.2 v1/engine/core.py:586, 0.33 core.py:1584"),
-    ("EngineCore encountered a fatal error.", "error", "vllm 0.9.2 v1/engine/core.py:588, 0.33 core.py:1586"),
-    ("Engine core initialization failed. See root cause above. Failed core proc(s): {}", "error",
+    ("EngineCore failed to start.", "crash", "vllm 0.9.2 v1/engine/core.py:586, 0.33 core.py:1584"),
+    ("EngineCore encountered a fatal error.", "crash", "vllm 0.9.2 v1/engine/core.py:588, 0.33 core.py:1586"),
+    ("Engine core initialization failed. See root cause above. Failed core proc(s): {}", "crash",
      "vllm 0.33 v1/engine/utils.py:1474"),
-    ("Engine process failed to start. See stack trace for the root cause.", "error",
+    ("Engine process failed to start. See stack trace for the root cause.", "crash",
      "vllm 0.9.2 entrypoints/openai/api_server.py:292"),
-    ("WorkerProc failed to start.", "error", "vllm 0.33 v1/executor/multiproc_executor.py:1057"),
-    ("Worker proc VllmWorker-0 died unexpectedly, shutting down executor.", "error",
+    ("WorkerProc failed to start.", "crash", "vllm 0.33 v1/executor/multiproc_executor.py:1057"),
+    ("Worker proc VllmWorker-0 died unexpectedly, shutting down executor.", "crash",
      "vllm 0.9.2 v1/executor/multiproc_executor.py:136"),
-    ("Worker proc VllmWorker-3 died unexpectedly (exit code: -9), shutting down executor.", "error",
+    ("Worker proc VllmWorker-3 died unexpectedly (exit code: -9), shutting down executor.", "crash",
      "vllm 0.33 v1/executor/multiproc_executor.py:381"),
-    ("RayWorkerProc rank=2 died unexpectedly, shutting down executor.", "error", "vllm 0.33 ray executor"),
+    ("RayWorkerProc rank=2 died unexpectedly, shutting down executor.", "crash", "vllm 0.33 ray executor"),
     ("vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the "
-     "root cause.", "error", "vllm 0.9.2 and 0.33 v1/engine/exceptions.py"),
+     "root cause.", "crash", "vllm 0.9.2 and 0.33 v1/engine/exceptions.py"),
     ("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
      "initializing the engine.", "oom", "vllm 0.9.2 and 0.33 v1/core/kv_cache_utils.py"),
     ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", "oom", "torch 2.x"),
@@ -124,12 +124,12 @@ def test_vllm_non_default_args_are_the_runs_settings():
 
 def test_scheduler_termination_says_its_exit_code():
     kind, data = classify("Scheduler or DataParallelController 41820 terminated with -9")
-    assert kind == "error" and data == {"pid": 41820, "exit_code": -9}
+    assert kind == "crash" and data == {"pid": 41820, "exit_code": -9}
 
 
 def test_bash_reports_a_killed_job():
     kind, _ = classify("/opt/run.sh: line 3: 41820 Killed                  python3 -m sglang.launch_server --tp 4")
-    assert kind == "error"
+    assert kind == "crash"
 
 
 # vLLM's stats lines (v0 engine/metrics.py, V1 v1/metrics/loggers.py, 0.9.2 and 0.33) where the
@@ -170,7 +170,9 @@ def test_uvicorns_startup_complete_is_vllms_ready_line(before):
     assert p.outcome == "event" and p.record.kind == "ready"
     sglang = LineParser()
     assert sglang.parse("[2026-03-09 16:03:25] INFO:     Application startup complete.").outcome == "other"
-    assert sglang.parse(f"{before}INFO:     Application startup complete.").outcome == "other"
+    # vLLM's decoration of its API server's lines says whose it is, start seen or not (issue 43)
+    vllms = before.startswith("(APIServer pid=")
+    assert sglang.parse(f"{before}INFO:     Application startup complete.").outcome == ("event" if vllms else "other")
 
 
 # A traceback is one event: its first line's, whose text becomes the exception line, the frames
@@ -244,7 +246,7 @@ def test_a_vllm_error_block_is_one_event(before):
     out = [parser.parse(raw) for raw in lines]
     assert [p.outcome for p in out] == ["event", "other", "other", "other", "event", "batch"]
     ev = out[0].record
-    assert ev.kind == "error" and ev.text.startswith("ValueError: No available memory")
+    assert ev.kind == "crash" and ev.text.startswith("ValueError: No available memory")
     assert ev.data["opened"] == "EngineCore failed to start." and len(ev.data["frames"]) == 2
     assert out[4].record.kind == "oom"
     # an error without a traceback after it keeps its own text

@@ -22,7 +22,7 @@ CASES = [
     ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275", "nccl"),
     ("[2026-03-09 16:03:25 TP0] Scheduler hit an exception: Traceback (most recent call last):", "error"),
     ("Traceback (most recent call last):", "error"),
-    ("[2026-03-09 16:03:25] Received sigquit from a child process. It usually means the child failed.", "error"),
+    ("[2026-03-09 16:03:25] Received sigquit from a child process. It usually means the child failed.", "crash"),
     ("[2026-03-09 16:03:25 TP0] Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)", "watchdog"),
     ("[2026-03-09 16:03:25 TP0] KV cache pool is full. Retract requests. #retracted_reqs: 1, #new_tokens_gained: 512, #new_token_ratio: 0.7000 -> 0.8000", "retract"),
     ("[2026-03-09 16:03:25] server_args=ServerArgs(model_path='Qwen/Qwen3.5-122B-A10B', tp_size=4)", "spec_config"),

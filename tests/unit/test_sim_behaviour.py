@@ -174,7 +174,7 @@ def test_runtime_faults_offline():
     lines, ev = events("crash@5")
     kinds = [k for k, _ in ev]
     # The scheduler's exception, the main process's sigquit, then systemd's two failure lines.
-    assert kinds[-4:] == ["error", "error", "failed", "failed"]
+    assert kinds[-4:] == ["error", "crash", "failed", "failed"]
     assert "Scheduler hit an exception: Traceback (most recent call last):" in "\n".join(ln.text for ln in lines)
     assert any("illegal memory access" in ln.text for ln in lines)
     lines, ev = events("oom@5")

@@ -35,6 +35,9 @@ DROPPED: Final = "dropped"
 RECORDED: Final = "recorded"  # mtptui's own entry of a record (core/recorded.py)
 Outcome: TypeAlias = Literal["batch", "event", "other", "dropped", "recorded"]
 SPEC_CONFIG = "spec_config"
+# vLLM's decoration of its API server's lines (0.11+: `(APIServer pid=12) `): uvicorn's start behind it
+# is vLLM's, whose engine is loaded by then (events.HTTP_UP), whether its start was in the log or not
+VLLM_API_SERVER = "(APIServer pid="
 HEAD_CACHE = 4096  # heads kept (cleared when full: stamps move on, old heads never return)
 HEAD_MISSES = 64  # lookups missed in a row before they pause ...
 HEAD_PAUSE = 4096  # ... for this many lines
@@ -52,7 +55,7 @@ _FAST = re.compile(
 
 
 TRACEBACK = "Traceback (most recent call last)"
-TROUBLE = ("error", "oom", "nccl", "watchdog")
+TROUBLE = ("crash", "error", "oom", "nccl", "watchdog")
 MAX_FRAMES = 200  # lines of a traceback kept in its event (the first ones: where it began)
 MAX_FRAME = 1000  # characters of each
 # A traceback's own lines: a frame or its code (indented), the carets under it, a chained
@@ -62,8 +65,21 @@ _FRAME = re.compile(r"\s+\S|\s*$|Traceback \(most recent call last\)|During hand
 # Its last line: the exception, `RuntimeError: ...`, `torch.OutOfMemoryError: ...`, `KeyboardInterrupt`
 _EXCEPTION = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure|Timeout|Fault)"
                         r"(?::|$)")
-# docker compose's `name-1  | ` before every line of a container
-_COMPOSE = re.compile(r"[\w.-]+-\d+\s+\| ")
+# A teardown's lines after its first (torch 2.x c10d, ProcessGroupNCCL.cpp and c10/util/Exception.cpp):
+# the watchdog's further lines, `[rank0]:[E709 17:05:38.4 ProcessGroupNCCL.cpp:1899] ...` (`[E
+# ProcessGroupNCCL.cpp:456] ` before 2.3; group 1: its rank), the C++ exception's `Exception raised from
+# checkTimeout at ...` and `frame #0: ...`, `terminate called after throwing an instance of '...'`,
+# its `  what():  ...`, torch's rank prefix on a Python traceback's lines (`[rank0]: ...`), blank lines.
+_TEARDOWN = re.compile(r"(?:\[rank(\d+)\]:)?(?:\[[EFWI]\d{0,4}[ \d:.]*\w+\.(?:cpp|hpp|h):\d+\]|\[rank\d+\]: ?"
+                       r"|Exception raised from |frame #\d+: |terminate called after throwing an instance of |\s+what\(\): "
+                       r"|\s*$)")
+# torch's c10 log prefix (glog's shape): `[rank0]:[E709 17:05:38.482326987 ProcessGroupNCCL.cpp:1536] `
+_TORCH_LOG = re.compile(r"(?:\[rank(\d+)\]:)?\[[EFWI]\d{0,4}[ \d:.]*\w+\.(?:cpp|hpp|h):\d+\] ?")
+# A fault handler's dump after its `Fatal Python error: Segmentation fault` (CPython's faulthandler.c,
+# 3.8-3.13): its threads' headers, their frames, the extension modules, blank lines.
+_DUMP = re.compile(r"(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):|\s+File \"|\s+<no Python frame>"
+                   r"|\s+\.\.\.|Extension modules: |Python runtime state: |\s*$")
+TEARDOWN, DUMP = "teardown", "dump"  # Block.shape, besides a traceback's ""
 
 
 @dataclass(slots=True)
@@ -74,6 +90,8 @@ class Block:
     opened: str  # the first line's message
     done: bool = False  # its exception line came
     waiting: bool = False  # an error message whose traceback may follow on the next line
+    shape: str = ""  # TEARDOWN (torch's NCCL watchdog), DUMP (a fault handler's), "" (a traceback)
+    rank: str | None = None  # a teardown's `[rankN]` (another rank's is a teardown of its own)
 
     def add(self, frame: str) -> None:
         frames = self.event.data.setdefault("frames", [])
@@ -283,15 +301,9 @@ class LineParser:
         return ParsedBatch(BATCH, line, rec)
 
     def _unprefixed(self, line: LogLine) -> Parsed:
-        """A line without SGLang's prefix at its start: one behind docker compose's container name,
-        an event in vLLM's format or systemd's, or uvicorn's start on a vLLM host; else other."""
+        """A line without SGLang's prefix at its start: an event in vLLM's format or systemd's, or
+        uvicorn's start on a vLLM host; else other."""
         text = line.text
-        m = _COMPOSE.match(text) if "| [" in text else None
-        if m is not None and text.startswith("[", m.end()):
-            pre = sglang.split_prefix(text[m.end():])  # docker compose's name, then SGLang's prefix
-            if pre is not None:
-                stamp, millis, rank, msg = pre
-                return self._event(line, msg, self._stamp_time(line, stamp, millis), rank)
         p = self._event(line, text, line.ts, "")
         if p.outcome == EVENT:
             ev = p.record
@@ -299,8 +311,11 @@ class LineParser:
                 self._vllm_event(line, ev, text)
             if ev.kind == "starting" or (ev.kind == SPEC_CONFIG and "non-default args: " in text):
                 self.vllm_hosts.add(line.host)
-        elif events.HTTP_UP in text and line.host in self.vllm_hosts:
-            p = ParsedEvent(EVENT, line, Event(kind="ready", ts=line.ts, host=line.host, text=text, data={"by": "uvicorn"}))
+        elif events.HTTP_UP in text and (line.host in self.vllm_hosts or text.startswith(VLLM_API_SERVER)):
+            # its text from uvicorn's words on, behind whatever prefix (`(APIServer pid=1) INFO:     `)
+            ready = Event(kind="ready", ts=line.ts, host=line.host, text=text[text.find(events.HTTP_UP):],
+                          data={"by": "uvicorn"})
+            p = ParsedEvent(EVENT, line, ready)
         return p
 
     def _vllm_event(self, line: LogLine, ev: Event, text: str) -> None:
@@ -454,6 +469,15 @@ class LineParser:
             whole = line.text
             before = whole[:whole.find(TRACEBACK)] if TRACEBACK in whole else ""
             self.blocks[line.host] = Block(ev, before, msg)
+        elif kind == "nccl" and (_TORCH_LOG.match(msg) or msg.startswith("terminate called after throwing")):
+            # torch's watchdog tearing a rank's process down: a dozen lines, one event, whose text is
+            # what its first says, its log prefix cut
+            head = _TORCH_LOG.match(msg)
+            if head is not None and msg[head.end():].strip():
+                ev.text = msg[head.end():]
+            self.blocks[line.host] = Block(ev, "", msg, shape=TEARDOWN, rank=head.group(1) if head is not None else None)
+        elif kind == "crash" and msg.startswith("Fatal Python error: "):
+            self.blocks[line.host] = Block(ev, "", msg, shape=DUMP)
         return ParsedEvent(EVENT, line, ev)
 
     def _continue_block(self, host: str | None, text: str) -> bool:
@@ -463,6 +487,8 @@ class LineParser:
         True for the traceback header of a vLLM error block (the line after its message, behind
         the same prefix): part of that event, no event of its own."""
         block = self.blocks[host]
+        if block.shape:
+            return self._continue_fault(host, block, text)
         if block.waiting:
             block.waiting = False
             if block.before and text.startswith(block.before) and text.startswith(TRACEBACK, len(block.before)):
@@ -472,10 +498,6 @@ class LineParser:
         body = text
         if block.before and text.startswith(block.before):
             body = text[len(block.before):]  # vLLM's formatter repeats its prefix on every line
-        else:
-            m = _COMPOSE.match(text)
-            if m is not None:
-                body = text[m.end():]
         if _FRAME.match(body):
             if not block.done or body.strip():
                 block.add(body)
@@ -491,3 +513,20 @@ class LineParser:
             return False
         del self.blocks[host]
         return False
+
+    def _continue_fault(self, host: str | None, block: Block, text: str) -> bool:
+        """A line after an NCCL teardown's or a fault handler's first: True (kept in the event's
+        frames, no event of its own) while it is one of that fault's lines; else the fault is over
+        and the line is read as any other (another rank's teardown is an event of its own)."""
+        body = text
+        if block.shape == TEARDOWN:
+            tag = _TEARDOWN.match(body)
+            ok = tag is not None and (tag.group(1) is None or tag.group(1) == block.rank or block.rank is None)
+        else:
+            ok = _DUMP.match(body) is not None
+        if not ok:
+            del self.blocks[host]
+            return False
+        if body.strip():
+            block.add(body)
+        return True

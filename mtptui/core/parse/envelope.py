@@ -7,8 +7,12 @@ Detected per line, so a file that mixes modes (or a paste) still reads:
   host tag[pid]: `: seconds since boot, no time of day: the host only); syslog's own lines in the
   same shapes, also with a priority (`<14>Mar  9 16:03:25 host tag[pid]: `, RFC 3164) or in
   RFC 5424 (`<14>1 2026-03-09T16:03:25.003Z host app procid msgid - `)
-- container logs: the CRI format of Kubernetes nodes (`2026-03-09T16:03:25.123456789Z stdout F `)
-  and Docker's json-file lines (`{"log": ..., "stream": ..., "time": ...}`)
+- container logs: the CRI format of Kubernetes nodes (`2026-03-09T16:03:25.123456789Z stdout F `),
+  Docker's json-file lines (`{"log": ..., "stream": ..., "time": ...}`), the stamp that `docker logs
+  -t` and `kubectl logs --timestamps` put before each line (`2026-03-09T16:03:25.123456789Z `, RFC 3339,
+  kubectl's without trailing zeros), docker compose's `sglang-1  | ` (v1: `proj_sglang_1  | `; with
+  `-t`, the stamp after it) and `kubectl logs --prefix`'s `[pod/sglang-0/sglang] `: the service or the
+  pod is the line's host, so replicas read as the engines they are
 - `cat` and raw server output: the line is the message
 CR/LF endings, stray carriage returns from progress bars and ANSI colour codes are removed.
 """
@@ -26,9 +30,17 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
 SHORT_STAMP = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d"
 _SHORT = re.compile(r"(" + SHORT_STAMP + r")(\.\d{1,6})? (\S+) [^\s\[:]+(?:\[\d+\])?: ?")
+# (a host begins with no bracket: `2026-03-09T16:03:25.5Z [2026-03-09 16:03:25 TP0] ` is a container's stamp
+# before SGLang's prefix)
 _SHORT_ISO = re.compile(
-    r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?(?:Z|[+-]\d\d:?\d\d)) (\S+) [^\s\[:]+(?:\[\d+\])?: ?"
+    r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?(?:Z|[+-]\d\d:?\d\d)) ([^\s\[(]\S*) [^\s\[:]+(?:\[\d+\])?: ?"
 )
+# `docker logs -t`, `kubectl logs --timestamps`: the runtime's stamp, a space, the line
+_STAMPED = re.compile(timeparse.RFC3339 + " ")
+# docker compose's prefix (v2 `sglang-1  | `, v1 `proj_sglang_1  | `), padded to the longest name
+_COMPOSE = re.compile(r"([\w.-]+[-_]\d+) *\| ")
+# `kubectl logs --prefix`: `[pod/sglang-0/sglang] ` (kind/name/container)
+_KUBECTL = re.compile(r"\[(?:pod|pods|po)/([^/\s\]]+)/[^\s\]]+\] ")
 
 
 _MONOTONIC = re.compile(r"\[ *\d+\.\d{6}\] (\S+) [^\s\[:]+(?:\[\d+\])?: ?")
@@ -111,6 +123,17 @@ def _from_docker(obj: dict) -> LogLine:
     return LogLine(clean(obj["log"]), None, None, ts, None, ts is not None)
 
 
+def _stamped(text: str, host: str | None) -> LogLine:
+    """A container's line after its name (host; None: none given): on its runtime's clock where
+    `-t`/`--timestamps` put the stamp before it."""
+    if text[:1].isdigit() and text[10:11] == "T":
+        m = _STAMPED.match(text)
+        if m:
+            ts = timeparse.instant(*m.groups())
+            return LogLine(text[m.end():], host, None, ts, None, ts is not None)
+    return LogLine(text, host)
+
+
 class EnvelopeReader:
     """Turns raw lines into LogLines. journald's year-less `short` stamps take the year of the
     log's date (``dates``, shared with the parser that reads the messages)."""
@@ -149,12 +172,22 @@ class EnvelopeReader:
             if m:
                 ts = timeparse.instant(*m.groups())
                 return LogLine(text[m.end():], None, None, ts, None, ts is not None)
+            return _stamped(text, None)
         elif c == "<":
             return self._syslog(text)
-        elif c == "[" and text[1:2] in _MONOTONIC_START:
-            m = _MONOTONIC.match(text)
+        elif c == "[":
+            if text[1:2] in _MONOTONIC_START:
+                m = _MONOTONIC.match(text)
+                if m:
+                    return LogLine(text[m.end():], m.group(1))
+            elif text[1:2] == "p":
+                m = _KUBECTL.match(text)
+                if m:
+                    return _stamped(text[m.end():], m.group(1))
+        if "| " in text:
+            m = _COMPOSE.match(text)
             if m:
-                return LogLine(text[m.end():], m.group(1))
+                return _stamped(text[m.end():], m.group(1))
         return LogLine(text)
 
     def _syslog(self, text: str) -> LogLine:

@@ -28,46 +28,112 @@ _RULES: list[tuple[EventKind, re.Pattern[str], tuple[str, ...]]] = [
     # vLLM's API server process coming up (0.9.2 and 0.33 entrypoints: `vLLM API server version
     # %s`, `Starting vLLM API server %d on %s`, 0.33 `Starting vLLM server on %s`)
     ("starting", re.compile(r"vLLM API server version |Starting vLLM (?:API )?server "), ("API server version ", "Starting vLLM ")),
-    ("watchdog", re.compile(r"[Ww]atchdog timeout \(|Scheduler watchdog timeout"), ("atchdog",)),
-    # NCCL's own warnings (`host:pid:tid [0] misc/socket.cc:484 NCCL WARN ...`) come before the
-    # hang or crash they explain.
-    ("nccl", re.compile(r"NCCL error|DistBackendError|Watchdog caught collective operation timeout|NCCL timeout"
-                        r"|ncclInternalError|ncclSystemError|ncclUnhandledCudaError|ncclRemoteError|NCCL WARN "),
-     ("NCCL", "nccl", "DistBackend", "atchdog")),
+    # SGLang's `Watchdog timeout (self.watchdog_timeout=300)` (0.4.6 scheduler.py), `Scheduler watchdog
+    # timeout (...)` (0.5.x utils/watchdog.py); vLLM V1's collective RPC to its workers that never
+    # answered (0.9+ v1/executor/multiproc_executor.py: `RPC call to execute_model timed out.`) and V0's
+    # `Engine iteration timed out. This should never happen!` (engine/async_llm_engine.py): a hang
+    ("watchdog", re.compile(r"[Ww]atchdog timeout \(|Scheduler watchdog timeout|RPC call to \S+ timed out"
+                            r"|Engine iteration timed out"), ("atchdog", "timed out")),
+    # torch's c10d watchdog (ProcessGroupNCCL.cpp, torch 2.x): its error and fatal lines,
+    # `[rank0]:[E709 17:05:38.482326987 ProcessGroupNCCL.cpp:1536] [PG ID 0 ...] ...` (`[E ProcessGroupNCCL
+    # .cpp:456] ` before 2.3): work timed out, "Some NCCL operations have failed or timed out", "To
+    # avoid data inconsistency, we are taking the entire process down", the heartbeat monitor, the
+    # debug dump, "Terminating the process after attempting to dump debug info"; its warnings (`[W...`,
+    # the process group not destroyed) are none. The same sentences without the prefix (in an
+    # exception's `what():`), and NCCL's own warnings (`host:pid:tid [0] misc/socket.cc:484 NCCL WARN
+    # ...`), which come before the hang or crash they explain.
+    ("nccl", re.compile(r"\[[EF]\d{0,4}[ \d:.]*ProcessGroupNCCL\.cpp:\d+\]|NCCL error|DistBackendError"
+                        r"|Watchdog caught collective operation timeout|NCCL timeout|ncclInternalError|ncclSystemError"
+                        r"|ncclUnhandledCudaError|ncclRemoteError|NCCL WARN |Some NCCL operations have failed or timed "
+                        r"out|we are taking the entire process down|Heartbeat monitor timed out|watchdog got stuck for"
+                        r"|NCCL watchdog thread terminated|Process group watchdog thread terminated|NCCL communicator "
+                        r"was aborted|Barrier (?:departure )?timed out after"),
+     ("NCCL", "nccl", "DistBackend", "atchdog", "entire process down", "Heartbeat monitor", "timed out")),
     # SGLang's scheduler.py (0.4.6): `Decode out of memory happened. #retracted_reqs: N, ...`;
     # 0.5.x: `KV cache pool is full. Retract requests. #retracted_reqs: ...`
     ("retract", re.compile(r"KV cache pool is full\. Retract requests\.|Decode out of memory happened\."),
      ("Retract", "memory")),
-    ("oom", re.compile(r"Not enough memory\. Please try to increase --mem-fraction-static|CUDA out of memory"
-                       r"|OutOfMemoryError|Decode out of memory\. Try to lower|No available memory for the cache "
-                       r"blocks|Out of memory: Kill(?:ed)? process"), ("memory", "OutOfMemory")),
-    # SGLang engine.py / data_parallel_controller.py (0.4.6, 0.5.12): a scheduler process ended,
-    # which ends the run: `Scheduler or DataParallelController 1234 terminated with -9`
-    ("error", re.compile(r"Scheduler or DataParallelController (\d+) terminated with (-?\d+)"), ("DataParallelController ",)),
-    # vLLM V1 engine/core.py (0.9.2, 0.33): `EngineCore failed to start.`, `EngineCore encountered
-    # a fatal error.`; 0.33 engine/utils.py `Engine core initialization failed.`; the API server's
-    # `Engine process failed to start` (0.9.2 entrypoints/openai/api_server.py); multiproc_executor
-    # `WorkerProc failed to start.`; the API server's EngineDeadError, `EngineCore encountered an
-    # issue.` (v1/engine/exceptions.py); multiproc_executor's `Worker proc VllmWorker-0 died
-    # unexpectedly, shutting down executor.` (0.9.2; 0.33 adds the exit code, and RayWorkerProc)
-    ("error", re.compile(r"EngineCore failed to start|EngineCore encountered a fatal error|EngineCore encountered an "
+    # Out of device memory, in each component's words: SGLang's pool_configurator / model_runner
+    # (`Not enough memory. Please try to increase --mem-fraction-static`), scheduler (`Prefill out of
+    # memory. Try to lower your batch size.`, `Decode out of memory. Try to lower ...`) and
+    # memory_pool (`alloc_req_slots runs out of memory.`), 0.4.3's schedule_batch.py (`{phase} out of
+    # memory. Try to lower your batch size.`), HiCache's `Not enough host memory`; torch's allocator (`CUDA out of memory.
+    # Tried to allocate`, `torch.OutOfMemoryError`; ROCm's `HIP out of memory`, Intel's `XPU out of
+    # memory`, Ascend's `NPU out of memory`); the CUDA runtime's and driver's error strings
+    # (`CUDA error: out of memory`, `CUDA driver error: out of memory`, cudaErrorMemoryAllocation,
+    # CUDA_ERROR_OUT_OF_MEMORY, CUBLAS_STATUS_ALLOC_FAILED); vLLM's kv_cache_utils.py (0.9.2, 0.32: `No
+    # available memory for the cache blocks`, the model's max seq len `is larger than the maximum
+    # number of tokens that can be stored in KV cache`, `KV cache is needed, which is larger than the
+    # available KV cache memory`); the kernel's OOM killer (`Out of memory: Killed process N`).
+    ("oom", re.compile(r"Not enough memory\. Please try to increase --mem-fraction-static|(?:CUDA|HIP|XPU|NPU|MPS|MUSA) "
+                       r"out of memory|OutOfMemoryError|out of memory\. Try to lower your batch size|Not enough host "
+                       r"memory|No available "
+                       r"memory for the cache blocks|Out of memory: Kill(?:ed)? process|CUDA (?:driver )?error: out of "
+                       r"memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|CUBLAS_STATUS_ALLOC_FAILED"
+                       r"|alloc_req_slots runs out of memory|tokens that can be stored in KV cache|larger than the "
+                       r"available KV cache memory|Out of memory(?:\. Please set a smaller number| even after retracting)"
+                       r"|less than desired GPU memory utilization|insufficient GPU memory|higher than the total "
+                       r"available device memory"),
+     ("memory", "OutOfMemory", "cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY", "ALLOC_FAILED", "KV cache")),
+    # A server or engine process that ended without being asked (crash; `error` is a logged
+    # failure the server may live through). SGLang engine.py / data_parallel_controller.py (0.4.6,
+    # 0.5.7): `Scheduler or DataParallelController 1234 terminated with -9`; the parent's `Received
+    # sigquit from a child process.` (before 0.4: `proces`) and, once serving, tokenizer_manager.py's
+    # `SIGQUIT received. signum=None, frame=None. It usually means one child failed.` (0.5.x); the
+    # Ray launcher's `Ray scheduler actor terminated with error` (0.5.x); 0.1-0.2's `Exception in
+    # ModelTpServer`. vLLM V1 engine/core.py (0.9.2, 0.32): `EngineCore failed to start.`,
+    # `EngineCore encountered a fatal error.`; engine/utils.py `Engine core initialization failed.`
+    # (0.10+), `Engine core proc EngineCore_DP0 died unexpectedly` (core_client.py), `Engine core
+    # process X died unexpectedly.` (v1/utils.py, 0.32); the API server's `Engine process failed to
+    # start` (0.9.2); async_llm.py's `AsyncLLM output_handler failed.`; EngineDeadError's `EngineCore
+    # encountered an issue.` (engine/exceptions.py); multiproc_executor's `WorkerProc failed to
+    # start.` and `Worker proc VllmWorker-0 died unexpectedly, shutting down executor.` (0.9.2; 0.32
+    # adds the exit code; ray_executor `RayWorkerProc rank=2 died unexpectedly`); V0's
+    # multiproc_worker_utils.py `Worker VllmWorkerProcess pid 41820 died, exit code: -6` (and the
+    # ChildProcessError('worker died') it raises in the engine); v1/utils.py
+    # `Process X (PID: N) died with exit code N`.
+    ("crash", re.compile(r"Scheduler or DataParallelController (\d+) terminated with (-?\d+)"), ("DataParallelController ",)),
+    ("crash", re.compile(r"Worker \S+ pid (\d+) died, exit code: (-?\d+)"), ("died, exit code",)),
+    ("crash", re.compile(r"EngineCore failed to start|EngineCore encountered a fatal error|EngineCore encountered an "
                          r"issue|Engine core initialization failed|Engine process failed to start|WorkerProc failed "
-                         r"to start|Worker ?[Pp]roc \S+ died unexpectedly|WorkerProc rank=\d+ died unexpectedly"),
-     ("EngineCore ", "Engine core ", "Engine process ", "WorkerProc ", "ied unexpectedly")),
-    # SGLang: `Scheduler hit an exception: <traceback>` (scheduler.py), the parent's `Received sigquit
-    # from a child process.` (older versions spell it `proces`), `Initialization failed. ...`,
-    # `Health check failed. ...` (http_server.py); a traceback behind any prefix.
-    ("error", re.compile(r"Scheduler hit an exception|Traceback \(most recent call last\)|Received sigquit from a "
-                         r"child proces|Initialization failed\. |Health check failed\. "),
-     ("Scheduler hit", "Traceback", "sigquit", "Initialization failed", "Health check failed")),
+                         r"to start|Worker ?[Pp]roc \S+ died unexpectedly|WorkerProc rank=\d+ died unexpectedly"
+                         r"|Engine core proc(?:ess)? \S+ died unexpectedly|AsyncLLM output_handler failed"
+                         r"|Process \S+ \(PID: \d+\) died with exit code|ChildProcessError: worker died|Received sigquit from a child proces"
+                         r"|SIGQUIT received\. signum=|Ray scheduler actor terminated with error|Exception in "
+                         r"ModelTpServer|scheduler is dead|Received SIGQUIT from scheduler process|Server process "
+                         r"terminated unexpectedly|got fatal signal from worker processes|Engine background task failed"
+                         r"|\bWorker(?:Proc)? failed\.?$"),
+     ("EngineCore ", "Engine core ", "Engine process ", "WorkerProc ", "ied unexpectedly", "output_handler failed",
+      "died with exit code", "worker died", "sigquit", "SIGQUIT", "actor terminated", "ModelTpServer", "is dead",
+      "terminated unexpectedly", "fatal signal", "background task failed", "Worker failed", "WorkerProc ")),
+    # CPython's fault handler (faulthandler, on in vLLM and SGLang): `Fatal Python error: Segmentation
+    # fault`, then its threads' dump (parse/__init__.py gathers it into this event); the shell's word
+    # for a child killed by a signal, `Segmentation fault (core dumped)`, `Aborted (core dumped)`; a C++
+    # exception nobody caught (`terminate called after throwing an instance of 'c10::Error'`).
+    ("crash", re.compile(r"^Fatal Python error: |(?:^|\s)(?:Segmentation fault|Aborted|Bus error) \(core dumped\)"
+                         r"|^terminate called after throwing an instance of "),
+     ("Fatal Python error", "(core dumped)", "terminate called")),
     # the shell's (or the kernel OOM killer's) word for a SIGKILLed process: alone on its line, or
     # as bash reports a job, `run.sh: line 3: 41820 Killed    python3 -m sglang.launch_server ...`
-    ("error", re.compile(r"(?:^|[\]|:]\s+)(?:Killed\s*$|\d+\s+Killed\s)"), ("Killed",)),
+    ("crash", re.compile(r"(?:^|[\]|:]\s+)(?:Killed\s*$|\d+\s+Killed\s)"), ("Killed",)),
+    # SGLang: `Scheduler hit an exception: <traceback>` (scheduler.py; its exception says why, and
+    # the parent's sigquit that the server died) and the same words of its other processes
+    # (TokenizerManager, DetokenizerManager, DataParallelController, TpModelWorkerClient, ...), vLLM's
+    # `EngineCore hit an exception`, `WorkerProc hit an exception` (0.32), `EngineCore output handler
+    # hit an error` (0.9.2); `Initialization failed. ...`, `Health check failed. ...` (http_server.py);
+    # utils/watchdog.py's `... watchdog thread crashed`; V0's `Exception in worker X while processing
+    # method Y.` (executor/multiproc_worker_utils.py); a traceback behind any prefix.
+    ("error", re.compile(r"\w+ hit an (?:exception|error)|Traceback \(most recent call last\)|Initialization failed\. "
+                         r"|Health check failed\. |watchdog thread crashed|Exception in worker \S+ while processing"),
+     ("hit an e", "Traceback", "Initialization failed", "Health check failed", "atchdog", "Exception in worker")),
     ("auto_restart", re.compile(r"^(?:\S+: )?Scheduled restart job, restart counter is at \d+"), ("restart job",)),
     ("failed", re.compile(r"^(?:\S+: )?(?:Main process exited, code=(?:exited, status=[1-9]\d*|killed|dumped)"
                           r"|Failed with result '|Failed to start )"), ("Main process exited", "Failed ")),
     ("started", re.compile(r"^Started "), ("Started ",)),
-    ("stopping", re.compile(r"^Stopping |^SIGTERM received\. "), ("Stopping ", "SIGTERM received")),
+    # SGLang's SIGTERM handler (0.4.6+ `SIGTERM received. signum=None frame=None. Draining requests and
+    # shutting down...`; 0.5.x tokenizer_manager.py `Signal SIGTERM received while health check failed.
+    # Exiting...`, `... while force shutdown flag set. Force exiting.`)
+    ("stopping", re.compile(r"^Stopping |^(?:Signal )?SIGTERM received[. ]"), ("Stopping ", "SIGTERM received")),
     ("stopped", re.compile(r"^Stopped |^Gracefully exiting\.\.\. "), ("Stopped ", "Gracefully exiting")),
 ]
 # uvicorn's line when its app is up: vLLM's API server starts it once the engine is loaded (its
@@ -272,7 +338,7 @@ def _data(kind: EventKind, rx: re.Pattern[str], msg: str) -> dict[str, Any]:
     if kind == "spec_config":
         # a copy: an event's data is its own
         return dict(_recent_settings(msg)) if len(msg) <= SETTINGS_KEPT else _settings(msg)
-    if rx.pattern.startswith("Scheduler or DataParallelController"):
+    if rx.groups == 2:  # a process's pid and exit code
         m = rx.search(msg)
         if m is not None:
             return {"pid": int(m.group(1)), "exit_code": int(m.group(2))}

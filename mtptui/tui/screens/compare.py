@@ -39,7 +39,7 @@ def ended_cell(r: EpochRow) -> str | Content:
     how = ended.get("how")
     if how == "crashed":
         kind = (ended.get("error") or {}).get("kind", "")
-        word = {"oom": "OOM", "nccl": "NCCL", "watchdog": "watchdog", "failed": "failure"}.get(kind, "error")
+        word = {"crash": "died", "oom": "OOM", "nccl": "NCCL", "watchdog": "watchdog", "failed": "failure"}.get(kind, "error")
         return Content.styled(f"crashed: {word}", "bold $error")
     return ENDED_WORDS.get(how, "-") if isinstance(how, str) else "-"
 REFRESH_S = 1.0

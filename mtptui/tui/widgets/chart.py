@@ -23,7 +23,7 @@ from mtptui.tui.widgets.fit import Part, fit
 
 # Event kinds drawn on the time axis, and their marker colours
 EVENT_MARKS = {
-    "ready": "green", "oom": "red", "failed": "red", "error": "red", "nccl": "red",
+    "ready": "green", "crash": "red", "oom": "red", "failed": "red", "error": "red", "nccl": "red",
     "watchdog": "red", "gap": "yellow", "auto_restart": "orange",
 }
 EPOCH_HEX = "#FF00FF"

@@ -15,7 +15,8 @@ from mtptui.tui.viewmodel import clock_text
 KIND_STYLE = {
     "started": "bold $primary", "spec_config": "$primary", "ready": "bold $success",
     "stopping": "$text-muted", "stopped": "$text-muted", "failed": "bold $error",
-    "auto_restart": "bold $warning", "oom": "bold $error", "nccl": "bold $error", "error": "bold $error",
+    "auto_restart": "bold $warning", "crash": "bold $error", "oom": "bold $error", "nccl": "bold $error",
+    "error": "bold $error",
     "watchdog": "bold $error", "retract": "$warning", "gap": "bold $warning",
     "restart_requested": "$accent", "epoch": "bold $accent", "alert": "bold $warning",
     "alert_error": "bold $error", "cleared": "$text-muted",

@@ -143,7 +143,8 @@ class TestHost:
             ["systemd-nspawn", "-D", str(self.cluster.rootfs), "--volatile=overlay", "-b",
              "--register=no", "--keep-unit", "--console=pipe",
              f"--network-namespace-path=/run/netns/{self.netns}", f"--machine={self.machine}",
-             f"--bind-ro={PROJECT}:/opt/mtptui", f"--bind-ro={self.cluster.keys.dir}:/mtptui-test"],
+             f"--bind-ro={PROJECT}:/opt/mtptui", f"--bind-ro={self.cluster.keys.dir}:/mtptui-test",
+             *(f"--bind-ro={b}" for b in self.cluster.binds)],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
             preexec_fn=own_cgroup)
         log.close()
@@ -219,8 +220,9 @@ class Cluster:
 
     SLOTS = 32
 
-    def __init__(self, rootfs: Path) -> None:
+    def __init__(self, rootfs: Path, binds: tuple[Path, ...] = ()) -> None:
         self.rootfs = rootfs
+        self.binds = binds  # more directories every container sees read-only at the same path
         RUN_DIR.mkdir(parents=True, exist_ok=True)
         self.slot, self._lock = self._take_slot()
         self.dir = RUN_DIR / f"slot{self.slot}"

@@ -1,5 +1,5 @@
 """The container hosts' root filesystem: Debian bookworm minbase with systemd, journald, sshd, sudo
-and python3, built once per machine with debootstrap and cached outside the repo.
+and python3 (and libnuma1, which the real vLLM of tests/engine needs), built once per machine with debootstrap and cached outside the repo.
 
 The cache key is a hash of this file, so a change to the provisioning below rebuilds it. The
 project itself is not in the image: containers bind-mount it read-only at /opt/mtptui, and the
@@ -20,7 +20,7 @@ from pathlib import Path
 
 CACHE = Path(os.environ.get("MTPTUI_TEST_CACHE", "/var/cache/mtptui-test"))
 MIRROR = "http://deb.debian.org/debian"
-PACKAGES = "systemd,systemd-sysv,dbus,openssh-server,sudo,python3,procps,iproute2"
+PACKAGES = "systemd,systemd-sysv,dbus,openssh-server,sudo,python3,procps,iproute2,libnuma1"
 
 # Users: root and `ops` (sudo without password) log in with the session's test key; `viewer` has
 # no journal rights and no sudo; `pwuser` may sudo only with a password (which `sudo -n` refuses).

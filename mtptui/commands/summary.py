@@ -88,7 +88,7 @@ def table_lines(doc: dict) -> Iterator[str]:
     for s in doc["series"]:
         d = s["decode"]
         yield (f"{(s['host'] or '-'):<14.14} {(s['rank'] or '-'):<{rw}} {s['engine']:<6} {d['batches']:>7} "
-               f"{('off' if d['graph_off'] else 'on') if d['batches'] else '-':>5} "
+               f"{'off' if d['graph_off'] else 'on' if d['graph_on'] else '-':>5} "
                f"{_num(d['accept_len'], 'mean', 7, 2)} {_num(d['accept_len'], 'p50', 5, 2)} "
                f"{_num(d['accept_len'], 'min', 5, 2)} {_num(d['accept_rate'], 'mean', 8, 2)} "
                f"{_num(d['gen_throughput'], 'mean', 10, 1)} {_num(d['gen_throughput'], 'p50', 9, 1)} "

@@ -94,6 +94,22 @@ class ServerProbe:
         return None if text is None else accept_len_in(text)
 
 
+    async def idle(self) -> bool | None:
+        """True when /metrics says the server runs and queues no request (vLLM's
+        `num_requests_running`/`_waiting`, SGLang's `num_running_reqs`/`num_queue_reqs`), False
+        when it runs some, None when it cannot tell (no /metrics, no such gauge)."""
+        text = await self.metrics_text()
+        if text is None:
+            return None
+        try:
+            s = latency.parse(text, 0.0)
+        except latency.NotExposition:
+            return None
+        if s.running is None:
+            return None
+        return s.running == 0 and not s.waiting
+
+
 def accept_len_in(exposition: str) -> float | None:
     """`sglang:spec_accept_length` in a Prometheus exposition: the mean of its positive samples."""
     try:

@@ -40,6 +40,14 @@ RECONNECT_EVERY_S = 1.0
 # Ready, but fewer decode lines than verification needs this long after: /server_info's accept
 # length stands in (journald may be dropping them)
 HTTP_ACCEPT_AFTER_S = 10.0
+STEPS_S = 300.0  # the bound on write, reload and restart together (a lost link retried within it)
+UNLOCK_S = 60.0
+# Tests only: the action holds still at this phase (after its step, or as its wait or verify
+# begins) until interrupted or killed, so that a signal lands in that very phase
+HOLD_ENV = "MTPTUI_TEST_HOLD"
+# A server that still runs no request this long after ready is idle (its clients send nothing):
+# no decode batch will come to verify by, so its settings are the verdict (not idle_after_ready's)
+IDLE_AFTER_S = 5.0
 
 
 PhaseState: TypeAlias = Literal["start", "progress", "ok", "fail"]
@@ -288,6 +296,11 @@ class Action:
                 watch.fail(f"ready, but no server_args line was seen for the new run{why}")
                 return
             watch.http_settings(settings_of(info))
+        if (probe and watch.state == READY and watch.decode == 0 and watch.seen is not None
+                and ready_at is not None and time.monotonic() - ready_at > IDLE_AFTER_S):
+            if await probe.idle():  # no batch can come: judged by its settings, not after a minute
+                watch.http_idle()
+                return
         if (probe and watch.state == READY and ready_at is not None and watch.decode < watch.batches_needed
                 and time.monotonic() - ready_at > HTTP_ACCEPT_AFTER_S):
             info = await probe.server_info()

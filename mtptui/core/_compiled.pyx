@@ -835,6 +835,7 @@ cdef class Acc:
     cdef object fold
     cdef Py_ssize_t n
     cdef Py_ssize_t graph_off
+    cdef Py_ssize_t graph_on
     cdef double first
     cdef double last
     cdef bint dirty
@@ -1033,6 +1034,8 @@ cdef class Lane:
             acc.n += 1
             if graph == 0:
                 acc.graph_off += 1
+            elif graph == 1:
+                acc.graph_on += 1
             if ln.ts < acc.first:
                 acc.first = ln.ts
             if ln.ts > acc.last:
@@ -1164,8 +1167,8 @@ cdef class Lane:
         time of the last one to the sink (sync_time)."""
         cdef Acc acc
         for acc in self.dirty:
-            acc.series.lane_add(KINDS[acc.kind], acc.n, acc.graph_off, acc.first, acc.last)
-            acc.n = acc.graph_off = 0
+            acc.series.lane_add(KINDS[acc.kind], acc.n, acc.graph_off, acc.graph_on, acc.first, acc.last)
+            acc.n = acc.graph_off = acc.graph_on = 0
             acc.first, acc.last = INF, -INF
             acc.dirty = False
         self.dirty.clear()

@@ -45,6 +45,9 @@ VLLM_DRAFT_TOKENS = "vllm:spec_decode_num_draft_tokens"
 VLLM_ACCEPTED = "vllm:spec_decode_num_accepted_tokens"
 VLLM_PER_POS = "vllm:spec_decode_num_accepted_tokens_per_pos"
 _COUNTERS = (VLLM_DRAFTS, VLLM_DRAFT_TOKENS, VLLM_ACCEPTED)
+# the requests the server runs and queues now, summed over its DP groups and engines
+RUNNING = ("sglang:num_running_reqs", "vllm:num_requests_running")
+WAITING = ("sglang:num_queue_reqs", "vllm:num_requests_waiting")
 NO_METRICS = "no latency: the server serves no /metrics (start SGLang with --enable-metrics for latency)"
 
 
@@ -79,6 +82,8 @@ class Scrape:
     per_pos: dict[int, float] = field(default_factory=dict)
     accept_len: float | None = None  # SGLang's gauge, the mean of its positive samples
     accept_rate: float | None = None  # likewise
+    running: float | None = None  # requests running now (None: the server exports no such gauge)
+    waiting: float | None = None  # requests queued now
 
     @property
     def has_latency(self) -> bool:
@@ -107,6 +112,7 @@ def parse(text: str, t: float) -> Scrape:
     per_pos: dict[int, float] = {}
     accepts: list[float] = []
     rates: list[float] = []
+    load: dict[str, float] = {}
     for fam in families(text):
         if fam.name in wanted and fam.type == "histogram":
             buckets: dict[float, float] = {}
@@ -130,8 +136,11 @@ def parse(text: str, t: float) -> Scrape:
         elif fam.name in (SGLANG_ACCEPT, SGLANG_RATE):
             got = [s.value for s in fam.samples if s.name == fam.name and s.value > 0 and _finite(s.value)]
             (accepts if fam.name == SGLANG_ACCEPT else rates).extend(got)
+        elif fam.name in RUNNING or fam.name in WAITING:
+            which = "running" if fam.name in RUNNING else "waiting"
+            load[which] = load.get(which, 0.0) + sum(s.value for s in fam.samples if _finite(s.value))
     return Scrape(t, hists, counters, per_pos, sum(accepts) / len(accepts) if accepts else None,
-                  sum(rates) / len(rates) if rates else None)
+                  sum(rates) / len(rates) if rates else None, load.get("running"), load.get("waiting"))
 
 
 def figures(h: Histogram) -> dict | None:

@@ -112,7 +112,7 @@ class RankSeries:
             return self.lane_decode, LANE_FOLD * len(LANE_DECODE), self.fold
         return self.lane_prefill, LANE_FOLD * len(LANE_PREFILL), self.fold
 
-    def lane_add(self, kind: str, n: int, graph_off: int, first: float, last: float) -> None:
+    def lane_add(self, kind: str, n: int, graph_off: int, graph_on: int, first: float, last: float) -> None:
         c = self._lane_counts
         if kind == DECODE:
             c[0] += n

@@ -44,7 +44,10 @@ class SeriesSummary:
     rank: str
     engine: str
     decode_batches: int = 0
+    # decode batches that said they ran with and without CUDA graphs: a line without the field
+    # (vLLM's, old SGLang's) is neither, so a log that never says shows no graph state at all
     graph_off: int = 0
+    graph_on: int = 0
     prefill_batches: int = 0
     spec_records: int = 0  # vLLM spec lines (their values join the decode rows)
     # first and last log time; the sentinels keep the per-line test to two comparisons
@@ -81,8 +84,11 @@ class SeriesSummary:
         if kind == DECODE or kind == SPEC:
             if kind == DECODE:
                 self.decode_batches += 1
-                if f.get("graph") is False:
+                graph = f.get("graph")
+                if graph is False:
                     self.graph_off += 1
+                elif graph is True:
+                    self.graph_on += 1
             else:
                 self.spec_records += 1
             d = self.decode
@@ -107,11 +113,12 @@ class SeriesSummary:
             return self.decode.buf, self.decode.limit, self.fold
         return self.prefill.buf, self.prefill.limit, self.prefill.fold
 
-    def lane_add(self, kind: str, n: int, graph_off: int, first: float, last: float) -> None:
+    def lane_add(self, kind: str, n: int, graph_off: int, graph_on: int, first: float, last: float) -> None:
         """Counts n batches of one kind whose rows the lane appended, as add() counts them."""
         if kind == DECODE:
             self.decode_batches += n
             self.graph_off += graph_off
+            self.graph_on += graph_on
         else:
             self.prefill_batches += n
         if first < self.first_ts:
@@ -176,6 +183,7 @@ class SeriesSummary:
         self._batches_folded += later.decode_batches
         self.decode_batches += later.decode_batches
         self.graph_off += later.graph_off
+        self.graph_on += later.graph_on
         self.prefill_batches += later.prefill_batches
         self.spec_records += later.spec_records
         self.decode.merge(later.decode)
@@ -184,7 +192,7 @@ class SeriesSummary:
         self.last_ts = max(self.last_ts, later.last_ts)
 
     def to_json(self) -> dict:
-        dec = {"batches": self.decode_batches, "graph_off": self.graph_off, **self.decode.describe()}
+        dec = {"batches": self.decode_batches, "graph_off": self.graph_off, "graph_on": self.graph_on, **self.decode.describe()}
         pre = {"batches": self.prefill_batches, **self.prefill.describe()}
         return {"host": self.host, "rank": self.rank, "engine": self.engine, "decode": dec,
                 "prefill": pre, "first": self.first, "last": self.last}

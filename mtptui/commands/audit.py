@@ -7,19 +7,19 @@ import json
 import sys
 import time
 
+from mtptui.config import ranges
+
 
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="mtptui audit", description=__doc__)
     p.add_argument("--json", action="store_true", help="one JSON object per action")
     p.add_argument("--host", help="only this host")
-    p.add_argument("-n", "--last", type=int, metavar="N", help="only the last N actions")
+    p.add_argument("-n", "--last", type=ranges.LAST, metavar="N", help="only the last N actions")
     p.add_argument("--phases", action="store_true", help="also each phase with its time")
     args = p.parse_args(argv)
     from mtptui.control.audit import audit_path, read_audit
     from mtptui.printable import printable_values
 
-    if args.last is not None and args.last < 1:
-        p.error("-n/--last must be at least 1")
     read = read_audit()
     entries = [e for e in read if not args.host or e.get("host") == args.host]
     if args.last:

@@ -20,7 +20,7 @@ import signal
 import sys
 
 from mtptui.commands.live import add_host_args, quiet_asyncssh
-from mtptui.config import ConfigError, load_config
+from mtptui.config import ConfigError, load_config, ranges
 from mtptui.errors import UsageError
 from mtptui.files import NotReplaced, output_path
 from mtptui.printable import printable
@@ -32,24 +32,11 @@ or stopped early, the host restored); 2 bad arguments; 130 interrupted (ctrl-c),
 """
 
 
-def _ints(text: str) -> list[int]:
-    try:
-        values = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: not a comma-separated list of whole numbers") from None
-    if not values or any(v < 1 for v in values):
-        raise argparse.ArgumentTypeError(f"{text!r}: give whole numbers of 1 or more")
+def _concurrencies(text: str) -> list[int]:
+    values = [ranges.CONCURRENCY.parse(x.strip()) for x in text.split(",") if x.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError(f"{text!r}: give {ranges.CONCURRENCY.text()}, or several: 1,8,32")
     return values
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: give 1 or more")
-    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,10 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--local", action="store_true", help="this machine's unit (no SSH); needs --unit")
     p.add_argument("--profiles", default="off,mtp1,mtp3", metavar="A,B,...",
                    help="profiles to compare, in order (default off,mtp1,mtp3)")
-    p.add_argument("--concurrency", type=_ints, default=[1, 8, 32], metavar="N,M,...",
+    p.add_argument("--concurrency", type=_concurrencies, default=[1, 8, 32], metavar="N,M,...",
                    help="requests in flight (default 1,8,32)")
-    p.add_argument("--requests", type=_positive, default=32, metavar="N", help="requests per concurrency (default 32; at least the highest concurrency)")
-    p.add_argument("--max-tokens", type=_positive, default=128, metavar="M", help="output tokens per request (default 128)")
+    p.add_argument("--requests", type=ranges.REQUESTS, default=32, metavar="N", help="requests per concurrency (default 32; at least the highest concurrency)")
+    p.add_argument("--max-tokens", type=ranges.MAX_TOKENS, default=128, metavar="M", help="output tokens per request (default 128)")
     p.add_argument("--seed", type=int, default=0, help="which prompts, in which order (default 0)")
     p.add_argument("--prompts", metavar="FILE",
                    help="the operator's prompts, read here and sent through the tunnel: JSONL of OpenAI chat "
@@ -71,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--yes", "-y", action="store_true", help="run without asking")
     p.add_argument("--json", metavar="FILE", type=output_path, help="also write the results as JSON to FILE")
     p.add_argument("--csv", metavar="FILE", type=output_path, help="also write the results as CSV to FILE")
-    p.add_argument("--timeout", type=float, metavar="S", help="wait this long for ready (default: [control] wait_timeout)")
+    p.add_argument("--timeout", type=ranges.WAIT_TIMEOUT, metavar="S", help="wait this long for ready (default: [control] wait_timeout)")
     return p
 
 

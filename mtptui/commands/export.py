@@ -11,7 +11,7 @@ import sys
 
 from mtptui.commands.live import add_host_args, build_sources, quiet_asyncssh
 from mtptui.commands.record import StatusPrinter
-from mtptui.config import Config, ConfigError, load_config
+from mtptui.config import Config, ConfigError, load_config, ranges
 from mtptui.errors import UsageError, UserError
 from mtptui.sources.base import Source
 
@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --local or --file: the host label (default: this machine's hostname)")
     p.add_argument("--listen", default=DEFAULT_LISTEN, metavar="ADDR:PORT",
                    help=f"where to serve /metrics (default {DEFAULT_LISTEN}; [::1]:PORT for IPv6)")
-    p.add_argument("--stale-after", type=float, metavar="S",
+    p.add_argument("--stale-after", type=ranges.STALE_AFTER, metavar="S",
                    help="seconds without a batch line after which a rank's gauges are left out")
     return p
 
@@ -103,8 +103,6 @@ async def follow(sources: list[Source], state) -> None:
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     addr, port = parse_listen(args.listen)
-    if args.stale_after is not None and not args.stale_after > 0:
-        raise UsageError("--stale-after must be a positive number of seconds")
     config = load_config(args.config)
     sources = build_all_sources(args, config)
     from prometheus_client import CollectorRegistry, ProcessCollector, start_http_server

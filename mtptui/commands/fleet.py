@@ -9,8 +9,8 @@ import sys
 from functools import partial
 
 from mtptui.commands.live import add_stream_args
-from mtptui.config import Config, load_config
-from mtptui.errors import UsageError, UserError
+from mtptui.config import Config, load_config, ranges
+from mtptui.errors import UserError
 from mtptui.fleet.outliers import Limits
 from mtptui.fleet.prom import Prometheus, PromError
 from mtptui.fleet.query import Host, selector_matchers
@@ -49,10 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--match", metavar="SELECTOR", help="label matchers every query is narrowed with")
     p.add_argument("--once", action="store_true", help="print the table and exit")
     p.add_argument("--json", action="store_true", help="print the fleet as JSON and exit")
-    p.add_argument("--interval", type=float, default=5.0, metavar="S", help="refresh every S seconds (default 5)")
-    p.add_argument("--outlier-pct", type=float, metavar="P",
+    p.add_argument("--interval", type=ranges.REFRESH, default=5.0, metavar="S", help="refresh every S seconds (default 5)")
+    p.add_argument("--outlier-pct", type=ranges.OUTLIER_PCT, metavar="P",
                    help="how far from a median is an outlier (default: [thresholds] rank_diverge_pct, 25)")
-    p.add_argument("--timeout", type=float, default=10.0, metavar="S", help="a query's time limit (default 10)")
+    p.add_argument("--timeout", type=ranges.QUERY_TIMEOUT, default=10.0, metavar="S", help="a query's time limit (default 10)")
     live = p.add_argument_group("the live dashboard that Enter opens", "as for `mtptui live`")
     add_stream_args(live)
     live.add_argument("--identity", metavar="KEY", help="private key for hosts not in the config")
@@ -62,10 +62,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    if not args.interval > 0 or not args.timeout > 0:
-        raise UsageError("--interval and --timeout must be positive numbers of seconds")
-    if args.outlier_pct is not None and not args.outlier_pct > 0:
-        raise UsageError("--outlier-pct must be a positive number")
     selector_matchers(args.match)
     config = load_config(args.config)
     try:

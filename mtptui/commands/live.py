@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mtptui.config import Config, load_config, resolve_hosts
+from mtptui.config import Config, load_config, ranges, resolve_hosts
 from mtptui.errors import UsageError, UserError
 from mtptui.printable import printable
 from mtptui.sources.base import Source
@@ -30,20 +30,10 @@ def add_stream_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> Non
     p.add_argument("--unit", metavar="UNIT", help="systemd unit to follow (overrides the config)")
     p.add_argument("--since", metavar="WHEN",
                    help="start with history: a span back from now (10min, 2h) or a journalctl time")
-    p.add_argument("--lines", type=int, metavar="N",
+    p.add_argument("--lines", type=ranges.LINES, metavar="N",
                    help="history entries to start with when no --since (default: 200, or the config's lines)")
     p.add_argument("--sudo", action="store_true", default=None,
                    help="run journalctl as `sudo -n journalctl` (never asks for a password)")
-
-
-def _seconds(s: str) -> float:
-    try:
-        v = float(s)
-    except ValueError:
-        v = 0.0
-    if not v > 0 or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {s!r}")
-    return v
 
 
 def add_host_args(p: argparse.ArgumentParser) -> None:
@@ -51,7 +41,7 @@ def add_host_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("hosts", nargs="*", metavar="HOST")
     add_stream_args(p)
     p.add_argument("--identity", metavar="KEY", help="private key for ad hoc hosts")
-    p.add_argument("--give-up-after", type=_seconds, metavar="S",
+    p.add_argument("--give-up-after", type=ranges.GIVE_UP_AFTER, metavar="S",
                    help="stop trying a host that has had no stream for S seconds (cannot be resolved, "
                         "refuses, lost) and exit 1 (default: retry for ever)")
 

@@ -10,7 +10,7 @@ import time
 
 from mtptui.commands.live import (add_host_args, add_record_mode_args, build_sources, quiet_asyncssh,
                                   record_exists, record_left, record_mode)
-from mtptui.config import ConfigError, load_config
+from mtptui.config import ConfigError, load_config, ranges
 from mtptui.errors import UsageError, UserError
 from mtptui.printable import printable
 from mtptui.sources.base import FAILED, Source, SourceStatus
@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", metavar="NAME", help="with --local: the name to record (default: hostname)")
     p.add_argument("--out", required=True, metavar="FILE", help="the record to write")
     add_record_mode_args(p)
-    p.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
+    p.add_argument("--duration", type=ranges.DURATION, metavar="S", help="stop after S seconds")
     return p
 
 
@@ -93,8 +93,6 @@ async def record(sources, writer: RecordWriter, printer: StatusPrinter,
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    if args.duration is not None and args.duration <= 0:
-        raise UsageError("--duration must be positive")
     config = load_config(args.config)
     if args.local:
         if args.hosts:

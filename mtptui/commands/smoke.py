@@ -14,7 +14,7 @@ import json
 import sys
 
 from mtptui.commands.live import add_host_args, quiet_asyncssh
-from mtptui.config import load_config
+from mtptui.config import load_config, ranges
 from mtptui.printable import printable
 
 EPILOG = """\
@@ -35,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_host_args(p)
     p.add_argument("--local", action="store_true", help="this machine's unit (no SSH); needs --unit")
-    p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="for the answer (default 60)")
+    p.add_argument("--timeout", type=ranges.SMOKE_TIMEOUT, default=60.0, metavar="S", help="for the answer (default 60)")
     p.add_argument("--any-answer", action="store_true",
                    help="pass on any answer of at least one token (checks the server, not the model)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")

@@ -14,7 +14,7 @@ import json
 import sys
 
 from mtptui.commands.live import add_host_args, quiet_asyncssh
-from mtptui.config import Config, ConfigError, load_config, resolve_hosts
+from mtptui.config import Config, ConfigError, load_config, ranges, resolve_hosts
 from mtptui.errors import UsageError
 from mtptui.printable import printable
 
@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
     p.add_argument("--revert", action="store_true", help="remove mtptui's drop-in (back to the unit's own ExecStart)")
     p.add_argument("--restart", action="store_true", help="restart as is, then verify")
-    p.add_argument("--timeout", type=float, metavar="S", help="wait this long for ready (default: [control] wait_timeout, 900)")
+    p.add_argument("--timeout", type=ranges.WAIT_TIMEOUT, metavar="S", help="wait this long for ready (default: [control] wait_timeout, 900)")
     p.add_argument("--break-lock", action="store_true", help="take the host's lock from a console you know is gone (a lock whose owner is provably gone is taken without it)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     return p

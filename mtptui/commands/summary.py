@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timezone
 from typing import Any, TextIO
 
+from mtptui.config import ranges
 from mtptui.core.advisor import advise_last
 from mtptui.core.compare import DELTA_MIN_BATCHES, EpochRow, bucket_cells, delta_text, iter_epoch_rows
 from mtptui.core.loadmatch import CONTEXT, LOAD, Scale
@@ -55,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--since", type=parse_time, metavar="WHEN", help="only records at or after WHEN")
     p.add_argument("--until", type=parse_time, metavar="WHEN", help="only records at or before WHEN")
-    p.add_argument("--jobs", type=int, default=None, metavar="N",
+    p.add_argument("--jobs", type=ranges.JOBS, default=None, metavar="N",
                    help="worker processes for big plain files (default: one per core)")
     return p
 

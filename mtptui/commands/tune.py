@@ -18,9 +18,9 @@ import asyncio
 import re
 import sys
 
-from mtptui.commands.bench import Bar, _positive, run_restoring
+from mtptui.commands.bench import Bar, run_restoring
 from mtptui.commands.live import add_host_args, quiet_asyncssh
-from mtptui.config import ConfigError, load_config
+from mtptui.config import ConfigError, load_config, ranges
 from mtptui.errors import UsageError
 from mtptui.files import NotReplaced, output_path
 
@@ -45,20 +45,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--local", action="store_true", help="this machine's unit (no SSH); needs --unit")
     p.add_argument("--profiles", default="off,mtp1,mtp2,mtp3", metavar="A,B,...",
                    help="profiles among the candidates, with their neighbourhood (default off,mtp1,mtp2,mtp3)")
-    p.add_argument("--concurrency", type=_positive, metavar="N",
+    p.add_argument("--concurrency", type=ranges.CONCURRENCY, metavar="N",
                    help="requests in flight (default: what the unit's log shows, #running-req over 10 s)")
     p.add_argument("--budget", type=_budget, default=1200.0, metavar="T",
                    help="time for the measuring, e.g. 5m (default 20m); a round that would not fit is not begun")
-    p.add_argument("--requests", type=_positive, default=8, metavar="N",
+    p.add_argument("--requests", type=ranges.REQUESTS, default=8, metavar="N",
                    help="requests per candidate in the first round, doubled each round (default 8; at least the concurrency)")
-    p.add_argument("--max-tokens", type=_positive, default=64, metavar="M", help="output tokens per request (default 64)")
+    p.add_argument("--max-tokens", type=ranges.MAX_TOKENS, default=64, metavar="M", help="output tokens per request (default 64)")
     p.add_argument("--seed", type=int, default=0, help="which prompts, in which order (default 0)")
     p.add_argument("--prompts", metavar="FILE", help="the operator's prompts, as for `mtptui bench`")
     p.add_argument("--yes", "-y", action="store_true", help="measure without asking (the winner is still asked)")
     p.add_argument("--apply", action="store_true", help="leave a separated winner applied without asking")
     p.add_argument("--json", metavar="FILE", type=output_path, help="also write the results as JSON to FILE")
     p.add_argument("--csv", metavar="FILE", type=output_path, help="also write the results as CSV to FILE")
-    p.add_argument("--timeout", type=float, metavar="S", help="wait this long for ready (default: [control] wait_timeout)")
+    p.add_argument("--timeout", type=ranges.WAIT_TIMEOUT, metavar="S", help="wait this long for ready (default: [control] wait_timeout)")
     return p
 
 

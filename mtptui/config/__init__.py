@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from mtptui.config import ranges
 from mtptui.config.keys import BINDING_IDS, KEY_HINT, bindable, conflicts, where
 from mtptui.errors import UsageError
 from mtptui.files import MIB, TooLarge, read_bounded
@@ -178,28 +179,6 @@ def _bool(v: Any) -> bool:
     return v
 
 
-def _int_range(lo: int, hi: int) -> Callable[[Any], int]:
-    def check(v: Any) -> int:
-        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-            raise ValueError(f"must be an integer from {lo} to {hi} (got {_show(v)})")
-        return v
-    return check
-
-
-def _positive_int(v: Any) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise ValueError(f"must be a positive integer (got {_show(v)})")
-    return v
-
-
-def _seconds(lo: float, hi: float) -> Callable[[Any], float]:
-    def check(v: Any) -> float:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
-            raise ValueError(f"must be a number of seconds from {lo:g} to {hi:g} (got {_show(v)})")
-        return float(v)
-    return check
-
-
 def _number(integer: bool, hi: float = math.inf) -> Callable[[Any], float | int]:
     """A finite number >= 0 (at most `hi`); an integer when `integer`."""
     kind = "an integer" if integer else "a number"
@@ -288,7 +267,7 @@ Check = Callable[[Any], Any]
 CHECKS: dict[str, Check] = {
     "name": _name,
     "address": _nonempty,
-    "port": _int_range(1, 65535),
+    "port": ranges.PORT.check,
     "user": _nonempty,
     "identity": _path,
     "unit": _nonempty,
@@ -299,13 +278,13 @@ CHECKS: dict[str, Check] = {
     "ssh_config": _path,
     "tags": _str_list,
     "accent": _accent,
-    "http_port": _int_range(1, 65535),
-    "lines": _int_range(0, 1_000_000),
-    "connect_timeout": _seconds(0.1, 600),
-    "keepalive_interval": _seconds(0, 3600),
-    "keepalive_count_max": _int_range(1, 100),
-    "reconnect_initial": _seconds(0.01, 600),
-    "reconnect_max": _seconds(0.01, 3600),
+    "http_port": ranges.PORT.check,
+    "lines": ranges.LINES.check,
+    "connect_timeout": ranges.CONNECT_TIMEOUT.check,
+    "keepalive_interval": ranges.KEEPALIVE_INTERVAL.check,
+    "keepalive_count_max": ranges.KEEPALIVE_COUNT_MAX.check,
+    "reconnect_initial": ranges.RECONNECT_INITIAL.check,
+    "reconnect_max": ranges.RECONNECT_MAX.check,
 }
 assert set(CHECKS) == {f.name for f in fields(HostConfig)}
 # Keys that name one host and make no sense as a default for all of them.
@@ -315,11 +294,12 @@ THRESHOLD_CHECKS: dict[str, Check] = {
     f.name: _number(isinstance(f.default, int), hi=1.0 if f.name == "coverage" else math.inf)
     for f in fields(Thresholds)
 }
+THRESHOLD_CHECKS["stale_s"] = ranges.STALE_AFTER.check  # export --stale-after's too
 
 CONTROL_CHECKS: dict[str, Check] = {
-    "wait_timeout": _seconds(10, 86400),
-    "verify_batches": _int_range(1, 100),
-    "lock_stale_after": _seconds(10, 7 * 86400),
+    "wait_timeout": ranges.WAIT_TIMEOUT.check,
+    "verify_batches": ranges.VERIFY_BATCHES.check,
+    "lock_stale_after": ranges.LOCK_STALE_AFTER.check,
     "prod_tags": _str_list,
     "smoke_prompt": _nonempty,
     "smoke_expect": _nonempty,
@@ -328,9 +308,9 @@ assert set(CONTROL_CHECKS) == {f.name for f in fields(ControlConfig)}
 
 PROFILE_CHECKS: dict[str, Check] = {
     "algorithm": _algorithm,
-    "num_steps": _positive_int,
-    "topk": _positive_int,
-    "num_draft_tokens": _positive_int,
+    "num_steps": ranges.NUM_STEPS.check,
+    "topk": ranges.TOPK.check,
+    "num_draft_tokens": ranges.NUM_DRAFT_TOKENS.check,
     "draft_model_path": _nonempty,
     "env": _env,
     "extra_args": _str_list,

@@ -734,6 +734,8 @@ cdef class Layout:
     cdef int[MAX_FIELDS] key_len
     cdef int[MAX_FIELDS] types
     cdef int[MAX_FIELDS] cols  # the column of the row, or -1 (a field the sink does not take)
+    cdef double[MAX_FIELDS] lo  # the range a server can print (sglang.field_range): outside it,
+    cdef double[MAX_FIELDS] hi  # the line goes to the Python path, which counts it malformed
 
     def __init__(self, tuple keys, tuple columns):
         cdef int i
@@ -749,6 +751,7 @@ cdef class Layout:
             name, typ = field
             self.types[i] = T_GRAPH if typ == "graph" else T_INT if typ == "int" else T_FLOAT
             self.cols[i] = columns.index(name) if name in columns else -1
+            self.lo[i], self.hi[i] = sglang.field_range(name)
             text = (key + ": ").encode("ascii")
             self.key_at[i], self.key_len[i] = at, len(text)
             at += len(text)
@@ -809,6 +812,8 @@ cdef class Layout:
                         v = v / POW10[frac]
                     if neg:
                         v = -v
+                if not (self.lo[i] <= v <= self.hi[i]):  # a negative count, an accept rate of 1.5 ...
+                    return False
                 if self.cols[i] >= 0:
                     row[self.cols[i]] = v
             # between fields `, `; after the last: `, `, `,` or nothing, then a newline or nothing

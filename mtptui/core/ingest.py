@@ -14,13 +14,18 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from mtptui.core import compiled
-from mtptui.core.parse import BATCH, DROPPED, EVENT, RECORDED, LineParser, Parsed
+from mtptui.core.parse import BATCH, DROPPED, EVENT, RECORDED, LineParser, Parsed, ParsedOther
 from mtptui.core.records import BatchStats, Event
 
 if TYPE_CHECKING:
     from mtptui.core._compiled import Lane
 
 _Data = TypeVar("_Data", list[str], bytes)
+
+# A line's time must be one a clock can show (1970-01-01 to 9999-12-31 UTC): one entry dated
+# year 10000 crashed every table and chart (issue 42). Outside, the line is dropped and counted.
+FIRST_TS, END_TS = 0.0, 253402300800.0
+OUT_OF_TIME = "time outside 1970-9999"
 
 
 class Sink(Protocol):
@@ -92,6 +97,8 @@ class Ingest:
 
     def take(self, p: Parsed) -> Parsed:
         """Counts a line already parsed (by this ingest's parser) and hands it to the sinks."""
+        if p.outcome == BATCH and not FIRST_TS <= (p.record.ts or 0.0) < END_TS:
+            p = _out_of_time(p)
         if p.outcome == BATCH:
             c = self.counts
             c.read += 1
@@ -124,7 +131,7 @@ class Ingest:
         try:
             for raw in lines:
                 p = parse(raw, host)
-                if p.outcome == BATCH:
+                if p.outcome == BATCH and FIRST_TS <= (p.record.ts or 0.0) < END_TS:
                     rec = p.record
                     batches += 1
                     if rec.truncated:
@@ -169,7 +176,7 @@ class Ingest:
                     break
                 raw, pos = line_at(data, pos)
                 p = parse(raw, host)
-                if p.outcome == BATCH:
+                if p.outcome == BATCH and FIRST_TS <= (p.record.ts or 0.0) < END_TS:
                     rec = p.record
                     c.read += 1
                     c.batch += 1
@@ -188,9 +195,11 @@ class Ingest:
             c.event += events
 
     def _count_other(self, p: Parsed) -> None:
-        """Counts a line that is not a batch, and hands an event to the sinks."""
+        """Counts a line that is not a batch (or one out of time), and hands an event to the sinks."""
         c = self.counts
         c.read += 1
+        if p.outcome in (BATCH, EVENT) and not FIRST_TS <= (p.record.ts or 0.0) < END_TS:
+            p = _out_of_time(p)
         if p.outcome == EVENT:
             c.event += 1
             for s in self.sinks:
@@ -212,6 +221,10 @@ class Ingest:
         self.counts.read += n
         self.counts.dropped += n
         self.counts.drop_reasons[reason] += n
+
+
+def _out_of_time(p: Parsed) -> Parsed:
+    return ParsedOther(DROPPED, p.line, reason=OUT_OF_TIME)
 
 
 def _item(lines: list[str], i: int) -> tuple[str, int]:

@@ -26,7 +26,7 @@ def _scenario_parser() -> argparse.ArgumentParser:
     p.add_argument("--sim-scenario", required=True, metavar="NAME")
     p.add_argument("--write-log", "--sim-write-log", dest="write_log", metavar="FILE",
                    help="where to write (- for stdout)")
-    p.add_argument("--duration", "--sim-duration", dest="duration", type=float, metavar="S",
+    p.add_argument("--duration", "--sim-duration", dest="duration", type=flags._positive_float, metavar="S",
                    help="simulated seconds of the whole log (default: the scenario's)")
     p.add_argument("--sim-envelope", choices=("short-iso", "json", "cat"), default="short-iso")
     p.add_argument("--sim-seed", type=int, default=0)
@@ -86,6 +86,10 @@ def main(argv: list[str] | None = None) -> int:
         ns = flags.build_parser(version).parse_args(argv)
     except SystemExit as e:
         return int(e.code or 0)
+    bad = flags.out_of_range(ns)
+    if bad:
+        print(f"mtptui sim: {bad}", file=sys.stderr)
+        return 2
     try:
         cfg = flags.resolve(ns)
     except flags.ServerArgsError as e:

@@ -15,6 +15,7 @@ The simulator's own options start with `--sim-`; they never appear in `server_ar
 from __future__ import annotations
 
 import argparse
+import math
 from dataclasses import dataclass
 
 from mtptui.sim import models
@@ -73,10 +74,40 @@ def _algorithms(v: tuple) -> list[str]:
 
 
 def _positive_float(s: str) -> float:
-    x = float(s)
-    if x < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0: {s}")
+    try:
+        x = float(s)
+    except ValueError:
+        x = math.nan
+    if not 0 <= x < math.inf:  # NaN and the infinities too: a duration the simulator can run
+        raise argparse.ArgumentTypeError(f"must be a number >= 0: {s}")
     return x
+
+
+# The simulator's own checks on SGLang's flags that SGLang leaves to a traceback later (uvicorn's
+# bind() of port 99999 raises OverflowError): each flag's range, said in one line, exit 2.
+RANGES = {"port": (0, 65535), "page_size": (1, 1 << 20), "decode_log_interval": (1, 1 << 20),
+          "max_running_requests": (1, 1 << 20), "context_length": (1, 1 << 30), "stream_interval": (1, 1 << 20),
+          "max_prefill_tokens": (1, 1 << 30), "max_total_tokens": (1, 1 << 40), "cuda_graph_max_bs": (1, 1 << 20),
+          "speculative_num_steps": (1, 1024), "speculative_eagle_topk": (1, 1024),
+          "speculative_num_draft_tokens": (1, 1 << 16), "nnodes": (1, 4096)}
+# below 1 these are SGLang's own AssertionError (_parallelism); above, a simulator of 10**9 ranks
+MOST = {"tp_size": 4096, "dp_size": 4096, "ep_size": 4096}
+
+
+def out_of_range(ns: argparse.Namespace) -> str | None:
+    """The first flag outside its range, as one line; None when all are in theirs."""
+    for name, (lo, hi) in RANGES.items():
+        v = getattr(ns, name, None)
+        if v is not None and not lo <= v <= hi:
+            return f"--{name.replace('_', '-')} {v}: give an integer from {lo} to {hi}"
+    for name, hi in MOST.items():
+        if getattr(ns, name) > hi:
+            return f"--{name.replace('_', '-')} {getattr(ns, name)}: give at most {hi}"
+    for name in ("mem_fraction_static", "watchdog_timeout"):
+        v = getattr(ns, name, None)
+        if v is not None and not 0 < v < math.inf:
+            return f"--{name.replace('_', '-')} {v}: give a number above 0"
+    return None
 
 
 def build_parser(version: str = DEFAULT_VERSION) -> argparse.ArgumentParser:

@@ -20,7 +20,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from mtptui.core.ingest import Ingest
+from mtptui.core.ingest import END_TS, FIRST_TS, Ingest
 from mtptui.core.parse import Parsed
 from mtptui.core.records import Event
 from mtptui.core.store import Store
@@ -154,6 +154,8 @@ class DashboardFeed:
         for p in parsed:
             rec = p.record
             ts = rec.ts if rec is not None and rec.ts is not None else (p.line.ts if p.line is not None else None)
+            if ts is not None and not FIRST_TS <= ts < END_TS:
+                ts = None  # goes with the line before it; Ingest drops it, counted (year 10000 held all after it)
             if ts is not None:
                 clock.start_at(ts)  # the first line anchors the clock
             q.append((ts, p))

@@ -121,3 +121,44 @@ sys.stdout.flush()
 print(max(resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)), end="")
 sys.exit(code)
 """
+
+
+# Values no server prints (issue 42): each makes its field unreadable (the line counted malformed), on
+# the compiled lane and on the Python path alike; never averaged. SGLang 0.5.11,
+# srt/observability/scheduler_metrics_mixin.py (log_decode_stats): accept len is accepted tokens over
+# forward passes (each pass accepts at least one: >= 1), accept rate accepted drafts over drafted (0-1).
+IMPOSSIBLE = [("accept len: 2.50", "accept len: -3.00", "accept_len"), ("accept len: 2.50", "accept len: 0.50", "accept_len"),
+              ("accept rate: 0.50", "accept rate: -0.50", "accept_rate"), ("accept rate: 0.50", "accept rate: 1.50", "accept_rate"),
+              ("gen throughput (token/s): 100.00", "gen throughput (token/s): -5.00", "gen_throughput"),
+              ("#running-req: 3", "#running-req: " + "1" + "0" * 29, "running_req"),
+              ("#running-req: 3", "#running-req: -1", "running_req"), ("accept len: 2.50", "accept len: nan", "accept_len")]
+
+
+@pytest.mark.parametrize("pure", ["", "1"])
+@pytest.mark.parametrize("good, bad, field", IMPOSSIBLE)
+def test_a_value_no_server_prints_is_malformed_never_averaged(tmp_path, good, bad, field, pure):
+    import os
+
+    log = tmp_path / "bad.log"
+    log.write_text(BATCH * 3 + BATCH.replace(good, bad) * 2)
+    r = run("summary", "--json", str(log), env={**os.environ, "MTPTUI_PURE": pure})
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert (doc["lines"]["batch"], doc["lines"]["malformed"]) == (5, 2), doc["lines"]
+    stats = doc["series"][0]["decode"][field]
+    assert stats["n"] == 3 and stats["min"] == stats["max"], stats
+
+
+def test_a_time_outside_1970_9999_is_dropped_per_line(tmp_path):
+    """Issue 42: one entry dated year 10000 crashed summary's table (and the dashboard)."""
+    msg = BATCH.split(": ", 1)[1].strip()  # the server's message without its syslog envelope
+    entries = [{"__REALTIME_TIMESTAMP": us, "_HOSTNAME": "gpu-a", "MESSAGE": msg}
+               for us in ("1773072205000000", "253402300800000000", "1773072206000000")]
+    log = tmp_path / "y10000.json"
+    log.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    for args in ([], ["--json"]):
+        r = run("summary", *args, str(log))
+        assert r.returncode == 0 and b"Traceback" not in r.stderr, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["lines"]["dropped"] == 1 and doc["lines"]["drop_reasons"] == {"time outside 1970-9999": 1}
+    assert doc["lines"]["batch"] == 2

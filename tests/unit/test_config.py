@@ -136,7 +136,7 @@ TABLE_ERRORS = [
     ('[thresholds]\nqueue_hold_s = nan\n', "config.toml:2: thresholds.queue_hold_s: must be a number >= 0 (got nan)"),
     ('[thresholds]\nfallback_min_batches = 2.5\n', "config.toml:2: thresholds.fallback_min_batches: must be an integer >= 0"),
     ('[thresholds]\ncoverage = 1.5\n', "config.toml:2: thresholds.coverage: must be a number from 0 to 1 (got 1.5)"),
-    ('[thresholds]\nstale_s = true\n', "config.toml:2: thresholds.stale_s: must be a number >= 0 (got true)"),
+    ('[thresholds]\nstale_s = true\n', "config.toml:2: thresholds.stale_s: must be a number of seconds from 0.1 to 86400 (got true)"),
     ('thresholds = 3\n', "config.toml:1: thresholds: must be a table (got 3)"),
     # [keys]
     ('[keys]\npause = "z"\npauze = "x"\n', "config.toml:3: keys.pauze: unknown binding id (did you mean pause?); known: "
@@ -158,8 +158,8 @@ TABLE_ERRORS = [
      "help_close (on the help screen), compare_close (on the compare screen), results_close (on the benchmark's "
      "results) and audit_close (on the audit log): give each its own key"),
     # [profiles.NAME]
-    ('[profiles.fast]\nalgorithm = "NEXTN"\nnum_steps = 0\n', "config.toml:3: profiles.fast.num_steps: must be a positive integer (got 0)"),
-    ('[profiles.fast]\nalgorithm = "NEXTN"\ntopk = 1.0\n', "config.toml:3: profiles.fast.topk: must be a positive integer (got 1.0)"),
+    ('[profiles.fast]\nalgorithm = "NEXTN"\nnum_steps = 0\n', "config.toml:3: profiles.fast.num_steps: must be an integer from 1 to 64 (got 0)"),
+    ('[profiles.fast]\nalgorithm = "NEXTN"\ntopk = 1.0\n', "config.toml:3: profiles.fast.topk: must be an integer from 1 to 64 (got 1.0)"),
     ('[profiles.fast]\nalgorithm = 3\n', "config.toml:2: profiles.fast.algorithm: must be a string (got 3)"),
     ('[profiles.fast]\nalgorithm = "next-n"\n', "config.toml:2: profiles.fast.algorithm: must be an algorithm name: EAGLE, EAGLE3"),
     ('[profiles.fast]\nalgorithm = "NEXTN"\nsteps = 3\n', "config.toml:3: profiles.fast.steps: unknown key; known: algorithm, "

@@ -21,6 +21,27 @@ def bounded_int(v: str) -> int:
     raise ValueError(f"integer out of range: {v[:40]}")
 
 
+# A count a server can print: no batch holds 10**15 requests or tokens (1e29 running requests is a
+# broken line), and the compiled lane reads at most 15 digits, so both paths agree.
+COUNT_LIMIT = 10**15
+
+
+def count(v: str) -> int:
+    """A count: an integer from 0 to below COUNT_LIMIT; ValueError for any other (issue 42)."""
+    x = int(v)
+    if 0 <= x < COUNT_LIMIT:
+        return x
+    raise ValueError(f"not a count: {v[:40]}")
+
+
+def amount(v: str) -> float:
+    """real_float(v), refusing a negative value (a throughput, a usage, an accept len); NaN passes."""
+    x = real_float(v)
+    if not x < 0:
+        return x
+    raise ValueError(f"negative: {v[:40]}")
+
+
 def real_float(v: str) -> float:
     """float(v), refusing the infinities and near them (nan passes: see above)."""
     x = float(v)

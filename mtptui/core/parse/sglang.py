@@ -11,18 +11,37 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from mtptui.core.parse.numbers import bounded_int, real_float
+from mtptui.core.parse.numbers import amount, count, real_float
 from mtptui.core.records import DECODE, PREFILL, SGLANG, BatchStats
 
 # a field's reader: the value's text -> the value; ValueError for text that does not read
 Reader = Callable[[str], float]
-_INT: Reader = bounded_int
-_FLOAT: Reader = real_float
+_INT: Reader = count
+_FLOAT: Reader = amount
 # A layout's generated reader calls the builtins, and its pattern admits only the texts for which
 # they agree with the checked readers above: no letters in a float (no inf, nan or exponent: those
-# take the general path), and at most 300 characters (nothing too large for a double).
+# take the general path), at most 300 characters (nothing too large for a double), at most 15 in an
+# int (a count below 10**15), and no minus sign (no server prints a negative count, usage or rate).
 # No value may hold NUL, CR or ESC either: the fast path in parse/__init__.py relies on it.
-_BUILTIN: dict[Reader, tuple[str, str]] = {_INT: ("int", "([^,\x00\r\x1b]{0,300})"), _FLOAT: ("float", "([^,a-zA-Z\x00\r\x1b]{0,300})")}
+_BUILTIN: dict[Reader, tuple[str, str]] = {_INT: ("int", "([^,\x00\r\x1b-]{0,15})"),
+                                           _FLOAT: ("float", "([^,a-zA-Z\x00\r\x1b-]{0,300})")}
+# What a server can print for these, past their reader's own check: an accept len is at least the
+# one token a step always gives, an accept rate a share. Outside, the field is unreadable (the line
+# counted malformed): never averaged (issue 42). The compiled lane holds them too (field_range).
+RANGES: dict[str, tuple[float, float]] = {"accept_len": (1.0, 1e6), "accept_rate": (0.0, 1.0),
+                                          "cache_hit_rate_pct": (0.0, 100.0)}
+
+
+def field_range(name: str) -> tuple[float, float]:
+    """(lowest, highest) that a field's value may be (the compiled lane's check)."""
+    return RANGES.get(name, (0.0, float("inf")))
+
+
+def _in(x: float, name: str) -> float:
+    lo, hi = RANGES[name]
+    if lo <= x <= hi:
+        return x
+    raise ValueError(f"{name} out of range: {x}")
 
 
 def _bool(v: str) -> bool:
@@ -36,7 +55,7 @@ def _bool(v: str) -> bool:
 def _pct(v: str) -> float:
     if not v.endswith("%"):
         raise ValueError(v)
-    return real_float(v[:-1])
+    return amount(v[:-1])
 
 
 # key in the log -> (normalised field, converter)
@@ -171,7 +190,8 @@ def parse_body(body: str, fields: dict[str, Any], extra: dict[str, str]) -> bool
         spec = FIELDS.get(key)
         if spec is not None:
             try:
-                fields[spec[0]] = spec[1](value)
+                x = spec[1](value)
+                fields[spec[0]] = _in(x, spec[0]) if spec[0] in RANGES else x
             except ValueError:
                 if "=" in value and (key, value.partition("=")[0]) in _HYBRID_049:
                     name, _, v = value.partition("=")
@@ -224,7 +244,8 @@ class _Template:
             spec = FIELDS.get(key)
             builtin = None if spec is None else _BUILTIN.get(spec[1])
             if spec is not None and builtin is not None:
-                items.append(f"{spec[0]!r}: {builtin[0]}(v[{i}])")
+                read = f"{builtin[0]}(v[{i}])"
+                items.append(f"{spec[0]!r}: _in({read}, {spec[0]!r})" if spec[0] in RANGES else f"{spec[0]!r}: {read}")
                 parts.append(re.escape(key) + ": " + builtin[1])
             elif key in GRAPH_KEYS:
                 items.append(f"'graph': _GRAPH[v[{i}]]")
@@ -233,7 +254,7 @@ class _Template:
             else:
                 raise KeyError(key)  # unknown or special keys take the general path
         self.rx = re.compile(", ".join(parts) + "(?:, ?)?\n?")  # endings `, `, `,` or none
-        namespace: dict[str, Any] = {"_GRAPH": {"True": True, "False": False}}
+        namespace: dict[str, Any] = {"_GRAPH": {"True": True, "False": False}, "_in": _in}
         exec("def read(v):\n    return {" + ", ".join(items) + "}\n", namespace)  # noqa: S102
         # read(values) raises ValueError or KeyError for a value that does not read
         self.read: Callable[[tuple[str, ...]], dict[str, Any]] = namespace["read"]

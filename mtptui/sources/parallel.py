@@ -30,7 +30,7 @@ from mtptui.core.parse import LineParser
 from mtptui.core.records import BatchStats, Event
 from mtptui.core.epochs import UNRESOLVED
 from mtptui.core.summary import Summary
-from mtptui.sources.file import InputError, byte_blocks, open_lines, splittable
+from mtptui.sources.file import InputError, byte_blocks, open_lines, splittable, tail_lines
 
 PARALLEL_MIN_BYTES = 32 << 20
 _S = TypeVar("_S", bound="PartSink")
@@ -93,6 +93,36 @@ def _next_line(f: BinaryIO, pos: int, step: int = 1 << 16) -> int:
             return pos + cut + 1
         pos += len(block)
     return pos
+
+
+ENDS = 200  # lines read at each end of a file to see which way its times run
+BACKWARDS_S = 60.0  # a log whose first times are later than its last by more than this runs backwards
+
+
+def _in_time_order(path: str) -> None:
+    """Raises InputError, one line, for a log whose times run backwards (`journalctl -r`): read as
+    it is, it made 7 runs of 3 and false changes between them (issue 42)."""
+    parser = LineParser()  # one for both ends: a year-less stamp after the head's is in its year or the next
+
+    def times(lines: Iterable[str]) -> list[float]:
+        out = []
+        for raw in lines:
+            p = parser.parse(raw)
+            ts = p.record.ts if p.record is not None else p.line.ts if p.line is not None else None
+            if ts is not None:
+                out.append(ts)
+        return out
+
+    with open(path, "rb") as f:
+        head = times(f.read(1 << 16).decode("utf-8", "replace").split("\n")[:ENDS])
+    tail = times(tail_lines(path, ENDS)) if head else []
+    first, last = (head[0], tail[-1]) if head and tail else (None, None)
+    steps = [b - a for a, b in zip(head, head[1:]) if b != a]
+    # and its head too, line by line: a year-less log over new year's eve is not reversed
+    backwards = sum(s < 0 for s in steps) > sum(s > 0 for s in steps)
+    if first is not None and last is not None and first - last > BACKWARDS_S and backwards:
+        raise InputError(f"{path}: its times run backwards (a reversed log: journalctl -r?); give it in time "
+                         "order (journalctl without -r, or tac)")
 
 
 def _date_before(path: str, start: int) -> str | None:
@@ -248,6 +278,8 @@ def _read_inputs(paths: list[str], make: Callable[..., _S], jobs: int | None, pr
     total = _Total(make())
     progress.total = sum(os.path.getsize(p) for p in paths if splittable(p))
     for i, path in enumerate(paths):
+        if splittable(path):
+            _in_time_order(path)
         parallel = jobs > 1 and splittable(path) and os.path.getsize(path) >= PARALLEL_MIN_BYTES
         parts = plan(path, jobs, first=not i) if parallel else [Part(path, first=not i)]
         done = progress._done = multiprocessing.RawArray("q", len(parts))

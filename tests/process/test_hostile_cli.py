@@ -162,3 +162,19 @@ def test_a_time_outside_1970_9999_is_dropped_per_line(tmp_path):
     doc = json.loads(r.stdout)
     assert doc["lines"]["dropped"] == 1 and doc["lines"]["drop_reasons"] == {"time outside 1970-9999": 1}
     assert doc["lines"]["batch"] == 2
+
+
+def test_a_log_whose_times_run_backwards_is_refused_in_one_line(tmp_path):
+    """Issue 42: `journalctl -r` output gave 7 epochs instead of 3 and false percentage changes."""
+    from pathlib import Path
+
+    sample = Path(__file__).resolve().parents[2] / "sample_logs" / "mtp-off-baseline.log"
+    rev = tmp_path / "reversed.log"
+    rev.write_text("".join(reversed(sample.read_text().splitlines(keepends=True))))
+    one_line_error(run("summary", str(rev)), 1, "its times run backwards", "journalctl -r")
+    # a year-less log over new year's eve runs forwards, though its last stamps read earlier
+    body = BATCH.split(": ", 1)[1]
+    ny = tmp_path / "newyear.log"
+    ny.write_text(f"Dec 31 23:59:00 gpu python3[1]: {body}" + "".join(
+        f"Jan 01 00:{i % 60:02d}:00 gpu python3[1]: {body}" for i in range(300)))
+    assert run("summary", str(ny)).returncode == 0

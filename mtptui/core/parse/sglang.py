@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from mtptui.core.parse.numbers import amount, count, real_float
+from mtptui.core.parse.numbers import amount, count
 from mtptui.core.records import DECODE, PREFILL, SGLANG, BatchStats
 
 # a field's reader: the value's text -> the value; ValueError for text that does not read

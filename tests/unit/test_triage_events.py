@@ -38,6 +38,11 @@ LINES = [
     ("Received sigquit from a child process. It usually means the child failed.", "crash",
      "sglang 0.5.7 srt/entrypoints/engine.py:805"),
     ("Exception in ModelTpServer:", "crash", "sglang 0.1.x-0.2 srt/managers/controller/tp_worker.py"),
+    ("Rank 0 scheduler is dead. Please check if there are relevant logs.", "crash",
+     "sglang 0.5.x srt/entrypoints/http_server.py (health check)"),
+    ("Got fatal signal from worker processes, shutting down. See stack trace above for root cause issue.", "crash",
+     "vllm 0.9.2 v1/engine/core_client.py"),
+    ("AsyncLLMEngine is already dead, terminating server process", "crash", "vllm 0.8.1 entrypoints/launcher.py"),
     ("Killed", "crash", "the shell's word for a child the kernel (OOM killer) or kill -9 ended"),
     ("Fatal Python error: Segmentation fault", "crash", "CPython 3.10-3.13 Modules/faulthandler.c"),
     ("Segmentation fault (core dumped)", "crash", "bash's report of a child that died of SIGSEGV"),
@@ -57,8 +62,9 @@ LINES = [
      "needed, which is larger than the available KV cache memory (8.50 GiB). Based on the available memory, the "
      "estimated maximum model length is 69632. Try increasing `gpu_memory_utilization` or decreasing "
      "`max_model_len` when initializing the engine.", "oom", "vllm 0.9.2 v1/core/kv_cache_utils.py:572"),
-    ("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
-     "191.98 GiB of which 1.20 GiB is free.", "oom", "torch (ROCm) c10/cuda/CUDACachingAllocator.cpp"),
+    ("RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.96 GiB total capacity; 58.10 GiB "
+     "already allocated; 58.10 GiB current active; 1.02 GiB free)", "oom",
+     "torch_npu (Ascend, SGLang's NPU backend) torch_npu/csrc/core/npu/NPUCachingAllocator.cpp"),
     ("ValueError: Not enough host memory available. Requesting 400 GB but only have 120 GB free. Please reduce the "
      "size of the hierarchical cache.", "oom", "sglang 0.4.10 srt/mem_cache/memory_pool_host.py:75"),
     # torch's NCCL watchdog family (torch 2.4-2.7 torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp)
@@ -78,11 +84,17 @@ LINES = [
      "nccl", "heartbeatMonitor (its fatal line)"),
     ("[rank0]:[E709 17:05:38.482326987 ProcessGroupNCCL.cpp:1536] [PG ID 0 PG GUID 0(default_pg) Rank 0] "
      "ProcessGroupNCCL preparing to dump debug info. Include stack trace: 1", "nccl", "dumpDebuggingInfo"),
-    ("  what():  [PG ID 0 PG GUID 0(default_pg) Rank 0] Process group watchdog thread terminated with exception: "
-     "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=78, OpType=SCATTER, NumelIn=29360128, "
-     "NumelOut=0, Timeout(ms)=1800000) ran for 1800043 milliseconds before timing out.", "nccl",
-     "ncclCommWatchdog's rethrow, as libstdc++ prints it"),
-    ("torch.distributed.DistBackendError: NCCL communicator was aborted on rank 1.", "nccl", "ProcessGroupNCCL.cpp"),
+    ("RuntimeError: Barrier timed out after 300 seconds", "nccl", "vllm 0.10+ distributed/utils.py (stateless barrier)"),
+    # Kubernetes' kubelet (1.2x pkg/kubelet/prober/prober.go, kuberuntime/kuberuntime_manager.go), as
+    # `kubectl get events` and its journal say them
+    ('Liveness probe failed: Get "http://10.0.0.5:30000/health": context deadline exceeded', "watchdog",
+     "prober.go: fmt.Sprintf(\"%s probe failed: %s\", probeType, output)"),
+    ('I0309 16:03:25.123456    1234 prober.go:107] "Probe failed" probeType="Liveness" pod="default/sglang-0" '
+     'containerName="sglang" probeResult="failure"', "watchdog", "kubelet's journal, prober.go"),
+    ("Container sglang failed liveness probe, will be restarted", "auto_restart", "kuberuntime_manager.go"),
+    ("Back-off restarting failed container sglang in pod sglang-0_default(8f1c2a)", "auto_restart",
+     "kuberuntime_manager.go (CrashLoopBackOff)"),
+    ("      Reason:       OOMKilled", "oom", "kubectl describe pod's Last State of a container the kernel killed"),
 ]
 
 

@@ -304,7 +304,10 @@ class LineParser:
         """A line without SGLang's prefix at its start: an event in vLLM's format or systemd's, or
         uvicorn's start on a vLLM host; else other."""
         text = line.text
-        p = self._event(line, text, line.ts, "")
+        ts = line.ts
+        if ts is None and line.host in self.blocks:
+            ts = self.blocks[line.host].event.ts  # a traceback's bare line: the traceback's time
+        p = self._event(line, text, ts, "")
         if p.outcome == EVENT:
             ev = p.record
             if " - " in text or "] " in text:
@@ -518,15 +521,14 @@ class LineParser:
         """A line after an NCCL teardown's or a fault handler's first: True (kept in the event's
         frames, no event of its own) while it is one of that fault's lines; else the fault is over
         and the line is read as any other (another rank's teardown is an event of its own)."""
-        body = text
         if block.shape == TEARDOWN:
-            tag = _TEARDOWN.match(body)
+            tag = _TEARDOWN.match(text)
             ok = tag is not None and (tag.group(1) is None or tag.group(1) == block.rank or block.rank is None)
         else:
-            ok = _DUMP.match(body) is not None
+            ok = _DUMP.match(text) is not None
         if not ok:
             del self.blocks[host]
             return False
-        if body.strip():
-            block.add(body)
+        if text.strip():
+            block.add(text)
         return True

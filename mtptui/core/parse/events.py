@@ -34,6 +34,13 @@ _RULES: list[tuple[EventKind, re.Pattern[str], tuple[str, ...]]] = [
     # `Engine iteration timed out. This should never happen!` (engine/async_llm_engine.py): a hang
     ("watchdog", re.compile(r"[Ww]atchdog timeout \(|Scheduler watchdog timeout|RPC call to \S+ timed out"
                             r"|Engine iteration timed out"), ("atchdog", "timed out")),
+    # Kubernetes' kubelet, as its events and its journal say them (1.2x pkg/kubelet/prober/prober.go
+    # `Liveness probe failed: ...`, `"Probe failed" probeType="Liveness"`; kuberuntime_manager.go
+    # `Container sglang failed liveness probe, will be restarted`, `Back-off restarting failed container
+    # sglang in pod ...`): a server too slow to answer its probe, and the supervisor restarting it
+    ("watchdog", re.compile(r"Liveness probe failed|\"Probe failed\" probeType=\"Liveness\""), ("Liveness", "Probe failed")),
+    ("auto_restart", re.compile(r"failed liveness probe, will be restarted|Back-off restarting failed container"),
+     ("liveness probe", "Back-off restarting")),
     # torch's c10d watchdog (ProcessGroupNCCL.cpp, torch 2.x): its error and fatal lines,
     # `[rank0]:[E709 17:05:38.482326987 ProcessGroupNCCL.cpp:1536] [PG ID 0 ...] ...` (`[E ProcessGroupNCCL
     # .cpp:456] ` before 2.3): work timed out, "Some NCCL operations have failed or timed out", "To
@@ -64,7 +71,8 @@ _RULES: list[tuple[EventKind, re.Pattern[str], tuple[str, ...]]] = [
     # CUDA_ERROR_OUT_OF_MEMORY, CUBLAS_STATUS_ALLOC_FAILED); vLLM's kv_cache_utils.py (0.9.2, 0.32: `No
     # available memory for the cache blocks`, the model's max seq len `is larger than the maximum
     # number of tokens that can be stored in KV cache`, `KV cache is needed, which is larger than the
-    # available KV cache memory`); the kernel's OOM killer (`Out of memory: Killed process N`).
+    # available KV cache memory`); the kernel's OOM killer (`Out of memory: Killed process N`) and
+    # Kubernetes' word for a container it killed (`Reason: OOMKilled`, kubectl's STATUS).
     ("oom", re.compile(r"Not enough memory\. Please try to increase --mem-fraction-static|(?:CUDA|HIP|XPU|NPU|MPS|MUSA) "
                        r"out of memory|OutOfMemoryError|out of memory\. Try to lower your batch size|Not enough host "
                        r"memory|No available "
@@ -73,8 +81,9 @@ _RULES: list[tuple[EventKind, re.Pattern[str], tuple[str, ...]]] = [
                        r"|alloc_req_slots runs out of memory|tokens that can be stored in KV cache|larger than the "
                        r"available KV cache memory|Out of memory(?:\. Please set a smaller number| even after retracting)"
                        r"|less than desired GPU memory utilization|insufficient GPU memory|higher than the total "
-                       r"available device memory"),
-     ("memory", "OutOfMemory", "cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY", "ALLOC_FAILED", "KV cache")),
+                       r"available device memory|OOMKilled"),
+     ("memory", "OutOfMemory", "cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY", "ALLOC_FAILED", "KV cache",
+      "Killed")),
     # A server or engine process that ended without being asked (crash; `error` is a logged
     # failure the server may live through). SGLang engine.py / data_parallel_controller.py (0.4.6,
     # 0.5.7): `Scheduler or DataParallelController 1234 terminated with -9`; the parent's `Received
@@ -82,7 +91,8 @@ _RULES: list[tuple[EventKind, re.Pattern[str], tuple[str, ...]]] = [
     # `SIGQUIT received. signum=None, frame=None. It usually means one child failed.` (0.5.x); the
     # Ray launcher's `Ray scheduler actor terminated with error` (0.5.x); 0.1-0.2's `Exception in
     # ModelTpServer`. vLLM V1 engine/core.py (0.9.2, 0.32): `EngineCore failed to start.`,
-    # `EngineCore encountered a fatal error.`; engine/utils.py `Engine core initialization failed.`
+    # `EngineCore encountered a fatal error.`, `Got fatal signal from worker processes, shutting down.`
+    # (0.9+ core_client.py, multiproc_executor.py); engine/utils.py `Engine core initialization failed.`
     # (0.10+), `Engine core proc EngineCore_DP0 died unexpectedly` (core_client.py), `Engine core
     # process X died unexpectedly.` (v1/utils.py, 0.32); the API server's `Engine process failed to
     # start` (0.9.2); async_llm.py's `AsyncLLM output_handler failed.`; EngineDeadError's `EngineCore
@@ -91,9 +101,10 @@ _RULES: list[tuple[EventKind, re.Pattern[str], tuple[str, ...]]] = [
     # adds the exit code; ray_executor `RayWorkerProc rank=2 died unexpectedly`); V0's
     # multiproc_worker_utils.py `Worker VllmWorkerProcess pid 41820 died, exit code: -6` (and the
     # ChildProcessError('worker died') it raises in the engine); v1/utils.py
-    # `Process X (PID: N) died with exit code N`.
+    # `Process X (PID: N) died with exit code N`; the API server's launcher.py `AsyncLLMEngine has failed,
+    # terminating server process` (`... is already dead, ...`, MQLLMEngine's), grpc_server.py's `Server failed:`.
     ("crash", re.compile(r"Scheduler or DataParallelController (\d+) terminated with (-?\d+)"), ("DataParallelController ",)),
-    ("crash", re.compile(r"Worker \S+ pid (\d+) died, exit code: (-?\d+)"), ("died, exit code",)),
+    ("crash", re.compile(r"Worker \S+ pid (\d+) died, exit code: (-?\d+)"), ("died",)),
     ("crash", re.compile(r"EngineCore failed to start|EngineCore encountered a fatal error|EngineCore encountered an "
                          r"issue|Engine core initialization failed|Engine process failed to start|WorkerProc failed "
                          r"to start|Worker ?[Pp]roc \S+ died unexpectedly|WorkerProc rank=\d+ died unexpectedly"
@@ -101,11 +112,11 @@ _RULES: list[tuple[EventKind, re.Pattern[str], tuple[str, ...]]] = [
                          r"|Process \S+ \(PID: \d+\) died with exit code|ChildProcessError: worker died|Received sigquit from a child proces"
                          r"|SIGQUIT received\. signum=|Ray scheduler actor terminated with error|Exception in "
                          r"ModelTpServer|scheduler is dead|Received SIGQUIT from scheduler process|Server process "
-                         r"terminated unexpectedly|got fatal signal from worker processes|Engine background task failed"
-                         r"|\bWorker(?:Proc)? failed\.?$"),
-     ("EngineCore ", "Engine core ", "Engine process ", "WorkerProc ", "ied unexpectedly", "output_handler failed",
-      "died with exit code", "worker died", "sigquit", "SIGQUIT", "actor terminated", "ModelTpServer", "is dead",
-      "terminated unexpectedly", "fatal signal", "background task failed", "Worker failed", "WorkerProc ")),
+                         r"terminated unexpectedly|[Gg]ot fatal signal from worker processes|Engine background task "
+                         r"failed|\bWorker(?:Proc)? failed\.?$|terminating server process|^Server failed: "),
+     ("EngineCore ", "Engine core ", "Engine process ", "WorkerProc ", "died", "output_handler failed", "sigquit",
+      "SIGQUIT", "terminated", "ModelTpServer", "is dead", "fatal signal", "background task failed", "Worker failed",
+      "terminating server", "Server failed")),
     # CPython's fault handler (faulthandler, on in vLLM and SGLang): `Fatal Python error: Segmentation
     # fault`, then its threads' dump (parse/__init__.py gathers it into this event); the shell's word
     # for a child killed by a signal, `Segmentation fault (core dumped)`, `Aborted (core dumped)`; a C++
@@ -124,7 +135,7 @@ _RULES: list[tuple[EventKind, re.Pattern[str], tuple[str, ...]]] = [
     # utils/watchdog.py's `... watchdog thread crashed`; V0's `Exception in worker X while processing
     # method Y.` (executor/multiproc_worker_utils.py); a traceback behind any prefix.
     ("error", re.compile(r"\w+ hit an (?:exception|error)|Traceback \(most recent call last\)|Initialization failed\. "
-                         r"|Health check failed\. |watchdog thread crashed|Exception in worker \S+ while processing"),
+                         r"|Health check failed[.:] |[Ww]atchdog thread crashed|Exception in worker \S+ while processing"),
      ("hit an e", "Traceback", "Initialization failed", "Health check failed", "atchdog", "Exception in worker")),
     ("auto_restart", re.compile(r"^(?:\S+: )?Scheduled restart job, restart counter is at \d+"), ("restart job",)),
     ("failed", re.compile(r"^(?:\S+: )?(?:Main process exited, code=(?:exited, status=[1-9]\d*|killed|dumped)"

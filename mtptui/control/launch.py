@@ -506,10 +506,18 @@ def listen_address(argv: list[str]) -> tuple[str, int]:
 
 # --- applying a profile ----------------------------------------------------------------------
 
-def _is_spec(name: str, engine: str) -> bool:
+# vLLM flags that need speculation on: vLLM 0.32 refuses to start with them and without
+# --speculative-config (`--per-request-spec-decode-metrics requires speculative decoding to be
+# enabled`), so a profile that turns speculation off drops them too
+_VLLM_NEEDS_SPEC = ("--per-request-spec-decode-metrics",)
+
+
+def _is_spec(name: str, engine: str, on: bool = True) -> bool:
+    """Whether applying a profile (`on`: one with speculation) replaces the flag."""
     if engine == "vllm":
         name = _vllm_name(name)
-        return name.startswith("--speculative-") or name == "--num-speculative-tokens"
+        return (name.startswith("--speculative-") or name == "--num-speculative-tokens"
+                or (not on and name in _VLLM_NEEDS_SPEC))
     return name.startswith("--speculative-")
 
 
@@ -570,7 +578,7 @@ def apply_profile(argv: list[str], profile: Profile, version: Version | str | No
     launch = find_launch(argv)
     drop: set[int] = set()
     for o in _options(argv, launch.index):
-        if _is_spec(o.name, launch.engine):
+        if _is_spec(o.name, launch.engine, profile.on):
             drop.update(range(o.start, o.end))
     kept = [w for k, w in enumerate(argv) if k not in drop]
     return kept + profile_flags(profile, launch.engine, version)

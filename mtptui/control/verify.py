@@ -47,6 +47,10 @@ _REASON = re.compile(r"(?:^|[\s\]|:])(?:[A-Za-z_]\w*\.)*\w+(?:Error|Exception): 
 _CAUSE = re.compile(r"(?:^|[\s\]|:])(?:[A-Za-z_]\w*\.)*\w+(?:Error|Exception): (?!Traceback)|\berror: "
                     r"|unrecognized arguments")
 _CAUSE_KINDS = ("oom", "nccl", "watchdog")
+# pydantic's first line names only the model (`1 validation error for VllmConfig`, vLLM 0.9+
+# validates its config with it): the lines after it say what is wrong, and join the reason
+_PYDANTIC = re.compile(r"\d+ validation errors? for \w+$")
+_PYDANTIC_DETAIL = re.compile(r"\s*\[type=.*$")
 _VLLM_SPEC = re.compile(r"speculative_config=(None|SpeculativeConfig\((.*?)\))")
 # vLLM's method names back to the algorithm names profiles use (the first one wins: mtp is NEXTN)
 _VLLM_METHOD = vllm_algorithm  # every *_mtp (deepseek_mtp, qwen3_next_mtp, ...) and mtp are NEXTN
@@ -94,6 +98,8 @@ class Watch:
         self.verdict_ts: float | None = None
         self._context: deque[str] = deque(maxlen=8)
         self._cause: str | None = None  # the run's first line that says what went wrong
+        self._cause_more = 0  # lines after it that belong to it (pydantic's detail) ...
+        self._cause_detail: list[str] = []  # ... and those that came
         self.new_invocation: str | None = None  # the new run's, as systemd said it
         self._nrestarts: str | None = None  # systemd's NRestarts when the new run was first seen
         self.notes: list[str] = []  # which witness stood in for a journal line that did not come
@@ -119,6 +125,8 @@ class Watch:
             if p.line is None and p.record is None:
                 continue
             state = self.state
+            if self._cause_more > 0 and p.line is not None and self._detail(p.line.text.strip()):
+                continue
             if p.outcome == EVENT:
                 if not (replaced and p.record.kind == "started"):  # it began after the mark
                     self._event(p.record)
@@ -154,6 +162,8 @@ class Watch:
         self.started = True
         self._context.clear()
         self._cause = None
+        self._cause_more = 0
+        self._cause_detail = []
         self.step = "starting"
         if self.state == STARTING:
             self.state = LOADING
@@ -293,15 +303,26 @@ class Watch:
             self.notes.append("off per /server_info, which reports no accept length (decode lines did not come)")
             self.state = VERIFIED
 
+    def _detail(self, t: str) -> bool:
+        """Whether t is a line of the cause's detail (pydantic's), now kept with it."""
+        if self._cause is None or not t or t.startswith("For further information"):
+            self._cause_more = 0
+            return False
+        t = _PYDANTIC_DETAIL.sub("", t)
+        self._cause_detail.append(t)
+        self._cause_more = 0 if t.startswith("Value error") else self._cause_more - 1
+        return True
+
     def _note(self, text: str, *, cause: bool = False) -> None:
         self._context.append(text)
         if self._cause is None and (cause or _CAUSE.search(text)):
             self._cause = text
+            self._cause_more = 2 if _PYDANTIC.search(text) else 0
 
     def reason_from_context(self) -> str:
         """The first line of the run that says what went wrong, else its last error line."""
         if self._cause is not None:
-            return self._cause[:300]
+            return (self._cause + (f": {'; '.join(self._cause_detail)}" if self._cause_detail else ""))[:300]
         for t in reversed(self._context):
             if not t.startswith("Traceback"):
                 return t[:300]

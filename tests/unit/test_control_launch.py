@@ -176,6 +176,17 @@ def test_apply_profile_vllm():
         profile_flags(Profile("d", algorithm="DFLASH"), "vllm")
 
 
+def test_off_drops_the_vllm_flags_that_need_speculation():
+    # vLLM 0.32.0 refuses to start with --per-request-spec-decode-metrics and no speculative
+    # config (vllm/config/vllm.py: "--per-request-spec-decode-metrics requires speculative
+    # decoding to be enabled"); found by the engine tier when `spec HOST off` was rolled back
+    argv = ["python", "-m", "vllm.entrypoints.openai.api_server", "--model", "m",
+            "--per-request-spec-decode-metrics", "summary", "--speculative-config", VLLM_CONFIG]
+    assert apply_profile(argv, BUILTINS["off"]) == argv[:5]
+    ngram = Profile("n", algorithm="NGRAM", num_steps=1)
+    assert apply_profile(argv, ngram)[:7] == argv[:7]  # kept while speculation stays on
+
+
 def test_apply_profile_inside_docker_and_image_entrypoint():
     # docker's own options are not the server's: only words after the launch command change
     argv = shlex.split("docker run --rm --speculative-future-option=1 -e SPEC=--speculative-algorithm "

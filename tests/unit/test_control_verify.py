@@ -170,6 +170,33 @@ def test_an_idle_server_is_judged_by_its_arguments():
     assert w.state == VERIFIED and "no decode batch yet" in w.summary()
 
 
+def test_an_idle_server_is_verified_at_its_metrics_word_and_says_so():
+    w = Watch(MTP3)
+    w.feed(["Started x.", ARGS_ON, READY_LINE])
+    w.http_idle()
+    assert w.state == VERIFIED and "idle: no request running or waiting per /metrics" in w.summary()
+    w = Watch(MTP3)  # without the settings it reported there is nothing to judge by yet
+    w.feed(["Started x.", READY_LINE])
+    w.http_idle()
+    assert w.state == READY
+
+
+def test_pydantics_detail_is_the_reason_not_its_header():
+    # vLLM 0.32.0 refusing a flag in VllmConfig's validation (vllm/config/vllm.py), as its unit
+    # logged it in the engine tier: the first line names only the model
+    w = Watch({"algorithm": None}, engine="vllm")
+    w.feed(["Started vllm.service.", "Traceback (most recent call last):",
+            "pydantic_core._pydantic_core.ValidationError: 1 validation error for VllmConfig",
+            "  Value error, --per-request-spec-decode-metrics requires speculative decoding to be enabled "
+            "(via --speculative-config). [type=value_error, input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]",
+            "    For further information visit https://errors.pydantic.dev/2.14/v/value_error",
+            "vllm.service: Main process exited, code=exited, status=1/FAILURE"])
+    assert w.state == FAILED
+    assert w.reason.endswith("(pydantic_core._pydantic_core.ValidationError: 1 validation error for VllmConfig: "
+                             "Value error, --per-request-spec-decode-metrics requires speculative decoding to be "
+                             "enabled (via --speculative-config).)"), w.reason
+
+
 def test_vllm_is_read_from_speculative_config():
     w = Watch({"algorithm": "NEXTN", "num_steps": 2}, engine="vllm")
     w.feed(["Started vllm.service.",

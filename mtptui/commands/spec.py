@@ -23,9 +23,15 @@ EPILOG = """\
 PROFILE: off, mtp1, mtp2, mtp3 (NEXTN with topk 1), or a [profiles.NAME] of the config.
 The last argument is taken as PROFILE when it names one (and no config host).
 
+ctrl-c (or SIGTERM, SIGHUP) during an action stops it and puts the host back as it was, verified,
+within the bound the preview states; a second ctrl-c says what stopping at once would leave and
+asks (without a terminal it leaves it so at once).
+
 exit codes: 0 applied and verified (or settings printed); 1 could not run (nothing changed);
 2 bad arguments or an invalid profile; 3 failed and rolled back, old state verified;
-4 rollback failed, or another console took the lock mid-action (the host needs a person)
+4 rollback failed, another console took the lock mid-action, or left mid-action at a second
+ctrl-c (the host needs a person: `--recover`); 5 settings printed of a unit that is failed;
+130 interrupted (ctrl-c, SIGTERM, SIGHUP), the host put back as it was, verified
 """
 
 
@@ -38,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
     p.add_argument("--revert", action="store_true", help="remove mtptui's drop-in (back to the unit's own ExecStart)")
     p.add_argument("--restart", action="store_true", help="restart as is, then verify")
+    p.add_argument("--recover", action="store_true",
+                   help="put back the last settings an action verified (the audit log's drop-in), then verify")
     p.add_argument("--timeout", type=ranges.WAIT_TIMEOUT, metavar="S", help="wait this long for ready (default: [control] wait_timeout, 900)")
     p.add_argument("--break-lock", action="store_true", help="take the host's lock from a console you know is gone (a lock whose owner is provably gone is taken without it)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -51,15 +59,15 @@ def main(argv: list[str]) -> int:
 
     names = list(args.hosts)
     profile = None
-    if names and not (args.revert or args.restart) and config.host(names[-1]) is None:
+    if names and not (args.revert or args.restart or args.recover) and config.host(names[-1]) is None:
         try:
             profile = resolve(names[-1], config.profiles)
             names = names[:-1]
         except ProfileError as e:
             if len(names) > 1:
                 raise UsageError(str(e)) from None
-    if args.revert and args.restart:
-        raise UsageError("--revert and --restart exclude each other")
+    if sum((args.revert, args.restart, args.recover)) > 1:
+        raise UsageError("--revert, --restart and --recover exclude each other")
     controls = build_controls(args, names, config, args.timeout)
     quiet_asyncssh()
     return asyncio.run(run(args, controls, profile))
@@ -98,7 +106,7 @@ def _target(make):
 
 async def run(args, controls, profile) -> int:
     from mtptui.control.plan import APPLY, RESTART, REVERT
-    from mtptui.control.restart import RESULT_NOT_RUN
+    from mtptui.control.restart import ROLLBACK_FAILED, UNIT_FAILED
 
     results = []
     code = 0
@@ -106,28 +114,39 @@ async def run(args, controls, profile) -> int:
         for hc in controls:
             out = sys.stderr if args.json else sys.stdout
             # a ControlError ends the command here (cli prints it; a BadProfile exits 2)
-            cut_off = await hc.interrupted()  # an action here that a killed console left
+            cut_off = await hc.interrupted()  # an action here that a killed console left, or left unverified
             if cut_off:
                 print(printable(cut_off, newlines=True), file=out, flush=True)
-            if profile is None and not (args.revert or args.restart):
-                results.append({**await show(hc, args.json), "interrupted": cut_off})
+            if profile is None and not (args.revert or args.restart or args.recover):
+                info = await show(hc, args.json)
+                results.append({**info, "interrupted": cut_off})
+                if info["active"] == "failed":
+                    print(f"mtptui spec: {hc.host}: {hc.unit} is failed: its server is not running"
+                          + ("" if cut_off else " (`systemctl status` tells why)"), file=sys.stderr)
+                    code = code or UNIT_FAILED
                 continue
-            action = REVERT if args.revert else RESTART if args.restart else APPLY
-            plan = await hc.plan(action, profile)
+            if args.recover:
+                plan, said = await hc.recover_plan()
+                print(printable(said), file=out)
+            else:
+                plan = await hc.plan(REVERT if args.revert else RESTART if args.restart else APPLY, profile)
             print(printable("\n".join(plan.preview_lines()), newlines=True), file=out)
+            bound = hc.settings.put_back_s()
+            print(f"ctrl-c:   stops and puts {hc.host} back as it is now, verified, within {-(-bound // 60):.0f} min "
+                  "at most (the wait limit, verification, retries); twice: asks to leave it as it stands", file=out)
             if args.dry_run:
                 results.append({"host": hc.host, "unit": hc.unit, "dry_run": True, "plan": plan_json(plan)})
                 continue
             if not args.yes and not confirm(plan):
                 print("mtptui spec: not applied", file=sys.stderr)
                 return 1 if sys.stdin.isatty() else 2
-            outcome = await hc.execute(plan, progress, break_lock=args.break_lock)
-            if outcome.result == RESULT_NOT_RUN:
-                print(f"mtptui spec: {printable(outcome.message)}", file=sys.stderr)
-            else:
-                red = outcome.exit_code != 0 and out.isatty()
-                print(f"{RED if red else ''}{hc.host}: {outcome.result}: {printable(outcome.message)}{RESET if red else ''}",
-                      file=out)
+            outcome = await execute(hc, plan, args.break_lock)
+            if outcome is None:  # left mid-action at the operator's word: said by Interrupts
+                results.append({"host": hc.host, "unit": hc.unit, "interrupted": cut_off, "result": "left",
+                                "exit_code": ROLLBACK_FAILED})
+                code = ROLLBACK_FAILED
+                break
+            said_outcome(hc, outcome, out)
             results.append({"host": hc.host, "unit": hc.unit, "interrupted": cut_off, "result": outcome.result,
                             "exit_code": outcome.exit_code, "message": outcome.message,
                             "phases": [p.to_json() for p in outcome.phases]})
@@ -140,6 +159,51 @@ async def run(args, controls, profile) -> int:
     if args.json:
         print(json.dumps({"hosts": results}, indent=2))
     return code
+
+
+async def execute(hc, plan, break_lock: bool):
+    """hc.execute with ctrl-c, SIGTERM and SIGHUP putting the host back (commands/interrupts.py);
+    None when a second one left it where it stood."""
+    from mtptui.commands.interrupts import Interrupts, say
+
+    bound = -(-hc.settings.put_back_s() // 60)
+
+    def stop(why: str) -> None:
+        if hc.interrupt(why):
+            say(f"\nmtptui spec: {why}: stopping; putting {hc.host} back as it was, verified (within {bound:.0f} min "
+                "at most); ctrl-c again to leave it as it stands")
+
+    task = asyncio.current_task()
+    assert task is not None  # run() is asyncio.run's task
+
+    def leave() -> None:
+        hc.abandon()
+        task.cancel()  # also before the action began or after it ended
+
+    interrupts = Interrupts("spec", stop=stop, leaving=hc.leaving, leave=leave)
+    try:
+        with interrupts:
+            return await hc.execute(plan, progress, break_lock=break_lock)
+    except asyncio.CancelledError:
+        if not interrupts.left:
+            raise
+        while task.uncancel():
+            pass
+        return None
+
+
+def said_outcome(hc, outcome, out) -> None:
+    from mtptui.control.restart import RESULT_NOT_RUN
+
+    try:
+        if outcome.result == RESULT_NOT_RUN:
+            print(f"mtptui spec: {printable(outcome.message)}", file=sys.stderr)
+        else:
+            red = outcome.exit_code != 0 and out.isatty()
+            print(f"{RED if red else ''}{hc.host}: {outcome.result}: {printable(outcome.message)}{RESET if red else ''}",
+                  file=out, flush=True)
+    except OSError:
+        pass  # the terminal hung up (SIGHUP): the audit log has it
 
 
 async def show(hc, as_json: bool) -> dict:
@@ -210,6 +274,8 @@ def confirm(plan) -> bool:
 
 def progress(ev) -> None:
     if ev.state == "progress" or ev.state == "fail" or ev.phase.endswith(("wait", "verify")) or ev.state == "start":
+        from mtptui.commands.interrupts import say
+
         mins, secs = divmod(int(ev.elapsed_s), 60)
-        print(f"  [{mins}:{secs:02d}] {ev.phase} {ev.state}{': ' + printable(ev.detail) if ev.detail else ''}",
-              file=sys.stderr, flush=True)
+        # said through `say`: a terminal that hung up never stops the action (or its put-back)
+        say(f"  [{mins}:{secs:02d}] {ev.phase} {ev.state}{': ' + printable(ev.detail) if ev.detail else ''}")

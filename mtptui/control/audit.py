@@ -173,3 +173,21 @@ def close_interrupted(entry: dict, *, why: str, phase: str | None = None, messag
                               "closed_at": time.time(), **(found or {})}}
     append(closed, path)
     return closed
+
+
+def last_verified(host: str, unit: str, path: Path | str | None = None) -> tuple[dict, str | None, list[str]] | None:
+    """(the entry, its drop-in, its ExecStart) of the newest action on this host and unit that
+    verified the settings it left: the new ones when applied, the old ones when rolled back (or put
+    back after an interrupt, with a restart). None when the log has none."""
+    for e in reversed(read_audit(path)):
+        if e.get("host") != host or e.get("unit") != unit:
+            continue
+        which = e.get("verified")
+        if which is None:  # an entry of an older mtptui: its result tells
+            which = {"applied": "after", "rolled_back": "before"}.get(str(e.get("result")))
+        if which not in ("before", "after"):
+            continue
+        argv = e.get(f"exec_start_{which}")
+        if isinstance(argv, list):
+            return e, e.get(f"dropin_{which}"), argv
+    return None

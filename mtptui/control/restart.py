@@ -8,7 +8,10 @@ when the journal's lines do not come). Failure is any of: the unit failed or exi
 scheduled an automatic restart, an error in the new run's log before ready, no ready within the
 limit by any witness, verification failed. A journal line that never comes is no failure. Rollback restores
 the drop-in as it was (or removes ours), and must itself be verified; if it fails too the action
-stops touching the host and says so. A link cut mid-action is retried until the deadline: every
+stops touching the host and says so. An interrupt (`Action.interrupt`: ctrl-c, SIGTERM, SIGHUP)
+is handled as a failure is: the host is put back as it was and verified (only the drop-in back and
+reloaded when no restart was issued yet), result `interrupted`, exit 130; `Action.abandon` stops
+at once, leaving the host where it stands. A link cut mid-action is retried until the deadline: every
 step is safe to repeat (the lock knows its owner, the drop-in write is atomic, a restart already
 seen in the journal is not issued twice, the follower resumes from the last cursor it read).
 """
@@ -16,6 +19,7 @@ seen in the journal is not issued twice, the follower resumes from the last curs
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -32,9 +36,11 @@ if TYPE_CHECKING:
 
 _T = TypeVar("_T")
 
-# Exit codes, shared by `mtptui spec` and the dashboard's messages.
-OK, NOT_RUN, BAD_ARGS, ROLLED_BACK, ROLLBACK_FAILED = 0, 1, 2, 3, 4
+# Exit codes, shared by `mtptui spec` and the dashboard's messages. UNIT_FAILED: settings shown of
+# a unit systemd calls failed; INTERRUPTED: stopped by a signal, the host put back and verified.
+OK, NOT_RUN, BAD_ARGS, ROLLED_BACK, ROLLBACK_FAILED, UNIT_FAILED, INTERRUPTED = 0, 1, 2, 3, 4, 5, 130
 APPLIED, RESULT_ROLLED_BACK, RESULT_ROLLBACK_FAILED, RESULT_NOT_RUN = "applied", "rolled_back", "rollback_failed", "not_run"
+RESULT_INTERRUPTED = "interrupted"
 STATUS_EVERY_S = 1.0  # how often the unit's state is asked while waiting
 RECONNECT_EVERY_S = 1.0
 # Ready, but fewer decode lines than verification needs this long after: /server_info's accept
@@ -90,13 +96,19 @@ class Settings:
     stale_after: float = 1800.0
     break_lock: bool = False
 
+    def put_back_s(self) -> float:
+        """The most an interrupted action takes to put the host back and verify it: the steps
+        (a lost link retried), the wait for ready, the verification, the unlock."""
+        return STEPS_S + self.wait_timeout + self.idle_after_ready + UNLOCK_S
+
 
 class Action:
     def __init__(self, target: Target[Any], *, old_dropin: str | None, new_dropin: str | None, write: bool,
                  expect_new: dict[str, Any], expect_old: dict[str, Any], engine: str, who: str,
                  settings: Settings | None = None,
                  on_phase: Callable[[PhaseEvent], None] | None = None,
-                 probe: ServerProbe | None = None) -> None:
+                 probe: ServerProbe | None = None,
+                 record_phase: Callable[[str], Awaitable[None]] | None = None) -> None:
         self.t = target
         self.probe = probe  # the server's HTTP side; None: the journal and systemd decide alone
         self.old_dropin = old_dropin
@@ -108,17 +120,32 @@ class Action:
         self.who = who
         self.s = settings or Settings()
         self.on_phase = on_phase
+        # awaited as each step that touches the host begins: the lock's owner file names the
+        # phase before the host changes, so a console killed there is reported at its true phase
+        self.record_phase = record_phase
         self.phases: list[PhaseEvent] = []
         self._t0 = time.monotonic()
         self.verified = ""
         self._changed = False  # whether the host differs from before (then a failure rolls back)
+        self.touched = False  # a step that may change the host began (an interrupt puts it back)
+        self.restarted = False  # a restart was issued (putting back then needs a verified run)
         self._times: tuple[float | None, float | None] = (None, None)
+        self.phase = ""  # the phase under way
+        self.putting_back = False  # rolling back (after a failure or an interrupt)
+        self.interrupted: str | None = None  # why it was interrupted ("ctrl-c", "SIGTERM")
+        self.abandoned = False
+        self.left_at = ""  # the phase it was abandoned at
+        self._ending = False  # decided: only the unlock is left
+        self._task: asyncio.Task[Any] | None = None
+        self._hold = os.environ.get(HOLD_ENV) or None
 
     # --- reporting ---------------------------------------------------------------------------------
 
     def _say(self, phase: str, state: PhaseState, detail: str = "", *, keep: bool = False) -> None:
         """keep: a progress worth the audit's record too (a lost link), not only the screen's."""
         ev = PhaseEvent(phase, state, detail, time.monotonic() - self._t0)
+        if state == "start":
+            self.phase = phase
         if state != "progress" or keep:
             self.phases.append(ev)
         if self.on_phase is not None:
@@ -126,6 +153,7 @@ class Action:
 
     async def _step(self, phase: str, make: Callable[[], Awaitable[_T]], deadline: float, detail: str = "") -> _T:
         """One step, retried across a lost link until the deadline."""
+        await self._record(phase)
         self._say(phase, "start", detail)
         while True:
             try:
@@ -140,8 +168,52 @@ class Action:
             except ControlError as e:
                 self._say(phase, "fail", str(e))
                 raise
+            await self._held(phase)
             self._say(phase, "ok", detail)
             return r
+
+    async def _record(self, phase: str) -> None:
+        """The phase written where another console reads it, before it is said or begun."""
+        if self.record_phase is not None and phase not in ("lock", "unlock"):
+            await self.record_phase(phase)
+
+    async def _held(self, phase: str) -> None:
+        if self._hold == phase:
+            self._hold = None
+            self._say(phase, "progress", f"held here ({HOLD_ENV})")
+            await asyncio.Event().wait()
+
+    # --- interrupts ------------------------------------------------------------------------------
+
+    def interrupt(self, why: str) -> bool:
+        """Stops the change and puts the host back as it was, verified (the action's run() then
+        returns `interrupted`, exit 130). A rollback under way goes on (it is putting the host
+        back). False when there is nothing to interrupt, or it was already."""
+        if self.interrupted is not None or self.abandoned or self._ending:
+            return False
+        self.interrupted = why
+        if self._task is not None and not self.putting_back:
+            self._task.cancel()
+        return True
+
+    def abandon(self) -> None:
+        """Stops at once, putting nothing back: the host is left where it stands (the operator
+        asked to, or another console holds the lock now). run() raises CancelledError."""
+        if not self.abandoned:
+            self.left_at = self.phase or "lock"
+        self.abandoned = True
+        if self._task is not None:
+            self._task.cancel()
+
+    def _caught(self) -> bool:
+        """An interrupt's cancel, caught: the action goes on to put the host back."""
+        if self.interrupted is None or self.abandoned:
+            return False
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+        self._say(self.phase or "lock", "fail", f"interrupted ({self.interrupted})")
+        return True
 
     async def _reconnect(self, deadline: float) -> None:
         runner = self.t.runner
@@ -158,41 +230,100 @@ class Action:
     # --- the machine -------------------------------------------------------------------------------
 
     async def run(self) -> Outcome:
+        if self.interrupted is not None:
+            return Outcome(RESULT_INTERRUPTED, INTERRUPTED, f"interrupted ({self.interrupted}) before it began: "
+                           "nothing changed", self.phases)
+        self._task = asyncio.current_task()
+        try:
+            return await self._run()
+        finally:
+            self._task = None
+
+    async def _run(self) -> Outcome:
         deadline = time.monotonic() + 120
         try:
             await self._step("lock", lambda: self.t.lock(self.who, stale_after=self.s.stale_after,
                                                          break_lock=self.s.break_lock), deadline)
         except ControlError as e:
             return Outcome(RESULT_NOT_RUN, NOT_RUN, str(e), self.phases)
+        except asyncio.CancelledError:
+            if not self._caught():
+                raise
+            await self._unlock()  # a lock half taken is ours: its mkdir may have been done
+            return Outcome(RESULT_INTERRUPTED, INTERRUPTED, f"interrupted ({self.interrupted}) at lock: "
+                           "nothing changed", self.phases)
         try:
             try:
                 msg = await self._bring_up(self.new_dropin, self.expect_new, "")
                 return Outcome(APPLIED, OK, msg, self.phases, *self._times)
             except (StepFailed, ControlError) as e:
-                why = str(e)
+                why, by_interrupt = str(e), False
                 if isinstance(e, ControlError) and not self._changed:
                     # refused before anything changed (sudo, permissions): nothing to roll back
                     return Outcome(RESULT_NOT_RUN, NOT_RUN, why, self.phases)
-            self._say("rollback", "start", why)
-            try:
-                msg = await self._bring_up(self.old_dropin, self.expect_old, "rollback_")
-            except (StepFailed, ControlError) as e2:
-                self._say("rollback", "fail", str(e2))
-                return Outcome(RESULT_ROLLBACK_FAILED, ROLLBACK_FAILED,
-                               f"ROLLBACK FAILED: {e2} (after: {why}); mtptui stops touching this host",
-                               self.phases)
-            self._say("rollback", "ok", msg)
-            return Outcome(RESULT_ROLLED_BACK, ROLLED_BACK, f"{why}; rolled back, old state {msg}",
-                           self.phases, *self._times)
+            except asyncio.CancelledError:
+                if not self._caught():
+                    raise
+                why, by_interrupt = f"interrupted ({self.interrupted}) at {self.phase}", True
+                if not self.touched:
+                    return Outcome(RESULT_INTERRUPTED, INTERRUPTED, f"{why}: nothing changed", self.phases)
+            return await self._roll_back(why, by_interrupt)
         finally:
-            try:
-                await self._step("unlock", self.t.unlock, time.monotonic() + 60)
-            except ControlError:
-                pass  # said in the phases; the lock goes stale and can be broken
+            self._ending = True
+            await self._unlock()
+
+    async def _roll_back(self, why: str, by_interrupt: bool) -> Outcome:
+        """The host put back as it was before this action, verified: the old drop-in (or ours
+        removed), reload, restart, wait, verify; without the restart when none was issued yet
+        (the run never changed). After an interrupt the result is `interrupted`."""
+        self.putting_back = True
+        self._say("rollback", "start", why)
+        try:
+            if self.restarted or not self.write:
+                msg = await self._bring_up(self.old_dropin, self.expect_old, "rollback_")
+            else:
+                msg = await self._files_back()
+        except (StepFailed, ControlError) as e2:
+            self._say("rollback", "fail", str(e2))
+            return Outcome(RESULT_ROLLBACK_FAILED, ROLLBACK_FAILED,
+                           f"ROLLBACK FAILED: {e2} (after: {why}); mtptui stops touching this host",
+                           self.phases)
+        self._say("rollback", "ok", msg)
+        if by_interrupt:
+            return Outcome(RESULT_INTERRUPTED, INTERRUPTED, f"{why}; put back as it was: {msg}",
+                           self.phases, *self._times)
+        return Outcome(RESULT_ROLLED_BACK, ROLLED_BACK, f"{why}; rolled back, old state {msg}",
+                       self.phases, *self._times)
+
+    async def _files_back(self) -> str:
+        """Before any restart: the old drop-in back and reloaded, then read back to check it (the
+        running server was never replaced, so its settings are the old ones)."""
+        steps_deadline = time.monotonic() + STEPS_S
+        await self._step("rollback_write", lambda: self.t.write(self.old_dropin), steps_deadline,
+                         "remove our drop-in" if self.old_dropin is None else "")
+        await self._step("rollback_reload", self.t.reload, steps_deadline)
+
+        async def read_back() -> str:
+            st = await self.t.read()
+            if st.dropin != self.old_dropin:
+                raise ControlError("the drop-in read back is not the one put back")
+            if not st.agrees:
+                raise ControlError("systemd has not loaded the drop-in put back (a daemon-reload is pending)")
+            return (f"not restarted: the drop-in back as it was, reloaded; the unit {st.active or 'unknown'} "
+                    "on its old run")
+
+        return await self._step("rollback_verify", read_back, steps_deadline, "the drop-in read back")
+
+    async def _unlock(self) -> None:
+        try:
+            await self._step("unlock", self.t.unlock, time.monotonic() + UNLOCK_S)
+        except ControlError:
+            pass  # said in the phases; the lock goes stale and can be broken
 
     async def _bring_up(self, dropin: str | None, expect: dict[str, Any], prefix: str) -> str:
-        steps_deadline = time.monotonic() + 300
+        steps_deadline = time.monotonic() + STEPS_S
         if self.write:
+            self.touched = True
             await self._step(prefix + "write", lambda: self.t.write(dropin), steps_deadline,
                              "remove our drop-in" if dropin is None else "")
             self._changed = True  # the mv is atomic: before it, nothing on the host changed
@@ -213,6 +344,7 @@ class Action:
             self._changed = True
             await self.t.restart()
 
+        self.touched = self.restarted = True  # from here the run may be replaced
         await self._step(prefix + "restart", restart_once, steps_deadline)
         try:
             await self._wait(watch, mark, prefix)
@@ -222,7 +354,9 @@ class Action:
 
     async def _wait(self, watch: Watch, mark: object, prefix: str) -> None:
         deadline = time.monotonic() + self.s.wait_timeout
+        await self._record(prefix + "wait")
         self._say(prefix + "wait", "start", "waiting for the stop")
+        await self._held(prefix + "wait")
         ready_at: float | None = None
         last_step = ""
         cursor = mark
@@ -259,7 +393,9 @@ class Action:
                     if watch.state == READY and ready_at is None:
                         ready_at = time.monotonic()
                         self._say(prefix + "wait", "ok", "ready")
+                        await self._record(prefix + "verify")
                         self._say(prefix + "verify", "start", "waiting for decode batches")
+                        await self._held(prefix + "verify")
                     if watch.step != last_step and not watch.done:
                         last_step = watch.step
                         self._say(prefix + ("verify" if ready_at else "wait"), "progress", watch.step)

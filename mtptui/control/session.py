@@ -5,6 +5,7 @@ host named. A host is reached as the dashboard reaches it (SSH, this machine, th
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -15,7 +16,8 @@ from mtptui.control.errors import BadProfile, ControlError
 from mtptui.control.plan import APPLY, RESTART, RESTORE, REVERT, Plan, PlanAction
 from mtptui.control.probe import ServerProbe, settings_of
 from mtptui.control.profiles import BUILTINS, Profile, ProfileError, check_profile
-from mtptui.control.restart import ROLLBACK_FAILED, Action, Outcome, PhaseEvent, Settings
+from mtptui.control.restart import (RESULT_INTERRUPTED, ROLLBACK_FAILED, Action, Outcome, PhaseEvent,
+                                    Settings)
 from mtptui.control.target import Follower, SystemdTarget, Target, UnitState
 from mtptui.control.verify import SPEC_KEYS
 from mtptui.transport.aio import wait_for
@@ -29,6 +31,8 @@ if TYPE_CHECKING:
 __all__ = ["ControlError", "HostControl", "host_controls"]
 
 RESULT_LOCK_LOST = "lock_lost"  # another console took the lock for gone mid-action: it stopped
+_DROPIN_PROFILE = re.compile(r"^# Written by mtptui for .*: speculation profile (.*)\.$", re.M)
+RECORD_S = 10.0  # the most a phase's write into the owner file holds the action up
 
 
 class HostControl:
@@ -42,6 +46,8 @@ class HostControl:
         self.where = where or target.where
         self.last_on: Profile = BUILTINS["mtp3"]
         self.running = False  # an action is under way (a second one is refused)
+        self.action: Action | None = None  # the action under way, while one is
+        self._interrupt: str | None = None  # an interrupt that came before the action began
         self.http_port = http_port  # the config's; None: the server's --port (or its default)
         self._connected = False
         self._forward: Forward | None = None  # the tunnel to the server's HTTP port, while its connection lives
@@ -216,7 +222,9 @@ class HostControl:
         elif action == RESTORE:
             if before is None:
                 raise ControlError("restore to what?")
-            new_argv, new_dropin = list(before.argv), before.dropin
+            # no drop-in: the unit's own ExecStart, as it is now
+            new_argv = list(before.argv) if before.dropin is not None else list(base)
+            new_dropin = before.dropin
         else:
             raise ControlError(f"unknown action {action!r}")
         write = action != RESTART
@@ -231,11 +239,62 @@ class HostControl:
                              "(applying reloads it)"]
         return plan
 
+    async def recover_plan(self) -> tuple[Plan, str]:
+        """The plan that puts back the last settings an action verified on this host and unit
+        (the audit log's drop-in, byte for byte), and a line saying which. Raises ControlError
+        when the audit log has none."""
+        try:
+            found = audit.last_verified(self.host, self.unit)
+        except audit.AuditError as e:
+            raise ControlError(str(e)) from None
+        if found is None:
+            raise ControlError(f"{self.host}: the audit log ({audit.audit_path()}) has no verified settings of "
+                               f"{self.unit} to recover: name a PROFILE, or --revert")
+        entry, dropin, argv = found
+        before = UnitState(argv=argv, source="the audit log", dropin=dropin, agrees=True, active="")
+        plan = await self.plan(RESTORE, before=before)
+        said = (f"{self.host}: recovering the settings verified by {entry.get('user') or 'someone'} at "
+                f"{lockinfo.clock(entry.get('time'))}: {dropin_name(dropin, argv)}")
+        return plan, said
+
+    def interrupt(self, why: str) -> bool:
+        """The action under way stops and puts the host back as it was, verified (its outcome
+        is then `interrupted`, exit 130). False when none is under way."""
+        if self.action is not None:
+            return self.action.interrupt(why)
+        if self.running:  # between its start and its action's: the action stops as it begins
+            self._interrupt = why
+            return True
+        return False
+
+    def abandon(self) -> None:
+        """The action under way stops at once, leaving the host where it stands."""
+        if self.action is not None:
+            self.action.abandon()
+
+    def leaving(self) -> str:
+        """What stopping the action under way at once would leave, in words."""
+        a = self.action
+        if a is None:
+            return f"{self.host}: no action under way"
+        where = a.phase or "lock"
+        if not a.touched:
+            return f"{self.host}: at {where}, nothing changed yet"
+        if a.putting_back:
+            state = "being put back: its drop-in" + (" back as it was" if a.phase.startswith("rollback_") and
+                                                     a.phase != "rollback_write" else " maybe not yet back")
+        else:
+            state = "changed: the new drop-in" + (" written" if a.phase != "write" else " maybe written")
+        restarted = ", the unit restarted and not verified" if a.restarted else ""
+        return (f"{self.host} · {self.unit} at {where}, {state}{restarted}; its lock freed; "
+                f"`mtptui spec {self.host} --recover` puts back the last verified settings")
+
     async def execute(self, plan: Plan, on_phase: Callable[[PhaseEvent], None] | None = None, *,
                       break_lock: bool = False) -> Outcome:
         if self.running:
             raise ControlError(f"{self.host}: an action is already running")
         self.running = True
+        self._interrupt = None
         try:
             return await self._execute(plan, on_phase, break_lock)
         finally:
@@ -265,16 +324,24 @@ class HostControl:
                         write=plan.action != RESTART, expect_new=expected(plan.new_argv, plan.server_version),
                         expect_old=expected(plan.old_argv, plan.server_version), engine=plan.engine,
                         who=entry["user"], settings=settings, on_phase=on_phase,
-                        probe=ServerProbe(self.endpoint))
+                        probe=ServerProbe(self.endpoint), record_phase=beat.record)
+        beat.action = self.action = action
+        if self._interrupt is not None:
+            action.interrupt(self._interrupt)
         beat.start()
         try:
             try:
                 outcome = await action.run()
             finally:
                 beat.acting = False
+                self.action = None
         except asyncio.CancelledError as e:
             if beat.lost is None:
-                entry.update(result="interrupted", message=f"{type(e).__name__}: {e}".rstrip(": "),
+                if action.abandoned:
+                    entry["interrupted"] = {"why": "left where it stood at the operator's word", "phase": action.left_at}
+                message = (f"left at {action.left_at}, not put back" if action.abandoned else
+                           f"{type(e).__name__}: {e}".rstrip(": "))
+                entry.update(result=RESULT_INTERRUPTED, message=message, restored=not action.touched,
                              phases=[p.to_json() for p in action.phases])
                 audit.append(entry)
                 raise
@@ -298,6 +365,14 @@ class HostControl:
             self.last_on = plan.profile
         entry.update(result=outcome.result, exit_code=outcome.exit_code, message=outcome.message,
                      phases=[p.to_json() for p in outcome.phases])
+        if outcome.result == RESULT_INTERRUPTED:
+            entry["restored"] = True  # put back as it was (else the result is rollback_failed)
+        # which settings this action saw verified on a new run: what `spec HOST --recover` puts back
+        verified = {"applied": "after", "rolled_back": "before"}.get(outcome.result)
+        if outcome.result == RESULT_INTERRUPTED and action.restarted:
+            verified = "before"
+        if verified:
+            entry["verified"] = verified
         audit.append(entry)
         return outcome
 
@@ -319,7 +394,12 @@ class HostControl:
         """An action on this host and unit that was cut off (its console killed, the laptop
         closed): an audit entry still `running` whose owner is gone, or a lock left by a gone
         owner. Closes such entries in the audit log as `interrupted`, with what was found, and
-        says it in one line with the unit's state now; None when there is none."""
+        says it in one line with the unit's state now: the phase it was at (the lock's owner
+        file names each phase before the step), the drop-in on the host matched whole against
+        the one before and after that action, the unit's state, and how to recover. The last
+        action that ended with the host not verified (left where it stood, rollback failed,
+        lock lost) is said again each time, until an action verifies the unit. None when there
+        is nothing to say."""
         t = self.target
         if not isinstance(t, SystemdTarget):
             return None  # the demo's child: one console owns it, nothing is left behind
@@ -334,25 +414,31 @@ class HostControl:
                               heartbeat_age=age) if owner else None)
         gone: list[tuple[dict[str, Any], str]] = []
         try:
-            running = audit.running_entries(self.host, self.unit)
+            entries = [e for e in audit.read_audit() if e.get("host") == self.host and e.get("unit") == self.unit]
         except audit.AuditError:
-            running = []  # the log cannot be read (said by `mtptui audit`): the lock still tells
-        for entry in running:
+            entries = []  # the log cannot be read (said by `mtptui audit`): the lock still tells
+        for entry in entries:
+            if entry.get("result") != "running":
+                continue
             why = lockinfo.entry_gone(entry, owner, v, me, now, t.pid_alive)
             if why:
                 gone.append((entry, why))
         lock_left = owner is not None and v is not None and v.gone
-        if not gone and not lock_left:
+        acted = [e for e in entries if e.get("action") in _ACTIONS]
+        left = acted[-1] if acted and _left_unverified(acted[-1]) and not gone else None
+        if not gone and not lock_left and left is None:
             return None
         st = await self.state()
-        runs = runs_what(launch.spec_flags(st.argv))
+        about = gone[-1][0] if gone else left
+        runs = _runs_now(st, about)
         state = st.active or "unknown"
-        tail = f"; the unit now runs {runs} (ExecStart), {state}"
+        tail = f"; the unit now runs {runs}, {state}"
         if not st.agrees:
             tail += " (a daemon-reload is pending)"
         if lock_left:
             tail += "; its lock is left on the host: the next action takes it"
-        found = {"runs": runs, "active": state, "exec_start": st.argv, "lock_left": lock_left}
+        tail += "; " + self._recovery(st)
+        found = {"runs": _profile_in(st.dropin) or runs_what(launch.spec_flags(st.argv)), "active": state, "exec_start": st.argv, "dropin": st.dropin, "lock_left": lock_left}
         head = ""
         for entry, why in gone:
             mine = owner is not None and owner.get("audit_id") == entry.get("id")
@@ -362,15 +448,35 @@ class HostControl:
                     f"was interrupted{' at ' + phase if phase else ''} ({why})")
             audit.close_interrupted(entry, why=why, phase=phase, message=line + tail, found=found)
             head = line
-        if not head:  # a lock without an entry in this audit log (another user's console)
+        if not head and lock_left:  # a lock without an entry in this audit log (another user's console)
             assert owner is not None and v is not None
             what = owner.get("profile") if owner.get("action") == APPLY else owner.get("action")
             phase = owner.get("phase")
             head = (f"{self.host}: {what or 'an action'} by {lockinfo.owner_name(owner)} since "
                     f"{lockinfo.clock(owner.get('since'), now)} was interrupted{' at ' + phase if phase else ''} "
                     f"(gone: {v.why})")
+        if not head:
+            assert left is not None
+            at = _phase_of(left)
+            head = (f"{self.host}: the last action, {left.get('profile') or left.get('action')} by "
+                    f"{left.get('user') or 'someone'} at {lockinfo.clock(left.get('time'), now)}, ended "
+                    f"{left.get('result')}{' at ' + at if at else ''}, not verified")
         more = f" (and {len(gone) - 1} earlier)" if len(gone) > 1 else ""
         return head + more + tail
+
+    def _recovery(self, st: UnitState) -> str:
+        """One line on how to put the unit back on settings an action verified."""
+        try:
+            found = audit.last_verified(self.host, self.unit)
+        except audit.AuditError:
+            found = None
+        if found is None:
+            return (f"to recover: `mtptui spec {self.host} PROFILE` (the audit log has no verified settings of "
+                    f"{self.unit})")
+        entry, dropin, argv = found
+        same = " (the ones on the host now, not verified since)" if dropin == st.dropin else ""
+        return (f"to recover: `mtptui spec {self.host} --recover` puts back {dropin_name(dropin, argv)}{same}, "
+                f"verified at {lockinfo.clock(entry.get('time'))}, and verifies it")
 
     async def toggle_plan(self) -> Plan:
         """`s`: off when speculation is on (remembering the profile it ran), else the last one."""
@@ -396,6 +502,7 @@ class _Heartbeat:
         self._wake = asyncio.Event()
         self._task: asyncio.Future[None] | None = None
         self.acting = False  # the action is under way (only then may a lost lock cancel it)
+        self.action: Action | None = None  # stopped where it stands when the lock is lost
 
     def prepare(self, plan: Plan, entry: dict[str, Any]) -> None:
         if self.target is not None:
@@ -407,6 +514,27 @@ class _Heartbeat:
         """The lock of a gone owner was taken: said as the lock phase's progress."""
         if self.outer is not None:
             self.outer(PhaseEvent("lock", "progress", text))
+
+    async def record(self, phase: str) -> None:
+        """The phase written into the owner file now, before the step that may change the host
+        (a console killed in it is then reported at it); a write that fails is left to the beat."""
+        self.phase = phase
+        if self.target is None:
+            return
+        try:
+            held = await wait_for(self.target.heartbeat(phase), RECORD_S)
+        except (TransportError, ControlError, OSError, AssertionError, AttributeError, asyncio.TimeoutError):
+            return
+        if held is not None and self.acting:
+            self._lose(held)
+
+    def _lose(self, held: dict[str, Any], task: asyncio.Task[Any] | None = None) -> None:
+        """Another console holds the lock: the action stops where it stands."""
+        self.lost = held
+        if self.action is not None:
+            self.action.abandon()
+        elif task is not None:
+            task.cancel()
 
     def on_phase(self, ev: PhaseEvent) -> None:
         if ev.state == "start" and ev.phase != self.phase:
@@ -446,8 +574,7 @@ class _Heartbeat:
                 # close and connect has no connection): the next beat tries again
                 continue
             if held is not None and self.acting:
-                self.lost = held
-                acting_task.cancel()
+                self._lose(held, acting_task)
                 return
 
     async def stop(self) -> None:
@@ -456,6 +583,57 @@ class _Heartbeat:
             await asyncio.wait({self._task})
         if self.target is not None:
             self.target.on_note = None
+
+
+_ACTIONS = (APPLY, REVERT, RESTART, RESTORE)  # the audit entries of one action (not bench's, tune's)
+
+
+def _left_unverified(entry: dict[str, Any]) -> bool:
+    """An action that ended with the host neither as it asked nor put back verified."""
+    result = entry.get("result")
+    if result == RESULT_INTERRUPTED:
+        return entry.get("restored") is not True
+    return result in ("rollback_failed", RESULT_LOCK_LOST)
+
+
+def _phase_of(entry: dict[str, Any]) -> str | None:
+    """Where an ended action stopped: as the console that closed it found it, else its last phase."""
+    cut = entry.get("interrupted")
+    if isinstance(cut, dict) and isinstance(cut.get("phase"), str):
+        return str(cut["phase"])
+    phases = entry.get("phases") or []
+    return str(phases[-1]["phase"]) if phases else None
+
+
+def _runs_now(st: UnitState, entry: dict[str, Any] | None) -> str:
+    """What the unit runs, named by its whole drop-in (its header names the profile that wrote
+    it), and that drop-in against the one before and after the action of `entry`."""
+    name = dropin_name(st.dropin, st.argv)
+    if entry is None or ("dropin_before" not in entry and "dropin_after" not in entry):
+        return f"{runs_what(launch.spec_flags(st.argv))} (ExecStart)"  # an entry of an older mtptui
+    before, after = entry.get("dropin_before"), entry.get("dropin_after")
+    if st.dropin == after and st.dropin != before:
+        return f"{name}: the drop-in that action wrote"
+    if st.dropin == before and st.dropin != after:
+        return f"{name}: as before that action" + (" (its drop-in put back)" if before is not None else "")
+    if st.dropin == before:
+        return f"{name}: unchanged by that action"
+    return f"{name}: changed since that action"
+
+
+def dropin_name(dropin: str | None, argv: list[str]) -> str:
+    """mtptui's drop-in by the profile its header names (`mtp3's drop-in`), else the unit's own
+    ExecStart by its flags (`its own ExecStart (speculation off)`)."""
+    if dropin is not None:
+        name = _profile_in(dropin)
+        return f"{name}'s drop-in" if name else "a drop-in of mtptui"
+    return f"its own ExecStart ({runs_what(launch.spec_flags(argv))})"
+
+
+def _profile_in(dropin: str | None) -> str | None:
+    """The profile mtptui's drop-in was written for (its header names it)."""
+    m = _DROPIN_PROFILE.search(dropin) if dropin is not None else None
+    return m.group(1) if m else None
 
 
 def runs_what(flags: dict[str, Any]) -> str:

@@ -199,6 +199,13 @@ class Bench:
 
     # --- running -----------------------------------------------------------------------------------
 
+    def leaving(self) -> str:
+        """What stopping at once would leave, in words (a second ctrl-c asks about it)."""
+        p = self._progress
+        at = f"{p.step} of {p.profile}" if p.profile else p.step
+        return (f"{self.hc.host} · {self.hc.unit} at {at}, not restored; `mtptui spec {self.hc.host} --recover` "
+                "puts back the last verified settings")
+
     def cancel(self) -> None:
         """Stops the measuring (ctrl-c, the cancel key); the host is still restored."""
         self._cancelled = True

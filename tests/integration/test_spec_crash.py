@@ -62,7 +62,7 @@ def test_killed_mid_restart_the_next_action_reports_it_and_takes_the_lock(cluste
     said = [x for x in r.stdout.splitlines() if "was interrupted" in x]
     assert len(said) == 1, out
     assert re.match(rf"{name}: mtp3 by \S+ at \d\d:\d\d:\d\d was interrupted at (restart|wait) \(process not running\); "
-                    r"the unit now runs mtp3 \(ExecStart\), (active|activating)", said[0]), said[0]
+                    r"the unit now runs mtp3's drop-in: the drop-in that action wrote, (active|activating)", said[0]), said[0]
     assert f"taking the lock of {owner['who']} pid {owner['pid']} (gone: process not running)" in r.stderr
     assert "--break-lock" not in out
     assert "--speculative-num-steps 1" in exec_start(h, unit)

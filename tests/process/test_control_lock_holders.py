@@ -178,7 +178,8 @@ def test_interrupted_action_is_reported_with_the_unit_now_and_closed(tmp_path, m
         line = await hc.interrupted()
         clock = time.strftime("%H:%M:%S", time.localtime(e["time"]))
         assert line == (f"gpu1: mtp3 by {e['user']} at {clock} was interrupted at restart (process not running); "
-                        "the unit now runs mtp3 (ExecStart), active; its lock is left on the host: the next action takes it")
+                        "the unit now runs mtp3 (ExecStart), active; its lock is left on the host: the next action takes it; "
+                        "to recover: `mtptui spec gpu1 PROFILE` (the audit log has no verified settings of x.service)")
         closed = [x for x in audit.read_audit(log) if x["id"] == e["id"]][0]
         assert closed["result"] == "interrupted" and closed["interrupted"]["phase"] == "restart"
         assert closed["interrupted"]["runs"] == "mtp3" and closed["time"] == e["time"]
@@ -186,9 +187,16 @@ def test_interrupted_action_is_reported_with_the_unit_now_and_closed(tmp_path, m
         # said once: the entry is closed; the lock left is still said until taken
         again = await hc.interrupted()
         assert again.startswith(f"gpu1: mtp3 by {e['user']} pid {dead.pid} since {clock} was interrupted at restart "
-                                "(gone: process not running)") and again.endswith("the next action takes it")
+                                "(gone: process not running)") and "the next action takes it; to recover" in again
         os.remove(f"{t.lock_dir}/owner")
         os.rmdir(t.lock_dir)
+        # the lock gone, the action is still said, as ended unverified, until one verifies the unit
+        assert await hc.interrupted() == (
+            f"gpu1: the last action, mtp3 by {e['user']} at {clock}, ended interrupted at restart, not verified; "
+            "the unit now runs mtp3 (ExecStart), active; "
+            "to recover: `mtptui spec gpu1 PROFILE` (the audit log has no verified settings of x.service)")
+        audit.append({**e, "id": "later", "time": time.time(), "result": "applied", "verified": "after",
+                      "exec_start_after": argv, "dropin_after": None})
         assert await hc.interrupted() is None
 
     asyncio.run(go())

@@ -56,6 +56,17 @@ def _lost_interrupts() -> Iterator[list[BaseException]]:
         sys.unraisablehook = before
 
 
+def _about(args: list[str]) -> int:
+    """The usage (or the version), flushed here, where a write that fails is caught."""
+    if args and args[0] == "--version":
+        from mtptui import __version__
+
+        print(f"mtptui {__version__}", flush=True)
+        return 0
+    print(USAGE, flush=True)
+    return 0 if args else 2
+
+
 def _interrupted() -> int:
     """Exit 130 after a Ctrl-C, and nothing else: no traceback, no death by signal.
 
@@ -103,14 +114,15 @@ def _write_failed(command: str, e: OSError) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if not args or args[0] in ("-h", "--help"):
-        print(USAGE)
-        return 0 if args else 2
-    if args[0] == "--version":
-        from mtptui import __version__
-
-        print(f"mtptui {__version__}")
-        return 0
+    if not args or args[0] in ("-h", "--help", "--version"):
+        try:
+            return _about(args)
+        except BrokenPipeError:  # `mtptui --help | head -1`
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 141
+        except OSError as e:  # `mtptui --help > /dev/full`
+            _write_failed(args[0] if args else "--help", e)
+            return 1
     entry = COMMANDS.get(args[0])
     if entry is None:
         print(f"mtptui: unknown command {args[0]!r} (try mtptui --help)", file=sys.stderr)

@@ -32,11 +32,20 @@ exit codes: 0 quit, 1 runtime error, 2 bad arguments or config
 """
 
 
+def _fault(text: str) -> str:
+    """A fault the simulator knows, checked here (the simulator child would refuse it only after the
+    screen opened); passed on as written."""
+    from mtptui.sim.flags import parse_fault
+
+    parse_fault(text)  # argparse.ArgumentTypeError, naming the faults there are
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mtptui demo", description=__doc__, epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--load", choices=LOADS, default="steady", help="background load (default steady)")
-    p.add_argument("--fault", action="append", default=[], metavar="NAME[@S]",
+    p.add_argument("--fault", action="append", default=[], metavar="NAME[@S]", type=_fault,
                    help="a simulator fault: accept-collapse@S, no-cuda-graph, crash@S, oom, nccl@S, hang@S")
     p.add_argument("--no-spec", action="store_true", help="run without speculative decoding")
     p.add_argument("--seed", type=int, default=0, help="simulator seed (default 0)")

@@ -71,8 +71,9 @@ def build_all_sources(args: argparse.Namespace, config: Config) -> list[Source]:
 
         sources.append(build_source(args, config))
     elif args.file:
-        from mtptui.sources.follow import FollowFileSource
+        from mtptui.sources.follow import FollowFileSource, check_followable
 
+        check_followable(args.file)  # a binary file, a FIFO: one line now, not silence
         sources.append(FollowFileSource(args.file, host=args.host or socket.gethostname()))
     if args.hosts or not sources:
         sources += build_sources(args, config)
@@ -101,7 +102,7 @@ async def follow(sources: list[Source], state) -> None:
 
 
 def main(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_intermixed_args(argv)  # options may come between the positionals
     addr, port = parse_listen(args.listen)
     config = load_config(args.config)
     sources = build_all_sources(args, config)

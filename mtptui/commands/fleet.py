@@ -38,7 +38,8 @@ it to come back. space: its ranks, e: every host's ranks, s / S: sort by the nex
 [{"rank", "accept_len", "accept_rate", "gen_throughput", "running", "queue", "graph"}], "flags":
 [{"kind", "text", ...}]}]} (implies --once). A figure a host does not report is null.
 
-exit codes: 0 ok, 1 Prometheus cannot be reached or read, 2 bad arguments, config or --match
+exit codes: 0 ok, 1 Prometheus cannot be reached or read, 2 bad arguments, config or --match (or
+no terminal for the view: use --once or --json), 130 interrupted (ctrl-c)
 """
 
 
@@ -63,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     selector_matchers(args.match)
+    if not (args.json or args.once) and not sys.stdout.isatty():  # said before Prometheus is asked
+        raise UserError("the view needs a terminal (use --once or --json)", exit_code=2)
     config = load_config(args.config)
     try:
         prom = Prometheus(args.prometheus, timeout=args.timeout)
@@ -82,8 +85,6 @@ def main(argv: list[str]) -> int:
 
 def interactive(fetch, hosts: list[Host] | None, args, config: Config) -> int:
     """The fleet view until q; Enter leaves it for the host's live dashboard, and its q comes back."""
-    if not sys.stdout.isatty():
-        raise UserError("the view needs a terminal (use --once or --json)")
     from mtptui.commands.live import build_sources, quiet_asyncssh
     from mtptui.tui.fleet_app import FleetApp
     from mtptui.tui.launch import run_dashboard

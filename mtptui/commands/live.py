@@ -24,11 +24,25 @@ exit codes: 0 ok, 1 runtime error or a host given up on, 2 bad arguments or conf
 """
 
 
+def _since(text: str) -> str:
+    """A `--since` journalctl will take (core/timespec.py reads the same words), checked here and not
+    by journalctl on the host once the stream starts; passed on as written."""
+    import time
+
+    from mtptui.core.timespec import when
+
+    try:
+        when(text, time.time())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a time: {text!r} (10min, 2h, today, 2026-03-09 16:00 ...)") from None
+    return text
+
+
 def add_stream_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """Arguments shared by live, local and record."""
     p.add_argument("--config", metavar="PATH", help="config file (default: the user's config dir)")
     p.add_argument("--unit", metavar="UNIT", help="systemd unit to follow (overrides the config)")
-    p.add_argument("--since", metavar="WHEN",
+    p.add_argument("--since", metavar="WHEN", type=_since,
                    help="start with history: a span back from now (10min, 2h) or a journalctl time")
     p.add_argument("--lines", type=ranges.LINES, metavar="N",
                    help="history entries to start with when no --since (default: 200, or the config's lines)")
@@ -168,7 +182,7 @@ def record_and_launch(prog: str, args, sources: list[Source], config: Config, ti
 
 
 def main(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_intermixed_args(argv)  # options may come between the positionals
     config = load_config(args.config)
     sources = build_sources(args, config)
     quiet_asyncssh()

@@ -39,11 +39,22 @@ async def preflight(argv: list[str], who: str) -> str | None:
         proc = await local.start(argv)
     except TransportError as e:
         return e.message
-    while await proc.read():
-        pass
+    out = b""
+    while data := await proc.read():
+        out = (out + data)[-4096:]
     rc = await proc.wait()
     fatal = diagnose(proc.stderr_text, rc, who=who, where="this machine", sudo=False, local=True)
-    return fatal.message if fatal else None
+    if fatal:
+        return fatal.message
+    if "--disk-usage" not in argv:  # no entry of the unit may only mean a quiet unit: is there a journal?
+        at = next(i for i, a in enumerate(argv) if a.endswith("journalctl"))
+        return await preflight([*argv[:at + 1], "--disk-usage", "--no-pager"], who)
+    said = (out.decode("utf-8", "replace") + proc.stderr_text).lower()
+    if "no journal files were found" in said:
+        # else the screen says LIVE over a stream that can never bring a line
+        return ("this machine: no journal to read (journald keeps no files here: /var/log/journal, "
+                "/run/log/journal; is systemd-journald running?)")
+    return None
 
 
 def build_source(args: argparse.Namespace, config) -> LocalJournalSource:

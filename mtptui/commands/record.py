@@ -92,7 +92,7 @@ async def record(sources, writer: RecordWriter, printer: StatusPrinter,
 
 
 def main(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_intermixed_args(argv)  # options may come between the positionals
     config = load_config(args.config)
     if args.local:
         if args.hosts:

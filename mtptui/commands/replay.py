@@ -9,7 +9,7 @@ import os
 import sys
 
 from mtptui.config import Config, load_config
-from mtptui.errors import UserError
+from mtptui.errors import UsageError, UserError
 from mtptui.sources.base import Source
 from mtptui.sources.replay import MAX_SPEED, ReplayClock, ReplaySource, parse_speed
 from mtptui.config.windows import WINDOW_LABELS
@@ -60,7 +60,7 @@ def check_paths(paths: list[str], shown: list[str] | None = None) -> str | None:
     # are refused now, in the words the replay would use.
     for p, name in zip(paths, shown or paths):
         if p == "-":
-            continue  # a terminal as standard input: nothing to check before it is typed
+            continue  # standard input is spooled to a file and checked as one (main refuses a terminal)
         try:
             lines = open_lines(p, name)
             next(lines, None)
@@ -98,10 +98,13 @@ def attach_terminal() -> str | None:
 
 
 def main(argv: list[str], prog: str = "mtptui replay") -> int:
-    args = build_parser(prog).parse_args(argv)
+    args = build_parser(prog).parse_intermixed_args(argv)  # options may come between the positionals
     config = load_config(args.config)
     if args.paths.count("-") > 1:
         raise UserError("standard input (-) can be read only once")
+    if "-" in args.paths and sys.stdin.isatty():  # the screen would wait for a log typed there, deaf to keys
+        raise UsageError("- reads a log from standard input, which is this terminal: pipe one in "
+                         f"(journalctl -o json | {prog} -)")
     paths, spooled = spool_stdin(args.paths)
     try:
         shown = ["stdin" if p == "-" else p for p in args.paths]

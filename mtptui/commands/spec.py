@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_intermixed_args(argv)  # options may come between the positionals
     config = load_config(args.config)
     from mtptui.control.profiles import ProfileError, resolve
 

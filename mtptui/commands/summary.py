@@ -406,7 +406,7 @@ def advice_lines(advice: list[dict]) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_intermixed_args(argv)  # options may come between the positionals
     # the cycle collector off throughout, as the read has it: what the command makes is freed by
     # reference counting (tests/unit/test_many_runs), and the collector's passes over 10,000 runs'
     # objects once the read is done, some 200,000 of them, found nothing and took 30 ms
@@ -415,6 +415,10 @@ def main(argv: list[str]) -> int:
 
 
 def _summary(args: argparse.Namespace) -> int:
+    if args.since is not None and args.until is not None and args.since > args.until:
+        from mtptui.errors import UsageError
+
+        raise UsageError("--since is after --until: no record could be in between")
     summary, counts = summarise(args.paths, args.since, args.until, args.jobs)
     # the epochs' JSON, or the runs' sections, made on two cores when there are two (EpochDocs.start_later)
     ahead = None

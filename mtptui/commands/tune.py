@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_intermixed_args(argv)  # options may come between the positionals
     from mtptui.commands.spec import build_controls
     from mtptui.control.profiles import ProfileError, resolve
 

@@ -51,7 +51,9 @@ def parse_fault(text: str) -> Fault:
         try:
             secs = float(at)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"fault time must be seconds: {text!r}") from None
+            secs = math.nan
+        if not 0 <= secs < math.inf:
+            raise argparse.ArgumentTypeError(f"fault time must be seconds: {text!r}")
         if name == "no-cuda-graph":
             raise argparse.ArgumentTypeError("no-cuda-graph takes no time")
         return Fault(name, secs)

@@ -7,7 +7,7 @@ import io
 import os
 import sys
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from mtptui.core.parse import MAX_LINE
@@ -31,7 +31,7 @@ def _check_head(path: str, head: bytes) -> None:
         file = "FILE" if path == "stdin" else path
         raise InputError(f"{path}: a binary journal file; export it first: "
                          f"journalctl --file {file} -o json > log.json")
-    if _looks_binary(head):
+    if _looks_binary(head.lstrip(b"\0")):  # NULs before line 1: what copytruncate leaves (read past)
         raise InputError(f"{path}: binary data, not a text log")
 
 
@@ -47,16 +47,21 @@ def _looks_binary(head: bytes) -> bool:
     return head.count(0) > len(head) // 100 or control > len(head) // 10
 
 
-def open_lines(path: str, name: str | None = None) -> Iterator[str]:
+TRUNCATED = "truncated gzip: its end is missing"
+
+
+def open_lines(path: str, name: str | None = None,
+               truncated: Callable[[], None] | None = None) -> Iterator[str]:
     """Yields the lines of PATH (or stdin for '-'), each with its line ending.
 
     Raises InputError with a one-line message for a missing, unreadable, binary or corrupt input,
-    also part way through (a truncated gzip is only found out at its end). Messages name the input
-    `name` (default: the path, or `stdin` for '-').
+    also part way through (a truncated gzip is only found out at its end: with `truncated`, that is
+    called instead and the lines read stand). Messages name the input `name` (default: the path, or
+    `stdin` for '-').
     """
     shown = name or ("stdin" if path == "-" else path)
     if path == "-":
-        yield from _decoded(shown, sys.stdin.buffer)
+        yield from _decoded(shown, sys.stdin.buffer, truncated)
         return
     if os.path.isdir(path):
         raise InputError(f"{shown}: is a directory")
@@ -69,10 +74,10 @@ def open_lines(path: str, name: str | None = None) -> Iterator[str]:
     except OSError as e:
         raise InputError(f"{shown}: {e.strerror or e}") from None
     with f:
-        yield from _decoded(shown, f)
+        yield from _decoded(shown, f, truncated)
 
 
-def _decoded(name: str, f: BinaryIO) -> Iterator[str]:
+def _decoded(name: str, f: BinaryIO, truncated: Callable[[], None] | None) -> Iterator[str]:
     """The same checks for a file and a pipe: a binary journal or junk is refused at its head, a
     gzip is unpacked."""
     head = f.peek(4096)[:4096] if hasattr(f, "peek") else b""
@@ -83,10 +88,10 @@ def _decoded(name: str, f: BinaryIO) -> Iterator[str]:
         except (OSError, EOFError, zlib.error) as e:
             raise InputError(f"{name}: corrupt gzip ({e})") from None
         _check_head(name, head)
-        yield from _lines(name, _text(gz), "gzip")
+        yield from _lines(name, _text(gz), "gzip", truncated)
     else:
         _check_head(name, head)
-        yield from _lines(name, _text(f), None)
+        yield from _lines(name, _text(f), None, truncated)
 
 
 # A line is read at most this far (characters, so at least MAX_LINE bytes): the parser drops it and
@@ -94,16 +99,25 @@ def _decoded(name: str, f: BinaryIO) -> Iterator[str]:
 LINE_READ = MAX_LINE + 1
 
 
-def _lines(path: str, text: io.TextIOWrapper, kind: str | None) -> Iterator[str]:
+def _lines(path: str, text: io.TextIOWrapper, kind: str | None,
+           truncated: Callable[[], None] | None = None) -> Iterator[str]:
     readline = text.readline
     try:
+        first = True
         while line := readline(LINE_READ):
+            if first:  # copytruncate's NULs before line 1 are no line of the log
+                line, first = line.lstrip("\0"), False
+                if not line:
+                    continue
             if len(line) == LINE_READ and line[-1] != "\n":  # too long: what it held is cut here
                 while (rest := readline(LINE_READ)) and rest[-1] != "\n":
                     pass
                 line += "\n"
             yield line
     except EOFError:
+        if truncated is not None:  # what was read stands; the caller counts the missing end
+            truncated()
+            return
         raise InputError(f"{path}: truncated {kind or 'input'} (it ends before its end marker)") from None
     except (OSError, zlib.error) as e:
         raise InputError(f"{path}: read error: {e}") from None
@@ -113,8 +127,11 @@ def splittable(path: str) -> bool:
     """Whether PATH is a plain file that can be read in parts from any line boundary."""
     if path == "-" or not os.path.isfile(path):
         return False
-    with open(path, "rb") as f:
-        return f.read(2) != GZIP_MAGIC
+    try:
+        with open(path, "rb") as f:
+            return f.read(2) != GZIP_MAGIC
+    except OSError:  # unreadable (not root): open_lines says so, in one line
+        return False
 
 
 def byte_blocks(path: str, start: int, end: int, block: int = 1 << 18) -> Iterator[bytes]:
@@ -128,6 +145,13 @@ def byte_blocks(path: str, start: int, end: int, block: int = 1 << 18) -> Iterat
         f.seek(start)
         pos = start
         tail = b""
+        if start == 0:  # copytruncate's NULs before line 1 are no line of the log
+            while (head := f.read(4096)).startswith(b"\0"):
+                kept = head.lstrip(b"\0")
+                pos += len(head) - len(kept)
+                if kept:
+                    break
+            f.seek(pos)
         while pos < end:
             data = f.read(min(block, end - pos))
             if not data:

@@ -11,12 +11,33 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 
 from mtptui.sources.base import (CONNECTING, FAILED, RECONNECTING, STREAMING, Feed, LineSplitter, Source,
                                  SourceState, SourceStatus)
 
 READ_SIZE = 1 << 16
 CHUNK_LINES = 2000  # lines per push: one Feed call per chunk, never one per line
+
+
+def check_followable(path: str) -> None:
+    """Raises InputError, one line, for what `--file` cannot follow: something not a regular file
+    (opening a FIFO blocks the loop until a writer comes, SIGTERM unheard) or a file that is no
+    text log (binary, a journal file). A missing or unreadable file is waited for, as run() does."""
+    from mtptui.sources.file import InputError, _check_head
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"{path}: not a regular file (a log file is followed as it grows)")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return
+    _check_head(path, head)
 
 
 class FollowFileSource(Source):
@@ -43,6 +64,9 @@ class FollowFileSource(Source):
             while True:
                 if f is None:
                     try:
+                        if not stat.S_ISREG(os.stat(self.path).st_mode):  # a FIFO would block the loop
+                            report(FAILED, f"{self.path}: not a regular file")
+                            return
                         f = open(self.path, "rb")  # noqa: SIM115 (held across awaits)
                     except (FileNotFoundError, PermissionError) as e:
                         report(CONNECTING if ident is None else RECONNECTING,

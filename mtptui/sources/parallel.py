@@ -30,7 +30,7 @@ from mtptui.core.parse import LineParser
 from mtptui.core.records import BatchStats, Event
 from mtptui.core.epochs import UNRESOLVED
 from mtptui.core.summary import Summary
-from mtptui.sources.file import InputError, byte_blocks, open_lines, splittable, tail_lines
+from mtptui.sources.file import TRUNCATED, InputError, byte_blocks, open_lines, splittable
 
 PARALLEL_MIN_BYTES = 32 << 20
 _S = TypeVar("_S", bound="PartSink")
@@ -113,9 +113,12 @@ def _in_time_order(path: str) -> None:
                 out.append(ts)
         return out
 
-    with open(path, "rb") as f:
+    with open(path, "rb") as f:  # 64 KiB at each end, whatever the lines there (one may be 500 MB)
         head = times(f.read(1 << 16).decode("utf-8", "replace").split("\n")[:ENDS])
-    tail = times(tail_lines(path, ENDS)) if head else []
+        size = f.seek(0, os.SEEK_END)
+        f.seek(max(0, size - (1 << 16)))
+        end = f.read(1 << 16).decode("utf-8", "replace").split("\n")[1:][-ENDS:]  # the first is cut
+    tail = times(end) if head else []
     first, last = (head[0], tail[-1]) if head and tail else (None, None)
     steps = [b - a for a, b in zip(head, head[1:]) if b != a]
     # and its head too, line by line: a year-less log over new year's eve is not reversed
@@ -150,7 +153,10 @@ def _read(part: Part, sink: _S, progress: Callable[[int], None] | None = None) -
     each host ended on. `progress(bytes)` is told the bytes read of a plain file's part."""
     ingest = Ingest(sink, parser=LineParser(unresolved_rank="" if part.first else UNRESOLVED))
     if part.end is None:
-        for lines in _batched(open_lines(part.path)):  # raises InputError, after the head checks
+        def truncated() -> None:  # a gzip cut short: its lines read, its missing end counted (issue 42)
+            ingest.count_dropped(TRUNCATED)
+
+        for lines in _batched(open_lines(part.path, truncated=truncated)):  # InputError, after the head checks
             ingest.feed_many(lines)
             if progress is not None:
                 progress(0)  # no byte count to give (gzip, stdin): a moment to give up

@@ -112,13 +112,17 @@ def test_a_long_line_costs_bounded_memory(tmp_path, how):
     assert int(peak_kib) < 100 << 10, peak_kib
 
 
-# the command, then the peak memory of it and of the workers it forked (KiB), on a line of its own
+# the command, then the peak memory of it and of the workers it forked (KiB), on a line of its own.
+# The peak is reset first (clear_refs 5): a child forked from a big test process starts at its size.
 PEAK = """
 import resource, sys
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")
 from mtptui.cli import main
 code = main(sys.argv[1:])
 sys.stdout.flush()
-print(max(resource.getrusage(w).ru_maxrss for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)), end="")
+hwm = next(int(x.split()[1]) for x in open("/proc/self/status") if x.startswith("VmHWM:"))
+print(max(hwm, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss), end="")
 sys.exit(code)
 """
 
@@ -178,3 +182,143 @@ def test_a_log_whose_times_run_backwards_is_refused_in_one_line(tmp_path):
     ny.write_text(f"Dec 31 23:59:00 gpu python3[1]: {body}" + "".join(
         f"Jan 01 00:{i % 60:02d}:00 gpu python3[1]: {body}" for i in range(300)))
     assert run("summary", str(ny)).returncode == 0
+
+
+# --- the old list (issue 42, item 6): each one line and a non-zero exit, or read as it should be ------
+
+def test_nul_bytes_before_line_1_are_read_past(tmp_path):
+    """What copytruncate leaves: 64 NULs before line 1 rejected the whole log as binary."""
+    plain = tmp_path / "plain.log"
+    plain.write_text(BATCH * 20)
+    nul = tmp_path / "nul.log"
+    nul.write_bytes(b"\0" * 64 + plain.read_bytes())
+    for args in ([str(nul)], ["--jobs", "1", str(nul)], ["-"]):
+        r = run("summary", "--json", *args, stdin=nul.read_bytes() if args == ["-"] else None)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["lines"]["batch"] == 20
+
+
+def test_options_may_come_between_the_positionals(tmp_path):
+    """`spec HOST --unit x PROFILE` was refused (`unrecognized arguments`); `summary A --json B` too."""
+    log = tmp_path / "a.log"
+    log.write_text(BATCH * 2)
+    r = run("summary", str(log), "--json", str(log))
+    assert r.returncode == 0 and json.loads(r.stdout)["lines"]["batch"] == 4, r.stderr
+    empty = tmp_path / "empty.toml"
+    empty.write_text("")
+    r = run("spec", "--config", str(empty), "root@127.0.0.1:1", "--unit", "x", "mtp2", "--dry-run")
+    err = one_line_error(r, 1, "127.0.0.1")  # it got as far as the host (nothing listens on port 1)
+    assert "unrecognized" not in err
+
+
+def test_bad_since_fault_and_order_are_refused_as_parsed(tmp_path):
+    for args, said in ((["record", "gpu1", "--out", str(tmp_path / "r"), "--since", "bogus"], "not a time: 'bogus'"),
+                       (["live", "gpu1", "--since", "yesterdayish"], "not a time"),
+                       (["demo", "--fault", "nonsense"], "unknown fault 'nonsense'"),
+                       (["demo", "--fault", "crash@nan"], "fault time must be seconds")):
+        r = run(*args)
+        err = r.stderr.decode()
+        assert r.returncode == 2 and said in err and "Traceback" not in err, (args, err)
+    log = tmp_path / "a.log"
+    log.write_text(BATCH)
+    one_line_error(run("summary", "--since", "1h", "--until", "2h", str(log)), 2, "--since is after --until")
+
+
+def test_a_truncated_gzip_is_read_as_far_as_it_goes_in_open(tmp_path):
+    """`open` of a truncated .gz dropped its readable part, and `open good.log trunc.gz` showed
+    neither: the store now holds both, the missing end counted."""
+    import gzip
+
+    good = tmp_path / "good.log"
+    good.write_text(BATCH * 10)
+    cut = tmp_path / "cut.gz"
+    cut.write_bytes(gzip.compress((BATCH * 1000).encode())[:-20])
+    code = ("import sys; from mtptui.sources.opener import open_store; o = open_store(sys.argv[1:]); "
+            "print(o.counts.batch, dict(o.counts.drop_reasons))")
+    r = subprocess.run([sys.executable, "-c", code, str(good), str(cut)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    batches, reasons = r.stdout.split(" ", 1)
+    assert 900 < int(batches) < 1010 and "truncated gzip: its end is missing" in reasons, r.stdout
+
+
+def test_export_file_refuses_binary_and_a_fifo_at_once(tmp_path):
+    """`export --file BINARY` was silent; `export --file FIFO` blocked in open(), deaf to SIGTERM."""
+    import os
+
+    binary = tmp_path / "bin.dat"
+    binary.write_bytes(bytes(range(256)) * 20)
+    one_line_error(run("export", "--file", str(binary), "--listen", "127.0.0.1:0"), 1, "binary data, not a text log")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    one_line_error(run("export", "--file", str(fifo), "--listen", "127.0.0.1:0"), 1, "not a regular file")
+
+
+def test_local_without_a_journal_says_so_instead_of_live():
+    probe = subprocess.run(["journalctl", "--disk-usage"], capture_output=True, text=True)
+    if "No journal files were found" not in probe.stdout + probe.stderr:
+        pytest.skip("this machine keeps a journal")
+    one_line_error(run("local", "--unit", "sglang"), 1, "no journal to read")
+
+
+def test_fleet_exit_codes_are_its_helps():
+    r = run("fleet", "--prometheus", "http://127.0.0.1:1")
+    one_line_error(r, 2, "the view needs a terminal (use --once or --json)")
+    one_line_error(run("fleet", "--once", "--prometheus", "http://127.0.0.1:1"), 1, "cannot reach Prometheus")
+    assert "2 bad arguments, config or --match (or\nno terminal" in run("fleet", "--help").stdout.decode()
+
+
+@pytest.mark.parametrize("command", ["replay", "open"])
+def test_stdin_on_a_terminal_is_refused_not_a_deaf_screen(command):
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        r = subprocess.run([sys.executable, "-m", "mtptui", command, "-"], stdin=follower, capture_output=True,
+                           timeout=60)
+    finally:
+        os.close(leader)
+        os.close(follower)
+    one_line_error(r, 2, "standard input, which is this terminal: pipe one in")
+
+
+def test_help_into_a_closed_pipe_or_a_full_disk_is_no_traceback():
+    p = subprocess.Popen([sys.executable, "-m", "mtptui", "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()  # `| head -0`: the reader went away before a byte
+    assert p.wait(timeout=60) in (0, 141) and b"Traceback" not in p.stderr.read()
+    p.stderr.close()
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, "-m", "mtptui", "--help"], stdout=full, stderr=subprocess.PIPE, timeout=60)
+    assert r.returncode == 1 and r.stderr == b"mtptui --help: a write failed: No space left on device\n", r.stderr
+
+
+def test_an_unreadable_file_as_another_user_is_one_line(tmp_path):
+    import os
+
+    if os.geteuid() != 0:
+        pytest.skip("runs the command as nobody: needs root to switch")
+    log = tmp_path / "secret.log"
+    log.write_text(BATCH)
+    log.chmod(0o600)
+    tmp_path.chmod(0o755)
+
+    def nobody() -> None:
+        os.setgid(65534)
+        os.setuid(65534)
+
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)}
+    r = subprocess.run([sys.executable, "-m", "mtptui", "summary", str(log)], capture_output=True, timeout=60,
+                       preexec_fn=nobody, env=env, cwd="/")
+    one_line_error(r, 1, "permission denied")
+
+
+@pytest.mark.parametrize("args, said", [
+    (["fleet", "--once", "--prometheus", "http://[::1"], "not a Prometheus URL"),
+    (["sim", "--model-path", "m", "--port", "99999"], "--port 99999: give an integer from 0 to 65535"),
+    (["sim", "--model-path", "m", "--page-size", "0"], "--page-size 0: give an integer from 1"),
+])
+def test_the_named_tracebacks_are_one_line(args, said):
+    r = run(*args)
+    err = r.stderr.decode()
+    assert r.returncode == 2 or r.returncode == 1, err
+    assert said in err and "Traceback" not in err and err.count("\n") == 1, err

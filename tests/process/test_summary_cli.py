@@ -124,7 +124,9 @@ def test_gzip_and_truncated_gzip(tmp_path):
     assert summary_json(str(good))["series"][0]["decode"]["batches"] == 1000
     cut = tmp_path / "cut.gz"
     cut.write_bytes(good.read_bytes()[:-20])
-    assert_one_line_error(run("summary", "--json", str(cut)), 1, "truncated")
+    # its readable part read, its missing end counted (issue 42: `open` showed nothing of it)
+    lines = summary_json(str(cut))["lines"]
+    assert 900 < lines["batch"] < 1000 and lines["drop_reasons"] == {"truncated gzip: its end is missing": 1}
     garbage = tmp_path / "bad.gz"
     garbage.write_bytes(b"\x1f\x8b" + b"not really gzip" * 10)
     r = run("summary", str(garbage))

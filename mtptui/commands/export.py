@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import signal
 import socket
 import sys
@@ -84,9 +85,13 @@ def build_all_sources(args: argparse.Namespace, config: Config) -> list[Source]:
     return sources
 
 
-async def follow(sources: list[Source], state) -> None:
-    """Runs the sources until SIGTERM or SIGINT."""
+async def follow(sources: list[Source], state, controls: dict | None = None) -> None:
+    """Runs the sources, and reads each host's /metrics through its control's endpoint
+    (export/scrape.py), until SIGTERM or SIGINT."""
+    from mtptui.export import scrape
+
     tasks = [asyncio.ensure_future(s.run(state)) for s in sources]
+    tasks += [asyncio.ensure_future(scrape.poll(state, host, ctl.endpoint)) for host, ctl in (controls or {}).items()]
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -99,6 +104,9 @@ async def follow(sources: list[Source], state) -> None:
         await asyncio.gather(*tasks, return_exceptions=True)
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
+        for ctl in (controls or {}).values():
+            with contextlib.suppress(Exception):  # a link already lost: nothing to close
+                await ctl.close()
 
 
 def main(argv: list[str]) -> int:
@@ -125,8 +133,10 @@ def main(argv: list[str]) -> int:
     print(f"mtptui export: serving http://{where}:{bound}/metrics for {', '.join(str(s.host) for s in sources)}",
           file=sys.stderr, flush=True)
     quiet_asyncssh()
+    from mtptui.control.session import host_controls
+
     try:
-        asyncio.run(follow(sources, state))
+        asyncio.run(follow(sources, state, host_controls(sources, config)))
     finally:
         httpd.shutdown()
         httpd.server_close()

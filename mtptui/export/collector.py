@@ -7,11 +7,17 @@ rank tokens, e.g. `TP0` or `DP3 TP3 EP3`, empty when the line has none):
   gauges, the rank's last batch lines, served only while the rank logs (see below):
     mtptui_spec_accept_length, mtptui_spec_accept_ratio, mtptui_gen_throughput_tokens_per_second,
     mtptui_running_requests, mtptui_queued_requests, mtptui_token_usage_ratio
+  gauge, vLLM's last SpecDecoding line: mtptui_spec_position_accept_ratio{position}
   counters: mtptui_decode_batches_total, mtptui_decode_batches_without_cuda_graph_total
 
 Per host (label `host`): mtptui_spec_info (the speculation settings from `server_args=`),
 mtptui_epoch_start_time_seconds, mtptui_events_total{kind}, mtptui_source_connected,
-mtptui_last_batch_time_seconds, mtptui_lines_{read,unparsed,dropped}_total.
+mtptui_last_batch_time_seconds, mtptui_lines_{read,unparsed,dropped}_total; and from the server's
+own /metrics (export/scrape.py), where it counts speculation (vLLM): mtptui_server_spec_drafts_total,
+mtptui_server_spec_draft_tokens_total, mtptui_server_spec_accepted_tokens_total and
+mtptui_server_spec_accepted_tokens_per_position_total{position}, its counters since its start
+(summed over its engines), so that rate() of them gives acceptance over any window:
+accepted / drafts + 1 the accept length, per position accepted there / drafts.
 
 A rank whose last batch line arrived more than `stale_after` seconds ago is stale: its gauges are
 left out (Prometheus then marks the series stale) rather than repeating its last figures forever.
@@ -26,6 +32,7 @@ from collections.abc import Callable, Iterator
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from mtptui.core import latency
 from mtptui.core.epochs import spec_label
 from mtptui.export.state import ExportState
 from mtptui.sources.base import STREAMING
@@ -47,6 +54,16 @@ RANK_GAUGES = (
 )
 RANK = ["host", "rank"]
 HOST = ["host"]
+# the server's counters served again: name, its family in the scrape (core/latency), help
+SERVER_COUNTERS = (
+    ("mtptui_server_spec_drafts", latency.VLLM_DRAFTS,
+     "Verify steps that had drafts, as the server counts them since its start (vLLM's "
+     "spec_decode_num_drafts, every engine summed)."),
+    ("mtptui_server_spec_draft_tokens", latency.VLLM_DRAFT_TOKENS,
+     "Draft tokens proposed, as the server counts them since its start (vLLM's spec_decode_num_draft_tokens)."),
+    ("mtptui_server_spec_accepted_tokens", latency.VLLM_ACCEPTED,
+     "Draft tokens accepted, as the server counts them since its start (vLLM's spec_decode_num_accepted_tokens)."),
+)
 
 
 class ExportCollector(Collector):
@@ -62,6 +79,10 @@ class ExportCollector(Collector):
             gauges = [GaugeMetricFamily(name, help_, labels=RANK) for name, _, help_ in RANK_GAUGES]
             batches = CounterMetricFamily("mtptui_decode_batches", "Decode batch lines logged by the rank.",
                                           labels=RANK)
+            per_pos = GaugeMetricFamily("mtptui_spec_position_accept_ratio",
+                                        "Acceptance at each draft position (0 the first) of the rank's last "
+                                        "SpecDecoding line, 0 to 1 (vLLM's per-position acceptance rate).",
+                                        labels=RANK + ["position"])
             no_graph = CounterMetricFamily("mtptui_decode_batches_without_cuda_graph",
                                            "Decode batch lines that ran without CUDA graphs (`cuda graph: "
                                            "False`), a slow decode.", labels=RANK)
@@ -76,9 +97,13 @@ class ExportCollector(Collector):
                     continue
                 for fam, (_, key, _) in zip(gauges, RANK_GAUGES):
                     v = r.values.get(key)
-                    if v is not None:
+                    if isinstance(v, (int, float)):
                         fam.add_metric(lab, float(v))
+                rates = r.values.get("per_position_accept_rate")
+                for i, rate in enumerate(rates if isinstance(rates, list) else ()):
+                    per_pos.add_metric(lab + [str(i)], float(rate))
             yield from gauges
+            yield per_pos
             yield batches
             yield no_graph
             yield from self._hosts(last_batch)
@@ -127,6 +152,26 @@ class ExportCollector(Collector):
             unparsed.add_metric(lab, c.unparsed)
             dropped.add_metric(lab, c.dropped)
         yield from (spec, epoch, events, connected, last, read, unparsed, dropped)
+        yield from self._server()
+
+    def _server(self) -> Iterator[Metric]:
+        """The servers' own speculative counters, from each host's newest /metrics scrape."""
+        counters = [CounterMetricFamily(name, help_, labels=HOST) for name, _, help_ in SERVER_COUNTERS]
+        per_pos = CounterMetricFamily(
+            "mtptui_server_spec_accepted_tokens_per_position",
+            "Draft tokens accepted at each draft position (0 the first), as the server counts them since "
+            "its start (vLLM's spec_decode_num_accepted_tokens_per_pos).", labels=HOST + ["position"])
+        for host, h in sorted(self.state.hosts.items(), key=lambda kv: str(kv[0])):
+            if h.scrape is None:
+                continue
+            lab = [host or ""]
+            for fam, (_, family, _) in zip(counters, SERVER_COUNTERS):
+                if family in h.scrape.counters:
+                    fam.add_metric(lab, h.scrape.counters[family])
+            for pos, n in sorted(h.scrape.per_pos.items()):
+                per_pos.add_metric(lab + [str(pos)], n)
+        yield from counters
+        yield per_pos
 
 
 def _text(v) -> str:

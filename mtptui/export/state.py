@@ -5,8 +5,9 @@ each host's epochs and speculation settings, and each stream's state.
 host's lines are counted apart) and the parser's sink. Nothing is kept per line: memory stays
 flat however long it runs. Of the epochs, only each host's current one is kept, and without
 values (the metrics serve its start and settings, and last values, never an epoch's statistics);
-those before it are counted as restarts. The HTTP thread reads it under `lock` while the
-sources' loop writes.
+those before it are counted as restarts. Beside the logs, each host's newest /metrics scrape
+(export/scrape.py) is kept for the server's own counters. The HTTP thread reads it under `lock`
+while the sources' loop writes.
 """
 
 from __future__ import annotations
@@ -18,13 +19,16 @@ from dataclasses import dataclass, field
 
 from mtptui.core.epochs import EpochTracker
 from mtptui.core.ingest import Ingest
+from mtptui.core.latency import Scrape
 from mtptui.core.records import DECODE, PREFILL, BatchStats, Event, token_usage
 from mtptui.sources.base import Feed, SourceStatus
 
 # A rank's figures are those of its last batch lines, as a server's own gauges are: any batch line
 # sets the request counts and the pool usage; a decode line sets these, or drops the ones it lacks
 # (vLLM's spec line, which follows its throughput line, sets the acceptance).
-DECODE_ONLY = ("accept_len", "accept_rate", "gen_throughput")
+DECODE_ONLY = ("accept_len", "accept_rate", "gen_throughput", "per_position_accept_rate")
+# what a spec line (vLLM's) sets: its acceptance, and its acceptance at each draft position
+SPEC_FIELDS = ("accept_len", "accept_rate", "per_position_accept_rate")
 # Event kinds counted, under the names the metrics use (a `failed` unit is a crash too).
 EVENT_NAMES = {"ready": "ready", "oom": "oom", "nccl": "nccl", "crash": "crash", "failed": "crash", "error": "error",
                "retract": "retract", "watchdog": "watchdog"}
@@ -32,7 +36,7 @@ EVENT_NAMES = {"ready": "ready", "oom": "oom", "nccl": "nccl", "crash": "crash",
 
 @dataclass
 class RankState:
-    values: dict[str, float] = field(default_factory=dict)
+    values: dict[str, float | list[float]] = field(default_factory=dict)
     decode_batches: int = 0
     graph_off: int = 0  # decode batches that ran without CUDA graphs
     last_ts: float | None = None  # log time of the newest batch line
@@ -45,6 +49,7 @@ class HostState:
     events: dict[str, int] = field(default_factory=lambda: dict.fromkeys(sorted(set(EVENT_NAMES.values())), 0))
     status: SourceStatus | None = None
     last_ts: float | None = None  # newest log time of a record (for records without a time)
+    scrape: Scrape | None = None  # the server's newest /metrics, where it serves one
 
 
 class ExportState:
@@ -83,6 +88,11 @@ class ExportState:
         if self.inner is not None:
             self.inner.dropped(n, reason, host)
 
+    def server_scrape(self, host: str | None, scrape: Scrape | None) -> None:
+        """The host's newest /metrics (export/scrape.py); None: none to serve any more."""
+        with self.lock:
+            self._host(host).scrape = scrape
+
     # -- the sink (called by Ingest, under the lock) ------------------------------------------
     def _time(self, host: HostState, ts: float | None) -> float:
         if ts is None:
@@ -114,7 +124,7 @@ class ExportState:
             if f.get("graph") is False:
                 r.graph_off += 1
         elif rec.kind != PREFILL:  # vLLM's spec line: the acceptance of the line before
-            for k in ("accept_len", "accept_rate"):
+            for k in SPEC_FIELDS:
                 if k in f:
                     values[k] = f[k]
         self.epochs.open(rec.host, ts).records += 1  # counted (a later server_args is a new process), not kept

@@ -168,3 +168,42 @@ def test_a_crash_loop_is_counted_while_only_the_current_epoch_is_kept():
     assert m[("mtptui_decode_batches_total", rank("gpu1", "TP0"))] == 40 * 30
     [epoch] = state.epochs.epochs["gpu1"]
     assert epoch.records == 30 and epoch.per_rank == {} and epoch.spec["algorithm"] == "EAGLE"
+
+
+def test_vllm_per_position_acceptance_from_its_line_and_gone_after_an_interval_without_drafts():
+    from mtptui.sim import vllm
+
+    state, registry, _ = setup(hosts=("v1",))
+    lines = list(vllm.render(envelope="cat", host="v1", unit="vllm.service", unit_description="vLLM", seed=0,
+                             t0=1.8e9, serve=0, version="0.32.0", pattern=[2, 0], interval=2.0))
+    spec = next(x for x in lines if x.truth.get("kind") == "spec")
+    state.lines([x.text for x in lines[:lines.index(spec) + 1]], "v1")
+    key = rank("v1", "Engine 000")
+    m = scrape(registry)
+    rates = spec.truth["fields"]["per_position_accept_rate"]
+    assert len(rates) == vllm.K
+    for i, r in enumerate(rates):
+        assert m[("mtptui_spec_position_accept_ratio", tuple(sorted(key + (("position", str(i)),))))] == round(r, 3)
+    state.lines([x.text for x in lines[lines.index(spec) + 1:]], "v1")  # the idle interval's line, no spec line
+    assert not [k for k in scrape(registry) if k[0] == "mtptui_spec_position_accept_ratio"]
+
+
+def test_the_servers_own_counters_served_per_host_from_its_scrape():
+    from mtptui.core import latency
+    from mtptui.sim import vllm
+
+    state, registry, _ = setup(hosts=("v1", "v2"))
+    m = vllm.VllmMetrics(t_created=1.0, version="0.32.0")
+    m.interval(step_s=0.02, drafts=100, drafted=300, accepted_pos=[90, 70, 40], running=2, prefill_s=0.01,
+               queue_s=0.0)
+    state.server_scrape("v1", latency.parse(m.exposition(), 10.0))
+    got = scrape(registry)
+    v1 = (("host", "v1"),)
+    assert got[("mtptui_server_spec_drafts_total", v1)] == 100
+    assert got[("mtptui_server_spec_draft_tokens_total", v1)] == 300
+    assert got[("mtptui_server_spec_accepted_tokens_total", v1)] == 200
+    assert [got[("mtptui_server_spec_accepted_tokens_per_position_total", v1 + (("position", str(i)),))]
+            for i in range(3)] == [90, 70, 40]
+    assert not [k for k in got if k[0].startswith("mtptui_server_") and ("host", "v2") in k[1]]  # no scrape
+    state.server_scrape("v1", None)  # it stopped answering
+    assert not [k for k in scrape(registry) if k[0].startswith("mtptui_server_")]

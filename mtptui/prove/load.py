@@ -12,10 +12,13 @@ Per-request acceptance, where the server reports it (read from each request's ow
     so a measurement of acceptance per request must use /generate. /generate takes raw text: the
     messages are joined without the model's chat template, so the prompt differs from the chat
     path's by the template's few tokens.
-  - vLLM's OpenAI endpoints with `--per-request-spec-decode-metrics summary` (vLLM PR #48915, in
-    no release up to 0.28.0): a top-level `metrics.speculative_decoding` object with
-    `mean_acceptance_length` (else num_accepted_draft_tokens / num_spec_steps + 1).
-A request without either has no acceptance (None), never a 1.0 that was not reported."""
+  - vLLM's OpenAI endpoints with `--per-request-spec-decode-metrics summary` (0.32.0, read in its
+    entrypoints/openai/chat_completion/serving.py and v1/metrics/stats.py, and seen in the engine
+    tier): a top-level `metrics.speculative_decoding` object with `mean_acceptance_length` (the
+    bonus token included; else num_accepted_draft_tokens / num_spec_steps + 1); a stream carries
+    it on its last chunk, the usage one, sent only with `stream_options.include_usage`.
+A request without either has no acceptance (None), never a 1.0 that was not reported; nor has a
+vLLM request that no verify step drafted for (`num_spec_steps` 0: vLLM then says 1.0 all the same)."""
 
 from __future__ import annotations
 
@@ -148,6 +151,8 @@ def _accept_of(ev: dict) -> float | None:
             return done / verify
     spec = (ev.get("metrics") or {}).get("speculative_decoding") if isinstance(ev.get("metrics"), dict) else None
     if isinstance(spec, dict):
+        if spec.get("num_spec_steps") == 0:
+            return None  # nothing drafted: vLLM's mean is its placeholder 1.0, not a measurement
         mean = spec.get("mean_acceptance_length")
         if isinstance(mean, (int, float)):
             return float(mean)

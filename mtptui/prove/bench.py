@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -187,7 +188,7 @@ class Bench:
                  + f", drawn from {len(self.pool)} prompts "
                  + (f"of {where}" if where else "shipped with mtptui"),
                  f"restarts: up to {restarts}: each profile the server does not already run, then back to the "
-                 "unit as it was found (its drop-in byte for byte), also after a cancel or a failure"]
+                 f"unit as it was found (its drop-in byte for byte), also after a cancel or a failure ({self.restore_within()})"]
         width = max(len("restore"), *(len(name) for name, _ in changes))
         lines += ["", "each profile's change to the server's arguments, in the order they run (against the one before it):"]
         for name, changed in changes:
@@ -198,6 +199,12 @@ class Bench:
         return lines
 
     # --- running -----------------------------------------------------------------------------------
+
+    def restore_within(self) -> str:
+        """The bound on the restore after a cancel or a failure, for the preview: the host reached
+        again, then an action's put-back (control.restart.Settings.put_back_s)."""
+        st = self.hc.settings
+        return f"verified, within {math.ceil((max(60.0, st.wait_timeout) + st.put_back_s()) / 60)} min at most"
 
     def leaving(self) -> str:
         """What stopping at once would leave, in words (a second ctrl-c asks about it)."""

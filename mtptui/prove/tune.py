@@ -360,8 +360,8 @@ class Tune(Bench):
                     f"in each next one; {self.max_tokens} tokens each; budget {self.budget_s / 60:g} min "
                     f"(a grid would measure {self.tr.grid} points)")
         lines[1] = ("restarts: one per candidate a round (each round's first is already running), then back "
-                    "to the unit as it was found (its drop-in byte for byte), also after a cancel or a failure, "
-                    "unless the winner is accepted at the end")
+                    "to the unit as it was found (its drop-in byte for byte), also after a cancel or a failure "
+                    f"({self.restore_within()}), unless the winner is accepted at the end")
         # each candidate on one line of its settings, where bench lists each profile's flag diff
         # (a wrapped line per candidate): the whole list in one screen; the diffs follow below
         n = len(self.profiles)

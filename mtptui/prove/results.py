@@ -217,7 +217,8 @@ def table_text(report: dict) -> str:
         rows = table_rows(report, c)
         widths = [max(len(x) for x in col) for col in zip(HEADER, *rows)]
         lines.append("")
-        lines.append(f"concurrency {c}, {at(report, c)[0]['requests'] or '-'} requests"
+        # the rows' requests: a profile that failed and was rolled back has none, the others theirs
+        lines.append(f"concurrency {c}, {max(r['requests'] for r in at(report, c)) or '-'} requests"
                      + ("" if any(r["profile"] == BASELINE for r in at(report, c)) else " (no `off` profile: no deltas)"))
         for cells in (HEADER, *rows):
             lines.append("  ".join(x.ljust(w) if i < 2 else x.rjust(w) for i, (x, w) in enumerate(zip(cells, widths))).rstrip())

@@ -47,6 +47,12 @@ def test_deltas_against_off_with_intervals_and_the_best_without_errors():
     assert cells[0][8] == "31" and cells[0][11] == "12.2"  # max shown beside p99
 
 
+def test_a_first_profile_that_failed_leaves_the_heading_its_requests():
+    # the engine tier's bench: off refused by vLLM and rolled back (0 requests), ngram3 measured
+    report = dict(REPORT, results=[row("off", 2, None, requests=0), row("ngram3", 2, 78.7, accept=3.84, requests=4)])
+    assert "concurrency 2, 4 requests" in results.table_text(report)
+
+
 def test_a_winner_is_starred_only_when_its_interval_clears_the_runner_up():
     # the same 5% gap: with 6 requests each, requests scattering by 10%, not separated; with 400, separated
     few = [row("off", 1, 100.0, requests=6, spread=0.1), row("mtp1", 1, 200.0, requests=6, spread=0.1, seed=1),

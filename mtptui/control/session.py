@@ -474,7 +474,7 @@ class HostControl:
             return (f"to recover: `mtptui spec {self.host} PROFILE` (the audit log has no verified settings of "
                     f"{self.unit})")
         entry, dropin, argv = found
-        same = " (the ones on the host now, not verified since)" if dropin == st.dropin else ""
+        same = " (the one on the host now, not verified since)" if dropin == st.dropin else ""
         return (f"to recover: `mtptui spec {self.host} --recover` puts back {dropin_name(dropin, argv)}{same}, "
                 f"verified at {lockinfo.clock(entry.get('time'))}, and verifies it")
 

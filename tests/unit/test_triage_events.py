@@ -111,6 +111,9 @@ def test_a_trouble_line_from_the_code_that_prints_it(msg, kind, where):
     "destroy_process_group to ensure that any pending NCCL operations have finished in this process.",
     "GPU KV cache size: 1,234,560 tokens",  # vllm v1/core/kv_cache_utils.py: an INFO line with `KV cache`
     "Killed 3 requests",
+    # SGLang's own, not systemd's `Failed to start UNIT.` (0.5.2x srt/entrypoints/grpc_server.py)
+    "Failed to start profile",
+    "Failed to start HTTP sidecar server: [Errno 98] Address in use. Continuing without metrics/profile endpoints.",
 ])
 def test_a_line_like_them_is_none(msg):
     assert classify(msg) is None

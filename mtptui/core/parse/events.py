@@ -102,7 +102,9 @@ _RULES: list[tuple[EventKind, re.Pattern[str], tuple[str, ...]]] = [
     # multiproc_worker_utils.py `Worker VllmWorkerProcess pid 41820 died, exit code: -6` (and the
     # ChildProcessError('worker died') it raises in the engine); v1/utils.py
     # `Process X (PID: N) died with exit code N`; the API server's launcher.py `AsyncLLMEngine has failed,
-    # terminating server process` (`... is already dead, ...`, MQLLMEngine's), grpc_server.py's `Server failed:`.
+    # terminating server process` (`... is already dead, ...`, MQLLMEngine's), grpc_server.py's `Server failed:`; 0.33's `RayWorkerProc failed:`
+    # (v1/executor/ray_executor_v2.py) and its fault tolerance giving up (v1/fault_tolerance/
+    # engine_core_sentinel.py `[FT] No recovery within 30s timeout.`).
     ("crash", re.compile(r"Scheduler or DataParallelController (\d+) terminated with (-?\d+)"), ("DataParallelController ",)),
     ("crash", re.compile(r"Worker \S+ pid (\d+) died, exit code: (-?\d+)"), ("died",)),
     ("crash", re.compile(r"EngineCore failed to start|EngineCore encountered a fatal error|EngineCore encountered an "
@@ -113,10 +115,11 @@ _RULES: list[tuple[EventKind, re.Pattern[str], tuple[str, ...]]] = [
                          r"|SIGQUIT received\. signum=|Ray scheduler actor terminated with error|Exception in "
                          r"ModelTpServer|scheduler is dead|Received SIGQUIT from scheduler process|Server process "
                          r"terminated unexpectedly|[Gg]ot fatal signal from worker processes|Engine background task "
-                         r"failed|\bWorker(?:Proc)? failed\.?$|terminating server process|^Server failed: "),
+                         r"failed|\bWorker(?:Proc)? failed\.?$|RayWorkerProc failed|terminating server process|^Server "
+                         r"failed: |\[FT\] No recovery within"),
      ("EngineCore ", "Engine core ", "Engine process ", "WorkerProc ", "died", "output_handler failed", "sigquit",
       "SIGQUIT", "terminated", "ModelTpServer", "is dead", "fatal signal", "background task failed", "Worker failed",
-      "terminating server", "Server failed")),
+      "terminating server", "Server failed", "No recovery")),
     # CPython's fault handler (faulthandler, on in vLLM and SGLang): `Fatal Python error: Segmentation
     # fault`, then its threads' dump (parse/__init__.py gathers it into this event); the shell's word
     # for a child killed by a signal, `Segmentation fault (core dumped)`, `Aborted (core dumped)`; a C++
@@ -133,13 +136,18 @@ _RULES: list[tuple[EventKind, re.Pattern[str], tuple[str, ...]]] = [
     # `EngineCore hit an exception`, `WorkerProc hit an exception` (0.32), `EngineCore output handler
     # hit an error` (0.9.2); `Initialization failed. ...`, `Health check failed. ...` (http_server.py);
     # utils/watchdog.py's `... watchdog thread crashed`; V0's `Exception in worker X while processing
-    # method Y.` (executor/multiproc_worker_utils.py); a traceback behind any prefix.
+    # method Y.` (executor/multiproc_worker_utils.py); SGLang 0.5.2x's rank consensus check (`Found rank
+    # divergence for N events(s)!`, utils/rank_consensus_checker.py); a traceback behind any prefix.
     ("error", re.compile(r"\w+ hit an (?:exception|error)|Traceback \(most recent call last\)|Initialization failed\. "
-                         r"|Health check failed[.:] |[Ww]atchdog thread crashed|Exception in worker \S+ while processing"),
-     ("hit an e", "Traceback", "Initialization failed", "Health check failed", "atchdog", "Exception in worker")),
+                         r"|Health check failed[.:] |[Ww]atchdog thread crashed|Exception in worker \S+ while processing"
+                         r"|Found rank divergence"),
+     ("hit an e", "Traceback", "Initialization failed", "Health check failed", "atchdog", "Exception in worker",
+      "rank divergence")),
     ("auto_restart", re.compile(r"^(?:\S+: )?Scheduled restart job, restart counter is at \d+"), ("restart job",)),
+    # systemd's job.c: `Failed to start %s.` (its description, or since v250 `unit - description`), one
+    # sentence: not SGLang's `Failed to start profile`, `Failed to start HTTP sidecar server: ...`
     ("failed", re.compile(r"^(?:\S+: )?(?:Main process exited, code=(?:exited, status=[1-9]\d*|killed|dumped)"
-                          r"|Failed with result '|Failed to start )"), ("Main process exited", "Failed ")),
+                          r"|Failed with result '|Failed to start [^:]*\.$)"), ("Main process exited", "Failed ")),
     ("started", re.compile(r"^Started "), ("Started ",)),
     # SGLang's SIGTERM handler (0.4.6+ `SIGTERM received. signum=None frame=None. Draining requests and
     # shutting down...`; 0.5.x tokenizer_manager.py `Signal SIGTERM received while health check failed.

@@ -255,7 +255,10 @@ class Action:
         try:
             try:
                 msg = await self._bring_up(self.new_dropin, self.expect_new, "")
-                return Outcome(APPLIED, OK, msg, self.phases, *self._times)
+                if self.interrupted is None:
+                    return Outcome(APPLIED, OK, msg, self.phases, *self._times)
+                # its cancel was lost (a wait_for whose inner step ended at that very moment)
+                why, by_interrupt = f"interrupted ({self.interrupted}) at {self.phase}", True
             except (StepFailed, ControlError) as e:
                 why, by_interrupt = str(e), False
                 if isinstance(e, ControlError) and not self._changed:

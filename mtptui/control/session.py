@@ -438,7 +438,8 @@ class HostControl:
         if lock_left:
             tail += "; its lock is left on the host: the next action takes it"
         tail += "; " + self._recovery(st)
-        found = {"runs": _profile_in(st.dropin) or runs_what(launch.spec_flags(st.argv)), "active": state, "exec_start": st.argv, "dropin": st.dropin, "lock_left": lock_left}
+        found = {"runs": _profile_in(st.dropin) or runs_what(launch.spec_flags(st.argv)), "active": state,
+                 "exec_start": st.argv, "dropin": st.dropin, "lock_left": lock_left}
         head = ""
         for entry, why in gone:
             mine = owner is not None and owner.get("audit_id") == entry.get("id")

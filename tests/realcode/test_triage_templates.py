@@ -27,11 +27,20 @@ pytestmark = pytest.mark.realcode
 # Why a template is no event of its own: (where, a regex over `file` or `text`, the reason). The first
 # entry that matches says it; `file` entries first, by what a part of the code is for.
 REQUEST = "one request's failure, answered to its client: the server serves on"
+NOT_SERVING = ("not the serving process's log: tests, benchmarks, the frontend language, the diffusion server, kernel "
+               "builds")
+AROUND = "said around a death or a stop whose own line is the event (the crash, systemd's stop)"
+TRANSFER = ("KV transfer between instances or an external KV store: that transfer or cache entry fails, the server "
+            "serves on (PD disaggregation, HiCache, LMCache, Mooncake)")
+CHECK = ("a check of settings or code whose words name memory, NCCL or a death but mean none: its traceback is "
+         "the event (error)")
 NONE: list[tuple[str, str, str]] = [
     # not the LLM server's process
     ("file", r"^sglang/(?:test|lang|bench|multimodal_gen|jit_kernel|eval|check_env|launch_server)|^sglang/srt/"
              r"(?:bench|test)|^vllm/(?:benchmarks|scripts|entrypoints/cli/benchmark)",
-     "not the serving process's log: tests, benchmarks, the frontend language, the diffusion server, kernel builds"),
+     NOT_SERVING),
+    # the settings' own checks at start
+    ("file", r"^vllm/config/|^vllm/engine/arg_utils|^sglang/srt/server_args|^sglang/srt/configs/", CHECK),
     # a request's own failure
     ("file", r"/(?:function_call|tool_parsers?|reasoning|parser|constrained|structured_output|jinja|conversation"
              r"|multimodal|multimodal_processor|openai_api|grammar)s?(?:/|\.py)|^vllm/entrypoints/(?:openai|"
@@ -43,8 +52,7 @@ NONE: list[tuple[str, str, str]] = [
     ("file", r"disaggregation|kv_transfer|mem_cache/(?:storage|hicache|hi_|mooncake|lmcache|nixl|eic|hf3fs|"
              r"cpp_radix|multimodal|sparsity)|/connector/|mooncake|nixl|lmcache|weight_cache|kv_offload|offload|"
              r"ec_transfer|mem_cache/memory_pool_host|mem_cache/hiradix|mem_cache/.*storage",
-     "KV transfer between instances or an external KV store: that transfer or cache entry fails, the server "
-     "serves on (PD disaggregation, HiCache, LMCache, Mooncake)"),
+     TRANSFER),
     # weights and adapters, loaded at start (a failure raises: its traceback is the event) or asked for later
     ("file", r"model_loader|/lora/|weight_sync|weight_update|update_weights|remote_instance|checkpoint_engine"
              r"|model_executor/model_weight|/loader/|/ray/",
@@ -56,6 +64,17 @@ NONE: list[tuple[str, str, str]] = [
              r"|eplb|elastic|/dumper|fault_inject",
      "the server's own observability or tooling (metrics, traces, profiles, dumps, plugins): it fails, the "
      "serving goes on"),
+    # said around a death or a stop whose own line is the event
+    ("text", r"before crash|crash_dump|[Dd]umping requests|[Dd]umped \d|custom SIGQUIT handler|Exit code: |"
+             r"shutting down fallback|[Ss]hutdown|shut down|cleanup|[Cc]lean up|Force exiting|exit\(",
+     AROUND),
+    # checks of settings and code: a raise with trouble's words but none of its meaning
+    ("text", r"^(?:ValueError|TypeError|NotImplementedError|AssertionError|KeyError|AttributeError): .*(?:only "
+             r"supports?|[Ii]nvalid|must be|should be|not supported|is required|Expected|should not|cannot|"
+             r"not found|No memory should|unbalanced|attention-free|No GPU memory values|shift timeout|"
+             r"didn't finish loading|multi-modal processor on)|^RuntimeError:"
+             r" (?:Test crash|cannot|Decode status not found)|^FileNotFoundError|^\w+Error: .*(?:env|environment)",
+     CHECK),
     # hardware and library detection at start, with a fallback
     ("text", r"(?:NVLink|XGMI|NUMA|hop XGMI|thread-binding|P2P).*(?:detection|failed|binding)|Failed to load NCCL "
              r"library|is not supported on|not installed|Please install|install it|cupy is not|Triton|flashinfer|"
@@ -82,17 +101,6 @@ NONE: list[tuple[str, str, str]] = [
              r"[Cc]ompletion|[Ss]tream|response|[Cc]hat|image|[Vv]ideo|audio|[Gg]rammar|FSM|schema|[Jj]son|JSON"
              r"|tool|[Pp]ars|[Ii]nput|output for|[Ss]ampl|logprob|[Pp]reprocess|item |finish",
      REQUEST),
-    # said around a death or a stop whose own line is the event
-    ("text", r"before crash|crash_dump|[Dd]umping requests|[Dd]umped \d|custom SIGQUIT handler|Exit code: |"
-             r"shutting down fallback|[Ss]hutdown|shut down|cleanup|[Cc]lean up|Force exiting|exit\(",
-     "said around a death or a stop whose own line is the event (the crash, systemd's stop)"),
-    # checks of settings and code: a raise with trouble's words but none of its meaning
-    ("text", r"^(?:ValueError|TypeError|NotImplementedError|AssertionError|KeyError|AttributeError): .*(?:only "
-             r"supports?|[Ii]nvalid|must be|should be|not supported|is required|Expected|should not|cannot|"
-             r"not found|No memory should|unbalanced|attention-free|No GPU memory values|shift timeout)|^RuntimeError:"
-             r" (?:Test crash|cannot|Decode status not found)|^FileNotFoundError|^\w+Error: .*(?:env|environment)",
-     "a check of settings or code whose words name memory, NCCL or a death but mean none: its traceback is "
-     "the event (error)"),
     # a component's own error that the server goes on after
     ("text", r"[Ff]ailed to|[Ee]rror (?:in|during|while|when|processing|getting|with)|[Ee]rror: |[Ee]xception "
              r"(?:in|while|occurred|during|when)|[Cc]ould not|[Cc]annot|[Uu]nable to|[Tt]imeout waiting|"
@@ -102,6 +110,11 @@ NONE: list[tuple[str, str, str]] = [
      "a component's own error that the server goes on after (a task, a connection, a helper thread): "
      "logged, no run ends by it"),
 ]
+# Words that say a process died or memory ran out: a template with them is none only for these reasons
+# (the broad reasons above, by a request's or a component's words, must not hide a death or an OOM).
+STRONG = re.compile(r"out of memory|[Nn]ot enough (?:\w+ )?memory|\bOOM\b|died|\bdead\b|NCCL error|[Ss]egmentation "
+                    r"fault|Killed|crashed")
+STRONG_NONE = (NOT_SERVING, AROUND, TRANSFER, CHECK)
 # The lines the triage is about, by their template as the code writes it: the kind each must get.
 KINDS = {
     "Scheduler or DataParallelController 1 terminated with 1": "crash",
@@ -151,8 +164,9 @@ def test_every_trouble_template_has_a_kind_or_a_reason(need):
             kinds[hit[0]] = kinds.get(hit[0], 0) + 1
             continue
         reason = _none_reason(t)
-        if reason is None:
-            missing.append(f"{release} {t['file']}:{t['line']} ({t['level']}): {text[:200]!r}")
+        if reason is None or (STRONG.search(text) and reason not in STRONG_NONE):
+            missing.append(f"{release} {t['file']}:{t['line']} ({t['level']}): {text[:200]!r}"
+                           + (f" (none: {reason[:40]}...?)" if reason else ""))
         else:
             reasons[reason] = reasons.get(reason, 0) + 1
     assert not missing, f"{len(missing)} templates with no kind and no reason:\n" + "\n".join(sorted(missing))

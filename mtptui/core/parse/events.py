@@ -61,29 +61,31 @@ _RULES: list[tuple[EventKind, re.Pattern[str], tuple[str, ...]]] = [
     ("retract", re.compile(r"KV cache pool is full\. Retract requests\.|Decode out of memory happened\."),
      ("Retract", "memory")),
     # Out of device memory, in each component's words: SGLang's pool_configurator / model_runner
-    # (`Not enough memory. Please try to increase --mem-fraction-static`), scheduler (`Prefill out of
-    # memory. Try to lower your batch size.`, `Decode out of memory. Try to lower ...`) and
-    # memory_pool (`alloc_req_slots runs out of memory.`), 0.4.3's schedule_batch.py (`{phase} out of
-    # memory. Try to lower your batch size.`), HiCache's `Not enough host memory`; torch's allocator (`CUDA out of memory.
-    # Tried to allocate`, `torch.OutOfMemoryError`; ROCm's `HIP out of memory`, Intel's `XPU out of
-    # memory`, Ascend's `NPU out of memory`); the CUDA runtime's and driver's error strings
+    # (`Not enough memory. Please try to increase --mem-fraction-static`, 0.5.2x's `Not enough GPU memory
+    # for hybrid (mamba/linear-attention) state cache`), scheduler (`Prefill out of memory. Try to lower
+    # your batch size.`, `Decode out of memory. Try to lower ...`, 0.4.3's schedule_batch.py `{phase} out
+    # of memory. Try to lower your batch size.`), memory_pool (`alloc_req_slots runs out of memory.`),
+    # HiCache's `Not enough host memory`, DFLASH's `draft OOM when allocating`; torch's allocator (`CUDA
+    # out of memory. Tried to allocate`, `torch.OutOfMemoryError`; ROCm's `HIP out of memory`, Intel's
+    # `XPU out of memory`, Ascend's `NPU out of memory`); the CUDA runtime's and driver's error strings
     # (`CUDA error: out of memory`, `CUDA driver error: out of memory`, cudaErrorMemoryAllocation,
     # CUDA_ERROR_OUT_OF_MEMORY, CUBLAS_STATUS_ALLOC_FAILED); vLLM's kv_cache_utils.py (0.9.2, 0.32: `No
     # available memory for the cache blocks`, the model's max seq len `is larger than the maximum
     # number of tokens that can be stored in KV cache`, `KV cache is needed, which is larger than the
-    # available KV cache memory`); the kernel's OOM killer (`Out of memory: Killed process N`) and
-    # Kubernetes' word for a container it killed (`Reason: OOMKilled`, kubectl's STATUS).
+    # available KV cache memory`, `Cannot auto-fit max_model_len: not enough GPU memory`); the kernel's
+    # OOM killer (`Out of memory: Killed process N`) and Kubernetes' word for a container it killed
+    # (`Reason: OOMKilled`, kubectl's STATUS).
     ("oom", re.compile(r"Not enough memory\. Please try to increase --mem-fraction-static|(?:CUDA|HIP|XPU|NPU|MPS|MUSA) "
-                       r"out of memory|OutOfMemoryError|out of memory\. Try to lower your batch size|Not enough host "
-                       r"memory|No available "
-                       r"memory for the cache blocks|Out of memory: Kill(?:ed)? process|CUDA (?:driver )?error: out of "
-                       r"memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|CUBLAS_STATUS_ALLOC_FAILED"
+                       r"out of memory|OutOfMemoryError|out of memory\. Try to lower your batch size|[Nn]ot enough "
+                       r"(?:GPU |host |device )?memory|OOM when allocating|No available memory for the cache blocks"
+                       r"|Out of memory: Kill(?:ed)? process|CUDA (?:driver )?error: out of memory"
+                       r"|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|CUBLAS_STATUS_ALLOC_FAILED"
                        r"|alloc_req_slots runs out of memory|tokens that can be stored in KV cache|larger than the "
                        r"available KV cache memory|Out of memory(?:\. Please set a smaller number| even after retracting)"
                        r"|less than desired GPU memory utilization|insufficient GPU memory|higher than the total "
                        r"available device memory|OOMKilled"),
      ("memory", "OutOfMemory", "cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY", "ALLOC_FAILED", "KV cache",
-      "Killed")),
+      "Killed", "OOM when")),
     # A server or engine process that ended without being asked (crash; `error` is a logged
     # failure the server may live through). SGLang engine.py / data_parallel_controller.py (0.4.6,
     # 0.5.7): `Scheduler or DataParallelController 1234 terminated with -9`; the parent's `Received
@@ -104,7 +106,11 @@ _RULES: list[tuple[EventKind, re.Pattern[str], tuple[str, ...]]] = [
     # `Process X (PID: N) died with exit code N`; the API server's launcher.py `AsyncLLMEngine has failed,
     # terminating server process` (`... is already dead, ...`, MQLLMEngine's), grpc_server.py's `Server failed:`; 0.33's `RayWorkerProc failed:`
     # (v1/executor/ray_executor_v2.py) and its fault tolerance giving up (v1/fault_tolerance/
-    # engine_core_sentinel.py `[FT] No recovery within 30s timeout.`).
+    # engine_core_sentinel.py `[FT] No recovery within 30s timeout.`), `Input socket thread died during
+    # startup` (v1/engine/core.py), 0.8's `... died for second time in a row, marking RayTokenizerGroupPool
+    # as unhealthy`; SGLang 0.5.2x's `Subprocess N (pid=N) crashed with exit code N. Triggering SIGQUIT`
+    # (utils/watchdog.py), `Scheduler PP0 TP1 crashed: ...` (ray/scheduler_actor.py), `Weight cache daemon
+    # (pid=N) died while this engine holds its weights` (weight_cache/ipc_loader.py).
     ("crash", re.compile(r"Scheduler or DataParallelController (\d+) terminated with (-?\d+)"), ("DataParallelController ",)),
     ("crash", re.compile(r"Worker \S+ pid (\d+) died, exit code: (-?\d+)"), ("died",)),
     ("crash", re.compile(r"EngineCore failed to start|EngineCore encountered a fatal error|EngineCore encountered an "
@@ -116,10 +122,11 @@ _RULES: list[tuple[EventKind, re.Pattern[str], tuple[str, ...]]] = [
                          r"ModelTpServer|scheduler is dead|Received SIGQUIT from scheduler process|Server process "
                          r"terminated unexpectedly|[Gg]ot fatal signal from worker processes|Engine background task "
                          r"failed|\bWorker(?:Proc)? failed\.?$|RayWorkerProc failed|terminating server process|^Server "
-                         r"failed: |\[FT\] No recovery within"),
+                         r"failed: |\[FT\] No recovery within|crashed with exit code|Scheduler [A-Z\d ]*crashed: "
+                         r"|died for second time in a row|died while this engine holds|thread died during startup"),
      ("EngineCore ", "Engine core ", "Engine process ", "WorkerProc ", "died", "output_handler failed", "sigquit",
       "SIGQUIT", "terminated", "ModelTpServer", "is dead", "fatal signal", "background task failed", "Worker failed",
-      "terminating server", "Server failed", "No recovery")),
+      "terminating server", "Server failed", "No recovery", "crashed")),
     # CPython's fault handler (faulthandler, on in vLLM and SGLang): `Fatal Python error: Segmentation
     # fault`, then its threads' dump (parse/__init__.py gathers it into this event); the shell's word
     # for a child killed by a signal, `Segmentation fault (core dumped)`, `Aborted (core dumped)`; a C++

@@ -51,6 +51,8 @@ def engine(engine_root):
     c = nspawn.Cluster(rootfs.build(), binds=(engine_root,))
     try:
         h = c.start(1)[0]
+        # the hosts' rootfs starts the simulator's unit: not beside a real engine on 2 cores
+        h.ssh("systemctl disable --now mtptui-sim; rm -f /usr/local/bin/nvidia-smi")  # and its GPU stand-in
         yield Engine(h, engine_root)
     finally:
         c.stop()

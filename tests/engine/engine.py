@@ -184,3 +184,41 @@ def mtptui(*args: str, audit: Path | None = None, timeout: float = 600,
     return subprocess.run([sys.executable, "-m", "mtptui", *args], capture_output=True, text=True,
                           timeout=timeout, env=env, input=input,
                           stdin=None if input is not None else subprocess.DEVNULL)
+
+
+class Pane:
+    """mtptui in a real terminal: a tmux pane of its own tmux server (-L), read back as text."""
+
+    def __init__(self, argv: list[str], width: int = 160, height: int = 48, env: dict | None = None) -> None:
+        import shlex
+
+        self.sock = f"mtptui-engine-{uuid.uuid4().hex[:8]}"
+        # pytest exports COLUMNS and LINES to children; Rich would believe them over the pane
+        self.env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")} | (env or {})
+        r = self._tmux("new-session", "-d", "-x", str(width), "-y", str(height), "-s", "t", shlex.join(argv))
+        assert r.returncode == 0, r.stderr
+
+    def _tmux(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["tmux", "-L", self.sock, *args], capture_output=True, text=True, timeout=10,
+                              env=self.env)
+
+    def screen(self) -> str:
+        return self._tmux("capture-pane", "-p", "-t", "t").stdout
+
+    def wait_for(self, check, timeout: float = 60.0) -> str:
+        """The screen once check(screen) holds (a text, or a function of the screen)."""
+        ok = check if callable(check) else (lambda s: check in s)
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if ok(screen):
+                return screen
+            time.sleep(0.3)
+        raise AssertionError(f"{check!r} never held; the screen was:\n{screen}")
+
+    def keys(self, *keys: str) -> None:
+        self._tmux("send-keys", "-t", "t", *keys)
+
+    def close(self) -> None:
+        self._tmux("kill-server")

@@ -29,7 +29,7 @@ from mtptui.control.profiles import Profile
 from mtptui.control.restart import NOT_RUN, OK, ROLLBACK_FAILED, ROLLED_BACK, PhaseEvent, PhaseState
 from mtptui.control.target import UnitState
 from mtptui.prove import load, prompts, results
-from mtptui.prove.accept import AcceptReader
+from mtptui.prove.accept import AcceptReader, stats_interval
 from mtptui.prove.prompts import Prompt
 from mtptui.transport.http import HttpError
 from mtptui.prove.smoke import model_name
@@ -299,11 +299,14 @@ class Bench:
         self._say(step="warm up")
         await load.run_load(fwd, model, prompts.draw(WARMUP_REQUESTS, self.seed + 1, self.pool),
                             min(WARMUP_REQUESTS, max(concurrencies)), self.max_tokens, timeout=self.timeout, path=path)
+        before = self._before
+        assert before is not None  # preview() read it
+        interval = stats_interval(plan.new_argv, {**before.environment, **dict(profile.env)})
         rows = []
         for c in concurrencies:
             self._say(step="measure", concurrency=c, done=0, total=len(prompt_set))
             fwd = await self.hc.endpoint()  # reopened when a reconnect replaced the link
-            reader = AcceptReader(await self.hc.follow_log())
+            reader = AcceptReader(await self.hc.follow_log(), interval)
             reader.start()
             try:
                 measured = await load.run_load(fwd, model, prompt_set, c, self.max_tokens, timeout=self.timeout,

@@ -118,3 +118,13 @@ def test_startup_lines_come_from_every_rank_in_order():
         assert text.count(f"TP{r}] Load weight begin.") == 2  # the target, then the draft model
         assert f"TP{r}] Capture draft cuda graph end." in text
     assert text.count("max_total_num_tokens=") == 1
+
+
+@pytest.mark.parametrize("envelope", ["short-iso", "json", "cat"])
+def test_vllm_0_32_lines_say_what_they_mean(envelope):
+    from mtptui.sim import vllm
+
+    lines = vllm.render(envelope=envelope, host="h", unit="vllm.service", unit_description="vLLM", seed=3,
+                        t0=scenario.T0, serve=0, version="0.32.0", pattern=[4, 4, 1, 0, 0, 3], interval=2.0)
+    n, problems = check(lines)
+    assert n > 20 and not problems, problems[:5]

@@ -124,7 +124,11 @@ def write_replacing(path: str | os.PathLike, text: str) -> None:
 def read_bounded(path: str | os.PathLike, limit: int, what: str) -> bytes:
     """The whole of the file at `path`, at most `limit` bytes (never more read, whatever the file:
     /dev/zero, a FIFO that never ends); past it, TooLarge in one line. Raises OSError."""
-    with open(path, "rb") as f:
+    # Opened without waiting: a FIFO that nobody writes to would block open() for ever (the hostile
+    # tier's `--config FIFO`); then read as usual: with no writer it reads as empty.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    os.set_blocking(fd, True)
+    with open(fd, "rb") as f:
         data = f.read(limit + 1)
     if len(data) > limit:
         raise TooLarge(f"{path}: {what} larger than {size_text(limit)}: refused")

@@ -35,12 +35,12 @@ def main(argv: list[str]) -> int:
 def show(entries: list[dict], args, path) -> None:
     from mtptui.printable import printable_json
 
+    if not entries:  # said on stderr with --json too: no line is not no word (hostile tier)
+        print(f"no actions yet (the audit log is {path})", file=sys.stderr)
+        return
     if args.json:
         for e in entries:
             print(printable_json(json.dumps(e, ensure_ascii=False)))
-        return
-    if not entries:
-        print(f"no actions yet (the audit log is {path})", file=sys.stderr)
         return
     for e in entries:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.get("time") or 0))

@@ -26,8 +26,9 @@ come; --append adds to it, each host resuming after its last entry there (by jou
 nothing comes twice. A session that received no entry leaves no file, or the old one as it was.
 
 exit codes: 0 ok, 1 a host failed (bad key, auth, no rights; with --give-up-after S, no stream for
-S seconds) or FILE cannot be written, 2 bad arguments or config, or FILE exists (without --append
-or --force)
+S seconds) or FILE cannot be written (a write that fails says how many entries were lost), 2 bad
+arguments or config, or FILE exists (without --append or --force) or is not a regular file (a
+device, a FIFO, a symbolic link: never replaced). Limits: docs/limits.md
 """
 
 

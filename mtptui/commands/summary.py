@@ -35,8 +35,10 @@ epoch seconds.
 
 exit codes:
   0  summary printed (also for an empty input)
-  1  an input could not be read (missing, a directory, binary, truncated gzip): one line on stderr
+  1  an input could not be read (missing, a directory, binary, its times running backwards): one
+     line on stderr (a gzip cut short is read as far as it goes, its missing end counted)
   2  bad arguments
+Limits (a line's length and time, values no server prints): docs/limits.md
 """
 
 

@@ -126,3 +126,9 @@ def test_read_tail_keeps_the_newest_whole_lines(tmp_path):
     data, cut = read_tail(p, 59)
     assert cut and data == b"".join(b"%05d\n" % i for i in range(991, 1000))
     assert read_tail(p, 6000) == (p.read_bytes(), False)
+
+
+def test_a_fifo_nobody_writes_to_reads_as_empty_not_for_ever(tmp_path):
+    """Found by the hostile tier: `--config FIFO` blocked in open() until a writer came."""
+    fifo = _fifo(tmp_path / "config.toml")
+    assert read_bounded(fifo, 1 << 20, "a config") == b""

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import math
 import socket
 import time
 import urllib.error
@@ -67,7 +66,8 @@ class Prometheus:
         self.timeout = timeout
 
     def query(self, promql: str) -> list[Sample]:
-        """An instant query that yields a vector. NaN and infinite samples are left out: no figure."""
+        """An instant query that yields a vector. NaN, infinite and near-infinite samples are left out:
+        no figure."""
         return self.read(promql, self.fetch(promql))
 
     def queries(self, promqls: dict[str, str]) -> dict[str, list[Sample]]:
@@ -127,11 +127,11 @@ class Prometheus:
             data = doc["data"]
             if data["resultType"] != "vector":
                 raise PromError(f"{promql}: Prometheus answered a {data['resultType']}, not a vector")
-            isfinite = math.isfinite
             result = data["result"]
             if not isinstance(result, list):
                 raise TypeError(result)
-            samples = [Sample(s["metric"], v) for s in result if isfinite(v := float(s["value"][1]))]
+            # NaN, the infinities and numbers near them (1.7e308 twice is an infinite mean) are no figure
+            samples = [Sample(s["metric"], v) for s in result if -1e290 < (v := float(s["value"][1])) < 1e290]
             for s in samples:  # labels are read as text everywhere after this
                 if type(s.labels) is not dict or not all(type(x) is str for x in s.labels.values()):
                     raise TypeError(s.labels)

@@ -114,3 +114,14 @@ def test_an_http_answer_past_its_limits_is_malformed(reply, said):
             assert e.value.kind == MALFORMED
 
     asyncio.run(go())
+
+
+def test_a_prometheus_value_near_infinity_is_no_figure():
+    """Issue 42: an infinite fleet mean (1.7e308 twice)."""
+    from mtptui.fleet.prom import Prometheus
+
+    body = json.dumps({"status": "success", "data": {"resultType": "vector", "result": [
+        {"metric": {"instance": "a"}, "value": [0, "1.7e308"]}, {"metric": {"instance": "b"}, "value": [0, "NaN"]},
+        {"metric": {"instance": "c"}, "value": [0, "-Inf"]}, {"metric": {"instance": "d"}, "value": [0, "2.5"]}]}})
+    got = Prometheus("http://127.0.0.1:9").read("up", body.encode())
+    assert [(s.labels["instance"], s.value) for s in got] == [("d", 2.5)]

@@ -115,13 +115,14 @@ def expected_series(lines: list[Line], since: float | None = None, until: float 
         if (since is not None and ln.ts < since) or (until is not None and ln.ts > until):
             continue
         key = (ln.host, ln.rank, ln.engine)
-        s = acc.setdefault(key, {"decode": 0, "graph_off": 0, "prefill": 0, "input": [], "ts": [],
+        s = acc.setdefault(key, {"decode": 0, "graph_off": 0, "graph_on": 0, "prefill": 0, "input": [], "ts": [],
                                  "m": {m: [] for m in DECODE_METRICS}})
         s["ts"].append(ln.ts)
         if ln.kind in ("decode", "spec"):
             if ln.kind == "decode":
                 s["decode"] += 1
                 s["graph_off"] += ln.fields.get("graph") is False
+                s["graph_on"] += ln.fields.get("graph") is True  # a line without the field is neither
             for m in DECODE_METRICS:
                 if m in ln.fields:
                     s["m"][m].append(ln.fields[m])
@@ -133,7 +134,7 @@ def expected_series(lines: list[Line], since: float | None = None, until: float 
     for (host, rank, engine), s in acc.items():
         out[(host, rank, engine)] = {
             "host": host, "rank": rank, "engine": engine,
-            "decode": {"batches": s["decode"], "graph_off": s["graph_off"],
+            "decode": {"batches": s["decode"], "graph_off": s["graph_off"], "graph_on": s["graph_on"],
                        **{m: S(v) for m, v in s["m"].items()}},
             "prefill": {"batches": s["prefill"], "input_throughput": S(s["input"])},
             "first": min(s["ts"]), "last": max(s["ts"]),
@@ -171,7 +172,7 @@ def assert_series(doc: dict, lines: list[Line], since=None, until=None) -> None:
         g = got[key]
         where = "/".join(str(k) for k in key)
         assert set(g) == set(w), f"{where}: keys {sorted(g)}"
-        for k in ("batches", "graph_off"):
+        for k in ("batches", "graph_off", "graph_on"):
             assert g["decode"][k] == w["decode"][k], f"{where}.decode.{k}: {g['decode'][k]} != {w['decode'][k]}"
         assert set(g["decode"]) == set(w["decode"]), f"{where}.decode keys {sorted(g['decode'])}"
         for m in DECODE_METRICS:

@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from itertools import accumulate, repeat
 from operator import sub
 
+from mtptui.printable import printable
 from mtptui.config.thresholds import Thresholds
 from mtptui.core.compare import EpochRow, epoch_rows
 from mtptui.core.epochs import Epoch, spec_settings
@@ -73,7 +74,8 @@ def clock_text(ts: float | None, with_date: bool = False) -> str:
 
 
 def host_label(host: str | None) -> str:
-    return host if host else "server log"
+    """A host's name as the screen shows it: a journal's _HOSTNAME is outside text (printable.py)."""
+    return printable(host) if host else "server log"
 
 
 def duration_text(seconds: float | None) -> str:

@@ -138,3 +138,9 @@ def test_the_event_timeline_shows_an_event_text_escaped():
 
     parts = EventTimeline._line(None, TimelineEntry(1.0, "error", HOSTILE))  # type: ignore[arg-type]
     assert clean("".join(p if isinstance(p, str) else p[0] for p in parts))
+
+
+def test_a_hosts_name_from_its_journal_is_shown_escaped():
+    from mtptui.tui.viewmodel import host_label
+
+    assert host_label("gpu\x1b[2J1") == "gpu\\x1b[2J1" and host_label(None) == "server log"

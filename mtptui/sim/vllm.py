@@ -194,10 +194,9 @@ def render(*, envelope: str, host: str, unit: str, unit_description: str, seed: 
         fields = {"prompt_throughput": prompt_tp, "gen_throughput": gen_tp, "running_req": running,
                   "queue_req": waiting, "prefix_cache_hit_rate": hit_rate}
         fields["token_usage"] = usage  # the parser's KV use, whatever the device (CPU on 0.32's CPU build)
+        tol = {"prompt_throughput": 0.05, "gen_throughput": 0.05, "token_usage": 0.0005, "prefix_cache_hit_rate": 0.0005}
         if new:
-            fields["cpu_kv_usage"] = usage
-        tol = {"prompt_throughput": 0.05, "gen_throughput": 0.05, "token_usage": 0.0005, "cpu_kv_usage": 0.0005,
-               "prefix_cache_hit_rate": 0.0005}
+            fields["cpu_kv_usage"], tol["cpu_kv_usage"] = usage, 0.0005
         yield line(t, "APIServer", api, engine_where, msg, batch("decode", "Engine 000", fields, tol))
         if not drafts:
             continue  # metrics.py: no SpecDecoding line for an interval without drafts

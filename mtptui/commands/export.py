@@ -10,7 +10,7 @@ import signal
 import socket
 import sys
 
-from mtptui.commands.live import add_host_args, build_sources, quiet_asyncssh
+from mtptui.commands.live import add_host_args, build_sources, quiet_asyncssh, report_given_up
 from mtptui.commands.record import StatusPrinter
 from mtptui.config import Config, ConfigError, load_config, ranges
 from mtptui.errors import UsageError, UserError
@@ -29,7 +29,8 @@ batch lines keep coming: one silent for --stale-after seconds (default: [thresho
 config, 30) is left out. Host state changes are printed on stderr, one line each. Runs until
 SIGTERM or Ctrl-C.
 
-exit codes: 0 stopped by a signal, 1 cannot listen (address in use), 2 bad arguments or config
+exit codes: 0 stopped by a signal, 1 cannot listen (address in use), --file not a text log, or every
+host given up on (--give-up-after), 2 bad arguments or config
 """
 
 
@@ -96,6 +97,14 @@ async def follow(sources: list[Source], state, controls: dict | None = None) -> 
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+
+    async def all_given_up() -> None:
+        """--give-up-after: once every host is given up on, nothing is left to serve (exit 1)."""
+        await asyncio.gather(*tasks[:len(sources)], return_exceptions=True)
+        if all(getattr(s, "gave_up", None) for s in sources):
+            stop.set()
+
+    tasks.append(asyncio.ensure_future(all_given_up()))
     try:
         await stop.wait()  # a source that ends or fails leaves the others (and /metrics) serving
     finally:
@@ -140,4 +149,4 @@ def main(argv: list[str]) -> int:
     finally:
         httpd.shutdown()
         httpd.server_close()
-    return 0
+    return 1 if report_given_up("mtptui export", sources) else 0

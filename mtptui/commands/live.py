@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mtptui.config import Config, load_config, ranges, resolve_hosts
+from mtptui.config import Config, load_config, ranges, resolve_hosts, unit_arg
 from mtptui.errors import UsageError, UserError
 from mtptui.printable import printable
 from mtptui.sources.base import Source
@@ -41,7 +41,7 @@ def _since(text: str) -> str:
 def add_stream_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """Arguments shared by live, local and record."""
     p.add_argument("--config", metavar="PATH", help="config file (default: the user's config dir)")
-    p.add_argument("--unit", metavar="UNIT", help="systemd unit to follow (overrides the config)")
+    p.add_argument("--unit", metavar="UNIT", type=unit_arg, help="systemd unit to follow (overrides the config)")
     p.add_argument("--since", metavar="WHEN", type=_since,
                    help="start with history: a span back from now (10min, 2h) or a journalctl time")
     p.add_argument("--lines", type=ranges.LINES, metavar="N",

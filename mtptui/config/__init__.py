@@ -192,6 +192,28 @@ def _number(integer: bool, hi: float = math.inf) -> Callable[[Any], float | int]
     return check
 
 
+# A unit as systemd names one (letters, digits, ":-_.\\", "@" of a template instance) or a glob of
+# them, as journalctl --unit takes: never NUL, a space or a newline (`--unit $'\\0'` was a traceback)
+_UNIT = re.compile(r"[A-Za-z0-9:_.\\@*?\[\]-]{1,256}")
+
+
+def unit_name(v: Any) -> str:
+    """The config's `unit` and every --unit (argparse's type=, through unit_arg): one check."""
+    s = _str(v)
+    if not _UNIT.fullmatch(s):
+        raise ValueError(f"must be a unit name like \"sglang\" or \"sglang@a.service\" (got {_show(v)})")
+    return s
+
+
+def unit_arg(text: str) -> str:
+    import argparse
+
+    try:
+        return unit_name(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _str_list(v: Any) -> tuple[str, ...]:
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
         raise ValueError(f"must be a list of strings (got {_show(v)})")
@@ -270,7 +292,7 @@ CHECKS: dict[str, Check] = {
     "port": ranges.PORT.check,
     "user": _nonempty,
     "identity": _path,
-    "unit": _nonempty,
+    "unit": unit_name,
     "sudo": _bool,
     "journalctl_args": _str_list,
     "host_key_policy": _policy,

@@ -322,3 +322,22 @@ def test_the_named_tracebacks_are_one_line(args, said):
     err = r.stderr.decode()
     assert r.returncode == 2 or r.returncode == 1, err
     assert said in err and "Traceback" not in err and err.count("\n") == 1, err
+
+
+# --- found by the hostile tier (tests/hostile), not named by issue 42 -------------------------------------
+
+def test_a_unit_name_with_a_control_character_is_refused_where_it_is_read(tmp_path):
+    """`local --unit $'\\0'` (reachable from a config's "\\u0000") ended in subprocess's ValueError."""
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[defaults]\nunit = "a\\u0000b"\n')
+    one_line_error(run("local", "--config", str(cfg)), 2, "c.toml:2: defaults.unit: must be a unit name")
+    r = run("local", "--unit", "a\nb")
+    assert r.returncode == 2 and b"must be a unit name" in r.stderr and b"Traceback" not in r.stderr
+
+
+def test_export_whose_every_host_is_given_up_on_ends(tmp_path):
+    """`export HOST --give-up-after 1` gave the host up and went on serving nothing, for ever."""
+    r = run("export", "root@127.0.0.1:1", "--unit", "u", "--listen", "127.0.0.1:0", "--give-up-after", "1")
+    err = r.stderr.decode()
+    assert r.returncode == 1 and "Traceback" not in err, err
+    assert err.splitlines()[-1].startswith("mtptui export: root@127.0.0.1:1: ") and "gave up after 1s" in err

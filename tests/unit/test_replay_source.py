@@ -204,3 +204,25 @@ async def test_unreadable_input_is_a_failed_status(tmp_path):
     feed = ListFeed()
     await ReplaySource(str(tmp_path / "missing.log"), ReplayClock(MAX_SPEED)).run(feed)
     assert feed.states[-1].state == FAILED and "no such file" in feed.states[-1].detail
+
+
+async def test_a_line_dated_year_10000_neither_crashes_nor_holds_a_replay(tmp_path):
+    """Issue 42: one entry dated year 10000 crashed the dashboard (open, replay); held by its time,
+    it would also have held every line after it. It is dropped and counted; the next is released."""
+    import json
+
+    p = tmp_path / "x.json"
+    msg = line(T0).split("] ", 1)[1].strip()  # the message without SGLang's own stamp
+    entries = [{"__REALTIME_TIMESTAMP": str(int(t * 1_000_000)), "_HOSTNAME": "h", "MESSAGE": msg}
+               for t in (T0, 253402300800.0, T0 + 1)]
+    p.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    wall = FakeWall()
+    clock = ReplayClock(20.0, clock=wall)
+    store, feed = paced_feed(clock)
+    await ReplaySource(str(p), clock).run(feed)
+    for _ in range(5):
+        feed.pump()
+        wall.t += 0.1
+    c = feed.counts
+    assert (c.read, c.batch, c.dropped) == (3, 2, 1) and c.drop_reasons == {"time outside 1970-9999": 1}
+    assert store.last_ts == T0 + 1

@@ -3,6 +3,10 @@ checked for the expected text. Whether the model still answers right after a cha
 
 Outcomes: PASS, WRONG (it answered, without the expected text), and the ways it could not be
 asked: down, timeout, an error status, a malformed body; each said in one line.
+
+Without an expected text (`smoke --any-answer`) it checks the server, not the model: any answer of
+at least one token passes, with how many tokens and how fast. That is the check for a model that
+cannot answer arithmetic (a dummy-weight model, a base model, a model mid-training).
 """
 
 from __future__ import annotations
@@ -56,9 +60,11 @@ async def model_name(host: str, port: int, timeout: float) -> str:
     return str(data[0]["id"])
 
 
-async def smoke(name: str, fwd, prompt: str, expect: str, timeout: float = 60.0) -> SmokeResult:
+async def smoke(name: str, fwd, prompt: str, expect: str | None, timeout: float = 60.0) -> SmokeResult:
     """Asks the server behind `fwd` (a transport.tunnel.Forward) `prompt`; PASS when the answer
-    contains `expect`."""
+    contains `expect`, or (expect None or empty: the config's smoke_expect = "") when it has at
+    least one token."""
+    expect = expect or None
     t0 = time.monotonic()
 
     async def ask() -> dict:
@@ -76,16 +82,25 @@ async def smoke(name: str, fwd, prompt: str, expect: str, timeout: float = 60.0)
         answer, usage = _answer_of(reply)
     except HttpError as e:
         return SmokeResult(name, UNREACHABLE, f"{_what(e.kind)} ({fwd.where}): {e}", kind=e.kind)
-    out = SmokeResult(name, PASS if expect in answer else WRONG, "", latency,
-                      usage.get("prompt_tokens"), usage.get("completion_tokens"), answer)
+    tokens = usage.get("completion_tokens")
+    tokens = tokens if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0 else None
     shown = " ".join(answer.split())
     shown = shown if len(shown) <= 80 else shown[:77] + "..."
+    if expect is None:
+        answered = bool(tokens) or (tokens is None and bool(answer))
+        rate = f", {tokens / latency:.1f} tokens/s" if tokens and latency > 0 else ""
+        message = (f"answered{rate}: {shown!r}" if answered
+                   else "answered with no token")
+        return SmokeResult(name, PASS if answered else WRONG, message, latency,
+                           usage.get("prompt_tokens"), tokens, answer)
+    out = SmokeResult(name, PASS if expect in answer else WRONG, "", latency,
+                      usage.get("prompt_tokens"), tokens, answer)
     out.message = (f"answered {shown!r}" if out.result == PASS
                    else f"answered {shown!r}, which does not contain {expect!r}")
     return out
 
 
-async def smoke_host(hc, prompt: str, expect: str, timeout: float = 60.0) -> SmokeResult:
+async def smoke_host(hc, prompt: str, expect: str | None, timeout: float = 60.0) -> SmokeResult:
     """The smoke test of a host's server, reached through its control (control.session)."""
     from mtptui.control.errors import ControlError
 

@@ -225,7 +225,7 @@ async def show(hc, as_json: bool) -> dict:
         print(f"  version:     {version or 'unknown'} ({'from ' if version else ''}{version_from})")
         line = "non-default args" if engine == "vllm" else "server_args"
         print(f"  ExecStart:   {describe(flags, engine)}")
-        print(f"  {line + ':':<13}{describe(reported, engine) if reported else 'not in the journal'}")
+        print(f"  {line + ':':<12} {describe(reported, engine) if reported else 'not in the journal'}")
     return info
 
 

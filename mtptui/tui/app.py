@@ -8,6 +8,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
+from mtptui.printable import printable
 from mtptui.sources.base import FAILED, SourceStatus
 from mtptui.tui import gpu_poll, metrics_poll
 from mtptui.tui.attach import learn_run
@@ -59,7 +60,7 @@ class MtpApp(App):
     def on_mount(self) -> None:
         self.gc_pacer.start()
         for p in self.theme_problems:
-            self.notify(p, severity="warning", timeout=8)
+            self.notify(printable(p), severity="warning", timeout=8, markup=False)  # it quotes the config
         self.run_worker(self.dash.feed.run_pump(), name="pump", group="pump", exit_on_error=True)
         if self.start_sources:
             self.start_source_workers()

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from textual import events
 from textual.app import App
 
+from mtptui.printable import printable
 from mtptui.config import Config, ConfigError
 from mtptui.fleet.query import Host
 from mtptui.fleet.table import ViewState
@@ -47,7 +48,7 @@ class FleetApp(App):
     def on_mount(self) -> None:
         self.gc_pacer.start()
         for p in self.theme_problems:
-            self.notify(p, severity="warning", timeout=8)
+            self.notify(printable(p), severity="warning", timeout=8, markup=False)  # it quotes the config
 
     async def on_event(self, event: events.Event) -> None:
         key = isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp))

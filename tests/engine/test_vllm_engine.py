@@ -238,6 +238,9 @@ def test_engine_core_killed_is_a_crash_and_ends_the_run(engine, tmp_path):
     assert sent["failed"] > 0
     journal = engine.journal(since, output="json")
     assert "engine core exited unexpectedly" in journal
+    deadline = time.monotonic() + 120
+    while engine.state() in ("active", "deactivating") and time.monotonic() < deadline:
+        time.sleep(1)  # its shutdown, then systemd's word on it
     assert engine.state() == "inactive"  # not failed: the server exited 0
     path = tmp_path / "killed.json"
     path.write_text(journal)

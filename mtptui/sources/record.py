@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from mtptui.core import recorded as recorded_entries
-from mtptui.files import Replacing, replaceable
+from mtptui.files import NotReplaced, Replacing, replaceable
 from mtptui.core.parse.events import GAP_MARK
 from mtptui.core.recorded import Recorded
 from mtptui.sources.base import RECONNECTING, Feed, Source, SourceStatus
@@ -149,8 +149,8 @@ class RecordWriter:
                     return True
             self.f.write(text)
             self.f.flush()
-        except OSError as e:
-            self.failed = e
+        except (OSError, NotReplaced) as e:  # NotReplaced: the path changed since it was checked
+            self.failed = e if isinstance(e, OSError) else OSError(errno.EBUSY, str(e))
             if self.on_fail is not None:
                 self.on_fail()
             return False

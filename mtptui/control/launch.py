@@ -387,6 +387,23 @@ def _vllm_spec(value: str | None) -> dict[str, Any]:
     return config
 
 
+def _vllm_config(opts: list) -> dict[str, Any]:
+    """vLLM's speculative config as the options give it: --speculative-config's JSON, its dotted
+    keys, or (before 0.8.2) --speculative-model with --num-speculative-tokens."""
+    config: dict[str, Any] = {}
+    for o in opts:
+        name = _vllm_name(o.name)
+        if name == "--speculative-config":
+            config = _vllm_spec(o.value)
+        elif name.startswith("--speculative-config."):
+            config[name.split(".", 1)[1].replace("-", "_")] = o.value
+        elif name == "--speculative-model":
+            config["model"] = o.value
+        elif name == "--num-speculative-tokens":
+            config["num_speculative_tokens"] = o.value
+    return config
+
+
 def _from_vllm(config: dict[str, Any]) -> dict[str, Any]:
     out = dict.fromkeys(SPEC_KEYS)
     method = config.get("method")
@@ -414,18 +431,7 @@ def spec_flags(argv: list[str], version: Version | str | None = None) -> dict[st
     launch = find_launch(argv)
     opts = _options(argv, launch.index)
     if launch.engine == "vllm":
-        config: dict[str, Any] = {}
-        for o in opts:
-            name = _vllm_name(o.name)
-            if name == "--speculative-config":
-                config = _vllm_spec(o.value)
-            elif name.startswith("--speculative-config."):
-                config[name.split(".", 1)[1].replace("-", "_")] = o.value
-            elif name == "--speculative-model":
-                config["model"] = o.value
-            elif name == "--num-speculative-tokens":
-                config["num_speculative_tokens"] = o.value
-        return _from_vllm(config)
+        return _from_vllm(_vllm_config(opts))
     out = dict.fromkeys(SPEC_KEYS)
     for o in opts:
         key = _sglang_key(o.name, version)
@@ -521,11 +527,15 @@ def _is_spec(name: str, engine: str, on: bool = True) -> bool:
     return name.startswith("--speculative-")
 
 
-def profile_flags(profile: Profile, engine: str, version: Version | str | None = None) -> list[str]:
+def profile_flags(profile: Profile, engine: str, version: Version | str | None = None,
+                  operators: dict[str, Any] | None = None) -> list[str]:
     """The server arguments a profile adds (its extra_args last); none for `off`. Written as
     that version spells them (None: the newest): SGLang's algorithm upper-case (its choices are
     case-sensitive up to 0.5.11), vLLM's method name (deepseek_mtp before 0.11), and before
-    vLLM 0.8.2, which has no --speculative-config, --speculative-model with --num-speculative-tokens."""
+    vLLM 0.8.2, which has no --speculative-config, --speculative-model with --num-speculative-tokens.
+    operators: vLLM's speculative config as the unit gave it: where the profile keeps its method,
+    the keys the profile does not set (ngram's prompt_lookup_min/max, ...) are kept, so a retune
+    changes only what it names (vLLM would otherwise fall back to its defaults unseen)."""
     out: list[str] = []
     algorithm = profile.algorithm  # None: off (profile.on)
     if algorithm is not None and engine == "vllm":
@@ -541,6 +551,11 @@ def profile_flags(profile: Profile, engine: str, version: Version | str | None =
             config["num_speculative_tokens"] = profile.num_steps
         if profile.draft_model_path:
             config["model"] = profile.draft_model_path
+        old_method = (operators or {}).get("method")
+        if isinstance(old_method, str) and vllm_algorithm(old_method) == vllm_algorithm(method):
+            for key, value in (operators or {}).items():
+                if key not in ("method", "num_speculative_tokens") and key not in config:
+                    config[key] = value
         out = ["--speculative-config", json.dumps(config, separators=(",", ":"))]
     elif algorithm is not None:
         out = ["--speculative-algorithm", algorithm.upper()]
@@ -577,8 +592,16 @@ def apply_profile(argv: list[str], profile: Profile, version: Version | str | No
     was, in order."""
     launch = find_launch(argv)
     drop: set[int] = set()
-    for o in _options(argv, launch.index):
+    opts = _options(argv, launch.index)
+    for o in opts:
         if _is_spec(o.name, launch.engine, profile.on):
             drop.update(range(o.start, o.end))
     kept = [w for k, w in enumerate(argv) if k not in drop]
-    return kept + profile_flags(profile, launch.engine, version)
+    operators = None
+    if launch.engine == "vllm" and profile.on:
+        try:
+            # its --speculative-config (JSON or dotted keys); the flags before 0.8.2 say no more than a profile
+            operators = _vllm_config([o for o in opts if _vllm_name(o.name).startswith("--speculative-config")])
+        except LaunchError:  # not JSON: replaced whole, as the preview shows
+            operators = None
+    return kept + profile_flags(profile, launch.engine, version, operators)

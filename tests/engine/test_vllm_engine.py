@@ -173,6 +173,7 @@ def test_spec_between_ngram_settings_verified_by_the_real_spec_lines(engine, tmp
         assert r.returncode == 0, r.stdout + r.stderr
         assert "verified: accept len" in r.stdout, r.stdout + r.stderr
         assert f'"num_speculative_tokens":{k}' in engine.exec_start()
+        assert '"prompt_lookup_max":4,"prompt_lookup_min":2' in engine.exec_start()  # the operator's, kept
         args = [x for x in engine.journal(since).splitlines() if "non-default args: " in x]
         assert args and f"'num_speculative_tokens': {k}" in args[-1]
         assert sent["sent"] > 0

@@ -187,6 +187,20 @@ def test_off_drops_the_vllm_flags_that_need_speculation():
     assert apply_profile(argv, ngram)[:7] == argv[:7]  # kept while speculation stays on
 
 
+def test_a_vllm_retune_keeps_the_operators_keys_of_the_same_method():
+    # the engine tier's unit: ngram with its own lookup bounds; mtptui's ngram1 changes only K
+    # (vLLM 0.32 falls back to prompt_lookup 5/5 without a word when the keys go)
+    argv = ["vllm", "serve", "m", "--speculative-config",
+            '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_max":4,"prompt_lookup_min":2}']
+    got = json.loads(apply_profile(argv, Profile("ngram1", algorithm="NGRAM", num_steps=1))[-1])
+    assert got == {"method": "ngram", "num_speculative_tokens": 1, "prompt_lookup_max": 4, "prompt_lookup_min": 2}
+    eagle = Profile("e", algorithm="EAGLE3", num_steps=2, draft_model_path="d")
+    assert json.loads(apply_profile(argv, eagle)[-1]) == {"method": "eagle3", "num_speculative_tokens": 2,
+                                                            "model": "d"}  # another method: none of ngram's
+    bad = ["vllm", "serve", "m", "--speculative-config", "{not json"]
+    assert apply_profile(bad, BUILTINS["off"]) == bad[:3]
+
+
 def test_apply_profile_inside_docker_and_image_entrypoint():
     # docker's own options are not the server's: only words after the launch command change
     argv = shlex.split("docker run --rm --speculative-future-option=1 -e SPEC=--speculative-algorithm "

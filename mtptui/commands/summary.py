@@ -111,6 +111,7 @@ def table_lines(doc: dict) -> Iterator[str]:
             text = e["text"] if len(e["text"]) <= 100 else e["text"][:97] + "..."
             yield f"  {fmt_time(e['ts'])}  {(e['host'] or '-'):<12.12} {e['kind']:<12} {text}"
     yield from _runs_lines(doc["epochs"], doc.get("crash_loops", []))
+    yield from service_lines(doc.get("services", []))
     yield from advice_lines(resolved(doc.get("advice", [])))
     yield from latency_lines(doc.get("latency", []))
     yield from gpu_lines(doc.get("gpus", []))
@@ -325,6 +326,26 @@ def _bucket_lines(r: EpochRow, scale: Scale, out: _Spool, *, below: bool = False
                   f"{prev:>7} {base:>11}{'  below' if below and b.below_baseline else ''}")
 
 
+def service_lines(services: list[dict]) -> list[str]:
+    """A line per compose service or workload of two replicas or more (core/services.py): its
+    throughput, its replicas' own, and since when they all ran so."""
+    if not services:
+        return []
+    out = ["", "services (replicas, each a host of its own; tok/s: each replica's host tok/s in its last run "
+               "that decoded, summed):",
+           f"  {'service':<12} {'replicas':>8} {'since':<19} {'tok/s':>10}  replicas' tok/s"]
+    for sv in services:
+        gen = sv["gen_throughput"]
+        parts = [f"{r['host']} {'-' if r['gen_throughput'] is None else format(r['gen_throughput'], '.1f')}"
+                 for r in sv["replicas"]]
+        why = "" if sv["concurrent"] else "  (no span when all of them ran)"
+        if gen is not None and not sv["comparable"]:
+            why = f"  (n<{DELTA_MIN_BATCHES} in a DP group)"
+        out.append(f"  {sv['service']:<12.12} {len(sv['replicas']):>8} {fmt_time(sv['from']):<19} "
+                   f"{'-' if gen is None else f'{gen:.1f}':>10}  {' + '.join(parts)}{why}")
+    return out
+
+
 def latency_lines(rows: list[dict]) -> list[str]:
     """The latency section of the table: per epoch each figure's p50/p90/p99."""
     from mtptui.core.latency import FIGURES, LABELS, ms
@@ -426,7 +447,7 @@ def _summary(args: argparse.Namespace) -> int:
     ahead = None
     if (args.jobs or os.cpu_count() or 1) > 1:
         ahead = (lambda epochs, _: epochs.make_ahead()) if args.json else runs_ahead
-    doc = summary.document(counts.to_json(), ahead=ahead)
+    doc = summary.document(counts.to_json(), ahead=ahead, replicas=counts.replicas)
     seen: dict = {}
     for s in doc["series"]:
         if s["last"] is not None:

@@ -49,15 +49,20 @@ class LineCounts:
     drop_reasons: Counter[str] = field(default_factory=Counter)
     # host -> how far its server's stamps are off the envelope's clock (LineParser.clock_offsets)
     clock_offsets: dict[str | None, float] = field(default_factory=dict)
+    # host -> its compose service or Kubernetes workload, for the hosts a container's prefix named
+    # (EnvelopeReader.replicas): what core/services.py sums
+    replicas: dict[str, str] = field(default_factory=dict)
 
     def merge(self, later: LineCounts) -> None:
         """Adds the counts of another input (the next part of a file read in parallel)."""
         for f in fields(self):
-            if f.name not in ("drop_reasons", "clock_offsets"):
+            if f.name not in ("drop_reasons", "clock_offsets", "replicas"):
                 setattr(self, f.name, getattr(self, f.name) + getattr(later, f.name))
         self.drop_reasons.update(later.drop_reasons)
         for host, off in later.clock_offsets.items():
             self.clock_offsets.setdefault(host, off)
+        for host, service in later.replicas.items():
+            self.replicas.setdefault(host, service)
 
     def to_json(self) -> dict[str, Any]:
         return {"read": self.read, "batch": self.batch, "unparsed": self.unparsed,
@@ -71,7 +76,7 @@ class Ingest:
     def __init__(self, *sinks: Sink, parser: LineParser | None = None) -> None:
         self.parser = parser or LineParser()
         self.parser.keep_lines = False
-        self.counts = LineCounts(clock_offsets=self.parser.clock_offsets)
+        self.counts = LineCounts(clock_offsets=self.parser.clock_offsets, replicas=self.parser.envelope.replicas)
         self.sinks: list[Sink] = []
         self._batch_sinks: list[Callable[[BatchStats], None]] = []
         self._line_sinks: list[Callable[[Parsed], None]] = []

@@ -24,6 +24,7 @@ from mtptui.core.forked import Forked
 from mtptui.core.loadmatch import MATCH_FIELDS
 from mtptui.core.recorded import Recorded
 from mtptui.core.records import DECODE, PREFILL, SGLANG, SPEC, BatchStats, Event
+from mtptui.core.services import service_totals
 from mtptui.core.valueset import Rows
 
 DECODE_METRICS = ("accept_len", "accept_rate", "gen_throughput", "running_req", "queue_req")
@@ -387,13 +388,15 @@ class Summary:
     def ordered(self) -> list[SeriesSummary]:
         return sorted(self.series.values(), key=lambda s: (s.host or "", rank_key(s.rank), s.engine))
 
-    def document(self, lines: dict, ahead: Callable[[EpochDocs, Callable[[], list[dict]]], None] | None = None) -> dict:
+    def document(self, lines: dict, ahead: Callable[[EpochDocs, Callable[[], list[dict]]], None] | None = None,
+                 replicas: dict[str, str] | None = None) -> dict:
         """to_json() with the events left in their EventLog (iterate it for their dicts, or its
         texts() for their JSON): a week of journal has millions. ahead(epochs, crash loops): for
         AHEAD_MIN_EPOCHS runs or more, called before the series are described, to start another
         core on the later epochs meanwhile (EpochDocs.start_later); the crash loops a function that
         finds them when first called (in that process, or after the fork in this one: 10,000 runs'
-        endings are 60M instructions the other core need not wait for)."""
+        endings are 60M instructions the other core need not wait for). replicas: host -> its compose
+        service or workload (LineCounts.replicas), whose throughput `services` sums (core/services.py)."""
         self.flush()
         self._share_descriptions()  # first: describing puts values in order, and the check compares orders
         epochs = self.epochs.all()
@@ -414,12 +417,13 @@ class Summary:
             "events": self.events,
             "epochs": docs,
             "crash_loops": loops(),
+            "services": service_totals(replicas or {}, self.epochs.epochs),
             "lines": lines,
         }
 
-    def to_json(self, lines: dict) -> dict:
+    def to_json(self, lines: dict, replicas: dict[str, str] | None = None) -> dict:
         """The `summary --json` document."""
-        doc = self.document(lines)
+        doc = self.document(lines, replicas=replicas)
         doc["events"] = list(doc["events"])
         doc["epochs"] = list(doc["epochs"])
         return doc

@@ -32,3 +32,26 @@ def test_summary_json_reads_each_envelope_as_the_raw_lines(tmp_path):
     for name, doc in docs.items():
         assert _without_hosts(doc) == want, name
     assert {e["host"] for e in docs["compose -t"]["epochs"]} == {"sglang-1"}
+
+
+def test_summary_sums_a_compose_service_in_its_table_and_its_json(tmp_path, monkeypatch):
+    """Two interleaved replicas read by the real command: the table's services line and `services`;
+    the same when the file is read in parallel parts (each part's replicas merged)."""
+    from mtptui.sources import parallel
+    from test_triage_envelopes import _replicas  # noqa: E402
+
+    log = tmp_path / "compose.log"
+    log.write_text("\n".join(_replicas(("sglang-1", "'EAGLE'", 150.0, "00", 30),
+                                       ("sglang-2", "None", 100.0, "00", 30))) + "\n")
+    [service] = summary_json(log)["services"]
+    assert (service["service"], service["gen_throughput"]) == ("sglang", 250.0)
+    r = subprocess.run([sys.executable, "-m", "mtptui", "summary", str(log)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("services ("))
+    assert lines[at + 2].split() == ["sglang", "2", "2026-03-09", "16:00:00", "250.0", "sglang-1", "150.0", "+",
+                                     "sglang-2", "100.0"]
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
+    summary, counts = parallel.summarise([str(log)], jobs=3)
+    assert summary.to_json(counts.to_json(), counts.replicas)["services"] == [service]

@@ -12,7 +12,8 @@ Detected per line, so a file that mixes modes (or a paste) still reads:
   -t` and `kubectl logs --timestamps` put before each line (`2026-03-09T16:03:25.123456789Z `, RFC 3339,
   kubectl's without trailing zeros), docker compose's `sglang-1  | ` (v1: `proj_sglang_1  | `; with
   `-t`, the stamp after it) and `kubectl logs --prefix`'s `[pod/sglang-0/sglang] `: the service or the
-  pod is the line's host, so replicas read as the engines they are
+  pod is the line's host, so replicas read as the engines they are (and are kept, with their service,
+  for the service's total: EnvelopeReader.replicas, core/services.py)
 - `cat` and raw server output: the line is the message
 CR/LF endings, stray carriage returns from progress bars and ANSI colour codes are removed.
 """
@@ -41,6 +42,19 @@ _STAMPED = re.compile(timeparse.RFC3339 + " ")
 _COMPOSE = re.compile(r"([\w.-]+[-_]\d+) *\| ")
 # `kubectl logs --prefix`: `[pod/sglang-0/sglang] ` (kind/name/container)
 _KUBECTL = re.compile(r"\[(?:pod|pods|po)/([^/\s\]]+)/[^\s\]]+\] ")
+# A replica's name, less what numbers it among its service's: compose's `-N`/`_N`, a StatefulSet's
+# ordinal `-N`; a Deployment's pod `-<pod-template-hash>-<5>` and a DaemonSet's or a Job's `-<5>`, both
+# in the alphabet of Kubernetes' rand.SafeEncodeString (no vowels, no 0 1 3: no word ends in one)
+_REPLICA = re.compile(r"(.+?)(?:[-_]\d+|(?:-[bcdfghjklmnpqrstvwxz2456789]{6,10})?-[bcdfghjklmnpqrstvwxz2456789]{5})")
+
+
+def service_of(replica: str) -> str:
+    """The compose service or the Kubernetes workload a container's or a pod's name belongs to:
+    `sglang-1` -> `sglang` (v2; `project-sglang-1` -> `project-sglang`), `proj_sglang_1` ->
+    `proj_sglang` (v1), `sglang-0` -> `sglang` (StatefulSet), `vllm-7d9f8c5b6-x2k4q` -> `vllm`
+    (Deployment); a name of none of these shapes is its own."""
+    m = _REPLICA.fullmatch(replica)
+    return m.group(1) if m else replica
 
 
 _MONOTONIC = re.compile(r"\[ *\d+\.\d{6}\] (\S+) [^\s\[:]+(?:\[\d+\])?: ?")
@@ -141,6 +155,9 @@ class EnvelopeReader:
     def __init__(self, dates: timeparse.LogDate | None = None) -> None:
         self.dates = dates if dates is not None else timeparse.LogDate()
         self._iso_ts: dict[str, float | None] = {}
+        # host -> its service (service_of), for the hosts a compose or kubectl prefix named: the
+        # replicas whose throughput the service sums (core/services.py); a journal's host is none
+        self.replicas: dict[str, str] = {}
 
     def _iso_time(self, stamp: str) -> float | None:
         ts = timeparse.iso_with_zone(stamp)
@@ -183,12 +200,17 @@ class EnvelopeReader:
             elif text[1:2] == "p":
                 m = _KUBECTL.match(text)
                 if m:
-                    return _stamped(text[m.end():], m.group(1))
+                    return _stamped(text[m.end():], self._replica(m.group(1)))
         if "| " in text:
             m = _COMPOSE.match(text)
             if m:
-                return _stamped(text[m.end():], m.group(1))
+                return _stamped(text[m.end():], self._replica(m.group(1)))
         return LogLine(text)
+
+    def _replica(self, host: str) -> str:
+        if host not in self.replicas:
+            self.replicas[host] = service_of(host)
+        return host
 
     def _syslog(self, text: str) -> LogLine:
         """A syslog line with its priority: RFC 3164 (journald's `short` shape after it) or 5424."""

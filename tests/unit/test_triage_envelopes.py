@@ -14,6 +14,7 @@ from mtptui.core.ingest import Ingest
 from mtptui.core.parse import LineParser
 from mtptui.core.parse.envelope import service_of
 from mtptui.core.parse.timeparse import instant
+from mtptui.core.store import Store
 from mtptui.core.summary import Summary
 
 
@@ -104,6 +105,19 @@ def test_the_same_server_lines_in_each_envelope_read_the_same():
     assert hosts["kubectl --prefix --timestamps"] == {"sglang-0"}
     assert hosts["journald json"] == {"gpu1"}
     assert hosts["docker logs -t"] == hosts["raw"] == {None}
+
+
+def test_the_dashboards_runs_are_dated_by_the_log_in_each_envelope():
+    """`open` and `replay` read into a Store: its runs begin and end at the log's times in every envelope,
+    as summary's do, not at the wall clock's (a clock far from the log's: 2033)."""
+    server = _server_lines()
+    want = [(e["start"], e["end"]) for e in _doc([text for _, text in server])["epochs"]]
+    assert want[0][0] == instant("2026-03-09 16:00:00", None, None)
+    for name, wrap in ENVELOPES.items():
+        store = Store(clock=lambda: 2e9)
+        Ingest(store).feed_many([wrap(stamp, text) for stamp, text in server])
+        [(host, runs)] = store.epochs.items()
+        assert [(e.start, e.end) for e in runs] == want, name
 
 
 @pytest.mark.parametrize("raw,host,ts,text", [

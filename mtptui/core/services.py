@@ -27,6 +27,8 @@ def _natural(host: str) -> list:
 def _last_decoded(epochs: Iterable[Epoch]) -> tuple[Epoch, EpochRow] | None:
     """The last run that has a host total, with its row (as the epochs' table computes it)."""
     for e in reversed(list(epochs)):
+        if not e.batches:
+            continue  # no decode line: no host total (a crash loop's runs, looked at without a document each)
         row = Comparison().row(e.to_json(brief=True))  # its own figures: nothing before it is read
         if row.gen_total is not None:
             return e, row

@@ -221,11 +221,12 @@ async def show(hc, as_json: bool) -> dict:
             "server_args": reported, "mtptui_dropin": st.dropin is not None, "active": st.active,
             "last_start_s": st.last_start_s, "server_version": version, "version_from": version_from}
     if not as_json:
-        print(f"{hc.host} · {hc.unit} ({st.active or 'unknown'}){' · mtptui drop-in' if st.dropin else ''}")
-        print(f"  version:     {version or 'unknown'} ({'from ' if version else ''}{version_from})")
+        # the unit's state, its ExecStart and its journal's settings line are the host's words
+        print(printable(f"{hc.host} · {hc.unit} ({st.active or 'unknown'}){' · mtptui drop-in' if st.dropin else ''}"))
+        print(printable(f"  version:     {version or 'unknown'} ({'from ' if version else ''}{version_from})"))
         line = "non-default args" if engine == "vllm" else "server_args"
-        print(f"  ExecStart:   {describe(flags, engine)}")
-        print(f"  {line + ':':<12} {describe(reported, engine) if reported else 'not in the journal'}")
+        print(f"  ExecStart:   {printable(describe(flags, engine))}")
+        print(f"  {line + ':':<12} {printable(describe(reported, engine)) if reported else 'not in the journal'}")
     return info
 
 

@@ -102,6 +102,26 @@ def test_the_cpu_builds_kv_cache_is_its_kv_use():
     assert LineParser().parse(v0).record.fields["token_usage"] == 0.4
 
 
+_CPU_ITEMS = {"Avg prompt throughput": "24.0 tokens/s", "Avg generation throughput": "165.4 tokens/s",
+              "Running": "2 reqs", "Waiting": "0 reqs", "CPU KV cache usage": "1.5%", "Prefix cache hit rate": "0.0%"}
+
+
+@pytest.mark.parametrize("key,bad", [("Avg generation throughput", "-5.0 tokens/s"), ("Running", "-1 reqs"),
+                                     ("CPU KV cache usage", "150.0%")])
+def test_a_value_vllm_cannot_print_is_unreadable_not_averaged(key, bad):
+    # issue 42: a negative throughput or count, a share over 100%: the line is malformed
+    items = {**_CPU_ITEMS, key: bad}
+    line = ("(APIServer pid=600) INFO 12-06 20:41:33 [loggers.py:335] Engine 000: "
+            + ", ".join(f"{k}: {v}" for k, v in items.items()))
+    rec = LineParser().parse(line).record
+    assert rec.truncated and rec.extra.get(key) == bad
+    spec = ("(APIServer pid=600) INFO 12-06 20:41:33 [metrics.py:120] SpecDecoding metrics: Mean acceptance "
+            "length: 0.5, Accepted: 232 tokens, Per-position acceptance rate: 1.000, 1.200, "
+            "Avg Draft acceptance rate: 100.0%")
+    rec = LineParser().parse(spec).record
+    assert rec.truncated and "accept_len" not in rec.fields and "per_position_accept_rate" not in rec.fields
+
+
 def test_reference_example_line():
     line = ("(APIServer pid=66) INFO 09-02 08:46:23 [v1/metrics/loggers.py:271] 1 Engines Aggregated: "
             "Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 11.5 tokens/s, Running: 0 reqs, "

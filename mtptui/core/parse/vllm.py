@@ -14,6 +14,7 @@ import re
 
 from mtptui.core.parse import timeparse
 from mtptui.core.parse.numbers import bounded_int, real_float
+from mtptui.core.parse.sglang import RANGES
 from mtptui.core.records import DECODE, SPEC, VLLM, BatchStats
 
 # `(APIServer pid=66) INFO 09-02 08:46:23 [v1/metrics/loggers.py:271] msg`; the file part is
@@ -63,6 +64,19 @@ _SPEC_FIELDS = {
     "Per-position acceptance rate": "per_position_accept_rate",
 }
 _UNITS = (" tokens/s", " tokens", " reqs")
+# What vLLM can print (issue 42): no negative count, throughput or share; a share at most 1 once
+# its percentage is a fraction; an accept length of at least the one token a step gives. Outside,
+# the field is unreadable and the line malformed: never averaged.
+_SHARES = ("token_usage", "cpu_kv_usage", "prefix_cache_hit_rate", "external_prefix_cache_hit_rate",
+           "mm_cache_hit_rate", "accept_rate", "spec_efficiency")
+_RANGES = {**RANGES, **dict.fromkeys(_SHARES, (0.0, 1.0))}
+
+
+def _ranged(name: str, x: float) -> float:
+    lo, hi = _RANGES.get(name, (0.0, float("inf")))
+    if lo <= x <= hi:
+        return x
+    raise ValueError(f"{name} out of range: {x}")
 
 
 def _number(value: str) -> float:
@@ -94,9 +108,9 @@ def _items(body: str, names: dict[str, str], fields: dict, extra: dict[str, str]
             return
         try:
             if name == "per_position_accept_rate":
-                fields[name] = [real_float(x) for x in values]
+                fields[name] = [_ranged("accept_rate", real_float(x)) for x in values]
             else:
-                fields[name] = _number(values[0])
+                fields[name] = _ranged(name, _number(values[0]))
         except (ValueError, IndexError):
             ok = False
             extra[key] = ", ".join(values)
@@ -122,7 +136,7 @@ def _device_kv_usage(fields: dict, extra: dict[str, str]) -> None:
     for key, value in extra.items():
         if key.endswith(" KV cache usage") and key[:-len(" KV cache usage")].isalpha():
             try:
-                fields["token_usage"] = _number(value)
+                fields["token_usage"] = _ranged("token_usage", _number(value))
             except ValueError:
                 return
             del extra[key]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 from hosts.helpers import unique_unit
@@ -36,6 +37,10 @@ def test_tune_interrupted_restores_the_host(cluster, tmp_path):
             seen.append(line)
             if ": measure" in line and not line.split("] ", 1)[-1].startswith("off"):
                 break
+        # the candidate's progress line may come as its apply begins: the drop-in, once written
+        deadline = time.monotonic() + 120
+        while dropin_of(h, unit) is None and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
         assert dropin_of(h, unit) is not None, "".join(seen)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=180)

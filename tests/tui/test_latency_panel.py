@@ -48,7 +48,9 @@ async def test_the_demo_shows_its_servers_latency_and_records_it(tmp_path, monke
                 return now and now["itl"] and now["itl"]["n"] > 0 and now["ttft"]
 
             await _until(pilot, shown)
-            await pilot.pause(0.3)
+            # no scrape after this one: the bar's next redraw shows the figures read below
+            app.workers.cancel_group(app, "metrics")
+            await pilot.pause(0.5)
             bar = app.screen.query_one(LatencyBar)
             text = str(bar.render())
             assert bar.display and text.startswith("latency 1m  ITL p50 ")
@@ -56,8 +58,6 @@ async def test_the_demo_shows_its_servers_latency_and_records_it(tmp_path, monke
             assert latency.ms(now["itl"]["p50"]) in text and len(text) <= 98
             cur = dash.store.current_epoch("simulator")
             assert cur is not None and dash.latency["simulator"].epochs.get(cur.start)
-            app.workers.cancel_group(app, "metrics")
-            await pilot.pause(0.2)
             live = {start: latency.brief(w) for start, w in dash.latency["simulator"].epochs.items()}
             live_now = dash.latency_now("simulator")
     finally:

@@ -82,8 +82,8 @@ def _interrupted() -> int:
 
 def run() -> None:
     """The `mtptui` command: main() in a process that ends with it, without freeing one by one
-    what the command left to its end (core/nogc.py)."""
-    from mtptui.core.nogc import command_line_process, exit_now, keeping
+    what the command left to its end (commands/process_end.py)."""
+    from mtptui.commands.process_end import command_line_process, exit_now, keeping
 
     command_line_process()
     code = main()
@@ -94,7 +94,7 @@ def run() -> None:
 
 def _flushed(code: int, command: str) -> int:
     """The exit code once stdout is flushed, as main() says a failed write: before an exit that
-    flushes nothing itself (nogc.exit_now), where Python's own would only warn."""
+    flushes nothing itself (process_end.exit_now), where Python's own would only warn."""
     try:
         sys.stdout.flush()
     except BrokenPipeError:

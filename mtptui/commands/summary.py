@@ -19,7 +19,8 @@ from mtptui.config import ranges
 from mtptui.core.advisor import advise_last
 from mtptui.core.compare import DELTA_MIN_BATCHES, EpochRow, bucket_cells, delta_text, iter_epoch_rows
 from mtptui.core.loadmatch import CONTEXT, LOAD, Scale
-from mtptui.core.nogc import kept_to_exit, without_cycle_collector
+from mtptui.commands.process_end import kept_to_exit
+from mtptui.core.nogc import without_cycle_collector
 from mtptui.core.recorded import Recorded
 from mtptui.core.summary import EpochDocs
 from mtptui.sources.parallel import summarise

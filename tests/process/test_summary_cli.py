@@ -224,7 +224,7 @@ def test_a_reader_that_goes_away_gets_no_traceback(tmp_path):
 @pytest.mark.parametrize("as_json", [True, False])
 def test_the_process_ends_once_all_it_wrote_is_out(tmp_path, capsys, as_json):
     """The command line's process leaves the runs `summary` made to its end, not freed one by one
-    (core/nogc.exit_now): it ends with all of its output written first, byte for byte what main()
+    (commands/process_end.exit_now): it ends with all of its output written first, byte for byte what main()
     writes, to a pipe and to a file, and with its exit code."""
     from mtptui.cli import main
 
@@ -248,12 +248,12 @@ def test_the_process_ends_once_all_it_wrote_is_out(tmp_path, capsys, as_json):
 
 
 # Run as `python -m mtptui` is (cli.run), with each cycle collection's objects counted from the
-# moment the command leaves what it made to the end of the process (nogc.kept_to_exit, patched
+# moment the command leaves what it made to the end of the process (process_end.kept_to_exit, patched
 # before the command's module is imported, which takes it by name)
 _COUNTED_RUN = """
 import gc, sys
 from mtptui import cli
-from mtptui.core import nogc
+from mtptui.commands import process_end as nogc
 kept, seen = nogc.kept_to_exit, []
 def counted(*objects):
     kept(*objects)

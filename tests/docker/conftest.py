@@ -1,0 +1,59 @@
+"""The container tier: a real dockerd of the tests' own (tests/docker/dockerd.py), the simulator
+run in it as a container and as a compose service, and mtptui's commands against them.
+
+`dockerd` (session scope) installs Debian's docker.io and docker-compose where they are missing
+(through .ci/system-deps, the one list of the tests' system packages), starts the daemon on its
+own socket, imports the hosts' root fs as its image, and stops it after. Without root it skips
+with the reason; under CI=true it fails instead, as every tier does.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "integration"))
+from dockerd import PROJECT, Dockerd  # noqa: E402
+from hosts import rootfs  # noqa: E402
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "docker: runs a real dockerd of the tests' own")
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "/tests/docker/" in str(item.fspath):
+            item.add_marker(pytest.mark.docker)
+
+
+def _missing() -> list[str]:
+    return [t for t in ("dockerd", "docker", "docker-compose", "debootstrap") if shutil.which(t) is None]
+
+
+@pytest.fixture(scope="session")
+def dockerd(need, tmp_path_factory):
+    need(os.geteuid() == 0, "needs root (dockerd)")
+    if _missing():
+        r = subprocess.run([str(PROJECT / ".ci" / "system-deps")], capture_output=True, text=True)
+        need(r.returncode == 0, f"cannot install docker.io and docker-compose: {r.stderr.strip()[-300:]}")
+    need(not _missing(), f"{', '.join(_missing())} missing after .ci/system-deps")
+    d = Dockerd(tmp_path_factory.mktemp("dockerd"))
+    try:
+        d.start()
+        d.import_rootfs(rootfs.build())
+        yield d
+    finally:
+        d.stop()
+
+
+@pytest.fixture
+def audit(tmp_path) -> Path:
+    return tmp_path / "audit.jsonl"

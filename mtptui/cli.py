@@ -112,6 +112,15 @@ def _write_failed(command: str, e: OSError) -> None:
     print(f"mtptui {command}: a write failed: {e.strerror or e}", file=sys.stderr)
 
 
+def _lane_trouble() -> None:
+    """One line where the compiled lane is built but off (stale, or it does not load): every line is
+    then read in Python, 4-6x slower. Said only for commands that loaded it (core/compiled.py)."""
+    compiled = sys.modules.get("mtptui.core.compiled")
+    trouble = getattr(compiled, "TROUBLE", None)
+    if trouble:
+        print(f"mtptui: warning: the compiled lane {trouble}; lines are read in Python, slower", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] in ("-h", "--help", "--version"):
@@ -132,7 +141,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         with _lost_interrupts() as lost:
-            code = int(importlib.import_module(entry[0]).main(args[1:]) or 0)
+            command = importlib.import_module(entry[0])
+            _lane_trouble()
+            code = int(command.main(args[1:]) or 0)
         return _interrupted() if lost else code
     except UserError as e:  # said once, here, for every command
         print(f"mtptui {args[0]}: {printable(str(e), newlines=True)}", file=sys.stderr)

@@ -11,6 +11,9 @@ import os
 import pytest
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+# a compiled lane that is here but stale or does not load is an error in the tests, theirs and their
+# children's (core/compiled.py), never a quiet fall back to the slower Python path
+os.environ["MTPTUI_LANE_STRICT"] = "1"
 
 
 def require(ok: object, reason: str) -> None:

@@ -1,8 +1,8 @@
 """The compiled hot path of `summary` (`_compiled.pyx`), when it was built.
 
 Built at install when a C compiler is there (hatch_build.py); without it, or when it cannot be
-loaded, the Python code does the same work with the same results (tests/unit/test_compiled.py holds
-the two to it), more slowly. It holds:
+loaded (TROUBLE says why, and cli.py prints it), the Python code does the same work with the same
+results (tests/unit/test_compiled.py holds the two to it), more slowly. It holds:
 - the lane: the common lines of SGLang's logs read in C straight into a summary's rows, no record
   made per line; it stops at any other line, which the caller parses in Python;
 - count_values(), sort_values() and without_nan(): a metric's values counted, put in order and
@@ -37,7 +37,9 @@ import hashlib
 import os
 from array import array
 from collections.abc import Callable, Sequence
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -57,14 +59,30 @@ def built_from_this_source(here: Path) -> bool:
     return noted == hashlib.sha256(source).hexdigest()
 
 
-BUILT = False
-if built_from_this_source(Path(__file__).parent):
+def load(here: Path) -> tuple[ModuleType | None, str | None]:
+    """The lane, or None and why not. Only one absence goes unsaid: no lane built for this Python
+    (none was built, which the install said, or one was for another Python: a file of another
+    ABI's name, which this Python does not look for). Any other is said: a lane that is here
+    but stale or cannot load makes every line slower, 4-6x, and must not pass without a word."""
+    if not any((here / f"_compiled{suffix}").exists() for suffix in EXTENSION_SUFFIXES):
+        return None, None
+    if not built_from_this_source(here):
+        return None, "was built from another _compiled.pyx (reinstall, or run `python hatch_build.py`)"
     try:
         from mtptui.core import _compiled
+    except ImportError as e:
+        return None, f"does not load ({str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__})"
+    return _compiled, None
 
-        BUILT = True
-    except ImportError:  # built for another Python
-        pass
+
+_loaded, TROUBLE = load(Path(__file__).parent)
+if TROUBLE is not None and os.environ.get("MTPTUI_LANE_STRICT"):  # the tests (tests/conftest.py)
+    raise ImportError(f"mtptui's compiled lane {TROUBLE}")
+BUILT = _loaded is not None
+if TYPE_CHECKING:
+    from mtptui.core import _compiled
+else:
+    _compiled = _loaded
 # MTPTUI_PURE=1 leaves it unused (to compare the two paths, or to rule it out)
 ENABLED = BUILT and not os.environ.get("MTPTUI_PURE")
 

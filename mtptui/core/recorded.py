@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 
 from mtptui.core import latency
 from mtptui.core.gpus import GpuSample
+from mtptui.core.records import OWN_GPUS as GPUS
+from mtptui.core.records import OWN_KEYS as KEYS
+from mtptui.core.records import OWN_METRICS as METRICS
 
-METRICS = "MTPTUI_METRICS"  # the key of a scrape's entry: core/latency.to_json, and the epoch it was read in
-GPUS = "MTPTUI_GPUS"  # the key of a batch of GPU samples: a list of core/gpus.GpuSample.to_json
-KEYS = (METRICS, GPUS)
+__all__ = ["GPUS", "KEYS", "METRICS", "Recorded"]
 
 
 def _scrape(payload: str) -> list:

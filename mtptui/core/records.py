@@ -58,8 +58,17 @@ class LogLine:
     # True when ts is an absolute instant (json, short-iso). journald's `short` modes print local
     # time without year or zone, so the server's own stamp inside the message is preferred then.
     zoned: bool = False
-    # mtptui's own entry of a record (core/recorded.py): its key and payload, not log text
+    # mtptui's own entry of a record (core/recorded.py): its key (OWN_KEYS) and payload, not log text
     own: tuple[str, object] | None = None
+
+
+# The keys of mtptui's own entries in a record, each a journald JSON entry with its payload under one
+# key: a /metrics scrape (core/latency.to_json, and the epoch it was read in) and a batch of GPU samples
+# (a list of core/gpus.GpuSample.to_json). Here, beside LogLine.own, so the envelope knows them without
+# importing what reads them (core/recorded.py imports the statistics: a cycle through the lane).
+OWN_METRICS = "MTPTUI_METRICS"
+OWN_GPUS = "MTPTUI_GPUS"
+OWN_KEYS = (OWN_METRICS, OWN_GPUS)
 
 
 @dataclass(slots=True)

@@ -23,9 +23,8 @@ from __future__ import annotations
 import json
 import re
 
-from mtptui.core import recorded
 from mtptui.core.parse import timeparse
-from mtptui.core.records import LogLine
+from mtptui.core.records import OWN_KEYS, LogLine
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
@@ -119,7 +118,7 @@ def from_json(line: str) -> LogLine:
     host = obj.get("_HOSTNAME")
     unit = obj.get("_SYSTEMD_UNIT") or obj.get("UNIT")
     cursor = obj.get("__CURSOR")
-    own = next(((k, obj[k]) for k in recorded.KEYS if k in obj), None)
+    own = next(((k, obj[k]) for k in OWN_KEYS if k in obj), None)
     return LogLine(
         text=clean(msg),
         host=host if isinstance(host, str) else None,

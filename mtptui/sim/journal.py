@@ -8,10 +8,20 @@ from __future__ import annotations
 import json
 import random
 import time
+from dataclasses import dataclass
 
 from mtptui.sim.msg import event, other
 
 ENVELOPES = ("short-iso", "json", "cat")
+JOURNAL_DELAY = 0.0003  # journald receives a line a fraction of a millisecond after it is written
+
+
+@dataclass
+class Line:
+    """One journal line of an offline log (scenario.py, vllm.py) and what it means."""
+
+    text: str  # as written to the log, without the newline
+    truth: dict  # msg.py's truth plus "ts", "host", "message" (the text inside the envelope)
 
 
 def timespan(secs: float) -> str:

@@ -19,20 +19,13 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from mtptui.sim import flags, formats
-from mtptui.sim.journal import Journal
+from mtptui.sim import flags, formats, vllm
+from mtptui.sim.journal import JOURNAL_DELAY, Journal, Line
 from mtptui.sim.msg import Msg
 from mtptui.sim.session import Session
 
 T0 = float(calendar.timegm((2026, 3, 9, 16, 0, 0)))
-JOURNAL_DELAY = 0.0003
-CHUNK = 2.0  # simulated seconds per step of the offline loop  # journald receives a line a fraction of a millisecond after it is written
-
-
-@dataclass
-class Line:
-    text: str  # as written to the log, without the newline
-    truth: dict  # msg.py's truth plus "ts", "host", "message" (the text inside the envelope)
+CHUNK = 2.0  # simulated seconds per step of the offline loop
 
 
 @dataclass
@@ -222,7 +215,6 @@ def render(name: str, *, duration: float | None = None, envelope: str = "short-i
         raise KeyError(f"unknown scenario {name!r} (choose from {', '.join(SCENARIOS)})")
     host = host or sc.host
     if sc.engine == "vllm":
-        from mtptui.sim import vllm
         serve = duration if duration is not None else sc.extra["serve"]
         yield from vllm.render(envelope=envelope, host=host, unit=sc.unit, unit_description=sc.unit_description,
                                seed=seed, t0=t0, serve=serve)

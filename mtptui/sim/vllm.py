@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterator
 
 from mtptui.sim import behaviour, models
-from mtptui.sim.journal import Journal
+from mtptui.sim.journal import JOURNAL_DELAY, Journal, Line
 from mtptui.sim.msg import batch, event, other
 
 VERSIONS = ("0.10.2", "0.32.0")
@@ -49,8 +49,6 @@ def render(*, envelope: str, host: str, unit: str, unit_description: str, seed: 
            serve: float, metrics: VllmMetrics | None = None, version: str = "0.10.2",
            pattern: list[int] | None = None, interval: float | None = None) -> Iterator:
     """The run's lines; `metrics`, when given, counts each interval as the server's /metrics would."""
-    from mtptui.sim.scenario import JOURNAL_DELAY, Line
-
     if version not in VERSIONS:
         raise ValueError(f"vLLM version {version!r}: the simulator speaks {', '.join(VERSIONS)}")
     new = version == "0.32.0"

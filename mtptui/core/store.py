@@ -15,8 +15,9 @@ import math
 import time
 from array import array
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from mtptui.core.records import DECODE, SGLANG, SPEC, TIME, BatchStats, Event
@@ -42,6 +43,12 @@ LANE_DECODE = (TIME, *DECODE_COLUMNS, *CARRIED)
 LANE_PREFILL = (TIME, *PREFILL_COLUMNS)
 LANE_FOLD = 4096  # rows a buffer holds before they are handed on
 WHOLE_METRICS = (*DECODE_METRICS, "token_usage")  # summary's series statistics, and the KV use
+
+
+def _row(fields: dict[str, Any], columns: tuple[str, ...]) -> Iterator[float]:
+    """A line's values of these columns, NaN where it lacked one: one for every column, however
+    many (a tuple of NaNs as the default ran out once a ninth column came, and shortened the row)."""
+    return map(fields.get, columns, repeat(math.nan))
 
 
 @dataclass(eq=False)
@@ -92,17 +99,17 @@ class RankSeries:
         if rec.kind == DECODE:
             buf = self.lane_decode
             buf.append(ts)
-            buf.extend(map(f.get, DECODE_COLUMNS[:-1], _NANS))
+            buf.extend(_row(f, DECODE_COLUMNS[:-1]))
             g = f.get("graph")  # a bool, stored as 1.0 / 0.0
             buf.append(math.nan if g is None else float(g))
-            buf.extend(map(f.get, CARRIED, _NANS))
+            buf.extend(_row(f, CARRIED))
             self._lane_counts[0] += 1
             if g is False:
                 self._lane_counts[2] += 1
             return len(buf) >= LANE_FOLD * len(LANE_DECODE)
         buf = self.lane_prefill
         buf.append(ts)
-        buf.extend(map(f.get, PREFILL_COLUMNS, _NANS))
+        buf.extend(_row(f, PREFILL_COLUMNS))
         self._lane_counts[1] += 1
         return len(buf) >= LANE_FOLD * len(LANE_PREFILL)
 
@@ -194,8 +201,6 @@ class RankSeries:
             self.first_batch_ts = later.first_batch_ts
         self._last_spec_slot = None
 
-
-_NANS = (math.nan,) * 8
 
 
 class Store:

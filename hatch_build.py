@@ -20,6 +20,17 @@ MODULE = "mtptui.core._compiled"
 STAMP = "mtptui/core/_compiled.sha256"  # the source the lane was built from (core/compiled.py checks it)
 
 
+def built_here() -> Path | None:
+    """The lane beside its source when it was built from this source for this Python (its stamp
+    matches): a wheel made after an editable install (CI) takes it, not compiling it again."""
+    path = ROOT / (MODULE.replace(".", "/") + sysconfig.get_config_var("EXT_SUFFIX"))
+    try:
+        fresh = (ROOT / STAMP).read_text().strip() == hashlib.sha256((ROOT / SOURCE).read_bytes()).hexdigest()
+    except OSError:
+        return None
+    return path if fresh and path.exists() else None
+
+
 def build_in_place() -> Path:
     """Compiles the lane next to its source; returns the extension's path. Raises on failure."""
     from Cython.Build import cythonize
@@ -60,7 +71,8 @@ class LaneBuildHook(BuildHookInterface):
         if self.target_name != "wheel":
             return
         try:
-            path = build_in_place()
+            path = built_here() if version != "editable" else None
+            path = path or build_in_place()
         except Exception as e:  # noqa: BLE001 - any failure of the toolchain means: no lane
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             self.app.display_warning(f"mtptui: compiled hot path not built ({first}); summary reads in Python")

@@ -57,7 +57,8 @@ _WINDOWS = ", ".join(label if seconds else f"{label} (the whole buffer)" for lab
 
 KEYS: list[Key] = [
     Key("quit", "q", "quit", "quit", True,
-        "quit mtptui (a replay or a live stream simply stops; nothing on the servers changes)"),
+        "quit mtptui (a replay or a live stream simply stops; an action under way is stopped and its host put back "
+        "as it was, verified, first; again asks to leave it as it stands)"),
     Key("pause", "space", "pause", "pause", True,
         "replay: pause/resume the replay · live: freeze the view (lines keep arriving)", "Pause / resume"),
     Key("seek_back", "left", "seek(-1)", "back", True,

@@ -49,7 +49,7 @@ HTTP_ACCEPT_AFTER_S = 10.0
 STEPS_S = 300.0  # the bound on write, reload and restart together (a lost link retried within it)
 UNLOCK_S = 60.0
 # Tests only: the action holds still at this phase (after its step, or as its wait or verify
-# begins) until interrupted or killed, so that a signal lands in that very phase
+# begins) until interrupted or killed, so that a signal lands in that very phase (phases, by commas)
 HOLD_ENV = "MTPTUI_TEST_HOLD"
 # A server that still runs no request this long after ready is idle (its clients send nothing):
 # no decode batch will come to verify by, so its settings are the verdict (not idle_after_ready's)
@@ -137,7 +137,7 @@ class Action:
         self.left_at = ""  # the phase it was abandoned at
         self._ending = False  # decided: only the unlock is left
         self._task: asyncio.Task[Any] | None = None
-        self._hold = os.environ.get(HOLD_ENV) or None
+        self._hold = set(filter(None, os.environ.get(HOLD_ENV, "").split(",")))
 
     # --- reporting ---------------------------------------------------------------------------------
 
@@ -178,8 +178,8 @@ class Action:
             await self.record_phase(phase)
 
     async def _held(self, phase: str) -> None:
-        if self._hold == phase:
-            self._hold = None
+        if phase in self._hold:
+            self._hold.discard(phase)
             self._say(phase, "progress", f"held here ({HOLD_ENV})")
             await asyncio.Event().wait()
 

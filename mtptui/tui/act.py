@@ -4,11 +4,13 @@ per host at a time; the dashboard stays live throughout (execute is async)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 
 from mtptui.control.plan import APPLY, RESTART, Plan
 from mtptui.control.profiles import BUILTINS, ProfileError
 from mtptui.control.errors import ControlError
+from mtptui.control.restart import ROLLBACK_FAILED
 from mtptui.printable import printable
 from mtptui.tui.running import Running, outcome_notice
 from mtptui.tui.viewmodel import host_label
@@ -53,6 +55,14 @@ async def _flow(screen, ctl, choose: Choose, running: Running) -> None:
             return
         target = plan.profile.name if plan.action == APPLY and plan.profile else plan.action
         running.begin(f"restarting {label}" + (f" → {target}" if plan.action == APPLY else f" ({target})"))
+        task = asyncio.current_task()
+        assert task is not None  # the worker's
+
+        def leave() -> None:  # a quit's second word: as it stands (also before the action began)
+            ctl.abandon()
+            task.cancel()
+
+        running.stop, running.leave, running.leaving = ctl.interrupt, leave, ctl.leaving
         def on_phase(ev) -> None:
             running.on_phase(ev)
             if ev.phase.endswith("restart") and ev.state == "start":  # this run ends by mtptui's hand
@@ -65,8 +75,11 @@ async def _flow(screen, ctl, choose: Choose, running: Running) -> None:
             return
         message, severity, timeout = outcome_notice(running.host, target, outcome)
         app.notify(printable(message, newlines=True), severity=severity, timeout=timeout, markup=False)
+        if running.stopping:
+            # put back, or in a state verified anyway (it ended just before): anything but a failed put-back
+            screen.dash.quitting.ended(printable(message), put_back=outcome.exit_code != ROLLBACK_FAILED)
     finally:
-        screen.dash.running.pop(running.host, None)
+        screen.dash.quitting.ended_action(running.host)
 
 
 async def toggle(app, ctl) -> Plan:

@@ -3,6 +3,9 @@ the screen is in screens/main.py, the state in controller.py."""
 
 from __future__ import annotations
 
+import asyncio
+import signal
+
 from textual import events
 from textual.app import App
 from textual.binding import Binding
@@ -22,6 +25,8 @@ from mtptui.tui.screens.main import MainScreen
 from mtptui.tui.themes import install_themes
 
 KEY_HOLD_S = 0.12
+SIGNALS = {signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP", signal.SIGINT: "ctrl-c"}
+LEAVE_AFTER_S = 1.5  # a quit that put hosts back: how long their end stays on screen before it leaves
 THEME_VARIABLE_DEFAULTS = {"frame": "#3E4855", "log-decode": "#7FB7E6", "log-prefill": "#9C8FE0", "log-event": "#E5B94E",
                            "chart-ranks": "#4FC3F7,#FFB74D,#81C784,#F06292,#9575CD,#FFF176,#E57373,#E0E0E0"}
 
@@ -42,6 +47,8 @@ class MtpApp(App):
         self.gc_pacer = GcPacer()
         self.tick_hz = tick_hz
         self.start_sources = start_sources
+        self._leaving = False  # a quit's last timer is set
+        dash.quitting.on_done = self._leave_if_done
         self.mtp_themes, self.theme_problems = install_themes(self, theme or dash.config.theme)
         self.keymap_used, problems = keymap_from(dash.config.keys)
         self.theme_problems += problems
@@ -51,6 +58,63 @@ class MtpApp(App):
         back = self.keymap_used.get("seek_back") or next(k.keys for k in KEYS if k.id == "seek_back")
         dash.timeline.back_key = self.get_key_display(Binding(back.split(",")[0], ""))
 
+    # -- leaving (tui/quitting.py): q, ctrl-c, ctrl-q, SIGTERM, SIGHUP put a host being changed back first
+    def request_leave(self, why: str, *, key: bool = True) -> None:
+        """An interrupt: leave now, or first stop the actions under way and put their hosts back,
+        verified (the dashboard leaves once they are back); again asks (a key) or leaves them as
+        they stand (a signal: no one may be at the terminal)."""
+        from mtptui.tui import quitting
+
+        q = self.dash.quitting
+        what = q.request(why, can_ask=key)
+        if what == quitting.QUIT:
+            self.exit(return_code=q.code if q.active else 0)
+        elif what == quitting.STOPPING:
+            hosts = ", ".join(r.what for r in q.acting())
+            self.notify(f"{why}: stopping {hosts}; putting the host back as it was, verified, then leaving; "
+                        f"{why} again asks to leave it as it stands", severity="warning", timeout=STICKY_S,
+                        markup=False)
+        elif what == quitting.ASK:
+            self.run_worker(self._ask_leave(), group="quit", exit_on_error=False)
+        else:
+            self.notify(f"{why}: leaving at once: {q.said[-1]}", severity="error", timeout=STICKY_S, markup=False)
+        self._leave_if_done()
+
+    async def _ask_leave(self) -> None:
+        from mtptui.tui.quitting import LEAVE
+        from mtptui.tui.screens.confirm import ConfirmScreen
+
+        q = self.dash.quitting
+        # a ModalScreen[bool] is a Screen[bool]: Textual's stubs want the invariant Screen[object] here
+        leave = bool(await self.push_screen_wait(ConfirmScreen(LeaveNow(q.leaving()))))  # type: ignore[arg-type]
+        if q.left or not q.running:
+            return
+        if q.answered(leave) == LEAVE:
+            self.notify(f"leaving at once: {q.said[-1]}", severity="error", timeout=STICKY_S, markup=False)
+        else:
+            self.notify("going on putting it back", severity="warning", markup=False)
+        self._leave_if_done()
+
+    def _leave_if_done(self) -> None:
+        """Every stopped action has ended: leave, its end on screen a moment first (and printed
+        again once the screen is gone: launch.run_dashboard)."""
+        q = self.dash.quitting
+        if q.done and not self._leaving:
+            self._leaving = True
+            self.set_timer(LEAVE_AFTER_S, lambda: self.exit(return_code=q.code))
+
+    async def action_quit(self) -> None:  # ctrl+q, Textual's own
+        self.request_leave("ctrl-q")
+
+    def action_help_quit(self) -> None:  # ctrl+c: Textual's "press q to quit", unless a host is being changed
+        if self.dash.quitting.active or self.dash.quitting.acting():
+            self.request_leave("ctrl-c")
+        else:
+            super().action_help_quit()
+
+    def _on_signal(self, name: str) -> None:
+        self.request_leave(name, key=False)
+
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(THEME_VARIABLE_DEFAULTS)
 
@@ -59,6 +123,10 @@ class MtpApp(App):
 
     def on_mount(self) -> None:
         self.gc_pacer.start()
+        if not self.is_headless:  # a real terminal: SIGTERM, SIGHUP (and a kill -INT) leave as q does
+            loop = asyncio.get_running_loop()
+            for sig, name in SIGNALS.items():
+                loop.add_signal_handler(sig, self._on_signal, name)
         for p in self.theme_problems:
             self.notify(printable(p), severity="warning", timeout=8, markup=False)  # it quotes the config
         self.run_worker(self.dash.feed.run_pump(), name="pump", group="pump", exit_on_error=True)
@@ -158,3 +226,20 @@ class MtpApp(App):
         self.theme = names[(i + 1) % len(names)]
         return self.theme
 
+
+
+class LeaveNow:
+    """The second interrupt's question, in the shape the confirm screen shows (a Preview)."""
+
+    host, prod = "", False
+    subtitle, go = "the hosts are being put back", ("Leave", "leaves them so")
+
+    def __init__(self, leaving: str) -> None:
+        self.leaving = leaving
+
+    def title(self) -> str:
+        return "leave the hosts as they stand now?"
+
+    def preview_lines(self) -> list[str]:
+        return [f"stopping at once would leave {printable(self.leaving)}",
+                "Leave stops putting them back and quits; Cancel goes on putting them back, then quits"]

@@ -21,6 +21,7 @@ from mtptui.sources.opener import Opened
 from mtptui.sources.replay import MAX_SPEED, ReplayClock, ReplaySource
 from mtptui.tui.feed import DashboardFeed
 from mtptui.tui.opening import Opening
+from mtptui.tui.quitting import Quitting
 from mtptui.tui.running import Running
 from mtptui.tui.timeline import Timeline
 from mtptui.tui.viewmodel import CHART_METRICS
@@ -54,6 +55,7 @@ class Dashboard:
         # ... and how the smoke test (x) reaches the host's server, read-only too: it changes nothing
         self.reach: dict = dict(controls or {})
         self.running: dict[str | None, Running] = {}  # host -> the action under way there
+        self.quitting = Quitting(self.running)  # what q does while an action is under way
         self.servers: dict[str | None, str] = {}  # host -> `SGLang 0.5.23`, as the host says
         self.title = title
         self.wall = wall

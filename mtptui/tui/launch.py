@@ -34,6 +34,8 @@ def run_dashboard(sources: list[Source], *, config: Config, read_only: bool = Fa
     app = build_app(sources, config=config, read_only=read_only, title=title, window=window, theme=theme,
                     controls=controls, opening=opening)
     result = app.run()
+    for line in app.dash.quitting.said:  # how the actions a quit stopped ended, kept past the screen
+        print(f"mtptui: {line}", file=sys.stderr)
     return int(result or 0) if isinstance(result, int) else (app.return_code or 0)
 
 

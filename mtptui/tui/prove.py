@@ -7,6 +7,7 @@ asks whether to leave the winner applied (no: the host is restored as found)."""
 
 from __future__ import annotations
 
+import asyncio
 from functools import partial
 
 from mtptui.control.errors import ControlError
@@ -97,11 +98,11 @@ async def _bench(screen, ctl, running: Running) -> None:
         b = await _confirmed(screen, running, "benchmark", make)
         if b is None:
             return
-        data, saved = _ended(app, f"{label}: benchmark", b, await b.run(), results.save)
-        if data["results"]:
+        data, saved = _ended(app, running, f"{label}: benchmark", b, await b.run(), results.save)
+        if data["results"] and not running.stopping:
             app.push_screen(ResultsScreen(data, saved))
     finally:
-        screen.dash.running.pop(running.host, None)
+        screen.dash.quitting.ended_action(running.host)
 
 
 async def _confirmed(screen, running: Running, noun: str, make):
@@ -124,10 +125,13 @@ async def _confirmed(screen, running: Running, noun: str, make):
         return None
     running.begin(f"{noun} {label}")
     running.cancel = runner.cancel
+    task = asyncio.current_task()
+    assert task is not None  # the worker's
+    running.stop, running.leave, running.leaving = (lambda why: runner.cancel()), task.cancel, runner.leaving
     return runner
 
 
-def _ended(app, head: str, runner, report, save) -> tuple[dict, str]:
+def _ended(app, running: Running, head: str, runner, report, save) -> tuple[dict, str]:
     """A run's end told (its summary, coloured by how it ended) and its report saved: (the
     report's JSON, where it was saved or why not)."""
     data = report.to_json()
@@ -137,6 +141,8 @@ def _ended(app, head: str, runner, report, save) -> tuple[dict, str]:
         saved = f"not saved: {e.strerror or e}"
     app.notify(f"{head} {runner.summary()}", markup=False, timeout=30.0,
                severity="information" if report.exit_code == 0 else "error" if not report.restored else "warning")
+    if running.stopping:  # a quit stopped it: told again once the dashboard has left
+        app.dash.quitting.ended(printable(f"{head} {runner.summary()}"), put_back=report.restored)
     return data, saved
 
 
@@ -230,10 +236,10 @@ async def _tune(screen, ctl, running: Running) -> None:
         if t is None:
             return
         measuring.append(t)
-        data, saved = _ended(app, f"{label}: tune", t, await t.run(), tune.save)
+        data, saved = _ended(app, running, f"{label}: tune", t, await t.run(), tune.save)
         if shown and shown[0] in app.screen_stack:
             shown[0].finish(data, saved)
-        elif data["results"] and not shown:
+        elif data["results"] and not shown and not running.stopping:
             app.push_screen(ResultsScreen(data, saved))
     finally:
-        dash.running.pop(running.host, None)
+        dash.quitting.ended_action(running.host)

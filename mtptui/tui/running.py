@@ -7,8 +7,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from mtptui.control.restart import (APPLIED, OK, RESULT_NOT_RUN, RESULT_ROLLBACK_FAILED, RESULT_ROLLED_BACK, Outcome,
-                                    PhaseEvent)
+from mtptui.control.restart import (APPLIED, INTERRUPTED, OK, RESULT_INTERRUPTED, RESULT_NOT_RUN, RESULT_ROLLBACK_FAILED,
+                                    RESULT_ROLLED_BACK, Outcome, PhaseEvent)
 from mtptui.control.session import RESULT_LOCK_LOST
 from mtptui.printable import printable
 
@@ -30,6 +30,12 @@ class Running:
     failed: bool = False  # some phase failed: what follows is the rollback
     started: float = field(default_factory=time.monotonic)
     cancel: Callable[[], None] | None = None  # stops it, when it can be stopped (a benchmark)
+    # Once under way, what quitting does to it (tui/quitting.py): stop and put the host back as it
+    # was, verified (its why: "q", "ctrl-c"); leave the host where it stands at once; and what that leaves.
+    stop: Callable[[str], object] | None = None
+    leave: Callable[[], object] | None = None
+    leaving: Callable[[], str] | None = None
+    stopping: str | None = None  # why a quit stopped it
 
     @property
     def under_way(self) -> bool:
@@ -68,6 +74,8 @@ def outcome_notice(host: str | None, target: str, outcome: Outcome) -> tuple[str
     if result == RESULT_LOCK_LOST:
         return (f"{who} stopped: another console took the lock: {outcome.message}. This console did not roll "
                 "back; the audit log (a) has its steps", "error", STICKY_S)
+    if result == RESULT_INTERRUPTED and outcome.exit_code == INTERRUPTED:
+        return f"{who} stopped: {outcome.message}", "warning", 30.0
     if result == RESULT_NOT_RUN:
         return f"{who} not run: {outcome.message}", "error", 15.0
     return f"{who} ended {result} (exit {outcome.exit_code}): {outcome.message}", "error", STICKY_S

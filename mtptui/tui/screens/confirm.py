@@ -81,7 +81,8 @@ class ConfirmScreen(ModalScreen[bool]):
         self.set_class(plan.prod, "-prod")
         with Vertical() as box:
             box.border_title = plan.title()
-            box.border_subtitle = "prod: type the host's name" if plan.prod else "nothing has changed yet"
+            box.border_subtitle = ("prod: type the host's name" if plan.prod else
+                                   getattr(plan, "subtitle", "nothing has changed yet"))
             with VerticalScroll(id="preview"):
                 yield Static(preview_content(plan))
             if plan.prod:
@@ -89,7 +90,8 @@ class ConfirmScreen(ModalScreen[bool]):
                             select_on_focus=False)  # a letter typed elsewhere must not be selected over
             with Horizontal(id="buttons"):
                 yield Button("Cancel", id="cancel")
-                yield Button("Apply", id="apply", variant="error" if plan.prod else "warning", disabled=plan.prod)
+                yield Button(getattr(plan, "go", ("Apply",))[0], id="apply", variant="error" if plan.prod else "warning",
+                             disabled=plan.prod)
             yield Static(self._hint(), id="hint")
 
     def on_resize(self, event: events.Resize) -> None:
@@ -101,7 +103,8 @@ class ConfirmScreen(ModalScreen[bool]):
     def _hint(self) -> str:
         if self.plan.prod:
             return f"type {self.plan.host} in the box, then Enter or Apply · Esc cancels"
-        return "y or Apply applies · n or Esc cancels"
+        go, does = getattr(self.plan, "go", ("Apply", "applies"))
+        return f"y or {go} {does} · n or Esc cancels"
 
     @property
     def name_typed(self) -> bool:

@@ -23,7 +23,6 @@ from mtptui.tui.bindings import screen_bindings
 from mtptui.config.keys import ACTING_ACTIONS
 from mtptui.tui.controller import Dashboard
 from mtptui.tui.gcpace import Paced
-from mtptui.tui.running import Running
 from mtptui.tui.themes import host_accent, host_tags
 from mtptui.tui.viewmodel import (METRICS, accept_len_cap, after, chart_series, clock_text, exact_rows, host_epoch_rows,
                                   host_label, host_scales, layout_text, panel_view, run_state, spec_for,
@@ -83,7 +82,6 @@ class MainScreen(Screen):
         self._flash: tuple[str, float] | None = None
         self._ticks = 0
         self._views: tuple[tuple, list] | None = None  # (what they were drawn for, panel views)
-        self._quit_armed: Running | None = None  # the action under way when q was pressed once
         self._epoch_rows: tuple | None = None  # (host, store version, monotonic time, rows)
 
     def compose(self) -> ComposeResult:
@@ -408,14 +406,8 @@ class MainScreen(Screen):
         return self.dash.can_act or action not in ACTING_ACTIONS
 
     def action_quit(self) -> None:
-        acting = [r for r in self.dash.running.values() if r.under_way]
-        if acting and self._quit_armed is not acting[0]:
-            # Quitting mid-restart stops the verify and the rollback: ask once more.
-            self._quit_armed = acting[0]
-            self.app.notify(f"{acting[0].text()}: quitting now stops following it (no verify, no rollback; "
-                            "the audit log keeps what was done). q again quits.", severity="warning", markup=False)
-            return
-        self.app.exit(0)
+        # an action under way is stopped and its host put back first (tui/quitting.py)
+        self.app.request_leave("q")  # type: ignore[attr-defined]  # MtpApp's
 
     def action_pause(self) -> None:
         state = self.dash.timeline.toggle_pause()

@@ -30,7 +30,7 @@ asks (without a terminal it leaves it so at once).
 exit codes: 0 applied and verified (or settings printed); 1 could not run (nothing changed);
 2 bad arguments or an invalid profile; 3 failed and rolled back, old state verified;
 4 rollback failed, another console took the lock mid-action, or left mid-action at a second
-ctrl-c (the host needs a person: `--recover`); 5 settings printed of a unit that is failed;
+ctrl-c (the host needs a person: `--recover`); 5 settings printed of a unit that is failed or in a restart loop;
 130 interrupted (ctrl-c, SIGTERM, SIGHUP), the host put back as it was, verified
 """
 
@@ -124,6 +124,11 @@ async def run(args, controls, profile) -> int:
                     print(f"mtptui spec: {hc.host}: {hc.unit} is failed: its server is not running"
                           + ("" if cut_off else " (`systemctl status` tells why)"), file=sys.stderr)
                     code = code or UNIT_FAILED
+                elif (looping := await restart_loop(hc)) is not None:
+                    results[-1]["restarts"] = looping
+                    print(f"mtptui spec: {hc.host}: {hc.unit} is in a restart loop: its server failed and systemd "
+                          f"restarts it ({looping} restarts so far; `systemctl status` tells why)", file=sys.stderr)
+                    code = code or UNIT_FAILED
                 continue
             if args.recover:
                 plan, said = await hc.recover_plan()
@@ -190,6 +195,26 @@ async def execute(hc, plan, break_lock: bool):
         while task.uncancel():
             pass
         return None
+
+
+async def restart_loop(hc) -> int | None:
+    """How often systemd has restarted the unit, when it is between two of its automatic restarts
+    now (SubState auto-restart: its server failed again and is down): a server that never stays up
+    is as down as a failed unit. None otherwise, or when the host does not say."""
+    from mtptui.control.errors import ControlError
+    from mtptui.transport.errors import TransportError
+
+    status = getattr(hc.target, "status", None)  # the demo's child has none
+    if status is None:
+        return None
+    try:
+        st = await status()
+    except (ControlError, TransportError, OSError):
+        return None
+    if st.get("SubState") != "auto-restart":
+        return None
+    n = st.get("NRestarts", "")
+    return int(n) if n.isdigit() else 0
 
 
 def said_outcome(hc, outcome, out) -> None:

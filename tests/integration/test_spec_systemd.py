@@ -315,3 +315,23 @@ def test_sglang_0523_dict_server_args_verifies_a_change(cluster, tmp_path, audit
     entries = audit_entries(audit)
     assert [e["profile"] for e in entries] == ["mtp3", "off"]
     assert all(e["result"] == "applied" and e["exit_code"] == 0 for e in entries)
+
+
+def test_a_unit_in_a_restart_loop_is_shown_with_exit_5(cluster, tmp_path):
+    # A server that fails at every start under Restart=on-failure: systemd keeps it `activating`
+    # (auto-restart) and counts restarts, never `failed`; spec says so and exits 5, not 0 (issue 42).
+    h = cluster.hosts[0]
+    unit = unique_unit("loop")
+    install_unit(h, unit, extra="Restart=on-failure\nRestartSec=1h\n", sim=[*SIM, "--no-such-flag"])
+    deadline = time.monotonic() + 60
+    show = ["systemctl", "show", "--property=SubState", "--value", unit]
+    while h.ssh(show).stdout.strip() != "auto-restart":
+        assert time.monotonic() < deadline, h.ssh(show).stdout
+        time.sleep(0.2)
+    cfg = write_config(tmp_path, h, unit)
+    r = spec(cfg, f"gpu{h.index}", audit=tmp_path / "audit.jsonl")
+    assert r.returncode == 5, r.stdout + r.stderr
+    assert f"{unit}.service is in a restart loop: its server failed and systemd restarts it (" in r.stderr, r.stderr
+    r = spec(cfg, f"gpu{h.index}", "--json", audit=tmp_path / "audit.jsonl")
+    assert r.returncode == 5 and json.loads(r.stdout)["hosts"][0]["restarts"] >= 0, r.stdout + r.stderr
+    h.ssh(["systemctl", "stop", unit])

@@ -7,6 +7,7 @@ Kept apart from the widgets so that tests can hold the numbers on screen against
 from __future__ import annotations
 
 import math
+from array import array
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -269,15 +270,24 @@ def exact_rows(series: RankSeries, t0: float | None, t1: float | None, run: RunS
     return e.per_rank.get(series.rank) if t1 >= end else None
 
 
-def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: dict | None,
-               th: Thresholds, run: RunState | None = None, spark_from: float | None = None,
-               spark_points: int = SPARK_POINTS, exact: Rows | None = None) -> PanelView:
-    """One rank over [t0, t1]. `run`: the epoch at t1, for the state before its first decode
-    line; `spark_from`: where the sparklines begin when t0 is None (the window "all"); `exact`:
-    the value sets of exactly its lines in [t0, t1] (exact_rows), for figures over more than
-    the ring buffer holds."""
-    metrics: dict[str, MetricView] = {}
-    last_t: dict[str, float] = {}
+@dataclass
+class _Window:
+    """What a panel reads of one rank's window: its decode rows there, where its sparklines span
+    (a to b, in cells cut once for every metric sharing the window's times), and whether the ring
+    has lost the window's start (the overview then gives what came before `first`)."""
+
+    times: array[float]
+    columns: dict[str, array[float]]
+    a: float | None
+    b: float | None
+    limit: float  # the gap past which a sparkline breaks
+    shared: list[int] | None  # cell_cuts of the window's times, or None where there is no span
+    first: float | None  # the ring's oldest time
+    truncated: bool
+
+
+def _window(series: RankSeries, t0: float | None, t1: float | None, spark_from: float | None,
+            spark_points: int) -> _Window:
     times, columns = series.decode.raw_windows(PANEL_COLUMNS, t0, t1)
     a = t0 if t0 is not None else (spark_from if spark_from is not None else (times[0] if times else None))
     b = t1 if t1 is not None else (times[-1] if times else None)
@@ -288,22 +298,36 @@ def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: 
                      and (t0 is None or t0 < first))
     if truncated:  # the overview's spans draw the part of the window before the ring
         limit = max(limit, 2 * series.overview.width)
+    return _Window(times, columns, a, b, limit, shared, first, truncated)
+
+
+def _sparkline(series: RankSeries, w: _Window, m: str, ts: array[float], vs: array[float],
+               spark_points: int) -> list[float | None]:
+    """One metric's sparkline over the window: the overview's points before the ring, if it lost them."""
+    if w.shared is None or w.a is None or w.b is None:
+        return [None] * spark_points
+    sts: Sequence[float] = ts
+    svs: Sequence[float] = vs
+    cuts = w.shared if ts is w.times else None
+    if w.truncated and w.first is not None:
+        early_t, early_v = series.overview.points(m, w.a, w.first)
+        keep = sum(1 for t in early_t if t < w.first)
+        if keep:
+            sts, svs, cuts = early_t[:keep] + list(ts), early_v[:keep] + list(vs), None
+    return spark_cells(sts, svs, w.a, w.b, spark_points, w.limit, cuts)
+
+
+def _metric_views(series: RankSeries, w: _Window, t0: float | None, spark_points: int,
+                  exact: Rows | None) -> tuple[dict[str, MetricView], dict[str, float]]:
+    """Each panel metric's figures and sparkline over the window, and the time of its newest value."""
+    metrics: dict[str, MetricView] = {}
+    last_t: dict[str, float] = {}
     for m in MAIN_METRICS + SMALL_METRICS:
-        ts, vs = present(times, columns[m])
-        sts: Sequence[float] = ts
-        svs: Sequence[float] = vs
-        cuts = shared if ts is times else None
-        if truncated and shared is not None and first is not None:
-            early_t, early_v = series.overview.points(m, a, first)
-            keep = sum(1 for t in early_t if t < first)
-            if keep:
-                sts, svs, cuts = early_t[:keep] + list(ts), early_v[:keep] + list(vs), None
-        spark: list[float | None] = (spark_cells(sts, svs, a, b, spark_points, limit, cuts)
-                                     if shared is not None and a is not None and b is not None
-                                     else [None] * spark_points)
+        ts, vs = present(w.times, w.columns[m])
+        spark = _sparkline(series, w, m, ts, vs, spark_points)
         # no percentiles: a panel does not show them, and they need a sort, every frame
         stats = describe(vs, percentiles=False)
-        early = series.overview.totals(m, t0, first) if truncated and exact is None else None
+        early = series.overview.totals(m, t0, w.first) if w.truncated and exact is None else None
         if early is not None:
             # Before the ring: the overview's spans (figures at their grain; `exact` has better)
             n, total, lo, hi, last, at = early
@@ -316,7 +340,53 @@ def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: 
         metrics[m] = MetricView(m, stats, spark)
         if ts:
             last_t[m] = ts[-1]
-    g_ts, g_vs = present(times, columns["graph"])
+    return metrics, last_t
+
+
+def _spec_state(last_t: dict[str, float], newest: float | None) -> str:
+    """Speculation as the newest decode line shows it: on where it carried accept len or rate."""
+    if newest is None:
+        return SPEC_UNKNOWN
+    if last_t.get("accept_len") == newest or last_t.get("accept_rate") == newest:
+        return SPEC_ON
+    return SPEC_OFF
+
+
+def _stale_s(series: RankSeries, t1: float | None, th: Thresholds) -> float | None:
+    """Seconds since the rank's last batch at t1, where that is over the threshold."""
+    last = _last_time_at_or_before(series, t1)
+    if t1 is not None and last is not None and t1 - last > th.stale_s:
+        return t1 - last
+    return None
+
+
+def _not_decoding(view: PanelView, run: RunState | None, newest: float | None, t1: float | None) -> None:
+    """A run that is not decoding (yet, or any more): no figure is "now", whatever the window holds
+    from the run before, and silence is the state (loading, waiting, down), not staleness."""
+    if run is None or run.epoch is None or not run.fresh:
+        return
+    began = run.epoch.start
+    if run.down is None and newest is not None and newest > began:
+        return
+    view.spec = DOWN if run.down is not None else (WAITING if run.ready_at is not None else LOADING)
+    view.down = run.down
+    since = run.down_at if run.down is not None else began
+    view.state_s = None if t1 is None or since is None else max(0.0, t1 - since)
+    view.now = dict.fromkeys(view.now)
+    view.graph_off_now = False
+    view.stale_s = None
+
+
+def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: dict | None,
+               th: Thresholds, run: RunState | None = None, spark_from: float | None = None,
+               spark_points: int = SPARK_POINTS, exact: Rows | None = None) -> PanelView:
+    """One rank over [t0, t1]. `run`: the epoch at t1, for the state before its first decode
+    line; `spark_from`: where the sparklines begin when t0 is None (the window "all"); `exact`:
+    the value sets of exactly its lines in [t0, t1] (exact_rows), for figures over more than
+    the ring buffer holds."""
+    w = _window(series, t0, t1, spark_from, spark_points)
+    metrics, last_t = _metric_views(series, w, t0, spark_points, exact)
+    g_ts, g_vs = present(w.times, w.columns["graph"])
     graph_off = g_vs.count(0.0)
     n_decode = max([len(g_ts)] + [got["n"] for m in ("running_req", "gen_throughput")
                                   if (got := metrics[m].stats)])
@@ -327,20 +397,10 @@ def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: 
     newest = max(cands) if cands else None
     now = {m: (got["last"] if (got := metrics[m].stats) and last_t.get(m) == newest else None)
            for m in MAIN_METRICS + SMALL_METRICS}
-    if newest is None:
-        state = SPEC_UNKNOWN
-    elif last_t.get("accept_len") == newest or last_t.get("accept_rate") == newest:
-        state = SPEC_ON
-    else:
-        state = SPEC_OFF
     graph_off_now = bool(g_ts) and g_ts[-1] == newest and g_vs[-1] == 0.0
-    configured = bool(spec and spec.get("algorithm"))
     steps = (spec or {}).get("num_steps")
-    stale_s = None
-    last = _last_time_at_or_before(series, t1)
-    if t1 is not None and last is not None and t1 - last > th.stale_s:
-        stale_s = t1 - last
-    early = series.overview.totals("graph", t0, first) if truncated else None
+    truncated = w.truncated
+    early = series.overview.totals("graph", t0, w.first) if truncated else None
     if early is not None:  # the batches before the ring, and those without graphs, from the overview
         n_early, on_early = early[0], early[1]
         graph_off += round(n_early - on_early)
@@ -353,20 +413,10 @@ def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: 
         if exact is series.whole:
             graph_off, n_decode = series.graph_off, series.decode_batches
         truncated = False  # the figures cover the window; the sparklines draw it from the overview
-    view = PanelView(series.host, series.rank, state, configured, graph_off_now, graph_off, n_decode,
-                     stale_s, steps + 1 if isinstance(steps, int) else None, metrics, truncated, now)
-    if run is not None and run.epoch is not None and run.fresh:
-        began = run.epoch.start
-        if run.down is not None or newest is None or newest <= began:
-            # Not decoding in this run (yet, or any more): no figure is "now", whatever the
-            # window holds from the run before, and silence is the state, not staleness.
-            view.spec = DOWN if run.down is not None else (WAITING if run.ready_at is not None else LOADING)
-            view.down = run.down
-            since = run.down_at if run.down is not None else began
-            view.state_s = None if t1 is None or since is None else max(0.0, t1 - since)
-            view.now = dict.fromkeys(now)
-            view.graph_off_now = False
-            view.stale_s = None
+    view = PanelView(series.host, series.rank, _spec_state(last_t, newest), bool(spec and spec.get("algorithm")),
+                     graph_off_now, graph_off, n_decode, _stale_s(series, t1, th),
+                     steps + 1 if isinstance(steps, int) else None, metrics, truncated, now)
+    _not_decoding(view, run, newest, t1)
     return view
 
 

@@ -96,6 +96,7 @@ cdef struct Line:
     bint zoned  # the envelope's time is the line's (short-iso, json): env_ts
     bint escaped  # a json MESSAGE with \\" or \\\\ in it (ordinary text only: _other)
     double env_ts
+    Py_ssize_t cur0, cur1  # a json line's __CURSOR; cur0 < 0 without one
 
 
 cdef inline bint two_clocks(double ts, int env_sod) nogil:
@@ -501,6 +502,7 @@ cdef enum:
     J_HOSTNAME = 4
     J_LOG = 8  # Docker's json-file: its message ...
     J_TIME = 16  # ... and its stamp
+    J_CURSOR = 32  # journald's __CURSOR: an entry read before is left to the parser (parse/cursors.py)
 
 
 cdef Py_ssize_t json_envelope(const char* s, Py_ssize_t n, Line* ln) nogil:
@@ -539,6 +541,8 @@ cdef Py_ssize_t json_envelope(const char* s, Py_ssize_t n, Line* ln) nogil:
             which = J_LOG
         elif k1 - k0 == 4 and memcmp(s + k0, b"time", 4) == 0:
             which = J_TIME
+        elif k1 - k0 == 8 and memcmp(s + k0, b"__CURSOR", 8) == 0:
+            which = J_CURSOR
         p = json_ws(s, n, k1 + 1)
         if p >= n or s[p] != c':':
             return 0
@@ -567,6 +571,8 @@ cdef Py_ssize_t json_envelope(const char* s, Py_ssize_t n, Line* ln) nogil:
                     t0, t1 = v0, v1
                 elif which == J_HOSTNAME:
                     h0, h1 = v0, v1
+                elif which == J_CURSOR:
+                    ln.cur0, ln.cur1 = v0, v1
                 else:
                     d0, d1 = v0, v1
             p = v1 + 1
@@ -876,11 +882,13 @@ cdef class Lane:
     cdef int[2] time_col
     cdef int[2] graph_col
     cdef object host  # the host the lines are read for (a source's name for it), or None: the envelope's
+    cdef object cursors  # the parser's: the journald entries read lately (parse/cursors.py)
 
     def __init__(self, parser, sink, tuple decode_columns, tuple prefill_columns):
         if len(decode_columns) > MAX_COLUMNS or len(prefill_columns) > MAX_COLUMNS:
             raise ValueError("too many columns")
         self.dates = parser.dates
+        self.cursors = parser.cursors
         self.sink = sink
         sink.lane = self
         self.columns = (decode_columns, prefill_columns)
@@ -964,10 +972,11 @@ cdef class Lane:
         cdef Layout lay
         cdef double[MAX_COLUMNS] row
         cdef int graph, ncols
+        cdef object cursor = None
         if size > MAX_LINE:
             return False
         ln.size = size
-        ln.host0 = ln.eng0 = ln.ip0 = ln.env_sod = -1
+        ln.host0 = ln.eng0 = ln.ip0 = ln.env_sod = ln.cur0 = -1
         ln.zoned = ln.escaped = False
         p = envelope(s, size, &ln)
         if p == 0 and size:
@@ -995,12 +1004,18 @@ cdef class Lane:
             if p < 0:
                 p = 0
         size = ln.size  # a json line's message ends before the line does (or its last `\\n`)
+        if ln.cur0 >= 0:
+            cursor = PyUnicode_DecodeASCII(s + ln.cur0, ln.cur1 - ln.cur0, NULL)
+            if cursor in self.cursors:
+                return False  # read before: the parser drops and counts it
         if not prefix(s, p, &ln) or ln.ts != ln.ts:
             return False
         if ln.zoned:
             ln.ts = ln.env_ts  # a zoned envelope is the clock of its lines (LineParser._stamp_time)
         elif ln.env_sod >= 0 and two_clocks(ln.ts, ln.env_sod):
             return False  # the server's stamp is read on the envelope's clock by LineParser
+        if not 0.0 <= ln.ts < 253402300800.0:
+            return False  # outside 1970-9999 (ingest.FIRST_TS, END_TS): dropped and counted by the Python path
         if ln.kind < 0:
             if not self._other(s, &ln):
                 return False
@@ -1060,6 +1075,8 @@ cdef class Lane:
         if ln.kind >= 0 and filled + ncols >= acc.limit:
             self.flush()  # a fold hands the counts over to the epoch
             acc.fold()
+        if cursor is not None:
+            self.cursors.add(cursor)
         return True
 
     cdef bint _other(self, const char* s, Line* ln):

@@ -726,3 +726,47 @@ def test_the_lane_reads_the_benchmark_lines_in_a_zoned_envelope_itself(envelope)
     assert lane.batches + lane.unparsed + lane.events == ingest.counts.read == 2000
     fast, slow = _both(lambda i: i.feed_block(data))
     assert fast == slow
+
+
+@pytest.mark.parametrize("stamp", ["1969-12-31 23:59:59", "1900-01-01 00:00:00", "0001-01-01 00:00:00",
+                                   "1970-01-01 00:00:00", "9999-12-31 23:59:59"])
+def test_a_stamp_outside_1970_9999_is_dropped_and_counted_by_the_lane_as_by_the_python_path(stamp):
+    """SGLang's own stamp before 1970 (a clock not set, a line forged): the Python path drops the line
+    and counts it (ingest.OUT_OF_TIME); the lane kept it (issue 42). Raw, behind journald's short
+    envelope and inside its json."""
+    body = f"[{stamp} TP0] Decode batch, #running-req: 1, #token: 10, token usage: 0.01, gen throughput (token/s): 5.00"
+    event = f"[{stamp} TP0] KV cache pool is full. Retract requests. #retracted_reqs: 1"
+    good = "[2026-03-09 16:03:25 TP0] Decode batch, #running-req: 2, #token: 20, token usage: 0.02, gen throughput (token/s): 6.00"
+    lines = [good, body, event, f"Mar 09 16:03:25 gpu python3[1]: {body}",
+             json.dumps({"__CURSOR": "s=a;i=1", "__REALTIME_TIMESTAMP": "1773072205000000", "_HOSTNAME": "gpu", "MESSAGE": body})]
+    fast, slow = _both(lambda i: i.feed_many(lines))
+    assert fast == slow
+    assert json.loads(slow[0])["lines"]["drop_reasons"] == ({} if stamp[:4] in ("1970", "9999") else {"time outside 1970-9999": 3})
+
+
+def test_a_journald_entry_read_twice_is_counted_once_by_the_lane_as_by_the_python_path():
+    """The same __CURSOR again (a resume that replays an entry, an export that holds it twice): the
+    entry counted once, the repeat dropped and counted, on both paths alike (issue 42)."""
+    def entry(i: int, msg: str, cursor: str | None = None) -> str:
+        return json.dumps({"__CURSOR": cursor or f"s=ab;i={i:x};b=cd", "__REALTIME_TIMESTAMP": str(1773072205000000 + i),
+                           "_HOSTNAME": "gpu", "MESSAGE": msg})
+
+    def batch(i: int) -> str:
+        return (f"[2026-03-09 16:03:{i % 60:02d} TP0] Decode batch, #running-req: {i}, #token: {10 * i}, "
+                f"token usage: 0.01, gen throughput (token/s): {i}.00")
+
+    first = [entry(i, batch(i) if i % 3 else "Load weight begin. avail mem=77.12 GB") for i in range(1, 10)]
+    escaped = entry(20, 'a "quoted" word', cursor="s=ab;i=14;b=cd")  # one the lane leaves to the parser
+    lines = [*first, escaped, *first[6:], escaped, entry(10, batch(10))]
+    fast, slow = _both(lambda i: i.feed_many(lines))
+    assert fast == slow
+    counts = Ingest(Summary())
+    _python = pytest.MonkeyPatch()
+    try:
+        _python_path(_python)
+        counts.feed_many(lines)
+    finally:
+        _python.undo()
+    c = counts.counts
+    assert (c.read, c.batch + c.event + c.unparsed, c.dropped) == (15, 11, 4)
+    assert c.drop_reasons == {"a journald entry read before (the same __CURSOR)": 4}

@@ -20,6 +20,7 @@ from typing import Final, Literal, TypeAlias
 
 from mtptui.core.parse import events, prefix, sglang, timeparse, vllm
 from mtptui.core.parse.envelope import SHORT_STAMP, EnvelopeError, EnvelopeReader
+from mtptui.core.parse.cursors import SAME_ENTRY, Cursors
 from mtptui.core.parse.timeparse import STAMPS, LogDate
 from mtptui.core.records import DECODE, PREFILL, SGLANG, SPEC, BatchStats, Event, LogLine
 
@@ -170,6 +171,7 @@ class LineParser:
         # host -> how far its server's stamps were off the envelope's clock (seconds, in quarter
         # hours), as first seen: a stream has one clock, the envelope's; noted once for the reader
         self.clock_offsets: dict[str | None, float] = {}
+        self.cursors = Cursors()  # the journald entries read lately: one read again is dropped and counted
 
     def on_envelope_clock(self, host: str | None, inner: float | None, env: float | None) -> float | None:
         """A server's own stamp on the envelope's clock. The two differ by the server's time zone
@@ -242,6 +244,8 @@ class LineParser:
             return ParsedOther(DROPPED, None, reason=str(e))
         if host is not None:
             line.host = host
+        if line.cursor is not None and self.cursors.seen(line.cursor):
+            return ParsedOther(DROPPED, line, reason=SAME_ENTRY)  # counted once (the lane leaves it here)
         if line.own is not None:
             return ParsedRecorded(RECORDED, line)
         text = line.text

@@ -288,7 +288,7 @@ class Epoch:
     def may_have_crashed(self) -> bool:
         """Whether ending() can say CRASHED: it saw trouble or systemd's failure line, and mtptui
         did not restart it. A cheap look, so that crash_loops() reads the ending of these runs
-        alone: 10,000 runs that each ended when the next began are 60M instructions otherwise."""
+        alone, not of every run of a log that restarts thousands of times."""
         return (self.trouble is not None or self.failed is not None) and not self.restart_requested
 
     def ranks_json(self) -> str:

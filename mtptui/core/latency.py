@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from mtptui.core.stats import bucket_quantile
 
@@ -104,43 +105,58 @@ def _finite(v: float) -> bool:
     return not (math.isnan(v) or math.isinf(v))
 
 
+def _histogram(fam: Any) -> Histogram | None:
+    """A histogram family's buckets and sum, every series summed; None without its +Inf bucket."""
+    buckets: dict[float, float] = {}
+    total = 0.0
+    for s in fam.samples:
+        if s.name.endswith("_bucket") and "le" in s.labels:
+            le = float(s.labels["le"])
+            buckets[le] = buckets.get(le, 0.0) + s.value
+        elif s.name.endswith("_sum"):
+            total += s.value
+    if math.inf not in buckets:
+        return None
+    bounds = tuple(sorted(b for b in buckets if b != math.inf))
+    return Histogram(bounds, tuple(buckets[b] for b in bounds) + (buckets[math.inf],), total)
+
+
+def _per_position(fam: Any, per_pos: dict[int, float]) -> None:
+    """vLLM's accepted tokens per draft position, added into per_pos."""
+    for s in fam.samples:
+        if s.name.endswith("_total") and s.labels.get("position", "").isdigit():
+            pos = int(s.labels["position"])
+            per_pos[pos] = per_pos.get(pos, 0.0) + s.value
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
 def parse(text: str, t: float) -> Scrape:
     """The latency histograms and speculative counters in a /metrics text, read at t."""
     wanted = {name for names in FAMILIES.values() for name in names}
     hists: dict[str, Histogram] = {}
     counters: dict[str, float] = {}
     per_pos: dict[int, float] = {}
-    accepts: list[float] = []
-    rates: list[float] = []
+    gauges: dict[str, list[float]] = {SGLANG_ACCEPT: [], SGLANG_RATE: []}  # SGLang's, each sample that has one
     load: dict[str, float] = {}
     for fam in families(text):
         if fam.name in wanted and fam.type == "histogram":
-            buckets: dict[float, float] = {}
-            total = 0.0
-            for s in fam.samples:
-                if s.name.endswith("_bucket") and "le" in s.labels:
-                    le = float(s.labels["le"])
-                    buckets[le] = buckets.get(le, 0.0) + s.value
-                elif s.name.endswith("_sum"):
-                    total += s.value
-            if math.inf in buckets:
-                bounds = tuple(sorted(b for b in buckets if b != math.inf))
-                hists[fam.name] = Histogram(bounds, tuple(buckets[b] for b in bounds) + (buckets[math.inf],), total)
+            h = _histogram(fam)
+            if h is not None:
+                hists[fam.name] = h
         elif fam.name in _COUNTERS:
             counters[fam.name] = sum(s.value for s in fam.samples if s.name.endswith("_total"))
         elif fam.name == VLLM_PER_POS:
-            for s in fam.samples:
-                if s.name.endswith("_total") and s.labels.get("position", "").isdigit():
-                    pos = int(s.labels["position"])
-                    per_pos[pos] = per_pos.get(pos, 0.0) + s.value
-        elif fam.name in (SGLANG_ACCEPT, SGLANG_RATE):
-            got = [s.value for s in fam.samples if s.name == fam.name and s.value > 0 and _finite(s.value)]
-            (accepts if fam.name == SGLANG_ACCEPT else rates).extend(got)
+            _per_position(fam, per_pos)
+        elif fam.name in gauges:
+            gauges[fam.name] += [s.value for s in fam.samples if s.name == fam.name and s.value > 0 and _finite(s.value)]
         elif fam.name in RUNNING or fam.name in WAITING:
             which = "running" if fam.name in RUNNING else "waiting"
             load[which] = load.get(which, 0.0) + sum(s.value for s in fam.samples if _finite(s.value))
-    return Scrape(t, hists, counters, per_pos, sum(accepts) / len(accepts) if accepts else None,
-                  sum(rates) / len(rates) if rates else None, load.get("running"), load.get("waiting"))
+    return Scrape(t, hists, counters, per_pos, _mean(gauges[SGLANG_ACCEPT]), _mean(gauges[SGLANG_RATE]),
+                  load.get("running"), load.get("waiting"))
 
 
 def figures(h: Histogram) -> dict | None:

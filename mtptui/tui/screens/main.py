@@ -19,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Header, Input, ProgressBar, Tab, Tabs
 
 from mtptui.core.alerts import ERROR, by_rank
+from mtptui.core.records import EventKind
 from mtptui.tui.bindings import screen_bindings
 from mtptui.config.keys import ACTING_ACTIONS
 from mtptui.tui.controller import Dashboard
@@ -58,6 +59,65 @@ class DashboardApp(Paced, Protocol):
     def cycle_theme(self) -> str:
         """Switches to the next theme; its name."""
         ...
+
+
+def _chart_events(store, host, t0, t1) -> list[tuple[float, EventKind]]:
+    """The events the chart marks in [t0, t1], newest first."""
+    events = []
+    for e in reversed(store.events):  # newest first: stop at the window's start
+        if e.ts is None or e.host != host:
+            continue
+        if t0 is not None and e.ts < t0:
+            break
+        if e.kind in EVENT_MARKS and (t1 is None or e.ts <= t1):
+            events.append((e.ts, e.kind))
+    return events
+
+
+def _event_entries(store, host, t1) -> list[TimelineEntry]:
+    """The host's events up to t1 as the pane words them, in log order. Newest first, and only as
+    many as the pane keeps: a log full of retractions holds thousands of events, and this runs on
+    every data redraw."""
+    entries: list[TimelineEntry] = []
+    for e in reversed(store.events):
+        if e.host != host or e.ts is None or (t1 is not None and e.ts > t1):
+            continue
+        text = e.text
+        if e.kind == "spec_config":  # the settings line in the engine's own name
+            text = ("non-default args: " if "non-default args: " in e.text else "server_args: ") + spec_text(e.data)
+        elif e.kind == "spec_witness":
+            text = f"{e.text}: {spec_text(e.data)}"
+        elif e.rank:
+            text = f"[{e.rank}] {text}"
+        entries.append(TimelineEntry(e.ts, e.kind, text))
+        if len(entries) >= MAX_TIMELINE:
+            break
+    entries.reverse()  # log order again (the pane's sort is stable for equal times)
+    return entries
+
+
+def _epoch_entries(store, host, t1) -> tuple[list[TimelineEntry], list[TimelineEntry]]:
+    """How each run up to t1 ended, and where each after the first began."""
+    ends, begins = [], []
+    for ep in store.epochs.get(host, []):
+        if ep.index and (t1 is None or ep.start <= t1):
+            begins.append(TimelineEntry(ep.start, "epoch", f"epoch {ep.index + 1} begins ({ep.reason}): {ep.label}"))
+        if ep.end is not None and (t1 is None or ep.end <= t1):
+            ends.append(TimelineEntry(ep.end, "epoch", f"epoch {ep.index + 1} ended: {ep.ending(False)['text']}"))
+    return ends, begins
+
+
+def _alert_entries(history, host, t1) -> list[TimelineEntry]:
+    """The host's alerts up to t1, and their clearing, folded by kind."""
+    entries = []
+    for f in history:
+        if f.alert.host == host and (t1 is None or f.at <= t1):
+            kind = "alert_error" if f.alert.severity == ERROR else "alert"
+            entries.append(TimelineEntry(f.at, kind, f.alert.title, fold=f.alert.kind))
+            if f.cleared is not None and (t1 is None or f.cleared <= t1):
+                entries.append(TimelineEntry(f.cleared, "cleared", f"cleared: {(f.last or f.alert).title}",
+                                             fold=f.alert.kind))
+    return entries
 
 
 class MainScreen(Screen):
@@ -172,9 +232,25 @@ class MainScreen(Screen):
 
     def _draw_data(self, host, t0, t1, force_chart: bool = False) -> None:
         d = self.dash
+        spec = spec_for(d.store, host, t1)
+        run = run_state(d.store, host, t1)
+        views = self._panel_views(host, t0, t1, spec, run, force_chart)
+        self._draw_strip(host, t1, run, views, force_chart)
+        self._draw_host(host, t1, spec)
+        alerts = d.active_alerts.get(host, [])
+        since = {k: clock_text(f.at) for k, f in d.alerts.active.items()}
+        self.query_one(AlertsBar).show(alerts, since)
+        self.query_one(AdviceBar).show(d.advice.get(host, []), getattr(self.app, "keymap_used", {}) or {}, d.can_act)
+        self.query_one(RankGrid).show(views, d.focused_rank, by_rank(alerts), room=self._grid_room(alerts),
+                                      enlarged=self.maximized is self.query_one("#grid-scroll"))
+        self._draw_chart(host, t0, t1, force_chart)
+        self._draw_events(host, t1)
+
+    def _panel_views(self, host, t0, t1, spec, run, force_chart: bool) -> list:
+        """The rank panels' views: fresh, or the last data redraw's where a key changed none of
+        what they show."""
+        d = self.dash
         store = d.store
-        spec = spec_for(store, host, t1)
-        run = run_state(store, host, t1)
         # The panels cover the epoch at the playhead (its part of the window) unless W widened them.
         pt0 = t0
         if d.epoch_scope and run.epoch is not None and (pt0 is None or run.epoch.start >= pt0):
@@ -185,56 +261,43 @@ class MainScreen(Screen):
         views_key = (host, d.timeline.window_index, d.epoch_scope, None if d.timeline.following() else t1,
                      len(store.ranks(host)))
         if force_chart and self._views is not None and self._views[0] == views_key:
-            views = self._views[1]
             self._stamp = None
-        else:
-            # Fresh numbers: the next tick's come 1/DATA_HZ after these (a key that reused the
-            # panels of the last redraw does not put them off).
-            self.data_redraws += 1
-            self._data_at = time.monotonic()
-            spark_from = pt0 if pt0 is not None else d.timeline.oldest()
-            views = [panel_view(s, pt0, t1, spec=spec, th=d.th, run=run, spark_from=spark_from,
-                                exact=exact_rows(s, pt0, t1, run, d.epoch_scope))
-                     for s in store.ranks(host)]
-            scales = host_scales(views, accept_len_cap(store, host, pt0, t1))
-            scope = (f"epoch {run.number}" if d.epoch_scope and run.epoch is not None
-                     else f"window {d.timeline.window_label}")
-            for v in views:
-                v.scales, v.scope = scales, scope
-            self._views = (views_key, views)
-        self._draw_strip(host, t1, run, views, force_chart)
-        self._draw_host(host, t1, spec)
-        alerts = d.active_alerts.get(host, [])
-        since = {k: clock_text(f.at) for k, f in d.alerts.active.items()}
-        self.query_one(AlertsBar).show(alerts, since)
-        self.query_one(AdviceBar).show(d.advice.get(host, []), getattr(self.app, "keymap_used", {}) or {}, d.can_act)
-        self.query_one(RankGrid).show(views, d.focused_rank, by_rank(alerts), room=self._grid_room(alerts),
-                                      enlarged=self.maximized is self.query_one("#grid-scroll"))
-        # The plot is the costliest widget (plotext builds it in Python): while data streams it is
-        # redrawn at most CHART_HZ times a second (FLOOD_CHART_HZ under a flood); a key redraws it at once.
+            return self._views[1]
+        # Fresh numbers: the next tick's come 1/DATA_HZ after these (a key that reused the
+        # panels of the last redraw does not put them off).
+        self.data_redraws += 1
+        self._data_at = time.monotonic()
+        spark_from = pt0 if pt0 is not None else d.timeline.oldest()
+        views = [panel_view(s, pt0, t1, spec=spec, th=d.th, run=run, spark_from=spark_from,
+                            exact=exact_rows(s, pt0, t1, run, d.epoch_scope))
+                 for s in store.ranks(host)]
+        scales = host_scales(views, accept_len_cap(store, host, pt0, t1))
+        scope = (f"epoch {run.number}" if d.epoch_scope and run.epoch is not None
+                 else f"window {d.timeline.window_label}")
+        for v in views:
+            v.scales, v.scope = scales, scope
+        self._views = (views_key, views)
+        return views
+
+    def _draw_chart(self, host, t0, t1, force: bool) -> None:
+        """The plot is the costliest widget (plotext builds it in Python): while data streams it is
+        redrawn at most CHART_HZ times a second (FLOOD_CHART_HZ under a flood); a key redraws it at once."""
+        d = self.dash
+        store = d.store
         now = time.monotonic()
         chart_hz = FLOOD_CHART_HZ if (d.lines_per_s or 0) > FLOOD_LINES_PER_S else CHART_HZ
-        if force_chart or now - self._chart_at >= 0.9 / chart_hz:
-            self._chart_at = now
-            chart = self.query_one(MetricChart)
-            points = max(20, chart.size.width * 2)
-            if t0 is None:  # window "all": from the oldest sample kept
-                t0 = d.timeline.oldest()
-            epochs = [(e.start, e.label) for e in store.epochs.get(host, [])[1:]]
-            events = []
-            for e in reversed(store.events):  # newest first: stop at the window's start
-                if e.ts is None or e.host != host:
-                    continue
-                if t0 is not None and e.ts < t0:
-                    break
-                if e.kind in EVENT_MARKS and (t1 is None or e.ts <= t1):
-                    events.append((e.ts, e.kind))
-            chart.show(ChartData(d.metric, t0, t1, chart_series(store, host, d.metric, t0, t1, points),
-                                 epochs, events, d.focused_rank, d.timeline.window_label,
-                                 accept_len_cap(store, host, t0, t1)))
-        else:
+        if not force and now - self._chart_at < 0.9 / chart_hz:
             self._stamp = None  # come back next tick for the chart
-        self._draw_events(host, t1)
+            return
+        self._chart_at = now
+        chart = self.query_one(MetricChart)
+        points = max(20, chart.size.width * 2)
+        if t0 is None:  # window "all": from the oldest sample kept
+            t0 = d.timeline.oldest()
+        epochs = [(e.start, e.label) for e in store.epochs.get(host, [])[1:]]
+        chart.show(ChartData(d.metric, t0, t1, chart_series(store, host, d.metric, t0, t1, points),
+                             epochs, _chart_events(store, host, t0, t1), d.focused_rank, d.timeline.window_label,
+                             accept_len_cap(store, host, t0, t1)))
 
     def _draw_loading(self) -> None:
         """The bar of an open while it reads; gone once the file is on screen."""
@@ -298,37 +361,10 @@ class MainScreen(Screen):
 
     def _draw_events(self, host, t1) -> None:
         d = self.dash
-        entries: list[TimelineEntry] = []
-        # Newest first, and only as many as the pane keeps: a log full of retractions holds
-        # thousands of events, and this runs on every data redraw.
-        for e in reversed(d.store.events):
-            if e.host != host or e.ts is None or (t1 is not None and e.ts > t1):
-                continue
-            text = e.text
-            if e.kind == "spec_config":  # the settings line in the engine's own name
-                text = ("non-default args: " if "non-default args: " in e.text else "server_args: ") + spec_text(e.data)
-            elif e.kind == "spec_witness":
-                text = f"{e.text}: {spec_text(e.data)}"
-            elif e.rank:
-                text = f"[{e.rank}] {text}"
-            entries.append(TimelineEntry(e.ts, e.kind, text))
-            if len(entries) >= MAX_TIMELINE:
-                break
-        entries.reverse()  # log order again (the sort below is stable for equal times)
-        ends = []  # how each run ended, before the lines of the next one at the same time
-        for ep in d.store.epochs.get(host, []):
-            if ep.index and (t1 is None or ep.start <= t1):
-                entries.append(TimelineEntry(ep.start, "epoch", f"epoch {ep.index + 1} begins ({ep.reason}): {ep.label}"))
-            if ep.end is not None and (t1 is None or ep.end <= t1):
-                ends.append(TimelineEntry(ep.end, "epoch", f"epoch {ep.index + 1} ended: {ep.ending(False)['text']}"))
-        entries[:0] = ends
-        for f in d.alerts.history:
-            if f.alert.host == host and (t1 is None or f.at <= t1):
-                kind = "alert_error" if f.alert.severity == ERROR else "alert"
-                entries.append(TimelineEntry(f.at, kind, f.alert.title, fold=f.alert.kind))
-                if f.cleared is not None and (t1 is None or f.cleared <= t1):
-                    entries.append(TimelineEntry(f.cleared, "cleared", f"cleared: {(f.last or f.alert).title}",
-                                                 fold=f.alert.kind))
+        entries = _event_entries(d.store, host, t1)
+        ends, begins = _epoch_entries(d.store, host, t1)
+        entries[:0] = ends  # how each run ended, before the lines of the next one at the same time
+        entries += begins + _alert_entries(d.alerts.history, host, t1)
         entries.sort(key=lambda e: e.ts)
         title = f"events · {host_label(host)}" if len(d.hosts()) > 1 else "events"
         pane = self.query_one(EventTimeline)

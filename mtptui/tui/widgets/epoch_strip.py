@@ -59,20 +59,10 @@ def strip_parts(v: StripView) -> list[Part]:
              _part(3, [" ", (e.label, "bold $accent")]),
              _part(5, [(f" · {age} since {e.reason} {clock_text(e.start)}", "$text-muted")],
                    [(f" · {age}", "$text-muted")])]
-    if v.state == LOADING:
-        return parts + [_part(0, [SEP, (" LOADING ", "bold $text on $primary")]),
-                        _part(4, [(" the server loads; no decode line in this run yet", "$text-muted")],
-                              [(" no decode line yet", "$text-muted")])]
-    if v.state == WAITING:
-        return parts + [_part(0, [SEP, (" WAITING FOR FIRST BATCH ", "bold $text on $panel-lighten-2")]),
-                        _part(4, [(f" ready at {clock_text(run.ready_at)}, no request decoded yet", "$text-muted")],
-                              [(f" ready {clock_text(run.ready_at)}", "$text-muted")])]
-    down = run.down
-    if v.state == DOWN and down is not None:  # DOWN: the run's end is known
-        parts.append(_part(0, [SEP, (f" {down.upper()} ", "bold $text on $error" if down == "failed"
-                                     else "bold $text on $panel-lighten-2"), (f" at {clock_text(run.down_at)}", "$text-muted")],
-                           [SEP, (f" {down.upper()} ", "bold $text on $error" if down == "failed"
-                                  else "bold $text on $panel-lighten-2")]))
+    if v.state in (LOADING, WAITING):
+        return parts + _not_decoding_yet(v.state, run.ready_at)
+    if v.state == DOWN and run.down is not None:  # DOWN: the run's end is known
+        parts.append(_down(run.down, run.down_at))
     r = v.row
     if r is None or counts_nothing(r):
         return parts + [_part(1, [SEP, ("no decode line in this epoch", "$text-muted")],
@@ -95,6 +85,12 @@ def strip_parts(v: StripView) -> list[Part]:
         return parts + [_part(1, [SEP, (f"changes after {DELTA_MIN_BATCHES} decode lines"
                                         f"{' per DP group' if groups > 1 else ''} ({r.min_batches} so far)", "$text-muted")],
                               [SEP, (f"changes after {DELTA_MIN_BATCHES} lines ({r.min_batches})", "$text-muted")])]
+    return parts + _comparisons(r)
+
+
+def _comparisons(r: EpochRow) -> list[Part]:
+    """The run against the one before it and the last spec-off one, or why it is compared with none."""
+    parts: list[Part] = []
     prev, base = r.vs_previous, r.vs_baseline
     if prev is not None:
         off = " (spec off)" if base == prev else ""
@@ -114,6 +110,23 @@ def strip_parts(v: StripView) -> list[Part]:
         parts.append(_part(4, [SEP, ("no spec-off run before it to compare with", "$text-muted")],
                            [SEP, ("no spec-off run before", "$text-muted")]))
     return parts
+
+
+def _not_decoding_yet(state: str, ready_at: float | None) -> list[Part]:
+    """A run that has not decoded yet: loading, or ready and waiting for its first batch."""
+    if state == LOADING:
+        return [_part(0, [SEP, (" LOADING ", "bold $text on $primary")]),
+                _part(4, [(" the server loads; no decode line in this run yet", "$text-muted")],
+                      [(" no decode line yet", "$text-muted")])]
+    return [_part(0, [SEP, (" WAITING FOR FIRST BATCH ", "bold $text on $panel-lighten-2")]),
+            _part(4, [(f" ready at {clock_text(ready_at)}, no request decoded yet", "$text-muted")],
+                  [(f" ready {clock_text(ready_at)}", "$text-muted")])]
+
+
+def _down(down: str, at: float | None) -> Part:
+    """A run that went down: how (stopped or failed) and when."""
+    badge = (f" {down.upper()} ", "bold $text on $error" if down == "failed" else "bold $text on $panel-lighten-2")
+    return _part(0, [SEP, badge, (f" at {clock_text(at)}", "$text-muted")], [SEP, badge])
 
 
 def strip_text(parts: list[Part], form: int) -> Content:

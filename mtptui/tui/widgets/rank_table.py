@@ -107,6 +107,42 @@ def _layout(width: int, left: int, widths: dict[tuple[str, str], int]) -> list[t
             if any(c[:2] in keep for c in cs)]
 
 
+def _rank_names(ranks: list[str], width: int, widths: dict, w_idx: int, w_state: int) -> tuple[dict[str, str], int, int]:
+    """Each rank's name in the first column, that column's width and where the figures start: full
+    names while every column fits with them, short ones (DP3) before any column goes."""
+    all_cols = sum(len(cs) for _, _, cs in GROUPS)
+    for names in ({r: rank_label(r) for r in ranks}, short_rank_labels(ranks)):
+        w_rank = max([4, *map(len, names.values())])
+        left = w_idx + w_rank + 1 + w_state
+        if sum(len(cs) for _, _, cs in _layout(width, left, widths)) == all_cols:
+            break
+    return names, w_rank, left
+
+
+def _headings(groups: list, widths: dict, left: int) -> tuple[str, str]:
+    """The two heading lines: each group's title (its short one where the long one does not fit) over
+    its columns' names."""
+    top, sub = " " * left, " " * left
+    for title, short_title, cols in groups:
+        w = sum(widths[c] + 1 for c in cols)
+        name = title if len(title) <= w - 1 else short_title
+        top += f"{name:>{w}}" if len(cols) == 1 else " " + f"{name:^{w - 1}}"
+        sub += "".join(f" {c[1]:>{widths[c]}}" for c in cols)
+    return top, sub
+
+
+def _more(hidden: list[str], ranks: list[str], width: int) -> Content | str:
+    """The subtitle that says which ranks did not fit, and the key that shows them all ('' if none)."""
+    if not hidden:
+        return ""
+    plural = "s" if len(hidden) > 1 else ""
+    short = short_rank_labels(ranks)
+    more = f" {len(hidden)} more rank{plural} ({', '.join(short[r] for r in hidden)}) · {RANKS_KEY} shows all "
+    if len(more) + 4 > width:
+        more = f" {len(hidden)} more rank{plural} · {RANKS_KEY} shows all "
+    return Content.assemble((more, "bold $warning"))
+
+
 class RankTable(Static):
     DEFAULT_CSS = """
     RankTable { height: auto; border: round $frame; padding: 0; text-wrap: nowrap;
@@ -120,29 +156,15 @@ class RankTable(Static):
         alerts = alerts or {}
         shown = self._pick(views, focused, alerts, max_rows)
         on = {v.rank for v in shown}
-        hidden = [v for v in views if v.rank not in on]
         cells = {(m, k): [_n(v, m, k) for v in shown] for _, _, cs in GROUPS for m, k, _ in cs}
         widths = {c: max([5, *map(len, vals)]) for c, vals in cells.items()}
         badges = [state_badge(v, alerts.get(v.rank, [])) for v in shown]
         idx = {v.rank: i for i, v in enumerate(views, start=1)}
         w_idx = max(2, len(str(len(views))))
         w_state = max([9, *(len(t) for t, _ in badges)])
-        # Full rank names while every column fits with them; short ones (DP3) before any goes.
-        ranks = [v.rank for v in views]
-        names = {r: rank_label(r) for r in ranks}
-        all_cols = sum(len(cs) for _, _, cs in GROUPS)
-        for names in (names, short_rank_labels(ranks)):
-            w_rank = max([4, *map(len, names.values())])
-            left = w_idx + 1 + w_rank + 1 + w_state
-            if sum(len(cs) for _, _, cs in _layout(width, left, widths)) == all_cols:
-                break
+        names, w_rank, left = _rank_names([v.rank for v in views], width, widths, w_idx + 1, w_state)
         groups = _layout(width, left, widths)
-        top, sub = " " * left, " " * left
-        for title, short_title, cols in groups:
-            w = sum(widths[c] + 1 for c in cols)
-            name = title if len(title) <= w - 1 else short_title
-            top += f"{name:>{w}}" if len(cols) == 1 else " " + f"{name:^{w - 1}}"
-            sub += "".join(f" {c[1]:>{widths[c]}}" for c in cols)
+        top, sub = _headings(groups, widths, left)
         parts: list = [(top, "bold $text-muted"), "\n", (sub, "$text-muted")]
         for row, v in enumerate(shown):
             text, style = badges[row]
@@ -158,15 +180,8 @@ class RankTable(Static):
                                  Part.of(3, " · now = newest decode line"),
                                  Part.of(2, f"{scope} (W: epoch or window)", scope)],
                                 width - 4)
-        if hidden:
-            short = short_rank_labels(ranks)
-            which = ", ".join(short[v.rank] for v in hidden)
-            more = f" {len(hidden)} more rank{'s' if len(hidden) > 1 else ''} ({which}) · {RANKS_KEY} shows all "
-            if len(more) + 4 > width:
-                more = f" {len(hidden)} more rank{'s' if len(hidden) > 1 else ''} · {RANKS_KEY} shows all "
-            self.border_subtitle = Content.assemble((more, "bold $warning"))
-        else:
-            self.border_subtitle = ""
+        hidden = [v.rank for v in views if v.rank not in on]
+        self.border_subtitle = _more(hidden, [v.rank for v in views], width)
         self.update(Content.assemble(*parts))
 
     @staticmethod

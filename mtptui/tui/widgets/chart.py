@@ -122,27 +122,8 @@ class MetricChart(PlotextPlot):
             t0 = t1 - 1
         shown = {r: v for r, v in d.series.items() if d.focus is None or r == d.focus}
         lo, hi = y_range(d.metric, shown.values(), d.accept_cap)
-        for i, (rank, (ts, vs)) in enumerate(sorted(d.series.items(), key=lambda kv: rank_key(kv[0]))):
-            if rank not in shown:
-                continue
-            color = _rgb(self.rank_colors[i % len(self.rank_colors)])
-            # One line per stretch of data: no line drawn across a restart or a silence.
-            for seg_t, seg_v in _segments(ts, vs, [start for start, _ in d.epochs]):
-                xs = [t - t1 for t in seg_t]
-                if len(xs) == 1:
-                    plt.scatter(xs, seg_v, color=color, marker="braille")
-                else:
-                    plt.plot(xs, seg_v, color=color, marker="braille")
-        # Boundaries after the data, so they stay visible over the lines.
-        marks = []
-        for start, label in d.epochs:
-            if t0 <= start <= t1:
-                plt.vline(start - t1, _rgb(EPOCH_HEX))
-                marks.append((start, f"restart: {label}", _rgb(EPOCH_HEX)))
-        for ts, kind in d.events:
-            if t0 <= ts <= t1 and kind in EVENT_MARKS:
-                plt.vline(ts - t1, EVENT_MARKS[kind])
-                marks.append((ts, kind, EVENT_MARKS[kind]))
+        self._plot_lines(d, shown, t1)
+        marks = self._plot_marks(d, t0, t1)  # after the data, so they stay visible over the lines
         plt.ylim(lo, hi)
         yticks = _yticks(lo, hi, self.size.height - PLOT_FRAME_ROWS)
         plt.yticks(yticks, [_ylabel(y, hi - lo) for y in yticks])
@@ -159,6 +140,36 @@ class MetricChart(PlotextPlot):
         ticks = _ticks(t0 - t1, 0, self.size.width)
         plt.xticks(ticks, [clock_text(t1 + x) for x in ticks])
         return super().render()
+
+
+    def _plot_lines(self, d: ChartData, shown: dict, t1: float) -> None:
+        """Each shown rank's line in its colour (its place among all ranks), one per stretch of data:
+        no line drawn across a restart or a silence."""
+        plt = self.plt
+        for i, (rank, (ts, vs)) in enumerate(sorted(d.series.items(), key=lambda kv: rank_key(kv[0]))):
+            if rank not in shown:
+                continue
+            color = _rgb(self.rank_colors[i % len(self.rank_colors)])
+            for seg_t, seg_v in _segments(ts, vs, [start for start, _ in d.epochs]):
+                xs = [t - t1 for t in seg_t]
+                if len(xs) == 1:
+                    plt.scatter(xs, seg_v, color=color, marker="braille")
+                else:
+                    plt.plot(xs, seg_v, color=color, marker="braille")
+
+    def _plot_marks(self, d: ChartData, t0: float, t1: float) -> list[tuple[float, str, object]]:
+        """The restarts' and events' vertical lines in [t0, t1]; their labels, to place."""
+        plt = self.plt
+        marks: list[tuple[float, str, object]] = []
+        for start, label in d.epochs:
+            if t0 <= start <= t1:
+                plt.vline(start - t1, _rgb(EPOCH_HEX))
+                marks.append((start, f"restart: {label}", _rgb(EPOCH_HEX)))
+        for ts, kind in d.events:
+            if t0 <= ts <= t1 and kind in EVENT_MARKS:
+                plt.vline(ts - t1, EVENT_MARKS[kind])
+                marks.append((ts, kind, EVENT_MARKS[kind]))
+        return marks
 
 
 def _segments(ts: list[float], vs: list[float], cuts: list[float]):

@@ -5,14 +5,19 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mtptui.config import Config, load_config, ranges, resolve_hosts, unit_arg
+from mtptui.config import RUNTIMES, Config, HostConfig, container_arg, load_config, ranges, resolve_hosts, unit_arg
 from mtptui.errors import UsageError, UserError
 from mtptui.printable import printable
 from mtptui.sources.base import Source
 
 EPILOG = """\
 HOST is a name from the config's [[hosts]], or ad hoc user@host[:port] (an ~/.ssh/config alias
-works as host) with --unit. Without HOST: every host in the config.
+works as host) with --unit, or --container NAME, or --compose PATH --service NAME. Without HOST:
+every host in the config.
+
+Deployment forms: a systemd unit (its journal, `journalctl -f`), a `docker run` container or a
+compose service's replicas (`docker logs -f --timestamps`, resumed by time and text after a lost
+link; a container's restart is a new run). Over SSH, or on this machine with `mtptui local`.
 
 The config is ~/.config/mtptui/config.toml unless --config; its fields are in the README.
 Host keys are checked against known_hosts: an unknown or changed key is refused.
@@ -48,6 +53,53 @@ def add_stream_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> Non
                    help="history entries to start with when no --since (default: 200, or the config's lines)")
     p.add_argument("--sudo", action="store_true", default=None,
                    help="run journalctl as `sudo -n journalctl` (never asks for a password)")
+    add_container_args(p)
+
+
+def add_container_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """A container host instead of a unit: shared by live, local, record and spec."""
+    p.add_argument("--container", metavar="NAME", type=container_arg,
+                   help="follow (and act on) a container started with `docker run` instead of a unit")
+    p.add_argument("--compose", metavar="PATH",
+                   help="a compose project (its directory or compose file) whose --service to follow, instead of a unit")
+    p.add_argument("--service", metavar="NAME", type=container_arg,
+                   help="the compose service; each replica is an engine of its own")
+    p.add_argument("--runtime", choices=RUNTIMES, help="the container runtime (default: docker)")
+
+
+def container_target(args: argparse.Namespace) -> dict[str, str | None]:
+    """--container, --compose and --service, --runtime: the host's target in place of its unit."""
+    compose, service = getattr(args, "compose", None), getattr(args, "service", None)
+    if bool(compose) != bool(service):
+        raise UsageError("--compose and --service go together (the project and its service)")
+    if (compose or getattr(args, "container", None)) and getattr(args, "unit", None):
+        raise UsageError("--unit, --container and --compose name the target: give one")
+    if compose and getattr(args, "container", None):
+        raise UsageError("--container and --compose name the target: give one")
+    return {"container": getattr(args, "container", None), "compose": compose, "service": service,
+            "runtime": getattr(args, "runtime", None)}
+
+
+def docker_since(text: str | None) -> str | None:
+    """`--since` as the runtime's logs take it: epoch seconds (the words are core/timespec.py's)."""
+    if not text:
+        return None
+    import time
+
+    from mtptui.core.timespec import when
+
+    return f"{when(text, time.time()):.9f}"
+
+
+def container_source(h: HostConfig, runner, *, since: str | None, lines: int | None) -> Source:
+    """A container host's live source: its container's or its service's replicas' logs."""
+    from mtptui.sources.backoff import Backoff
+    from mtptui.sources.container import ContainerLogSource
+    from mtptui.sources.runtime import selector_of
+
+    return ContainerLogSource(runner, selector_of(h), host=h.name, lines=h.lines if lines is None else lines,
+                              since=docker_since(since), backoff=Backoff(h.reconnect_initial, h.reconnect_max),
+                              config=h)
 
 
 def add_host_args(p: argparse.ArgumentParser) -> None:
@@ -109,14 +161,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def build_sources(args: argparse.Namespace, config: Config) -> list[Source]:
-    """One SSH journal source per host of args.hosts (all config hosts when none)."""
+    """One source per host of args.hosts (all config hosts when none): its unit's journal over
+    SSH, or its container's (its compose service's) logs, over SSH or on this machine."""
     from mtptui.sources.ssh import SshJournalSource
+    from mtptui.transport.local import LocalRunner
+    from mtptui.transport.ssh import SshTransport
 
     hosts = resolve_hosts(list(getattr(args, "hosts", None) or []), config,
                           unit=getattr(args, "unit", None), sudo=getattr(args, "sudo", None),
-                          identity=getattr(args, "identity", None))
-    sources: list[Source] = [SshJournalSource(h, since=getattr(args, "since", None),
-                                              lines=getattr(args, "lines", None)) for h in hosts]
+                          identity=getattr(args, "identity", None), target=container_target(args))
+    since, lines = getattr(args, "since", None), getattr(args, "lines", None)
+    sources: list[Source] = [
+        SshJournalSource(h, since=since, lines=lines) if h.kind == "systemd" else
+        container_source(h, LocalRunner() if h.local else SshTransport(h), since=since, lines=lines)
+        for h in hosts]
     after = getattr(args, "give_up_after", None)
     if after:
         from mtptui.sources.giveup import GiveUpSource

@@ -1,4 +1,6 @@
-"""`mtptui local [--unit U]`: this machine's journald in the dashboard, no SSH (incident triage)."""
+"""`mtptui local [--unit U | --container NAME | --compose PATH --service NAME]`: this machine's
+journald, or a container's (a compose service's replicas') logs, in the dashboard, no SSH
+(incident triage)."""
 
 from __future__ import annotations
 
@@ -6,8 +8,10 @@ import argparse
 import asyncio
 import socket
 
-from mtptui.commands.live import add_record_args, add_stream_args, record_and_launch
-from mtptui.config import ConfigError, load_config
+from dataclasses import replace
+
+from mtptui.commands.live import add_record_args, add_stream_args, container_source, container_target, record_and_launch
+from mtptui.config import ConfigError, HostConfig, load_config
 from mtptui.errors import UserError
 from mtptui.sources.journal import diagnose
 from mtptui.sources.local import LocalJournalSource
@@ -68,9 +72,25 @@ def build_source(args: argparse.Namespace, config) -> LocalJournalSource:
                               extra=tuple(config.defaults.get("journalctl_args", ())))
 
 
+def local_container(args: argparse.Namespace, config) -> HostConfig | None:
+    """This machine's container or compose service named by --container or --compose/--service
+    (a host of its own, named --host or after its target), None for a unit."""
+    target = container_target(args)
+    if not (target["container"] or target["service"]):
+        return None
+    name = getattr(args, "host", None) or target["container"] or target["service"]
+    return replace(config.new_host(name), unit="", local=True, **{k: v for k, v in target.items() if v})
+
+
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     config = load_config(args.config)
+    h = local_container(args, config)
+    if h is not None:
+        from mtptui.transport.local import LocalRunner
+
+        src = container_source(h, LocalRunner(), since=args.since, lines=args.lines)
+        return record_and_launch("mtptui local", args, [src], config, f"local: {src.label}")
     source = build_source(args, config)
     check = source.argv()
     check = [a for a in check if a != "--follow" and not a.startswith("--lines")] + ["--lines=1"]

@@ -13,7 +13,7 @@ import asyncio
 import json
 import sys
 
-from mtptui.commands.live import add_host_args, quiet_asyncssh
+from mtptui.commands.live import add_host_args, container_target, quiet_asyncssh
 from mtptui.config import Config, ConfigError, load_config, ranges, resolve_hosts
 from mtptui.errors import UsageError
 from mtptui.printable import printable
@@ -39,7 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mtptui spec", description=__doc__, epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_host_args(p)
-    p.add_argument("--local", action="store_true", help="this machine's unit (no SSH); needs --unit")
+    p.add_argument("--local", action="store_true",
+                   help="this machine's unit, container or compose service (no SSH); needs --unit, --container, or --compose and --service")
     p.add_argument("--yes", "-y", action="store_true", help="apply without asking")
     p.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
     p.add_argument("--revert", action="store_true", help="remove mtptui's drop-in (back to the unit's own ExecStart)")
@@ -76,23 +77,28 @@ def main(argv: list[str]) -> int:
 def build_controls(args, names: list[str], config: Config, wait_timeout: float | None = None):
     """One HostControl per host named (config names or user@host[:port]), or this machine's unit
     with --local; args has the options of add_host_args and --local. Raises ConfigError."""
-    from mtptui.control.session import HostControl, settings_from, ssh_control
+    from mtptui.control.session import HostControl, control_for, settings_from
     from mtptui.control.target import SystemdTarget
 
     settings = settings_from(config)
     if wait_timeout:
         settings.wait_timeout = wait_timeout
     if args.local:
+        from mtptui.commands.local import local_container
         from mtptui.transport.local import LocalRunner
 
         if names:
             raise ConfigError("--local takes no HOST")
+        h = local_container(args, config)
+        if h is not None:
+            return [_target(lambda: control_for(h, config, settings))]
         if not args.unit:
-            raise ConfigError("--local needs --unit")
+            raise ConfigError("--local needs --unit, --container, or --compose and --service")
         target = _target(lambda: SystemdTarget(LocalRunner(), args.unit, sudo=bool(args.sudo), host="local"))
         return [HostControl(target, host="local", settings=settings)]
-    hosts = resolve_hosts(names, config, unit=args.unit, sudo=args.sudo, identity=args.identity)
-    return [_target(lambda h=h: ssh_control(h, config, settings)) for h in hosts]
+    hosts = resolve_hosts(names, config, unit=args.unit, sudo=args.sudo, identity=args.identity,
+                          target=container_target(args))
+    return [_target(lambda h=h: control_for(h, config, settings)) for h in hosts]
 
 
 def _target(make):

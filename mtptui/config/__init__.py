@@ -92,10 +92,25 @@ class HostConfig:
     keepalive_count_max: int = 3
     reconnect_initial: float = 0.5
     reconnect_max: float = 30.0
+    # A container host (instead of a unit): the runtime, and a container or a compose service
+    runtime: str = ""  # the container runtime of a container host: docker (the default) or podman
+    container: str = ""  # a container host: the container's name (`docker run --name`), instead of a unit
+    compose: str = ""  # a compose host: the project's directory or compose file on the host (with service)
+    service: str = ""  # a compose host: the service; each of its replicas is an engine, HOST-N
+    local: bool = False  # a container host on this machine, reached without SSH
 
     @property
     def target(self) -> str:
         return self.address or self.name
+
+    @property
+    def kind(self) -> str:
+        """What the host runs the server as: a systemd unit, a container, a compose service."""
+        return "compose" if self.service else "container" if self.container else "systemd"
+
+    @property
+    def runtime_name(self) -> str:
+        return self.runtime or "docker"
 
     def describe(self) -> str:
         """`user@address:port` as far as the config tells."""
@@ -197,21 +212,48 @@ def _number(integer: bool, hi: float = math.inf) -> Callable[[Any], float | int]
 _UNIT = re.compile(r"[A-Za-z0-9:_.\\@*?\[\]-]{1,256}")
 
 
-def unit_name(v: Any) -> str:
-    """The config's `unit` and every --unit (argparse's type=, through unit_arg): one check."""
-    s = _str(v)
-    if not _UNIT.fullmatch(s):
-        raise ValueError(f"must be a unit name like \"sglang\" or \"sglang@a.service\" (got {_show(v)})")
-    return s
+def _matching(pattern: re.Pattern[str], like: str) -> Callable[[Any], str]:
+    """A string check: the whole value matches pattern, else `must be LIKE`."""
+    def check(v: Any) -> str:
+        s = _str(v)
+        if not pattern.fullmatch(s):
+            raise ValueError(f"must be {like} (got {_show(v)})")
+        return s
+    return check
 
 
-def unit_arg(text: str) -> str:
+# The config's `unit` and every --unit (argparse's type=, through unit_arg): one check
+unit_name = _matching(_UNIT, "a unit name like \"sglang\" or \"sglang@a.service\"")
+
+
+def as_arg(check: Callable[[Any], str]) -> Callable[[str], str]:
+    """A config key's check as argparse's type= for the flag that sets the same thing."""
     import argparse
 
-    try:
-        return unit_name(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+    def arg(text: str) -> str:
+        try:
+            return check(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    return arg
+
+
+unit_arg = as_arg(unit_name)
+RUNTIMES = ("docker", "podman")  # the container runtimes: the same verbs (sources/runtime.py)
+# A container's or a compose service's name, as Docker and compose take them
+_CONTAINER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+
+
+_container = _matching(_CONTAINER, "a name like \"sglang\" (letters, digits, '_', '.', '-')")
+
+
+container_arg = as_arg(_container)
+
+
+def _one_of(v: Any, allowed: tuple[str, ...]) -> str:
+    if v not in allowed:
+        raise ValueError(f"must be one of {', '.join(allowed)} (got {_show(v)})")
+    return str(v)
 
 
 def _str_list(v: Any) -> tuple[str, ...]:
@@ -307,10 +349,15 @@ CHECKS: dict[str, Check] = {
     "keepalive_count_max": ranges.KEEPALIVE_COUNT_MAX.check,
     "reconnect_initial": ranges.RECONNECT_INITIAL.check,
     "reconnect_max": ranges.RECONNECT_MAX.check,
+    "runtime": lambda v: _one_of(v, RUNTIMES),
+    "container": _container,
+    "compose": _path,
+    "service": _container,
+    "local": _bool,
 }
 assert set(CHECKS) == {f.name for f in fields(HostConfig)}
 # Keys that name one host and make no sense as a default for all of them.
-NOT_DEFAULTS = {"name", "address"}
+NOT_DEFAULTS = {"name", "address", "container", "compose", "service"}
 
 THRESHOLD_CHECKS: dict[str, Check] = {
     f.name: _number(isinstance(f.default, int), hi=1.0 if f.name == "coverage" else math.inf)
@@ -534,8 +581,9 @@ class _Reader:
             if len(self.mistakes) != before or not defaults_read:
                 continue  # the rules below would guess
             merged = {**defaults, **values}
-            if not merged.get("unit"):
-                self.note(self.fail(("hosts",), i, "", label, "needs a unit (here or in [defaults])"))
+            why = target_mistake(merged, values)
+            if why:
+                self.note(self.fail(("hosts",), i, "", label, why))
             elif merged.get("reconnect_max", 30.0) < merged.get("reconnect_initial", 0.5):
                 self.note(self.fail(("hosts",), i, "reconnect_max", f"{label}.reconnect_max",
                                     "must not be less than reconnect_initial"))
@@ -582,6 +630,25 @@ class _Reader:
         return control
 
 
+def target_mistake(merged: dict[str, Any], own: dict[str, Any]) -> str | None:
+    """What is wrong with the host's target (a unit, a container, or a compose service), or None.
+    A host that names a container or a service is a container host: a default unit is not its."""
+    container, service = merged.get("container"), merged.get("service")
+    if (container or service) and not own.get("unit"):
+        merged.pop("unit", None)
+    if (container or service) and merged.get("unit"):
+        return "names both a unit and a container or service: one target per host"
+    if container and (service or merged.get("compose")):
+        return "names both a container and a compose service: one target per host"
+    if bool(service) != bool(merged.get("compose")):
+        return "a compose service needs both compose (the project's directory or file) and service"
+    if merged.get("local") and not (container or service):
+        return "local = true is for a container host (a unit on this machine: mtptui local, spec --local)"
+    if not (merged.get("unit") or container or service):
+        return "needs a unit, a container, or compose and service (here or in [defaults])"
+    return None
+
+
 def load_config(path: str | os.PathLike | None = None) -> Config:
     """Reads PATH, or the default path when None (then a missing file is an empty config)."""
     p = Path(path) if path is not None else default_config_path()
@@ -615,7 +682,8 @@ def parse_target(spec: str) -> tuple[str | None, str, int | None]:
 
 
 def resolve_hosts(names: list[str], config: Config, *, unit: str | None = None,
-                  sudo: bool | None = None, identity: str | None = None) -> list[HostConfig]:
+                  sudo: bool | None = None, identity: str | None = None,
+                  target: dict[str, Any] | None = None) -> list[HostConfig]:
     """Config names and ad hoc `user@host[:port]` specs -> hosts. Raises ConfigError."""
     if not names:
         if not config.hosts:
@@ -642,9 +710,18 @@ def resolve_hosts(names: list[str], config: Config, *, unit: str | None = None,
             changes["sudo"] = True
         if identity:
             changes["identity"] = os.path.expanduser(identity)
+        if target:  # --container, --compose/--service, --runtime: the target instead of a unit
+            changes.update({k: v for k, v in target.items() if v})
+            if target.get("container") or target.get("service"):
+                changes.setdefault("unit", "")
+                changes.update({k: "" for k in ("container", "service", "compose") if not target.get(k)})
         h = replace(h, **changes) if changes else h
-        if not h.unit:
-            raise ConfigError(f"{h.name}: which unit? give --unit (or unit = ... in the config)")
+        why = target_mistake(vars(h).copy(), {"unit": h.unit})
+        if why and not (h.unit or h.container or h.service):
+            raise ConfigError(f"{h.name}: which unit? give --unit, --container, or --compose and --service "
+                              "(or unit = ... in the config)")
+        if why:
+            raise ConfigError(f"{h.name}: {why}")
         if h.name in seen:
             raise ConfigError(f"{h.name}: named twice")
         seen.add(h.name)

@@ -60,6 +60,11 @@ class ChildTarget:
         argv, _ = self._argv_env(new_dropin) if write else (self.source.argv, None)
         return [["kill", "-TERM", str(self.source.pid or "PID")], argv]
 
+    def render(self, argv: list[str], env: dict[str, str], *, profile: str, written_by: str,
+               prefix: str = "") -> str:
+        """The drop-in a unit would get: the child reads it back with the unit's parser."""
+        return systemd.render_dropin(argv, env, profile=profile, written_by=written_by, prefix=prefix)
+
     def _argv_env(self, dropin: str | None) -> tuple[list[str], dict[str, str]]:
         if dropin is None:
             return list(self.base_argv), dict(self.base_env)

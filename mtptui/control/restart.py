@@ -256,6 +256,7 @@ class Action:
             try:
                 msg = await self._bring_up(self.new_dropin, self.expect_new, "")
                 if self.interrupted is None:
+                    await self._finish()
                     return Outcome(APPLIED, OK, msg, self.phases, *self._times)
                 # its cancel was lost (a wait_for whose inner step ended at that very moment)
                 why, by_interrupt = f"interrupted ({self.interrupted}) at {self.phase}", True
@@ -316,6 +317,17 @@ class Action:
                     "on its old run")
 
         return await self._step("rollback_verify", read_back, steps_deadline, "the drop-in read back")
+
+    async def _finish(self) -> None:
+        """The new run is verified: what the target kept for a rollback goes (a `docker run`
+        container's old container, control/container.py). A failure here is said, not rolled back."""
+        finish = getattr(self.t, "finish", None)
+        if finish is None:
+            return
+        try:
+            await self._step("finish", finish, time.monotonic() + UNLOCK_S)
+        except ControlError:
+            pass  # said in the phases; what was kept stays, stopped
 
     async def _unlock(self) -> None:
         try:

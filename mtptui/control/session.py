@@ -18,7 +18,7 @@ from mtptui.control.probe import ServerProbe, settings_of
 from mtptui.control.profiles import BUILTINS, Profile, ProfileError, check_profile
 from mtptui.control.restart import (RESULT_INTERRUPTED, ROLLBACK_FAILED, Action, Outcome, PhaseEvent,
                                     Settings)
-from mtptui.control.target import Follower, SystemdTarget, Target, UnitState
+from mtptui.control.target import Follower, HostTarget, SystemdTarget, Target, UnitState
 from mtptui.control.verify import SPEC_KEYS
 from mtptui.transport.aio import wait_for
 from mtptui.transport.errors import TransportError
@@ -113,7 +113,7 @@ class HostControl:
     async def last_server_args(self) -> dict[str, Any] | None:
         """The settings the server itself reported at its last start (`server_args=`)."""
         await self._ensure()
-        if not isinstance(self.target, SystemdTarget):
+        if not isinstance(self.target, HostTarget):
             return None  # the demo's child: its log is the dashboard's
         return await self.target.last_server_args()
 
@@ -130,8 +130,9 @@ class HostControl:
         except launch.LaunchError as e:
             return None, str(e)
         await self._ensure()
-        v = await version.from_interpreter(self.target.runner,
-                                           version.interpreter_argv(argv, found))
+        # a container's interpreter is inside it (docker exec), not on the host
+        runner = getattr(self.target, "exec_runner", None) or self.target.runner
+        v = await version.from_interpreter(runner, version.interpreter_argv(argv, found))
         where = "the unit's interpreter"
         if v is None:
             try:
@@ -207,8 +208,8 @@ class HostControl:
             try:
                 check_profile(profile, launch.context_of(base, server_version), found.engine)
                 new_argv = launch.apply_profile(base, profile, server_version)
-                new_dropin = systemd.render_dropin(new_argv, dict(profile.env), profile=profile.name,
-                                                   written_by=audit.local_user(), prefix=st.prefix)
+                new_dropin = self.target.render(new_argv, dict(profile.env), profile=profile.name,
+                                                written_by=audit.local_user(), prefix=st.prefix)
             except ProfileError as e:
                 raise BadProfile(str(e)) from None  # it names the profile already
             except (systemd.UnitSyntaxError, launch.LaunchError) as e:
@@ -303,7 +304,7 @@ class HostControl:
     async def _execute(self, plan: Plan, on_phase: Callable[[PhaseEvent], None] | None,
                        break_lock: bool) -> Outcome:
         await self._ensure()
-        locking = self.target if isinstance(self.target, SystemdTarget) else None  # the demo's child has no lock
+        locking = self.target if isinstance(self.target, HostTarget) else None  # the demo's child has no lock
         console = locking.console if locking is not None else None
         entry = audit.new_entry(host=plan.host, unit=plan.unit, action=plan.action,
                                 profile=plan.profile.name if plan.profile else None,
@@ -401,7 +402,7 @@ class HostControl:
         lock lost) is said again each time, until an action verifies the unit. None when there
         is nothing to say."""
         t = self.target
-        if not isinstance(t, SystemdTarget):
+        if not isinstance(t, HostTarget):
             return None  # the demo's child: one console owns it, nothing is left behind
         await self._ensure()
         try:
@@ -496,7 +497,7 @@ class _Heartbeat:
 
     def __init__(self, target: Target[Any], on_phase: Callable[[PhaseEvent], None] | None) -> None:
         # the target whose lock beats (the demo's child has none)
-        self.target = target if isinstance(target, SystemdTarget) else None
+        self.target = target if isinstance(target, HostTarget) else None
         self.outer = on_phase
         self.phase = "lock"
         self.lost: dict[str, Any] | None = None  # the owner file of whoever took the lock
@@ -559,7 +560,7 @@ class _Heartbeat:
         if task is not None and hasattr(task, "uncancel"):  # Python 3.11+
             task.uncancel()
 
-    async def _loop(self, target: SystemdTarget, acting_task: asyncio.Task[Any]) -> None:
+    async def _loop(self, target: HostTarget, acting_task: asyncio.Task[Any]) -> None:
         while self.acting:
             try:
                 await wait_for(self._wake.wait(), lockinfo.HEARTBEAT_S)
@@ -668,6 +669,7 @@ def profile_of(settings: dict[str, Any], fallback: Profile) -> Profile:
 def host_controls(sources: Iterable[Source], config: Config) -> dict[str | None, HostControl]:
     """One HostControl per source that can act, keyed by the store's host name (a read-only
     dashboard keeps them only for the smoke test, which changes nothing)."""
+    from mtptui.sources.container import ContainerLogSource
     from mtptui.sources.local import LocalJournalSource
     from mtptui.sources.process import ProcessSource
     from mtptui.sources.ssh import SshJournalSource
@@ -677,7 +679,9 @@ def host_controls(sources: Iterable[Source], config: Config) -> dict[str | None,
     for src in sources:
         inner = getattr(src, "inner", src)
         if isinstance(inner, SshJournalSource):
-            out[inner.config.name] = ssh_control(inner.config, config, settings)
+            out[inner.config.name] = control_for(inner.config, config, settings)
+        elif isinstance(inner, ContainerLogSource) and inner.config is not None:
+            out[inner.host] = control_for(inner.config, config, settings)
         elif isinstance(inner, LocalJournalSource):
             from mtptui.transport.local import LocalRunner
 
@@ -691,14 +695,26 @@ def host_controls(sources: Iterable[Source], config: Config) -> dict[str | None,
     return out
 
 
-def ssh_control(h: HostConfig, config: Config, settings: Settings | None = None) -> HostControl:
-    """The control of a configured host, reached over SSH. Raises ControlError for a unit name
-    systemd would refuse."""
+def control_for(h: HostConfig, config: Config, settings: Settings | None = None) -> HostControl:
+    """The control of a configured host, reached over SSH (or, for a container host with
+    local = true, on this machine): its unit, its container or its compose service. Raises
+    ControlError for a unit name systemd would refuse."""
+    from mtptui.transport.local import LocalRunner
+    from mtptui.transport.process import Transport
     from mtptui.transport.ssh import SshTransport
 
-    target = SystemdTarget(SshTransport(h), h.unit, sudo=h.sudo, host=h.name)
+    runner: Transport = LocalRunner() if h.local else SshTransport(h)
+    target: Target[Any]
+    if h.kind == "systemd":
+        target = SystemdTarget(runner, h.unit, sudo=h.sudo, host=h.name)
+    else:
+        from mtptui.control.container import target_for
+        from mtptui.sources.runtime import selector_of
+
+        target = target_for(runner, selector_of(h), host=h.name, sudo=h.sudo)
     return HostControl(target, host=h.name, prod=config.control.is_prod(h),
-                       settings=settings or settings_from(config), where=h.describe(), http_port=h.http_port)
+                       settings=settings or settings_from(config),
+                       where="this machine" if h.local else h.describe(), http_port=h.http_port)
 
 
 def settings_from(config: Config) -> Settings:

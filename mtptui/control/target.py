@@ -86,6 +86,11 @@ class Target(Protocol[_M]):
 
     def commands_for(self, new_dropin: str | None, *, write: bool = True) -> list[list[str]]: ...
 
+    def render(self, argv: list[str], env: dict[str, str], *, profile: str, written_by: str,
+               prefix: str = "") -> str:
+        """The text a plan writes to make the target run argv with env (a drop-in, an override)."""
+        ...
+
     async def read(self) -> UnitState: ...
 
     async def lock(self, who: str, *, stale_after: float, break_lock: bool = False) -> None: ...
@@ -109,21 +114,18 @@ class Target(Protocol[_M]):
     async def follow(self, cursor: _M | str | None) -> Follower: ...
 
 
-class SystemdTarget:
+class HostTarget:
+    """What every target on a host shares, whatever runs the server there (a systemd unit, a
+    container, a compose service): the runner, sudo, a refused command said in one line, and the
+    lock, a directory under /run/lock on that host with its owner file and heartbeat."""
+
     def __init__(self, runner: Transport, unit: str, *, sudo: bool = False, host: str = "",
-                 journal_sudo: bool | None = None) -> None:
+                 lock_dir: str) -> None:
         self.runner = runner
-        try:
-            self.unit = systemd.service_name(unit)  # checked before any path is built from it
-        except systemd.UnitSyntaxError as e:
-            raise ControlError(str(e)) from None
+        self.unit = unit  # what the plan, the lock and the audit log name: a unit, a container, a service
         self.sudo = sudo
-        self.journal_sudo = sudo if journal_sudo is None else journal_sudo
         self.host: str = host or getattr(runner, "where", "")
-        self.dir = systemd.dropin_dir(self.unit)
-        self.path = f"{self.dir}/{systemd.DROPIN_NAME}"
-        self.tmp = f"{self.dir}/.{systemd.DROPIN_NAME}.mtptui-tmp"
-        self.lock_dir = f"{LOCK_ROOT}/mtptui-{self.unit}"
+        self.lock_dir = lock_dir
         self._token: str | None = None
         self._owner: dict[str, Any] | None = None  # the owner file as written, while the lock is ours
         self._guard = asyncio.Lock()  # a heartbeat and the unlock never overlap
@@ -138,37 +140,19 @@ class SystemdTarget:
         where: str = getattr(self.runner, "where", self.host)  # a test's stand-in runner may say none
         return where
 
-    # --- argv builders (pure; the preview shows exactly these) -----------------------------------
+    async def last_server_args(self) -> dict[str, Any] | None:
+        """The settings of the server's last settings line, from the kind's own log."""
+        raise NotImplementedError
 
+    # --- commands and the lock ------------------------------------------------------------------------
     def priv(self, argv: list[str]) -> list[str]:
         return ["sudo", "-n", "--", *argv] if self.sudo else list(argv)
 
     def lock_commands(self) -> list[list[str]]:
         return [self.priv(["mkdir", self.lock_dir]), self.priv(["tee", f"{self.lock_dir}/owner"])]
 
-    def write_commands(self, text: str | None) -> list[list[str]]:
-        if text is None:
-            return [self.priv(["rm", "-f", "--", self.path])]
-        return [self.priv(["mkdir", "-p", "--", self.dir]), self.priv(["tee", "--", self.tmp]),
-                self.priv(["mv", "-f", "--", self.tmp, self.path])]
-
-    def reload_command(self) -> list[str]:
-        return self.priv(["systemctl", "daemon-reload"])
-
-    def restart_command(self) -> list[str]:
-        # --no-block: the stop of a big model can take minutes; the journal tells the rest
-        return self.priv(["systemctl", "restart", "--no-block", "--", self.unit])
-
     def unlock_command(self) -> list[str]:
         return self.priv(["rm", "-rf", "--", self.lock_dir])
-
-    def commands_for(self, new_dropin: str | None, *, write: bool = True) -> list[list[str]]:
-        cmds = list(self.lock_commands())
-        if write:
-            cmds += self.write_commands(new_dropin) + [self.reload_command()]
-        return cmds + [self.restart_command(), self.unlock_command()]
-
-    # --- running ---------------------------------------------------------------------------------
 
     async def run(self, argv: list[str], *, input: str | None = None, timeout: float = 60.0,
                   check: bool = True) -> CompletedCommand:
@@ -190,73 +174,6 @@ class SystemdTarget:
                     "host or log in as a user allowed to manage the unit")
         last = err.splitlines()[-1] if err else f"exit status {r.returncode}"
         return f"{self.host}: `{shlex.join(argv)}` failed: {last}"
-
-    async def read(self) -> UnitState:
-        cat = await self.run(["systemctl", "cat", "--no-pager", "--", self.unit], check=False)
-        if cat.returncode != 0:
-            err = (cat.stderr or "").strip()
-            if "no files found" in err.lower() or "not found" in err.lower():
-                raise ControlError(f"{self.host}: unit {self.unit} not found")
-            raise ControlError(self._why(["systemctl", "cat", self.unit], cat))
-        try:
-            exec_start = systemd.effective_exec_start(cat.stdout)
-        except systemd.UnitSyntaxError as e:
-            raise ControlError(f"{self.host}: {self.unit}: {e}") from None
-        show = await self.run(["systemctl", "show", "--no-pager", "--property=ExecStart",
-                               f"--property={','.join(STATUS_PROPS)}", "--", self.unit])
-        mine = await self.run(["cat", "--", self.path], check=False)
-        dropin = mine.stdout if mine.returncode == 0 else None
-        props = _props(show.stdout)
-        try:
-            own = systemd.effective_exec_start(cat.stdout, ignore_dropin=systemd.DROPIN_NAME)
-        except systemd.UnitSyntaxError as e:
-            raise ControlError(f"{self.host}: {self.unit} without our drop-in: {e}") from None
-        later = os.path.basename(own.source)
-        if own.source != self.path and own.source.endswith(".conf") and later > systemd.DROPIN_NAME:
-            raise ControlError(f"{self.host}: {own.source} sets ExecStart and sorts after mtptui's "
-                               f"{systemd.DROPIN_NAME}, so it would override ours: fold it into the unit "
-                               "or rename it to sort first")
-        if "@" in exec_start.prefix:
-            raise ControlError(f"{self.host}: {self.unit}: an ExecStart with the @ prefix is not supported")
-        return UnitState(argv=exec_start.argv, base_argv=own.argv, source=exec_start.source,
-                         prefix=exec_start.prefix, dropin=dropin,
-                         agrees=systemd.agrees(exec_start.argv, show.stdout, prefix=exec_start.prefix),
-                         active=props.get("ActiveState", ""), environment=exec_start.environment,
-                         **await self._starts())
-
-    async def _starts(self) -> dict[str, Any]:
-        starts = await self.last_start()
-        return {"last_start_s": starts[-1] if starts else None, "starts_s": starts}
-
-    async def last_start(self) -> list[float]:
-        """The last few starts, `Started` to the ready line after it, from the journal (seconds,
-        oldest first; empty when none is seen, or journalctl cannot grep)."""
-        argv = self._journal(["journalctl", f"--unit={self.unit}", "--output=json", "--no-pager",
-                              f"--grep={_START_GREP}", f"--lines={_START_LINES}"])
-        try:
-            r = await self.runner.run(argv, timeout=20)
-        except TransportError:
-            return []
-        if r.returncode != 0:
-            return []  # journalctl built without pattern matching, or no rights: unknown
-        return start_durations(r.stdout.splitlines())[-_STARTS_KEPT:]
-
-    def _journal(self, argv: list[str]) -> list[str]:
-        return ["sudo", "-n", "--", *argv] if self.journal_sudo else argv
-
-    async def status(self) -> dict[str, str]:
-        r = await self.run(["systemctl", "show", "--no-pager", f"--property={','.join(STATUS_PROPS)}",
-                            "--", self.unit])
-        return _props(r.stdout)
-
-    async def running(self) -> Run | None:
-        """The run a restart would replace, as journald stamps its lines; None when the unit has
-        no InvocationID (a stopped unit)."""
-        st = await self.status()
-        invocation = st.get("InvocationID")
-        return Run(self.unit, invocation, st.get("MainPID", "")) if invocation else None
-
-    # --- the lock ----------------------------------------------------------------------------------
 
     async def lock(self, who: str, *, stale_after: float, break_lock: bool = False,
                    now: float | None = None) -> None:
@@ -390,6 +307,112 @@ class SystemdTarget:
         if self._console is None:
             self._console = lockinfo.Console.here()
         return self._console
+
+
+class SystemdTarget(HostTarget):
+    def __init__(self, runner: Transport, unit: str, *, sudo: bool = False, host: str = "",
+                 journal_sudo: bool | None = None) -> None:
+        try:
+            unit = systemd.service_name(unit)  # checked before any path is built from it
+        except systemd.UnitSyntaxError as e:
+            raise ControlError(str(e)) from None
+        super().__init__(runner, unit, sudo=sudo, host=host, lock_dir=f"{LOCK_ROOT}/mtptui-{unit}")
+        self.journal_sudo = sudo if journal_sudo is None else journal_sudo
+        self.dir = systemd.dropin_dir(self.unit)
+        self.path = f"{self.dir}/{systemd.DROPIN_NAME}"
+        self.tmp = f"{self.dir}/.{systemd.DROPIN_NAME}.mtptui-tmp"
+
+    def render(self, argv: list[str], env: dict[str, str], *, profile: str, written_by: str, prefix: str = "") -> str:
+        """The drop-in that makes the unit run argv (what a plan writes)."""
+        return systemd.render_dropin(argv, env, profile=profile, written_by=written_by, prefix=prefix)
+
+    # --- argv builders (pure; the preview shows exactly these) -----------------------------------
+
+    def write_commands(self, text: str | None) -> list[list[str]]:
+        if text is None:
+            return [self.priv(["rm", "-f", "--", self.path])]
+        return [self.priv(["mkdir", "-p", "--", self.dir]), self.priv(["tee", "--", self.tmp]),
+                self.priv(["mv", "-f", "--", self.tmp, self.path])]
+
+    def reload_command(self) -> list[str]:
+        return self.priv(["systemctl", "daemon-reload"])
+
+    def restart_command(self) -> list[str]:
+        # --no-block: the stop of a big model can take minutes; the journal tells the rest
+        return self.priv(["systemctl", "restart", "--no-block", "--", self.unit])
+
+    def commands_for(self, new_dropin: str | None, *, write: bool = True) -> list[list[str]]:
+        cmds = list(self.lock_commands())
+        if write:
+            cmds += self.write_commands(new_dropin) + [self.reload_command()]
+        return cmds + [self.restart_command(), self.unlock_command()]
+
+    # --- running ---------------------------------------------------------------------------------
+
+    async def read(self) -> UnitState:
+        cat = await self.run(["systemctl", "cat", "--no-pager", "--", self.unit], check=False)
+        if cat.returncode != 0:
+            err = (cat.stderr or "").strip()
+            if "no files found" in err.lower() or "not found" in err.lower():
+                raise ControlError(f"{self.host}: unit {self.unit} not found")
+            raise ControlError(self._why(["systemctl", "cat", self.unit], cat))
+        try:
+            exec_start = systemd.effective_exec_start(cat.stdout)
+        except systemd.UnitSyntaxError as e:
+            raise ControlError(f"{self.host}: {self.unit}: {e}") from None
+        show = await self.run(["systemctl", "show", "--no-pager", "--property=ExecStart",
+                               f"--property={','.join(STATUS_PROPS)}", "--", self.unit])
+        mine = await self.run(["cat", "--", self.path], check=False)
+        dropin = mine.stdout if mine.returncode == 0 else None
+        props = _props(show.stdout)
+        try:
+            own = systemd.effective_exec_start(cat.stdout, ignore_dropin=systemd.DROPIN_NAME)
+        except systemd.UnitSyntaxError as e:
+            raise ControlError(f"{self.host}: {self.unit} without our drop-in: {e}") from None
+        later = os.path.basename(own.source)
+        if own.source != self.path and own.source.endswith(".conf") and later > systemd.DROPIN_NAME:
+            raise ControlError(f"{self.host}: {own.source} sets ExecStart and sorts after mtptui's "
+                               f"{systemd.DROPIN_NAME}, so it would override ours: fold it into the unit "
+                               "or rename it to sort first")
+        if "@" in exec_start.prefix:
+            raise ControlError(f"{self.host}: {self.unit}: an ExecStart with the @ prefix is not supported")
+        return UnitState(argv=exec_start.argv, base_argv=own.argv, source=exec_start.source,
+                         prefix=exec_start.prefix, dropin=dropin,
+                         agrees=systemd.agrees(exec_start.argv, show.stdout, prefix=exec_start.prefix),
+                         active=props.get("ActiveState", ""), environment=exec_start.environment,
+                         **await self._starts())
+
+    async def _starts(self) -> dict[str, Any]:
+        starts = await self.last_start()
+        return {"last_start_s": starts[-1] if starts else None, "starts_s": starts}
+
+    async def last_start(self) -> list[float]:
+        """The last few starts, `Started` to the ready line after it, from the journal (seconds,
+        oldest first; empty when none is seen, or journalctl cannot grep)."""
+        argv = self._journal(["journalctl", f"--unit={self.unit}", "--output=json", "--no-pager",
+                              f"--grep={_START_GREP}", f"--lines={_START_LINES}"])
+        try:
+            r = await self.runner.run(argv, timeout=20)
+        except TransportError:
+            return []
+        if r.returncode != 0:
+            return []  # journalctl built without pattern matching, or no rights: unknown
+        return start_durations(r.stdout.splitlines())[-_STARTS_KEPT:]
+
+    def _journal(self, argv: list[str]) -> list[str]:
+        return ["sudo", "-n", "--", *argv] if self.journal_sudo else argv
+
+    async def status(self) -> dict[str, str]:
+        r = await self.run(["systemctl", "show", "--no-pager", f"--property={','.join(STATUS_PROPS)}",
+                            "--", self.unit])
+        return _props(r.stdout)
+
+    async def running(self) -> Run | None:
+        """The run a restart would replace, as journald stamps its lines; None when the unit has
+        no InvocationID (a stopped unit)."""
+        st = await self.status()
+        invocation = st.get("InvocationID")
+        return Run(self.unit, invocation, st.get("MainPID", "")) if invocation else None
 
     # --- changing the unit -------------------------------------------------------------------------
 

@@ -95,6 +95,9 @@ class Dockerd:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)
-        subprocess.run(["umount", "-R", "-l", str(self.root / "exec")], capture_output=True)
+        # dockerd's own mounts (its netns) may outlive it: deepest first, then the directories
+        mounts = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()]
+        for m in sorted((m for m in mounts if m.startswith(f"{self.root}/")), key=len, reverse=True):
+            subprocess.run(["umount", "-l", m], capture_output=True)
         shutil.rmtree(self.root, ignore_errors=True)
         self.proc = None

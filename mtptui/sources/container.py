@@ -1,0 +1,233 @@
+"""A container's log, or a compose service's replicas' logs, followed with `docker logs -f
+--timestamps` (or Podman's, the same verbs), over SSH or on this machine, and resumed without loss.
+
+The runtime has no cursor. Each line carries its stamp (RFC 3339, nanoseconds), and `--since T`
+gives every line stamped at T or later, so a resume asks from the last stamp pushed and skips the
+lines at that very stamp already pushed (by their text): nothing lost, nothing twice. A line cut by
+the break is never pushed; it comes whole after the resume.
+
+A container's runs: `docker logs -f` ends when the container stops. The source then waits for it
+to start again (a restart keeps the id and changes the start time) or for its replacement (a
+compose recreate, a `docker run` recreated by mtptui: a new id), and says so with a line of
+mtptui's own, `Started container NAME (id ID)`, stamped with the runtime's start time, as
+systemd's `Started UNIT` marks a unit's run in the journal: the new run is a new epoch. A compose
+service's replicas are separate engines, each named `HOST-N` by its replica number.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import time
+
+from mtptui.config import HostConfig
+from mtptui.sources.backoff import Backoff
+from mtptui.sources.base import (CONNECTING, FAILED, RECONNECTING, STREAMING, Feed, LineSplitter, Source,
+                                 SourceStatus)
+from mtptui.sources.runtime import (Container, RuntimeError_, Selector, inspect_argv, logs_argv, parse_inspect,
+                                    stamp_key, stamp_of)
+from mtptui.transport.errors import TransportError
+from mtptui.transport.process import Transport
+
+POLL_S = 1.0  # how often the target's containers are listed (a new replica, a recreate)
+
+
+def merged(argv: list[str]) -> list[str]:
+    """argv with its stderr on its stdout: `docker logs` gives the container's stderr (where
+    SGLang and vLLM log) on its own stderr, in order with its stdout only when both are one pipe."""
+    return ["sh", "-c", f"exec {shlex.join(argv)} 2>&1"]
+
+
+def started_line(c: Container) -> str:
+    """mtptui's line for a run's start, stamped when the runtime started it."""
+    return f"{c.started_at} Started container {c.name} (id {c.id[:12]})"
+
+
+async def containers(runner: Transport, sel: Selector) -> list[Container]:
+    """The target's containers as `inspect` tells them (replicas in their order). Raises
+    TransportError (the link), RuntimeError_ (the runtime's answer)."""
+    r = await runner.run(sel.list_argv(), timeout=30)
+    if r.returncode != 0:
+        raise RuntimeError_(f"`{sel.runtime} ps` failed: {(r.stderr or '').strip()[-200:]}")
+    ids = r.stdout.split()
+    if not ids:
+        return []
+    got = await runner.run(inspect_argv(sel.runtime, ids), timeout=30)
+    # a container removed between the two asks: inspect says so and answers for the others
+    found = parse_inspect(got.stdout) if got.stdout.strip() else []
+    return sorted(found, key=lambda c: (c.number or 0, c.created))
+
+
+class Resume:
+    """Where a container's log stands: the last stamp pushed and the lines pushed at it."""
+
+    def __init__(self) -> None:
+        self.stamp: str | None = None
+        self._key: tuple[str, str] | None = None
+        self.at_stamp: set[str] = set()
+        self.said = ""  # the last unstamped line: the runtime's own complaint (stderr is merged)
+
+    def new(self, lines: list[str]) -> list[str]:
+        """The lines not pushed yet, in order; notes them as pushed."""
+        out = []
+        for line in lines:
+            stamp = stamp_of(line)
+            if stamp is None:
+                self.said = line[:300] if line.strip() else self.said
+                continue
+            key = stamp_key(stamp)
+            if self._key is not None and (key < self._key or (key == self._key and line in self.at_stamp)):
+                continue
+            if key != self._key:
+                self.stamp, self._key, self.at_stamp = stamp, key, set()
+            self.at_stamp.add(line)
+            out.append(line)
+        return out
+
+
+class ContainerLogSource(Source):
+    """One configured host: a container, or every replica of a compose service."""
+
+    host: str  # a container source always names its host
+
+    def __init__(self, runner: Transport, selector: Selector, *, host: str, lines: int = 200,
+                 since: str | None = None, backoff: Backoff | None = None, poll_s: float = POLL_S,
+                 config: HostConfig | None = None, known: frozenset[str] | None = None) -> None:
+        self.runner = runner
+        # the runs that were there before (a restart's mark): any other is a new run, said at
+        # once; None: those found first are the history, not new runs
+        self.known = known
+        self.config = config  # the configured host it follows (its control is made from it)
+        self.selector = selector
+        self.host = host
+        self.lines = lines
+        self.since = since  # RFC 3339 or anything `docker logs --since` takes; else the last `lines`
+        self.backoff = backoff or Backoff()
+        self.poll_s = poll_s
+        self.label = f"{selector.runtime} {selector.name}"
+        self.received = 0
+        self.connects = 0  # `docker logs` streams started
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._resume: dict[str, Resume] = {}
+
+    @property
+    def where(self) -> str:
+        return getattr(self.runner, "where", "this machine")
+
+    async def run(self, feed: Feed) -> None:
+        feed.status(SourceStatus(self.host, CONNECTING, self.label))
+        first = True
+        try:
+            while True:
+                try:
+                    await self.runner.connect()
+                    found = await containers(self.runner, self.selector)
+                except TransportError as e:
+                    if e.permanent:
+                        feed.status(SourceStatus(self.host, FAILED, e.message))
+                        return
+                    await self._wait(feed, self.host, e.message)
+                    continue
+                except RuntimeError_ as e:
+                    feed.status(SourceStatus(self.host, FAILED, str(e)))
+                    return
+                self.backoff.reset()
+                if not found and first:
+                    feed.status(SourceStatus(self.host, CONNECTING, f"no container of {self.selector.name} yet"))
+                for c in found:
+                    task = self._tasks.get(c.id)
+                    if task is None or task.done():
+                        fresh = c.run not in self.known if self.known is not None else not first
+                        if task is None and fresh and c.started_at:
+                            feed.lines([started_line(c)], c.replica(self.host))  # a new replica, a recreate
+                        self._tasks[c.id] = asyncio.ensure_future(self._follow(c, feed, history=first))
+                first = False
+                await asyncio.sleep(self.poll_s)
+        finally:
+            for t in self._tasks.values():
+                t.cancel()
+            if self._tasks:
+                await asyncio.wait(list(self._tasks.values()))
+
+    async def _wait(self, feed: Feed, host: str, why: str) -> None:
+        delay = self.backoff.next()
+        feed.status(SourceStatus(host, RECONNECTING, why, retry_at=time.time() + delay))
+        await asyncio.sleep(delay)
+        try:
+            await self.runner.close()
+        except TransportError:
+            pass
+
+    async def _follow(self, c: Container, feed: Feed, *, history: bool) -> None:
+        """One container until it is gone: its log across its restarts, resumed after any break."""
+        host = c.replica(self.host)
+        resume = self._resume.setdefault(c.id, Resume())
+        run = c.run
+        while True:
+            since = resume.stamp or (self.since if history else None)
+            argv = merged(logs_argv(self.selector.runtime, c.id, since=since,
+                                    tail=self.lines if history and not since else None))
+            try:
+                proc = await self.runner.stream(argv)
+            except TransportError as e:
+                if e.permanent:
+                    feed.status(SourceStatus(host, FAILED, e.message))
+                    return
+                await self._wait(feed, host, e.message)
+                continue
+            self.connects += 1
+            feed.status(SourceStatus(host, STREAMING, f"{self.selector.runtime} logs {c.name}"
+                                     + (f" (resumed at {resume.stamp})" if resume.stamp else "")))
+            splitter = LineSplitter()
+            try:
+                while data := await proc.read(1 << 16):
+                    got = resume.new(splitter.feed(data))
+                    if got:
+                        feed.lines(got, host)
+                        self.received += len(got)
+            finally:
+                await proc.close()
+            # a line without its end is dropped here: it comes again, whole, from --since
+            rc = await proc.wait()
+            try:
+                now = await self._inspect(c.id)
+            except TransportError as e:
+                await self._wait(feed, host, e.message)
+                continue
+            if now is None:
+                return  # removed: its replacement, if any, is a container of its own
+            if now.running and now.run == run:
+                if rc not in (0, None):
+                    await self._wait(feed, host, f"{self.selector.runtime} logs ended (exit {rc})"
+                                                 + (f": {resume.said}" if resume.said else ""))
+                continue  # the stream broke, the container runs on: resume
+            nxt = await self._next_run(now, run)
+            if nxt is None:
+                return
+            run = nxt
+            c = (await self._inspect(c.id)) or c
+            feed.lines([started_line(c)], host)
+
+    async def _next_run(self, c: Container, run: str) -> str | None:
+        """Waits for the stopped container's next start (its run), None once it is removed."""
+        while True:
+            if c.running and c.run != run:
+                return c.run
+            await asyncio.sleep(self.poll_s)
+            try:
+                got = await self._inspect(c.id)
+            except TransportError:
+                continue
+            if got is None:
+                return None
+            c = got
+
+    async def _inspect(self, ref: str) -> Container | None:
+        r = await self.runner.run(inspect_argv(self.selector.runtime, [ref]), timeout=30)
+        if r.returncode != 0:
+            if "no such" in (r.stderr or "").lower():
+                return None
+            raise TransportError(f"{self.selector.runtime} inspect failed: {(r.stderr or '').strip()[-200:]}",
+                                 permanent=False)
+        found = parse_inspect(r.stdout)
+        return found[0] if found else None

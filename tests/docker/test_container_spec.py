@@ -1,0 +1,46 @@
+"""`mtptui spec` on a `docker run` container of the tests' own dockerd: the container recreated
+with the profile's command and the old one kept, stopped and renamed, until the new one is
+verified; a refused start rolled back to that very container."""
+
+from __future__ import annotations
+
+from containers import BROKEN, audit_entries, free_port, inspect, mtptui, run_sim
+
+
+def names(d) -> set[str]:
+    return set(d.docker("ps", "--all", "--format", "{{.Names}}").stdout.split())
+
+
+def test_apply_keeps_the_old_container_until_verified_and_a_refused_start_rolls_back(dockerd, tmp_path, audit):
+    name = "sim-run"
+    run_sim(dockerd, name, free_port())
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(BROKEN + "[control]\nwait_timeout = 120\n")
+
+    plan = mtptui(dockerd, "spec", "--local", "--container", name, "mtp1", "--dry-run", audit=audit, config=cfg)
+    assert plan.returncode == 0, plan.stdout + plan.stderr
+    assert f"docker rename {name} {name}-mtptui-old" in plan.stdout  # the old one kept, by name
+    assert "+ --speculative-num-steps 1" in plan.stdout and "- --speculative-num-steps 3" in plan.stdout
+
+    r = mtptui(dockerd, "spec", "--local", "--container", name, "mtp1", "--yes", audit=audit, config=cfg)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "verified: accept len" in r.stdout
+    now = inspect(dockerd, name)
+    cmd = now["Config"]["Cmd"]
+    assert cmd[cmd.index("--speculative-num-steps") + 1] == "1"
+    assert now["HostConfig"]["NetworkMode"] == "host" and now["HostConfig"]["Binds"]  # its options carried
+    assert names(dockerd) == {name}  # the old one removed once the new one was verified
+    phases = [p["phase"] for p in audit_entries(audit)[-1]["phases"]]
+    assert phases.index("verify") < phases.index("finish")
+
+    applied = now["Id"]
+    r = mtptui(dockerd, "spec", "--local", "--container", name, "broken", "--yes", audit=audit, config=cfg)
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert "rolled back" in r.stdout and "unrecognized arguments" in r.stdout, r.stdout
+    back = inspect(dockerd, name)
+    assert back["Id"] == applied and back["State"]["Running"]  # the kept container itself, started again
+    assert back["Config"]["Cmd"] == cmd
+    assert names(dockerd) == {name}  # the refused new one removed
+    last = audit_entries(audit)[-1]
+    assert last["result"] == "rolled_back" and last["profile"] == "broken"
+    assert ("rollback_verify", "ok") in [(p["phase"], p["state"]) for p in last["phases"]]

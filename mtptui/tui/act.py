@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from mtptui.control.plan import APPLY, RESTART, Plan
 from mtptui.control.profiles import BUILTINS, ProfileError
 from mtptui.control.errors import ControlError
-from mtptui.control.restart import ROLLBACK_FAILED
+from mtptui.control.restart import OK, ROLLBACK_FAILED
 from mtptui.printable import printable
 from mtptui.tui.running import Running, outcome_notice
 from mtptui.tui.viewmodel import host_label
@@ -73,6 +73,8 @@ async def _flow(screen, ctl, choose: Choose, running: Running) -> None:
         except ControlError as e:  # could not even begin (the host went away since the preview)
             app.notify(f"{label}: nothing changed: {printable(str(e))}", severity="error", markup=False)
             return
+        if outcome.exit_code == OK:
+            await _settings_of_new_run(screen.dash, running.host, ctl)
         message, severity, timeout = outcome_notice(running.host, target, outcome)
         app.notify(printable(message, newlines=True), severity=severity, timeout=timeout, markup=False)
         if running.stopping:
@@ -80,6 +82,20 @@ async def _flow(screen, ctl, choose: Choose, running: Running) -> None:
             screen.dash.quitting.ended(printable(message), put_back=outcome.exit_code != ROLLBACK_FAILED)
     finally:
         screen.dash.quitting.ended_action(running.host)
+
+
+async def _settings_of_new_run(dash, host, ctl) -> None:
+    """After a verified change: the new run's settings as the host says it was started, for a run
+    whose settings line journald dropped (its rate limit): the status bar would keep the run
+    before's (`spec off`) while the panels show speculation on. Nothing when the line came."""
+    if not dash.needs_settings(host):
+        return
+    try:
+        found = await ctl.running_settings()
+    except ControlError:
+        return
+    if found:
+        dash.note_settings(host, *found)
 
 
 async def toggle(app, ctl) -> Plan:

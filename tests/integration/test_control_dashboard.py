@@ -15,7 +15,8 @@ pytestmark = pytest.mark.systemd
 
 
 @asynccontextmanager
-async def dashboard_on(h, prefix: str, tmp_path, monkeypatch, *, sim=None, lines: int = 1000, before=None):
+async def dashboard_on(h, prefix: str, tmp_path, monkeypatch, *, sim=None, lines: int = 1000, before=None,
+                       extra: str = ""):
     """(pilot, app, until, controls, name, unit): the dashboard following a new unit on host h
     over SSH, with the control of that host; until(cond, what, limit) waits in tenths of a second.
     before(unit): called once the unit runs, before the dashboard opens."""
@@ -26,7 +27,7 @@ async def dashboard_on(h, prefix: str, tmp_path, monkeypatch, *, sim=None, lines
 
     monkeypatch.setenv("MTPTUI_AUDIT_LOG", str(tmp_path / "audit.jsonl"))
     unit = unique_unit(prefix)
-    install_unit(h, unit, **({"sim": sim} if sim else {}))
+    install_unit(h, unit, extra, **({"sim": sim} if sim else {}))
     if before is not None:
         before(unit)
     source = SshJournalSource(host_config(h, unit), lines=lines)
@@ -107,3 +108,30 @@ async def test_after_an_idle_link_cut_the_dashboard_still_acts_and_smokes(cluste
     finally:
         h.link(True)
     assert "--speculative-num-steps 3" in exec_start(h, unit)
+
+
+async def test_under_a_rate_limit_the_status_bar_says_the_settings_mtptui_verified(cluster, tmp_path, monkeypatch):
+    # The old run's stop floods the journal past the unit's rate limit: the new run's settings line
+    # is suppressed with the rest of its start. The status bar kept the run before's `spec off`
+    # while the panels showed SPEC ON (issue 42); after a verified change it says the new run's
+    # settings, read off the host (its ExecStart).
+    from mtptui.tui.screens.confirm import ConfirmScreen
+    from mtptui.tui.widgets.status_bar import StatusBar
+
+    h = cluster.hosts[0]
+    flood = ("ExecStop=/bin/sh /opt/mtptui/tests/integration/hosts/flood-stop.sh\n"
+             "LogRateLimitIntervalSec=60s\nLogRateLimitBurst=300\n")
+    async with dashboard_on(h, "rate", tmp_path, monkeypatch, extra=flood) as (pilot, app, until, _, name, unit):
+        dash = app.dash
+        await until(lambda: dash.store.spec.get(name) is not None, "the first run's settings line")
+        await pilot.press("s")
+        await until(lambda: isinstance(app.screen, ConfirmScreen), "the preview")
+        await pilot.press("y")
+        await until(lambda: not dash.running, "the action's end", limit=1800)
+        told = [m for m, _ in getattr(app, "told", [])]
+        assert any(m.startswith(f"{name}: mtp3 verified") for m in told), told
+        await pilot.pause(0.5)
+        status = "\n".join(app.screen.query_one(StatusBar).render_line(y).text for y in range(2))
+    said = h.ssh(["journalctl", f"--unit={unit}", "--output=cat", "--no-pager"]).stdout
+    assert said.count("server_args=") == 1, "the new run's settings line was not suppressed"
+    assert "spec off" not in status and "steps=3" in status and "(ExecStart)" in status, status

@@ -103,6 +103,9 @@ class Watch:
         self.new_invocation: str | None = None  # the new run's, as systemd said it
         self._nrestarts: str | None = None  # systemd's NRestarts when the new run was first seen
         self.notes: list[str] = []  # which witness stood in for a journal line that did not come
+        # ready by /health, and the journal's ready line not (yet) come: a note only if it never does
+        # before the verdict (it merely lags /health on a busy journal)
+        self._ready_by_health = False
 
     @property
     def done(self) -> bool:
@@ -198,6 +201,7 @@ class Watch:
             if why:
                 self._fail(why + " (from server_args)")
         elif kind == "ready":
+            self._ready_by_health = False  # the line came, after /health maybe: no witness stood in
             if self.state == READY:
                 return
             self.state = READY  # without server_args, needs_settings asks /server_info
@@ -272,7 +276,7 @@ class Watch:
     def http_ready(self) -> None:
         """/health answered 200 on the new run (the caller asks only once systemd said so)."""
         if self.started and self.state in (STARTING, LOADING):
-            self.notes.append("ready by /health (the journal's ready line did not come)")
+            self._ready_by_health = True
             self.state = READY
             self.step = "ready; waiting for decode batches"
 
@@ -373,9 +377,10 @@ class Watch:
             return self.reason
         if self.state != VERIFIED:
             return self.step
-        notes = f" ({'; '.join(self.notes)})" if self.notes else ""
+        said = (["ready by /health (the journal's ready line did not come)"] if self._ready_by_health else []) + self.notes
+        notes = f" ({'; '.join(said)})" if said else ""
         if self.decode == 0:
-            if self.notes:
+            if said:
                 return f"verified{notes}"
             return "verified from server_args; no decode batch yet (no traffic to judge by)"
         if self.on and self.accept_lens:

@@ -52,6 +52,19 @@ def test_ready_by_health_and_settings_from_server_info_verify_without_any_line()
                            "(decode lines did not come))")
 
 
+def test_health_answering_before_the_ready_line_is_no_note_when_the_line_comes():
+    # /health answered first, then the journal's ready line came: nothing stood in for it, and the
+    # audit's message says so no more (issue 42: it said "did not come")
+    w = Watch(MTP1, replaced=OLD)
+    w.systemd(show("n3w"))
+    w.http_ready()
+    w.http_settings(settings_of(INFO_MTP1))
+    w.feed(["[2026-03-09 16:00:09] The server is fired up and ready to roll!"])
+    w.http_accept(accept_len_of(INFO_MTP1))
+    assert w.state == VERIFIED
+    assert "ready line" not in w.summary() and "ready by /health" not in w.summary(), w.summary()
+
+
 def test_health_before_the_new_run_is_not_ready():
     # the old run's server still answers 200 until systemd has started the new one
     w = Watch(MTP1, replaced=OLD)

@@ -67,9 +67,9 @@ class Plan:
         are several (`last start 3.8 s (Started → ready), median of 5: 3.9 s`)."""
         if self.last_start_s is None:
             return "unknown (no start to ready seen in the journal)"
-        text = f"last start {_duration(self.last_start_s)} (Started → ready)"
+        text = f"last start {duration_text(self.last_start_s)} (Started → ready)"
         if len(self.starts_s) > 1:
-            text += f", median of {len(self.starts_s)}: {_duration(statistics.median(self.starts_s))}"
+            text += f", median of {len(self.starts_s)}: {duration_text(statistics.median(self.starts_s))}"
         return text
 
     def server_text(self) -> str:
@@ -130,7 +130,7 @@ def _flag_lines(argv: list[str]) -> list[str]:
     return out
 
 
-def _duration(s: float) -> str:
+def duration_text(s: float) -> str:
     if s < 90:
         return f"{s:.1f} s"
     m, sec = divmod(int(round(s)), 60)

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from mtptui.control import launch
 from mtptui.control.errors import ControlError
-from mtptui.control.plan import APPLY, Plan
+from mtptui.control.plan import APPLY, Plan, duration_text
 from mtptui.control.profiles import Profile, ProfileError, check_profile, step
 from mtptui.core.epochs import spec_label
 from mtptui.core.parse import BATCH, LineParser
@@ -359,9 +359,9 @@ class Tune(Bench):
                     f", twice as many "
                     f"in each next one; {self.max_tokens} tokens each; budget {self.budget_s / 60:g} min "
                     f"(a grid would measure {self.tr.grid} points)")
-        lines[1] = ("restarts: one per candidate a round (each round's first is already running), then back "
-                    "to the unit as it was found (its drop-in byte for byte), also after a cancel or a failure "
-                    f"({self.restore_within()}), unless the winner is accepted at the end")
+        lines[1] = (f"restarts: {self.first_round_cost()}; then one per candidate a round (each round's first is "
+                    "already running), then back to the unit as it was found (its drop-in byte for byte), also after "
+                    f"a cancel or a failure ({self.restore_within()}), unless the winner is accepted at the end")
         # each candidate on one line of its settings, where bench lists each profile's flag diff
         # (a wrapped line per candidate): the whole list in one screen; the diffs follow below
         n = len(self.profiles)
@@ -371,6 +371,22 @@ class Tune(Bench):
                             for p, (_, changed) in zip(self.profiles, self.changes())),
                           f"  {'restore'.ljust(width)}  back to the unit as it was found"]
         return lines
+
+    def first_round_cost(self) -> str:
+        """Round 1 measures every candidate, whatever the budget (which only ends the rounds after
+        it): its restarts, and what they cost at this server's last start (Started to ready),
+        the median of its last few where the journal has several. A real model's start is minutes:
+        a dozen candidates is an hour or two before the budget counts."""
+        n = sum(bool(changed) for _, changed in self.changes())
+        st = self._before
+        start = statistics.median(st.starts_s) if st is not None and st.starts_s else (st.last_start_s if st else None)
+        head = f"round 1 restarts the server {n} time{'s' if n != 1 else ''} whatever the budget"
+        if not n:
+            return head
+        if start is None:
+            return head + ", each as long as a start of it (none seen in its journal to measure)"
+        which = "its last start" if not st or len(st.starts_s) < 2 else f"the median of its last {len(st.starts_s)} starts"
+        return head + f", about {duration_text(n * start)} at {which} ({duration_text(start)}, Started → ready)"
 
     async def _apply(self, plan: Plan) -> bool:
         t = time.monotonic()

@@ -5,7 +5,8 @@ The launch command is found behind the wrappers units put before it (`env`, `nic
 is the server's arguments. Flags are read the way argparse reads them: `--x v` and `--x=v`, the
 last one winning. SGLang's launch_server takes no positional argument, so a word after a flag that
 does not start with "-" is that flag's value; vLLM's only positional is the model after `serve`.
-mtptui's simulator (`python -m mtptui.sim`) counts as SGLang.
+mtptui's simulator (`python -m mtptui.sim`) counts as SGLang, its vLLM mode
+(`python -m mtptui.sim.vllm_serve`) as vLLM.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ _PYTHON = re.compile(r"python(\d+(\.\d+)*)?\Z")
 _MODULES = {
     "sglang.launch_server": "sglang",
     "mtptui.sim": "sglang",
+    "mtptui.sim.vllm_serve": "vllm",
     "vllm.entrypoints.openai.api_server": "vllm",
 }
 _SERVE = ("sglang", "vllm")  # `sglang serve`, `vllm serve`

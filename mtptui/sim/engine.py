@@ -151,6 +151,8 @@ class Group:
         self.clients = 0
         self.thinking: list[float] = []  # heap of times when a thinking client sends again
         self.finished = 0
+        self.prompt_total = 0  # prompt tokens prefilled, and tokens generated, since the start (vLLM's stats)
+        self.gen_total = 0.0
         self.new_token_ratio = 0.4
         self.next_t = eng.t_start
         self._acc: tuple[float, float, float] | None = None  # (multiplier, mean, variance)
@@ -261,6 +263,8 @@ class Group:
             self.forward_ct += 1
             self.used += piece
         self.used = used
+        self.prompt_total += new_tok
+        self.gen_total += len(admitted)
         lat = e.latency
         for r in admitted:
             # The prefill also yields each request's first token.
@@ -317,6 +321,7 @@ class Group:
             step_tokens = float(bs)
         self.P += a
         self.used += step_tokens
+        self.gen_total += step_tokens
         self.win_tokens += step_tokens
         self.decode_ct += 1
         self.forward_ct += 1

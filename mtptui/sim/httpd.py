@@ -9,6 +9,10 @@ metrics, see sim/metrics.py); and the generating ones, /generate, /v1/completion
 /v1/chat/completions, streamed (SSE) or not. Tokens go out at the pace of the simulated decode steps.
 Every response carries `x-mtptui-simulator: 1`.
 
+The vLLM mode (sim/vllm_serve.py, `live.engine_name == "vllm"`) answers on the same server with vLLM
+0.32.0's paths and bodies: /health, /version, /v1/models, /load, /ping, /metrics, /v1/completions
+and /v1/chat/completions with `metrics.speculative_decoding`; its errors in vLLM's form.
+
 One deliberate difference: the socket is bound at start, so /health says 503 (rather than
 refusing the connection) until the ready line, for every version; SGLang 0.4.x answered 200 as
 soon as uvicorn was up, a moment before its ready line.
@@ -18,18 +22,27 @@ from __future__ import annotations
 
 import json
 import queue
+import select
+import socket
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from mtptui.sim import answers, behaviour
 from mtptui.sim.engine import RealRequest
 
 if TYPE_CHECKING:
     from mtptui.sim.live import LiveServer
+    from mtptui.sim.vllm_serve import VllmLive
 
 STALL_TIMEOUT = 600.0  # a hung scheduler keeps a client waiting this long at most
+POLL_S = 0.5  # how often a waiting answer looks whether its client went away
+_SEP = {"vllm": (",", ":")}  # FastAPI's JSONResponse writes no spaces; SGLang's bodies are json.dumps'
+
+
+def _engine(live) -> str:
+    return getattr(live, "engine_name", "sglang")
 
 
 class SimHTTPServer(ThreadingHTTPServer):
@@ -39,8 +52,9 @@ class SimHTTPServer(ThreadingHTTPServer):
     # 8 or more) loses SYNs, and the client's retry a second later shows up as time to first token
     request_queue_size = 2048
 
-    def __init__(self, addr, live: LiveServer) -> None:
-        self.live = live
+    def __init__(self, addr, live: LiveServer | VllmLive) -> None:
+        # the vLLM mode's (engine_name "vllm") is read through its own methods, which cast it back
+        self.live = cast("LiveServer", live)
         super().__init__(addr, Handler)
 
 
@@ -69,7 +83,7 @@ class Handler(BaseHTTPRequestHandler):
         self._access(status)
 
     def _json(self, status: int, obj) -> None:
-        self._send(status, json.dumps(obj).encode())
+        self._send(status, json.dumps(obj, separators=_SEP.get(_engine(self.server.live))).encode())
 
     def _error(self, status: int, message: str, etype: str = "BadRequestError") -> None:
         self._json(status, {"object": "error", "message": message, "type": etype, "param": None, "code": status})
@@ -94,6 +108,9 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         live = self.server.live
         path = self.path.split("?", 1)[0]
+        if _engine(live) == "vllm":
+            self._vllm_get(path)
+            return
         v = live.cfg.v
         if path in ("/health", "/health_generate"):
             ok = live.state == "ready"
@@ -119,6 +136,17 @@ class Handler(BaseHTTPRequestHandler):
     # -- POST -------------------------------------------------------------------------------
     def do_POST(self) -> None:
         path = self.path.split("?", 1)[0]
+        if _engine(self.server.live) == "vllm":
+            vl = cast("VllmLive", self.server.live)
+            with vl.lock:
+                vl.open_requests += 1
+            try:
+                self._vllm_post(path)
+            finally:
+                with vl.lock:
+                    vl.open_requests -= 1
+                vl.wake.set()
+            return
         if path not in ("/generate", "/v1/completions", "/v1/chat/completions"):
             self._json(404, {"detail": "Not Found"})
             return
@@ -151,12 +179,18 @@ class Handler(BaseHTTPRequestHandler):
             self._json(200, _response(path, body, live, rid, text, req, finish, time.time() - t_start))
 
     def _drain(self, q: queue.Queue):
-        """Yields token chunks at the simulated times they were produced."""
+        """Yields token chunks at the simulated times they were produced; ends when none comes
+        for STALL_TIMEOUT, or when the client went away from a server that stopped answering."""
+        waited = 0.0
         while True:
             try:
-                chunk, t, fin = q.get(timeout=STALL_TIMEOUT)
+                chunk, t, fin = q.get(timeout=POLL_S)
             except queue.Empty:
-                return
+                waited += POLL_S
+                if waited >= STALL_TIMEOUT or (self.server.live.state != "ready" and self._client_gone()):
+                    return
+                continue
+            waited = 0.0
             delay = t - time.time()
             if delay > 0:
                 time.sleep(delay)
@@ -164,6 +198,144 @@ class Handler(BaseHTTPRequestHandler):
                 yield "".join(chunk)
             if fin:
                 return
+
+    def _client_gone(self) -> bool:
+        """The client closed its side (a read would give nothing), or the connection broke."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
+
+    # -- vLLM 0.32.0 (sim/vllm_serve.py) ----------------------------------------------------------
+    def _vllm_get(self, path: str) -> None:
+        live = cast("VllmLive", self.server.live)
+        if path in ("/health", "/ping"):
+            self._send(200 if live.state == "ready" else 503, b"", "")
+        elif path == "/version":
+            self._json(200, {"version": live.version})
+        elif path == "/v1/models":
+            created = int(time.time())
+            name = live.st.served
+            self._json(200, {"object": "list", "data": [{
+                "id": name, "object": "model", "created": created, "owned_by": "mtptui-sim", "root": live.st.model,
+                "parent": None, "max_model_len": live.context_len, "permission": [{
+                    "id": f"modelperm-{uuid.uuid4().hex[:16]}", "object": "model_permission", "created": created,
+                    "allow_create_engine": False, "allow_sampling": True, "allow_logprobs": True,
+                    "allow_search_indices": False, "allow_view": True, "allow_fine_tuning": False,
+                    "organization": "*", "group": None, "is_blocking": False}]}]})
+        elif path == "/load":
+            self._json(200, {"server_load": live.open_requests})
+        elif path == "/metrics":
+            self._send(200, live.metrics().encode(), "text/plain; version=1.0.0; charset=utf-8")
+        else:
+            self._json(404, {"detail": "Not Found"})
+
+    def _vllm_error(self, status: int, message: str, etype: str, param: str | None = None) -> None:
+        self._json(status, {"error": {"message": message, "type": etype, "param": param, "code": status}})
+
+    def _vllm_post(self, path: str) -> None:
+        live = cast("VllmLive", self.server.live)
+        if path not in ("/v1/completions", "/v1/chat/completions"):
+            self._json(404, {"detail": "Not Found"})
+            return
+        body = self._body()
+        if body is None:
+            return
+        chat = path == "/v1/chat/completions"
+        need = "messages" if chat else "prompt"
+        if need not in body:
+            self._vllm_error(400, f"1 validation error:\n  {{'type': 'missing', 'loc': 'body.{need}', 'msg': 'Field "
+                             f"required', 'input': '<dict of {len(body)} items>'}}", "Bad Request", f"body.{need}")
+            return
+        name = live.st.served
+        if body.get("model") not in (None, name):
+            shown = "<path>" if name.startswith("/") else name
+            self._vllm_error(404, f"The model `{body.get('model')}` does not exist. Valid aliases: {shown}",
+                             "NotFoundError", "model")
+            return
+        try:
+            prompt, max_tokens, stream = _request_of(path, body)
+        except ValueError as e:
+            self._vllm_error(400, str(e), "Bad Request")
+            return
+        tokens, finish = answers.reply(prompt, max_tokens if max_tokens is not None else 16)
+        if body.get("ignore_eos") and max_tokens:
+            tokens, finish = (tokens * (max_tokens // max(1, len(tokens)) + 1))[:max_tokens], "length"
+        q: queue.Queue = queue.Queue()
+        t_sent = time.time()
+        req = RealRequest(prompt=answers.count_prompt_tokens(prompt), tokens=tokens,
+                          accept_factor=behaviour.content_factor(prompt))
+        req.sink = live.observe(req, t_sent)(lambda chunk, t, fin: q.put((chunk, t, fin)))
+        if not live.submit(req):
+            self._vllm_error(503, "The engine is not running (mtptui simulator)", "ServiceUnavailableError")
+            return
+        rid = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:16]
+        created = int(t_sent)
+        usage = lambda: {"prompt_tokens": req.prompt, "total_tokens": req.prompt + req.sent,  # noqa: E731
+                         "completion_tokens": req.sent, "prompt_tokens_details": None}
+        if not stream:
+            text = "".join(self._drain(q))
+            if not req.done or req.failed:
+                return  # stopped mid-request: the connection closes without an answer, as uvicorn's does
+            out = {"id": rid, "object": "chat.completion" if chat else "text_completion", "created": created,
+                   "model": name}
+            if chat:
+                out["choices"] = [{"index": 0, "message": {"role": "assistant", "content": text, "refusal": None,
+                                                           "annotations": None, "audio": None, "function_call": None,
+                                                           "reasoning": None},
+                                   "logprobs": None, "finish_reason": finish, "stop_reason": None, "token_ids": None}]
+            else:
+                out["choices"] = [{"index": 0, "text": text, "logprobs": None, "finish_reason": finish,
+                                   "stop_reason": None, "token_ids": None, "prompt_logprobs": None,
+                                   "prompt_token_ids": None}]
+            out.update(service_tier=None, system_fingerprint=f"vllm-{live.version}-mtptui-sim", usage=usage(),
+                       kv_transfer_params=None, metrics=live.request_metrics(req))
+            self._json(200, out)
+            return
+        self.send_response(200)
+        self.send_header("x-mtptui-simulator", "1")
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        self._access(200)
+        obj = "chat.completion.chunk" if chat else "text_completion"
+
+        def send(data) -> None:
+            raw = ("data: " + (data if isinstance(data, str) else json.dumps(data, separators=(",", ":")))
+                   + "\n\n").encode()
+            self.wfile.write(f"{len(raw):x}\r\n".encode() + raw + b"\r\n")
+            self.wfile.flush()
+
+        def choice(text: str, fin: str | None) -> dict:
+            if chat:
+                return {"index": 0, "delta": {"content": text} if text or fin is None else {}, "logprobs": None,
+                        "finish_reason": fin, "token_ids": None}
+            return {"index": 0, "text": text, "logprobs": None, "finish_reason": fin, "stop_reason": None,
+                    "prompt_token_ids": None, "token_ids": None}
+
+        try:
+            if chat:
+                send({"id": rid, "object": obj, "created": created, "model": name, "choices": [
+                    {"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None,
+                     "finish_reason": None}]})
+            for piece in self._drain(q):
+                send({"id": rid, "object": obj, "created": created, "model": name, "choices": [choice(piece, None)]})
+            if not req.done or req.failed:
+                self.close_connection = True
+                return  # stopped mid-stream: no end, as the real one's client sees it
+            send({"id": rid, "object": obj, "created": created, "model": name, "choices": [choice("", finish)]})
+            if (body.get("stream_options") or {}).get("include_usage"):
+                last = {"id": rid, "object": obj, "created": created, "model": name, "choices": [], "usage": usage()}
+                metrics = live.request_metrics(req)
+                if metrics is not None:
+                    last["metrics"] = metrics
+                send(last)
+            send("[DONE]")
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
 
     def _stream(self, path: str, body: dict, req: RealRequest, q: queue.Queue, rid: str, finish: str) -> None:
         live = self.server.live

@@ -21,6 +21,7 @@ import math
 import random
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from mtptui.sim import behaviour, models
 from mtptui.sim.journal import JOURNAL_DELAY, Journal, Line
@@ -41,8 +42,11 @@ BANNER = ("", "       █     █     █▄   ▄█", " ▄▄ ▄█ █     
           "  █▄█▀ █     █     █     █  model   {model}", "   ▀▀  ▀▀▀▀▀ ▀▀▀▀▀ ▀     ▀", "")
 
 
-def _stamp(t: float) -> str:
-    return time.strftime("%m-%d %H:%M:%S", time.gmtime(t))
+def prefixed(t: float, proc: str, pid: int, where: str, msg: str, level: str = "INFO", local: bool = False) -> str:
+    """vLLM's logger format: `(APIServer pid=N) INFO MM-DD HH:MM:SS [file.py:line] message` (the
+    server's local time; the offline log's clock is UTC)."""
+    stamp = time.strftime("%m-%d %H:%M:%S", time.localtime(t) if local else time.gmtime(t))
+    return f"({proc} pid={pid}) {level} {stamp} [{where}] {msg}"
 
 
 def render(*, envelope: str, host: str, unit: str, unit_description: str, seed: int, t0: float,
@@ -68,7 +72,7 @@ def render(*, envelope: str, host: str, unit: str, unit_description: str, seed: 
         return t + JOURNAL_DELAY if envelope != "cat" else t
 
     def line(t: float, proc: str, pid: int, where: str, msg: str, truth: dict, level: str = "INFO") -> Line:
-        text = f"({proc} pid={pid}) {level} {_stamp(t)} [{where}] {msg}"
+        text = prefixed(t, proc, pid, where, msg, level)
         # journald takes each write's sender: 0.32's engine core and worker lines carry their own
         # pid (seen in the engine tier's journal); the 0.10.2 sample keeps the API server's
         return Line(jr.server(t + JOURNAL_DELAY, text, pid if new else api, "stderr", ident="python" if new else "vllm"),
@@ -83,33 +87,17 @@ def render(*, envelope: str, host: str, unit: str, unit_description: str, seed: 
     yield Line(jr.systemd(t0, started), dict(event("started"), ts=t0 + JOURNAL_DELAY if envelope != "cat" else None,
                                              host=env_host, message=started))
     if new:
-        t = t0 + 21.0
-        for row in BANNER:
-            yield line(t, "APIServer", api, "api_utils.py:347", row.format(version=version, model=model), other())
         args = {"host": "0.0.0.0", "model": model, "max_model_len": 2048, "enforce_eager": True,
                 "load_format": "dummy", "per_request_spec_decode_metrics": "summary", "speculative_config": NGRAM}
-        settings = {"model_path": model, "algorithm": "ngram", "num_steps": K}
-        yield line(t, "APIServer", api, "api_utils.py:286", f"non-default args: {args!r}",
-                   event("spec_config", settings))
-        t += 47.0
-        spec = f"SpeculativeConfig(method='ngram', model=None, num_spec_tokens={K})"
-        yield line(t, "EngineCore", core, "core.py:133",
-                   f"Initializing a V1 LLM engine (v{version}) with config: model='{model}', speculative_config={spec}, "
-                   f"tokenizer='{model}', skip_tokenizer_init=False, tokenizer_mode=auto, dtype=torch.bfloat16, "
-                   "max_seq_len=2048, download_dir=None, load_format=dummy, tensor_parallel_size=1, "
-                   "pipeline_parallel_size=1, device_config=cpu, seed=0", other())
-        t += 27.0
-        yield line(t, "Worker", worker, "cpu_model_runner.py:68", f"Starting to load model {model}...", other())
-        t += 4.0
-        yield line(t, "EngineCore", core, "kv_cache_utils.py:2327", "CPU KV cache size: 2,097,152 tokens, Maximum "
-                   "concurrency for 2,048 tokens per request: 1024.00x", other())
         tokens = 2_097_152
-        t += 2.0
-        yield line(t, "APIServer", api, "entry.py:140", f"Starting vLLM server on http://0.0.0.0:{PORT}", event("starting"))
-        for msg in (f"Started server process [{api}]", "Waiting for application startup.", "Application startup complete."):
-            truth = event("ready", {"by": "uvicorn"}) if msg.startswith("Application") else other()
-            yield bare(t, f"INFO:     {msg}", truth)
-            t += 0.01
+        pids = {"APIServer": api, "EngineCore": core, "Worker": worker}
+        for said in start_032(version=version, model=model, args=args, max_len=2048, kv_tokens=tokens,
+                              listen=f"0.0.0.0:{PORT}", api_pid=api):
+            t = t0 + said.at
+            if said.proc is None:
+                yield bare(t, said.msg, said.truth)
+            else:
+                yield line(t, said.proc, pids[said.proc], said.where, said.msg, said.truth, said.level)
     else:
         t = t0 + 3.1
         yield line(t, "APIServer", api, "api_server.py:1896", "vLLM API server version 0.10.2", event("starting"))
@@ -146,9 +134,6 @@ def render(*, envelope: str, host: str, unit: str, unit_description: str, seed: 
     difficulty = behaviour.Difficulty(rng)
     t_ready = t
     hit_rate = 0.0
-    device = "CPU" if new else "GPU"
-    engine_where = "loggers.py:335" if new else "v1/metrics/loggers.py:127"
-    spec_where = "metrics.py:120" if new else "v1/spec_decode/metrics.py:96"
     if pattern is None:
         n = int(serve // step)
         loads = [behaviour.clients_target("steady", i * step + step, 7.0) for i in range(n)]
@@ -174,7 +159,6 @@ def render(*, envelope: str, host: str, unit: str, unit_description: str, seed: 
                              running=running, waiting=waiting, prefill_s=timing.prefill_ms(1200) / 1000,
                              queue_s=waiting * step_s)
         accepted = sum(accepted_pos)
-        drafted = drafts * K
         gen_tokens = drafts + accepted
         gen_tp = gen_tokens / step
         prompt_tp = gen_tp / 350 * 1200 * rng.uniform(0.8, 1.2) if gen_tp else 0.0
@@ -186,32 +170,145 @@ def render(*, envelope: str, host: str, unit: str, unit_description: str, seed: 
         usage = min(0.99, running * (1200 + 350) / tokens * rng.uniform(0.9, 1.1))
         if running:
             hit_rate = hit_rate * 0.8 + 0.2 * rng.uniform(0.35, 0.55) if hit_rate else rng.uniform(0.35, 0.55)
-        msg = (f"Engine 000: Avg prompt throughput: {prompt_tp:.1f} tokens/s, Avg generation throughput: "
-               f"{gen_tp:.1f} tokens/s, Running: {running} reqs, Waiting: {waiting} reqs, "
-               f"{device} KV cache usage: {usage * 100:.1f}%, Prefix cache hit rate: {hit_rate * 100:.1f}%")
-        fields = {"prompt_throughput": prompt_tp, "gen_throughput": gen_tp, "running_req": running,
-                  "queue_req": waiting, "prefix_cache_hit_rate": hit_rate}
-        fields["token_usage"] = usage  # the parser's KV use, whatever the device (CPU on 0.32's CPU build)
-        tol = {"prompt_throughput": 0.05, "gen_throughput": 0.05, "token_usage": 0.0005, "prefix_cache_hit_rate": 0.0005}
-        if new:
-            fields["cpu_kv_usage"], tol["cpu_kv_usage"] = usage, 0.0005
-        yield line(t, "APIServer", api, engine_where, msg, batch("decode", "Engine 000", fields, tol))
-        if not drafts:
-            continue  # metrics.py: no SpecDecoding line for an interval without drafts
-        mean_len = 1 + accepted / drafts
-        rates = [a / drafts for a in accepted_pos]
-        rate = accepted / drafted
-        spec_msg = (f"SpecDecoding metrics: Mean acceptance length: {mean_len:.2f}, Accepted throughput: "
-                    f"{accepted / step:.2f} tokens/s, Drafted throughput: {drafted / step:.2f} tokens/s, "
-                    f"Accepted: {accepted} tokens, Drafted: {drafted} tokens, Per-position acceptance rate: "
-                    f"{', '.join(f'{r:.3f}' for r in rates)}, Avg Draft acceptance rate: {rate * 100:.1f}%")
-        sfields = {"accept_len": mean_len, "accepted_throughput": accepted / step,
-                   "drafted_throughput": drafted / step, "accepted_tokens": accepted,
-                   "drafted_tokens": drafted, "per_position_accept_rate": rates, "accept_rate": rate}
-        stol = {"accept_len": 0.005, "accepted_throughput": 0.005, "drafted_throughput": 0.005,
-                "per_position_accept_rate": 0.0005, "accept_rate": 0.0005}
-        yield line(t + 0.0004, "APIServer", api, spec_where, spec_msg, batch("spec", "Engine 000", sfields, stol))
+        for k, said in enumerate(stats_lines(new, step=step, prompt_tp=prompt_tp, gen_tp=gen_tp, running=running,
+                                             waiting=waiting, usage=usage, hit_rate=hit_rate, drafts=drafts,
+                                             accepted_pos=accepted_pos, k=K)):
+            yield line(t + 0.0004 * k, "APIServer", api, said.where, said.msg, said.truth)
 
+
+
+# -- vLLM's lines, for the offline log above and the live server (vllm_serve.py) alike ------------
+
+START_S = 101.0  # 0.32.0's start in the engine tier's unit: the process started to uvicorn's ready line
+
+
+@dataclass
+class Said:
+    """One line vLLM writes: `at` seconds after its process started (start_032) or after the
+    stats interval ended (stats_lines); proc None is uvicorn's own line (no prefix, no time)."""
+
+    at: float
+    proc: str | None
+    where: str
+    msg: str
+    truth: dict
+    level: str = "INFO"
+
+
+def settings_of(model: str, args: dict) -> dict:
+    """What `non-default args: {...}` says of speculation, under the names the parser gives them
+    (core/parse/events.py vllm_args): the truth of the spec_config event."""
+    out: dict = {"model_path": model}
+    for key, name in (("tensor_parallel_size", "tp_size"), ("data_parallel_size", "dp_size")):
+        if key in args:
+            out[name] = args[key]
+    spec = args.get("speculative_config")
+    out["algorithm"] = None
+    if isinstance(spec, dict):
+        for key, name in (("method", "algorithm"), ("num_speculative_tokens", "num_steps"), ("model", "draft_model_path")):
+            if key in spec:
+                out[name] = spec[key]
+    return out
+
+
+def spec_repr(spec: dict | None) -> str:
+    """EngineCore's words for the speculative config (vllm/config/speculative.py __repr__)."""
+    if not spec:
+        return "None"
+    model = spec.get("model")
+    return (f"SpeculativeConfig(method={spec.get('method')!r}, model={model!r}, "
+            f"num_spec_tokens={spec.get('num_speculative_tokens')})")
+
+
+def start_032(*, version: str, model: str, args: dict, max_len: int, kv_tokens: int, listen: str,
+              api_pid: int) -> list[Said]:
+    """0.32.0's start as its CPU build prints it, in its order (the engine tier's journal): the
+    banner, `non-default args:` (the settings), EngineCore's config, the model's load, the KV
+    cache, `Starting vLLM server on`, then uvicorn's lines. Times spread over START_S as seen."""
+    rows = [Said(21.0, "APIServer", "api_utils.py:347", row.format(version=version, model=model), other())
+            for row in BANNER]
+    rows.append(Said(21.0, "APIServer", "api_utils.py:286", f"non-default args: {args!r}",
+                     event("spec_config", settings_of(model, args))))
+    rows.append(Said(68.0, "EngineCore", "core.py:133",
+                     f"Initializing a V1 LLM engine (v{version}) with config: model='{model}', "
+                     f"speculative_config={spec_repr(args.get('speculative_config'))}, tokenizer='{model}', "
+                     "skip_tokenizer_init=False, tokenizer_mode=auto, dtype=torch.bfloat16, "
+                     f"max_seq_len={max_len}, download_dir=None, load_format={args.get('load_format', 'auto')}, "
+                     f"tensor_parallel_size={args.get('tensor_parallel_size', 1)}, pipeline_parallel_size=1, "
+                     f"device_config=cpu, seed={args.get('seed', 0)}", other()))
+    rows.append(Said(95.0, "Worker", "cpu_model_runner.py:68", f"Starting to load model {model}...", other()))
+    rows.append(Said(99.0, "EngineCore", "kv_cache_utils.py:2327",
+                     f"CPU KV cache size: {kv_tokens:,} tokens, Maximum concurrency for {max_len:,} tokens per "
+                     f"request: {kv_tokens / max_len:.2f}x", other()))
+    rows.append(Said(START_S, "APIServer", "entry.py:140", f"Starting vLLM server on http://{listen}", event("starting")))
+    for i, msg in enumerate((f"Started server process [{api_pid}]", "Waiting for application startup.",
+                             "Application startup complete.")):
+        truth = event("ready", {"by": "uvicorn"}) if msg.startswith("Application") else other()
+        rows.append(Said(START_S + 0.01 * (i + 1), None, "", f"INFO:     {msg}", truth))
+    return rows
+
+
+def stats_lines(new: bool, *, step: float, prompt_tp: float, gen_tp: float, running: int, waiting: int,
+                usage: float, hit_rate: float | None, drafts: int, accepted_pos: list[int], k: int) -> list[Said]:
+    """An interval's stats lines (loggers.py, spec_decode/metrics.py): the throughput line, and
+    the SpecDecoding line where the interval had drafts. hit_rate None: no prefix cache query yet
+    (0.32 then leaves the field out)."""
+    device = "CPU" if new else "GPU"
+    msg = (f"Engine 000: Avg prompt throughput: {prompt_tp:.1f} tokens/s, Avg generation throughput: "
+           f"{gen_tp:.1f} tokens/s, Running: {running} reqs, Waiting: {waiting} reqs, "
+           f"{device} KV cache usage: {usage * 100:.1f}%")
+    fields = {"prompt_throughput": prompt_tp, "gen_throughput": gen_tp, "running_req": running,
+              "queue_req": waiting}
+    tol = {"prompt_throughput": 0.05, "gen_throughput": 0.05, "token_usage": 0.0005}
+    if hit_rate is not None:
+        msg += f", Prefix cache hit rate: {hit_rate * 100:.1f}%"
+        fields["prefix_cache_hit_rate"], tol["prefix_cache_hit_rate"] = hit_rate, 0.0005
+    fields["token_usage"] = usage  # the parser's KV use, whatever the device (CPU on 0.32's CPU build)
+    if new:
+        fields["cpu_kv_usage"], tol["cpu_kv_usage"] = usage, 0.0005
+    out = [Said(0.0, "APIServer", "loggers.py:335" if new else "v1/metrics/loggers.py:127", msg,
+                batch("decode", "Engine 000", fields, tol))]
+    if not drafts:
+        return out  # metrics.py: no SpecDecoding line for an interval without drafts
+    accepted = sum(accepted_pos)
+    drafted = drafts * k
+    mean_len = 1 + accepted / drafts
+    rates = [a / drafts for a in accepted_pos]
+    rate = accepted / drafted
+    spec_msg = (f"SpecDecoding metrics: Mean acceptance length: {mean_len:.2f}, Accepted throughput: "
+                f"{accepted / step:.2f} tokens/s, Drafted throughput: {drafted / step:.2f} tokens/s, "
+                f"Accepted: {accepted} tokens, Drafted: {drafted} tokens, Per-position acceptance rate: "
+                f"{', '.join(f'{r:.3f}' for r in rates)}, Avg Draft acceptance rate: {rate * 100:.1f}%")
+    sfields = {"accept_len": mean_len, "accepted_throughput": accepted / step,
+               "drafted_throughput": drafted / step, "accepted_tokens": accepted,
+               "drafted_tokens": drafted, "per_position_accept_rate": rates, "accept_rate": rate}
+    stol = {"accept_len": 0.005, "accepted_throughput": 0.005, "drafted_throughput": 0.005,
+            "per_position_accept_rate": 0.0005, "accept_rate": 0.0005}
+    out.append(Said(0.0004, "APIServer", "metrics.py:120" if new else "v1/spec_decode/metrics.py:96", spec_msg,
+                    batch("spec", "Engine 000", sfields, stol)))
+    return out
+
+
+# vLLM 0.32.0's stop (vllm/entrypoints/launcher.py, v1/engine/core_client.py, v1/utils.py; seen in
+# its CPU build's log): the engine core is stopped at once (mode=abort), so a request in flight
+# gets no more tokens, and uvicorn waits for its connection to close before it exits
+SHUTDOWN = (
+    ("APIServer", "launcher.py:254", "INFO", "[shutdown] API server: shutdown triggered"),
+    ("APIServer", "launcher.py:270", "INFO", "[shutdown] API server: stopping engine client mode=abort timeout=0s"),
+    ("APIServer", "core_client.py:770", "INFO", "[shutdown] MPClient: start timeout=0s"),
+    ("APIServer", "core_client.py:772", "INFO", "[shutdown] MPClient: stopping engine manager"),
+    ("APIServer", "utils.py:628", "INFO", "[shutdown] Process manager: send sigterm to process EngineCore"),
+    ("EngineCore", "core.py:1454", "INFO", "[shutdown] EngineCore: trigger received signal=SIGTERM"),
+    ("APIServer", "core_client.py:774", "INFO", "[shutdown] MPClient: engine manager stopped"),
+    ("APIServer", "core_client.py:775", "INFO", "[shutdown] MPClient: cleaning up background resources"),
+    ("APIServer", "core_client.py:777", "INFO", "[shutdown] MPClient: complete"),
+    ("APIServer", "launcher.py:279", "INFO", "[shutdown] API server: engine client stopped"),
+    ("APIServer", "launcher.py:282", "INFO", "[shutdown] API server: signalling HTTP server shutdown"),
+    ("APIServer", "launcher.py:304", "INFO", "[shutdown] API server: shutting down FastAPI HTTP server"),
+    (None, "", "INFO", "INFO:     Shutting down"),
+)
+SHUTDOWN_WAIT = "INFO:     Waiting for connections to close. (CTRL+C to force quit)"
+SHUTDOWN_END = ("INFO:     Waiting for application shutdown.", "INFO:     Application shutdown complete.")
 
 # -- /metrics, as vLLM V1 serves it -------------------------------------------------------------
 # Read from vLLM 0.10.2 and 0.11.0 (`v1/metrics/loggers.py`, `v1/spec_decode/metrics.py`): labels
@@ -237,23 +334,52 @@ GAUGES = (("vllm:num_requests_running", "Number of requests in model execution b
 COUNTERS = (("vllm:spec_decode_num_drafts", "Number of spec decoding drafts."),
             ("vllm:spec_decode_num_draft_tokens", "Number of draft tokens."),
             ("vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens."))
+# 0.32.0's besides (its /metrics in the engine tier; v1/metrics/loggers.py PrometheusStatLogger)
+GAUGES_0_32 = (("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage."),)
+COUNTERS_0_32 = (("vllm:num_preemptions", "Cumulative number of preemption from the engine."),
+                 ("vllm:prompt_tokens", "Number of prefill tokens processed."),
+                 ("vllm:generation_tokens", "Number of generation tokens processed."))
+FINISHED_REASONS = ("stop", "length", "abort", "error", "repetition")  # request_success's, in 0.32's order
 
 
 class VllmMetrics:
-    """One engine's histograms and speculative counters, fed an interval of the model at a time
-    (what `render` logs for it): the /metrics a scrape at the interval's end would read."""
+    """One engine's /metrics: histograms, gauges and counters, fed an interval of the model at a
+    time (`interval`, what `render` logs for it) or one observation at a time (the live server,
+    vllm_serve.py)."""
 
     def __init__(self, model: str = MODEL, t_created: float = 0.0, version: str = "0.10.2") -> None:
         from mtptui.sim.metrics import Hist
 
-        new = version == "0.32.0"
+        self.new = new = version == "0.32.0"
         # 0.32.0 names its labels engine first (its /metrics in the engine tier)
         self.labels = (("engine", "0"), ("model_name", model)) if new else (("model_name", model), ("engine", "0"))
         self.created = t_created
         self.hists = {name: Hist.of(b) for name, _, b in HISTOGRAMS if not (new and name in DEPRECATED_0_32)}
-        self.counts = {name: 0 for name, _ in COUNTERS}
-        self.gauges = {name: 0 for name, _ in GAUGES}
+        self.counts = {name: 0 for name, _ in COUNTERS + (COUNTERS_0_32 if new else ())}
+        self.gauges: dict[str, float] = {name: 0 for name, _ in GAUGES + (GAUGES_0_32 if new else ())}
         self.per_pos: list[int] = []
+        self.success = dict.fromkeys(FINISHED_REASONS, 0)
+
+    def observe(self, name: str, value: float, n: int = 1) -> None:
+        if name in self.hists and n > 0:
+            self.hists[name].observe(value, n)
+
+    def tokens(self, prompt: int, generated: int) -> None:
+        if self.new:
+            self.counts["vllm:prompt_tokens"] += prompt
+            self.counts["vllm:generation_tokens"] += generated
+
+    def finished(self, reason: str) -> None:
+        self.success[reason] += 1
+
+    def spec(self, drafts: int, drafted: int, accepted_pos: list[int]) -> None:
+        self.counts["vllm:spec_decode_num_drafts"] += drafts
+        self.counts["vllm:spec_decode_num_draft_tokens"] += drafted
+        self.counts["vllm:spec_decode_num_accepted_tokens"] += sum(accepted_pos)
+        if len(self.per_pos) < len(accepted_pos):
+            self.per_pos += [0] * (len(accepted_pos) - len(self.per_pos))
+        for i, n in enumerate(accepted_pos):
+            self.per_pos[i] += n
 
     def interval(self, *, step_s: float, drafts: int, drafted: int, accepted_pos: list[int], running: int,
                  prefill_s: float, queue_s: float, out_tokens: int = 350, waiting: int = 0) -> None:
@@ -264,36 +390,42 @@ class VllmMetrics:
         itl = step_s / per_step
         tokens = drafts + accepted
         for name in ("vllm:time_per_output_token_seconds", "vllm:inter_token_latency_seconds"):
-            if name in self.hists:
-                self.hists[name].observe(itl, tokens)
+            self.observe(name, itl, tokens)
         self.gauges["vllm:num_requests_running"] = running
         self.gauges["vllm:num_requests_waiting"] = waiting
         finished = max(1, round(tokens / out_tokens)) if tokens else 0
         for name, value in (("vllm:time_to_first_token_seconds", queue_s + prefill_s),
                             ("vllm:e2e_request_latency_seconds", queue_s + prefill_s + out_tokens * itl),
                             ("vllm:request_queue_time_seconds", queue_s)):
-            self.hists[name].observe(value, finished)
-        self.counts["vllm:spec_decode_num_drafts"] += drafts
-        self.counts["vllm:spec_decode_num_draft_tokens"] += drafted
-        self.counts["vllm:spec_decode_num_accepted_tokens"] += accepted
-        if len(self.per_pos) < len(accepted_pos):
-            self.per_pos += [0] * (len(accepted_pos) - len(self.per_pos))
-        for i, n in enumerate(accepted_pos):
-            self.per_pos[i] += n
+            self.observe(name, value, finished)
+        self.tokens(finished * 1200, tokens)
+        self.success["length"] += finished
+        self.spec(drafts, drafted, accepted_pos)
 
     def exposition(self) -> str:
-        """prometheus_client's text format 0.0.4: a family's `_created` samples follow it as a
-        gauge family of their own."""
+        """prometheus_client's text format: a family's `_created` samples follow it as a gauge
+        family of their own."""
         from mtptui.sim.metrics import escape_help, escape_label, number
 
-        lab = ",".join(f'{k}="{escape_label(v)}"' for k, v in self.labels)
+        def labels(*extra: tuple[str, str]) -> str:
+            pairs = [*self.labels, *extra]
+            if self.new:
+                pairs.sort()  # 0.32.0 writes them in name order (engine, finished_reason, model_name, position)
+            return ",".join(f'{k}="{escape_label(v)}"' for k, v in pairs)
+
+        lab = labels()
         out: list[str] = []
 
         def created(name: str, help_: str, labels: list[str]) -> None:
             out.append(f"# HELP {name}_created {escape_help(help_)}\n# TYPE {name}_created gauge\n")
             out.extend(f"{name}_created{{{x}}} {number(self.created)}\n" for x in labels)
 
-        for name, help_ in GAUGES:
+        def counter(name: str, help_: str, samples: list[tuple[str, float]]) -> None:
+            out.append(f"# HELP {name}_total {escape_help(help_)}\n# TYPE {name}_total counter\n")
+            out.extend(f"{name}_total{{{x}}} {number(n)}\n" for x, n in samples)
+            created(name, help_, [x for x, _ in samples])
+
+        for name, help_ in GAUGES + (GAUGES_0_32 if self.new else ()):
             out.append(f"# HELP {name} {escape_help(help_)}\n# TYPE {name} gauge\n{name}{{{lab}}} {number(self.gauges[name])}\n")
         for name, help_, _ in HISTOGRAMS:
             h = self.hists.get(name)
@@ -303,16 +435,14 @@ class VllmMetrics:
             run = 0
             for bound, c in zip((*h.bounds, math.inf), h.counts):
                 run += c
-                out.append(f'{name}_bucket{{{lab},le="{number(bound)}"}} {number(run)}\n')
+                out.append(f'{name}_bucket{{{labels(("le", number(bound)))}}} {number(run)}\n')
             out.append(f"{name}_count{{{lab}}} {number(run)}\n{name}_sum{{{lab}}} {number(h.total)}\n")
             created(name, help_, [lab])
-        for name, help_ in COUNTERS:
-            out.append(f"# HELP {name}_total {escape_help(help_)}\n# TYPE {name}_total counter\n")
-            out.append(f"{name}_total{{{lab}}} {number(self.counts[name])}\n")
-            created(name, help_, [lab])
-        name, help_ = "vllm:spec_decode_num_accepted_tokens_per_pos", "Accepted tokens per draft position."
-        pos = [f'{lab},position="{i}"' for i in range(len(self.per_pos))]
-        out.append(f"# HELP {name}_total {help_}\n# TYPE {name}_total counter\n")
-        out.extend(f"{name}_total{{{x}}} {number(n)}\n" for x, n in zip(pos, self.per_pos))
-        created(name, help_, pos)
+        for name, help_ in COUNTERS + (COUNTERS_0_32 if self.new else ()):
+            counter(name, help_, [(lab, self.counts[name])])
+        counter("vllm:spec_decode_num_accepted_tokens_per_pos", "Accepted tokens per draft position.",
+                [(labels(("position", str(i))), n) for i, n in enumerate(self.per_pos)])
+        if self.new:
+            counter("vllm:request_success", "Count of successfully processed requests.",
+                    [(labels(("finished_reason", r)), n) for r, n in self.success.items()])
         return "".join(out)

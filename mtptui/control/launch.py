@@ -606,4 +606,7 @@ def apply_profile(argv: list[str], profile: Profile, version: Version | str | No
             operators = _vllm_config([o for o in opts if _vllm_name(o.name).startswith("--speculative-config")])
         except LaunchError:  # not JSON: replaced whole, as the preview shows
             operators = None
-    return kept + profile_flags(profile, launch.engine, version, operators)
+    flags = profile_flags(profile, launch.engine, version, operators)
+    if operators and flags[:1] == ["--speculative-config"] and len(flags) == 2 and json.loads(flags[1]) == operators:
+        return list(argv)  # the config the unit runs already (its keys in another order): nothing to change
+    return kept + flags

@@ -118,6 +118,7 @@ class Bench:
                  prompt_pool: list[Prompt] | None = None, prompts_file: str | None = None) -> None:
         self.hc = hc
         self.profiles = profiles
+        self._given = [p.name for p in profiles]  # the operator's order (preview runs the running one first)
         self.concurrencies = concurrencies
         # fewer requests than a concurrency would never have that many in flight: its figures
         # would be another concurrency's, under its name
@@ -146,7 +147,13 @@ class Bench:
         """Each profile's plan against the unit as it is now, for the operator to confirm. Raises
         ControlError (BadProfile for a profile the server would refuse)."""
         self._before = await self.hc.state()
-        self.previewed = [await self.hc.plan(APPLY, p) for p in self.profiles]
+        plans = [await self.hc.plan(APPLY, p) for p in self.profiles]
+        # the profile the server runs already goes first: it is measured without a restart
+        runs = [i for i, (p, plan) in enumerate(zip(self.profiles, plans))
+                if plan.old_argv == plan.new_argv and not p.env][:1]
+        order = runs + [i for i in range(len(plans)) if i not in runs]
+        self.profiles = [self.profiles[i] for i in order]
+        self.previewed = [plans[i] for i in order]
         return self.previewed
 
     # the preview's shape (control.plan.Plan's), so the dashboard's confirm screen shows it too
@@ -278,6 +285,9 @@ class Bench:
         prompt_set = prompts.draw(self.requests, self.seed, self.pool)
         for profile, shown in zip(self.profiles, self.previewed):
             await self._measure_profile(profile, shown, self.concurrencies, prompt_set)
+        # the rows in the order the operator named the profiles, whichever ran first
+        r = self.report
+        r.results.sort(key=lambda row: self._given.index(row["profile"]) if row["profile"] in self._given else 0)
 
     async def _measure_profile(self, profile: Profile, shown: Plan, concurrencies: list[int],
                                prompt_set: list[Prompt]) -> list[dict]:

@@ -681,10 +681,21 @@ def parse_target(spec: str) -> tuple[str | None, str, int | None]:
     return m.group("user"), m.group("v6") or m.group("host"), port
 
 
+def not_in_config(config: Config) -> str:
+    """Why a name is no host of the config, in words: which file was read and what it names."""
+    if config.path is None:
+        return (f"not a host in any config: none was read ({default_config_path()} does not exist; "
+                "--config FILE names another)")
+    names = [h.name for h in config.hosts]
+    shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    return f"not a host in {config.path} " + (f"(its hosts: {shown})" if names else "(it has no [[hosts]])")
+
+
 def resolve_hosts(names: list[str], config: Config, *, unit: str | None = None,
                   sudo: bool | None = None, identity: str | None = None,
                   target: dict[str, Any] | None = None) -> list[HostConfig]:
     """Config names and ad hoc `user@host[:port]` specs -> hosts. Raises ConfigError."""
+    named: set[str] = set()  # bare names not in the config: mistyped, or the config not given
     if not names:
         if not config.hosts:
             where = config.path or "the config file"
@@ -699,6 +710,8 @@ def resolve_hosts(names: list[str], config: Config, *, unit: str | None = None,
                 user, addr, port = parse_target(spec)
                 h = config.new_host(spec if (user or port) else addr, address=addr, user=user,
                                     port=port)
+                if not (user or port or "." in addr or ":" in addr):  # a bare name, not an address
+                    named.add(h.name)
             hosts.append(h)
     out = []
     seen = set()
@@ -718,6 +731,9 @@ def resolve_hosts(names: list[str], config: Config, *, unit: str | None = None,
         h = replace(h, **changes) if changes else h
         why = target_mistake(vars(h).copy(), {"unit": h.unit})
         if why and not (h.unit or h.container or h.service):
+            if h.name in named:  # most often a mistyped name, or a config not given: say that first
+                raise ConfigError(f"{h.name}: {not_in_config(config)}; for a host outside the config give "
+                                  "--unit, --container, or --compose and --service")
             raise ConfigError(f"{h.name}: which unit? give --unit, --container, or --compose and --service "
                               "(or unit = ... in the config)")
         if why:

@@ -4,7 +4,7 @@ import pytest
 
 from mtptui.commands.live import build_sources
 from mtptui.config import resolve_hosts
-from mtptui.config import ConfigError, parse_config
+from mtptui.config import Config, ConfigError, parse_config
 
 CONF = parse_config('[defaults]\nunit = "sglang"\n\n[[hosts]]\nname = "gpu1"\naddress = "10.0.0.1"\n'
                     '\n[[hosts]]\nname = "gpu2"\nsudo = true\n')
@@ -21,11 +21,27 @@ def test_names_ad_hoc_and_overrides():
     assert hs[0].sudo and not hs[0].identity.startswith("~")
 
 
+def test_a_mistyped_host_or_a_forgotten_config_is_said_so_not_which_unit():
+    # issue 42: both got "which unit?"
+    two = parse_config('[[hosts]]\nname = "gpu1"\nunit = "a"\n[[hosts]]\nname = "gpu2"\nunit = "b"\n', "cfg.toml")
+    with pytest.raises(ConfigError) as e:
+        resolve_hosts(["gpu3"], two)
+    assert str(e.value).startswith("gpu3: not a host in cfg.toml (its hosts: gpu1, gpu2); for a host outside the "
+                                   "config give --unit"), e.value
+    with pytest.raises(ConfigError) as e:
+        resolve_hosts(["gpu1"], Config(path=None))  # no config file was read (the default does not exist)
+    assert str(e.value).startswith("gpu1: not a host in any config: none was read (") and "--config FILE" in str(e.value)
+    with pytest.raises(ConfigError, match=r"box: not a host in config.toml \(it has no \[\[hosts\]\]\)"):
+        resolve_hosts(["box"], parse_config(""))
+
+
 def test_errors():
     with pytest.raises(ConfigError, match="no hosts"):
         resolve_hosts([], parse_config(""))
     with pytest.raises(ConfigError, match="which unit"):
-        resolve_hosts(["box"], parse_config(""))
+        resolve_hosts(["ops@box"], parse_config(""))  # an address of its own: which unit there?
+    with pytest.raises(ConfigError, match="which unit"):
+        resolve_hosts(["10.0.0.7"], parse_config(""))
     with pytest.raises(ConfigError, match="named twice"):
         resolve_hosts(["gpu1", "gpu1"], CONF)
 

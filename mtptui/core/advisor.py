@@ -25,7 +25,7 @@ from mtptui.config.keys import BY_ID
 from mtptui.config.thresholds import Thresholds
 from mtptui.core import alerts
 from mtptui.core.alerts import Alert, epoch_at, where
-from mtptui.core.compare import BucketRow, EpochRow, epoch_rows, iter_epoch_rows
+from mtptui.core.compare import BucketRow, EpochRow, epoch_rows, iter_epoch_rows, stops_paying_from
 from mtptui.core.gpus import HELD, GpuSample
 from mtptui.core.loadmatch import LOAD, Scale
 from mtptui.core.store import Store, spec_label
@@ -50,6 +50,15 @@ class Limits:
     # request's arrival and its admission: a backlog.
     queue_min: float = 4.0
     gpu_util_max: float = 50.0
+    # speculation pushing batches off CUDA graphs: at least this share of the span's decode lines
+    # ran eager, every one of them at more #running-req than any line that ran on a graph
+    graph_bs_share: float = 0.2
+    # acceptance drifting down within one run (vllm #41838: until a restart): the run has gone on
+    # this long, its accept len fell in each of `drift_parts` parts of it, by this much in all
+    drift_min_s: float = 7200.0
+    drift_parts: int = 4
+    drift_pct: float = 8.0
+    drift_noise: float = 0.01  # a part may sit this share above the one before and still count as falling
 
 
 @dataclass(frozen=True)
@@ -97,6 +106,31 @@ class Span:
     running: float | None = None  # and its #running-req, the mean
     gpu_util: float | None = None  # the host's GPUs' mean utilisation (%), where samples cover the span
     gpus: int = 0  # how many GPUs those samples are of
+    graph_bs: GraphSplit | None = None  # decode lines on and off CUDA graphs by #running-req
+    drift: Drift | None = None  # accept len over the epoch so far, part by part (the dashboard's only)
+    # (these two are the epoch's, judged on the whole hold only)
+
+
+@dataclass(frozen=True)
+class GraphSplit:
+    """A span's decode lines (every rank) by whether they ran on a CUDA graph, against their
+    #running-req: SGLang replays a graph only for a batch of at most --cuda-graph-max-bs requests
+    (the largest size captured; `can_run` in srt/model_executor/cuda_graph_runner.py, 0.5.10),
+    and logs the rest `cuda graph: False`."""
+    on_max: float  # the most requests a line of the epoch ran on a graph with
+    off_min: float  # the fewest a line of the hold ran eager with
+    off_peak: float  # ... and the most
+    off: int  # the hold's lines that ran eager
+    lines: int  # the hold's lines that said either way
+
+
+@dataclass(frozen=True)
+class Drift:
+    """The mean accept len (every rank) in each equal part of an epoch up to the judged time."""
+    start: float
+    t1: float
+    means: tuple[float, ...]
+    running: tuple[float | None, float | None]  # the mean #running-req in the first part and the last
 
 
 def _mean(v: list[float]) -> float | None:
@@ -124,6 +158,52 @@ def _gpu_facts(samples: Sequence[GpuSample], t0: float, t1: float, lim: Limits) 
     if not _covered(sorted({s.t for s in inside}), t0, t1, lim):
         return None, 0
     return math.fsum(s.util for s in inside if s.util is not None) / len(inside), len({s.index for s in inside})
+
+
+def graph_split(store: Store, host: str | None, start: float, t0: float, t1: float) -> GraphSplit | None:
+    """The epoch's decode lines from `start` on graphs against the hold's [t0, t1] eager ones, by
+    #running-req (every rank); None where the hold has no eager line or the epoch none on a graph
+    (all eager is graph_off's)."""
+    on: list[float] = []
+    off: list[float] = []
+    lines = 0
+    for s in store.ranks(host):
+        ts, cols = s.decode.raw_windows(("running_req", "graph"), start, t1)
+        for t, r, g in zip(ts, cols["running_req"], cols["graph"]):
+            if r != r or g != g:
+                continue
+            if g == 1.0:
+                on.append(r)
+            if t >= t0:
+                lines += 1
+                if g == 0.0:
+                    off.append(r)
+    if not on or not off:
+        return None
+    return GraphSplit(max(on), min(off), max(off), len(off), lines)
+
+
+def accept_drift(store: Store, host: str | None, start: float, t1: float, lim: Limits) -> Drift | None:
+    """Accept len over [start, t1] in lim.drift_parts equal parts, from each rank's overview of its
+    whole span (the rings hold minutes, a drift takes hours); None where a part has none."""
+    step = (t1 - start) / lim.drift_parts
+    means: list[float] = []
+    running: list[float | None] = []
+    for i in range(lim.drift_parts):
+        a, b = start + i * step, start + (i + 1) * step
+        n = total = rn = rtotal = 0.0
+        for s in store.ranks(host):
+            got = s.overview.totals("accept_len", a, b)
+            if got is not None:
+                n, total = n + got[0], total + got[1]
+            got = s.overview.totals("running_req", a, b)
+            if got is not None:
+                rn, rtotal = rn + got[0], rtotal + got[1]
+        if not n:
+            return None
+        means.append(total / n)
+        running.append(rtotal / rn if rn else None)
+    return Drift(start, t1, tuple(means), (running[0], running[-1]))
 
 
 def span_of(store: Store, host: str | None, t0: float, t1: float, lim: Limits, *, row: EpochRow | None = None,
@@ -262,13 +342,80 @@ def spec_slower(sp: Span, lim: Limits, name: StepName | None) -> Advice | None:
 
 
 def graph_off(sp: Span, lim: Limits, name: StepName | None) -> Advice | None:
-    if not sp.graph_off:
-        return None
+    if not sp.graph_off or spec_graph_bs(sp, lim, name) is not None:
+        return None  # (graphs that ran at smaller batches this epoch: spec_graph_bs says which size)
     return Advice("graph_off", sp.host, "CUDA graphs off: decode runs eagerly",
                   f"every decode line over {_window(sp)} logs `cuda graph: False`"
                   f"{where(list(sp.graph_off), list(sp.every))}",
                   None, "drop --disable-cuda-graph, or raise --cuda-graph-max-bs above #running-req "
                         "(a profile's extra_args, then `p`)", sp.graph_off, sp.t0)
+
+
+def spec_graph_bs(sp: Span, lim: Limits, name: StepName | None) -> Advice | None:
+    """Speculation on, and the bigger batches run eager: every line logged `cuda graph: False` had
+    more #running-req than any that ran on a graph, so the captured sizes end below the load. A
+    verify batch is each request's draft tokens, so speculation's graphs cost (1 + N) times a plain
+    decode's buffers per request, and a capture sized in tokens (vLLM's) holds only max/(1 + N)
+    sequences: the size to raise is the peak seen eager."""
+    g = sp.graph_bs
+    if not sp.spec.get("algorithm") or g is None or g.off_min <= g.on_max or g.off < lim.graph_bs_share * g.lines:
+        return None
+    draft = _draft(sp.spec)
+    tokens = f" ({g.off_peak:.0f} × {draft} = {g.off_peak * draft:.0f} tokens per verify batch)" if draft else ""
+    return Advice("spec_graph_bs", sp.host,
+                  f"batches over {g.on_max:.0f} requests run without CUDA graphs under speculation",
+                  f"{g.off} of {g.lines} decode lines over {_window(sp)} log `cuda graph: False`, each at "
+                  f"{g.off_min:.0f}-{g.off_peak:.0f} running requests; every line at {g.on_max:.0f} or fewer "
+                  "ran on a graph", None,
+                  f"raise --cuda-graph-max-bs to {g.off_peak:.0f}{tokens}, or cap --max-running-requests at "
+                  f"{g.on_max:.0f} (a profile's extra_args, then `p`)", (), sp.t0)
+
+
+def accept_drift_down(sp: Span, lim: Limits, name: StepName | None) -> Advice | None:
+    """Acceptance falling part after part of one long run, with no restart between (vllm #41838:
+    it drifts down over hours until a restart brings it back)."""
+    d = sp.drift
+    if d is None or not sp.spec.get("algorithm") or d.t1 - d.start < lim.drift_min_s:
+        return None
+    m = d.means
+    if any(b > a * (1 + lim.drift_noise) for a, b in zip(m, m[1:])) or m[-1] > m[0] * (1 - lim.drift_pct / 100):
+        return None
+    part = _dur((d.t1 - d.start) / len(m))
+    lo, hi = d.running
+    load = (f"; mean #running-req {lo:.0f} then {hi:.0f}" if lo is not None and hi is not None else "")
+    return Advice("accept_drift", sp.host, f"accept len fell {1 - m[-1] / m[0]:.0%} over this run: a restart resets it",
+                  f"accept len {m[0]:.2f} in the first {part} of this run ({_dur(d.t1 - d.start)} without a "
+                  f"restart), then {', '.join(f'{v:.2f}' for v in m[1:])} in each {part} after{load}",
+                  "restart", "restart the server with the same settings", (), d.start)
+
+
+def spec_stops_paying(sp: Span, lim: Limits, name: StepName | None) -> Advice | None:
+    """Speculation ahead of spec off at the lower loads of this epoch's buckets and behind it from
+    some load up (DeepSeek MTP 1.63x at 1 QPS, 1.18x at 2: vllm #12755; EAGLE-3 slower past 4-8
+    QPS: llm-d #2074): the concurrency above which it stops paying."""
+    row = sp.row
+    if row is None or row.spec_off:
+        return None
+    rows = [b for b in row.by_load if b.vs_baseline is not None]
+    first = stops_paying_from(rows)  # the context scale's threshold, here by load
+    if first is None:
+        return None
+    i = [b.label for b in rows].index(first)
+    below, above = rows[:i], rows[i:]
+    cut = lim.slower_pct / 100
+    if not any(b.vs_baseline is not None and b.vs_baseline > cut for b in below):
+        return None  # not clearly ahead below it (or slower at every load: spec_slower's)
+    if not any(b.vs_baseline is not None and b.vs_baseline < -cut for b in above):
+        return None  # behind by less than the noise
+    last_paying = below[-1].label
+    cap = int(dict(LOAD.buckets)[above[0].label]) - 1  # the most requests of the last bucket that pays
+    per = ", ".join(f"{b.vs_baseline:+.0%} at {b.label}" for b in rows if b.vs_baseline is not None)
+    return Advice("spec_stops_paying", sp.host, f"speculation stops paying above {last_paying} running requests",
+                  f"gen tok/s of this epoch against the last run without speculation, by #running-req: {per} "
+                  f"({sum(b.decode for b in rows)} decode lines)", "profiles",
+                  f"an adaptive profile that drafts less from {above[0].label} running requests (SGLang "
+                  "--speculative-adaptive; vLLM num_speculative_tokens_per_batch_size with K 0 there), or "
+                  f"--max-running-requests {cap}", (), sp.t0)
 
 
 def kv_full(sp: Span, lim: Limits, name: StepName | None) -> Advice | None:
@@ -333,6 +480,9 @@ RULES: tuple[Rule, ...] = (
     Rule("spec_slower", spec_slower, True,
          "gen tok/s at the load or context being served below the last spec-off epoch's there"),
     Rule("graph_off", graph_off, True, "every decode line logs `cuda graph: False`"),
+    Rule("spec_graph_bs", spec_graph_bs, False, "speculating, batches past some size run off graphs"),
+    Rule("accept_drift", accept_drift_down, False, "accept len falling part after part of a run of hours"),
+    Rule("spec_stops_paying", spec_stops_paying, False, "ahead of spec off at low #running-req, behind higher"),
     Rule("kv_full", kv_full, True, "token usage near 1 and requests retracted, through the hold"),
     Rule("rank_diverging", rank_diverging, False, "one rank apart in accept len or tok/s per request"),
     Rule("gpus_idle", gpus_idle, True, "requests queued through the hold, the GPUs under half busy"),
@@ -362,6 +512,8 @@ def advise(store: Store, host: str | None, now: float, lim: Limits | None = None
     retracted = retractions(store, host, t0, now)
     gpus = [s for s in gpus if t0 <= s.t <= now]
     whole = span_of(store, host, t0, now, lim, row=row, diverging=diverging, retracted=retracted, gpus=gpus)
+    whole = dataclasses.replace(whole, drift=accept_drift(store, host, epoch.start, now, lim),
+                                graph_bs=graph_split(store, host, epoch.start, t0, now))
     step = (now - t0) / lim.parts
     parts = [span_of(store, host, t0 + i * step, t0 + (i + 1) * step, lim, row=row, diverging=diverging,
                      retracted=retracted, gpus=gpus) for i in range(lim.parts)]

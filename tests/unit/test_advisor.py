@@ -339,6 +339,22 @@ def test_summary_holds_gpus_idle_over_the_epoch_and_not_with_the_gpus_busy(tmp_p
     assert "gpus_idle" not in summary_advice(str(log))  # no GPU samples
 
 
+def second_scaled(runs: list, k) -> list[str]:
+    """The runs' lines, the second run's gen throughput scaled by k(its line's #running-req)."""
+    from mtptui.sim.scenario import render_runs
+
+    lines, second = [], 0
+    for ln in render_runs(runs, t0=scenario.T0, salt="advisor"):
+        second += "server_args=" in ln.text
+        text = ln.text
+        m = re.search(r"gen throughput \(token/s\): ([\d.]+)", text)
+        r = re.search(r"#running-req: (\d+)", text)
+        if second >= 2 and m and r:
+            text = text.replace(m.group(0), f"gen throughput (token/s): {float(m.group(1)) * k(int(r.group(1))):.2f}")
+        lines.append(text)
+    return lines
+
+
 def test_spec_slower_holds_at_the_load_being_served_when_speculation_costs_throughput():
     """Off, then MTP 3 steps at the same steady load, the MTP run's gen throughput halved in its
     lines (a draft that costs more than it gains): slower than spec off at the load it serves."""
@@ -346,15 +362,7 @@ def test_spec_slower_holds_at_the_load_being_served_when_speculation_costs_throu
 
     runs = [Run(scenario.QWEN + ["--sim-load", "steady"], serve=200),
             Run(scenario.QWEN + scenario.nextn(3) + ["--sim-load", "steady"], serve=200, end="keep")]
-    lines, second = [], 0
-    for ln in render_runs(runs, t0=scenario.T0, salt="advisor"):
-        second += "server_args=" in ln.text
-        text = ln.text
-        m = re.search(r"gen throughput \(token/s\): ([\d.]+)", text)
-        if second >= 2 and m:
-            text = text.replace(m.group(0), f"gen throughput (token/s): {float(m.group(1)) * 0.5:.2f}")
-        lines.append(text)
-    a = judged(lines)["spec_slower"]
+    a = judged(second_scaled(runs, lambda running: 0.5))["spec_slower"]
     m = re.match(r"speculation (\d+)% slower than spec off at (\S+) running requests", a.title)
     assert m and int(m.group(1)) >= 5, a.title
     assert f"the last 2m served at {m.group(2)} running requests" in a.evidence and a.key == "spec_toggle"
@@ -372,3 +380,143 @@ def test_advice_waits_for_the_hold_and_goes_with_the_data():
     first = min(store.ranks(host)[0].decode.times())
     assert advise(store, host, first + 60) == []
     assert [a.rule for a in advise(store, host, first + 130)] == ["graph_off"]
+
+
+# -- spec_graph_bs: speculation pushing the bigger batches off CUDA graphs --------------------
+# SGLang replays a decode (verify) graph only for a batch of at most the largest size captured,
+# --cuda-graph-max-bs requests (CudaGraphRunner.can_run, sglang 0.5.10
+# srt/model_executor/cuda_graph_runner.py: `cuda_graph_bs <= self.max_bs`), and logs each batch's
+# answer as `cuda graph: {can_run_cuda_graph}` (0.5.23 srt/managers/scheduler_components/
+# metrics_reporter.py). The simulator does the same (sim/behaviour.py Timing.graph_on).
+
+def graph_capped(load: str, spec: bool = True) -> list[str]:
+    return argv((scenario.nextn(3) if spec else [])
+                + ["--max-running-requests", "64", "--cuda-graph-max-bs", "16", "--sim-load", load])
+
+
+def test_spec_graph_bs_holds_when_batches_past_the_capture_run_eager():
+    a = judged(graph_capped("burst"))["spec_graph_bs"]
+    m = re.fullmatch(r"(\d+) of (\d+) decode lines over the last 2m log `cuda graph: False`, each at (\d+)-(\d+) "
+                     r"running requests; every line at (\d+) or fewer ran on a graph", a.evidence)
+    assert m, a.evidence
+    assert int(m.group(3)) > 16 >= int(m.group(5)) and int(m.group(4)) == 64
+    assert a.tries.startswith("raise --cuda-graph-max-bs to 64 (64 × 4 = 256 tokens per verify batch)")
+    assert a.key is None and "graph_off" not in judged(graph_capped("burst"))
+
+
+def test_spec_graph_bs_speaks_for_graph_off_when_the_load_stays_past_the_capture():
+    """A ramp: its first minutes on graphs, its last two all eager. The graphs ran: the size to
+    raise is said, not `drop --disable-cuda-graph`."""
+    found = judged(graph_capped("ramp"))
+    assert "spec_graph_bs" in found and "graph_off" not in found
+    m = re.match(r"(\d+) of (\d+) decode lines", found["spec_graph_bs"].evidence)
+    assert m and m.group(1) == m.group(2), found["spec_graph_bs"].evidence
+
+
+def test_spec_graph_bs_holds_not_within_the_capture(healthy):
+    assert "spec_graph_bs" not in healthy
+    assert "spec_graph_bs" not in judged(argv(scenario.nextn(3) + ["--cuda-graph-max-bs", "64", "--sim-load", "burst"]))
+
+
+def test_spec_graph_bs_holds_not_without_speculation():
+    assert "spec_graph_bs" not in judged(graph_capped("burst", spec=False))
+
+
+def test_spec_graph_bs_holds_not_where_no_graph_ran():
+    found = judged(named("incident-cuda-graph-off"))
+    assert "spec_graph_bs" not in found and "graph_off" in found
+
+
+# -- accept_drift: acceptance falling over hours within one run (vllm #41838) --------------------
+
+ACCEPT = re.compile(r"accept len: ([\d.]+)")
+STAMP = re.compile(r"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
+
+
+@pytest.fixture(scope="module")
+def three_hours() -> list[str]:
+    return argv(scenario.nextn(3) + ["--sim-load", "steady"], seconds=3 * 3600)
+
+
+def drifted(lines: list[str], fall: float) -> list[str]:
+    """The run's accept len falling linearly by `fall` (a share) from its first line to its last."""
+    import datetime as dt
+
+    def t(line: str) -> float:
+        return dt.datetime.strptime(STAMP.search(line).group(1), "%Y-%m-%d %H:%M:%S").timestamp()
+
+    stamped = [ln for ln in lines if "Decode batch" in ln and STAMP.search(ln)]
+    t0, t1 = t(stamped[0]), t(stamped[-1])
+    out = []
+    for ln in lines:
+        m = ACCEPT.search(ln)
+        if m and "Decode batch" in ln:
+            k = 1 - fall * (t(ln) - t0) / (t1 - t0)
+            ln = ln.replace(m.group(0), f"accept len: {max(1.0, float(m.group(1)) * k):.2f}")
+        out.append(ln)
+    return out
+
+
+def test_accept_drift_holds_when_acceptance_falls_over_three_hours(three_hours):
+    a = judged(drifted(three_hours, 0.2))["accept_drift"]
+    m = re.fullmatch(r"accept len ([\d.]+) in the first 4\dm\S* of this run \(\S+ without a restart\), then "
+                     r"([\d.]+), ([\d.]+), ([\d.]+) in each \S+ after; mean #running-req (\d+) then (\d+)", a.evidence)
+    assert m, a.evidence
+    first, *rest = (float(m.group(i)) for i in range(1, 5))
+    assert first > rest[0] > rest[1] > rest[2] and rest[2] <= first * 0.9
+    assert a.key == "restart" and re.match(r"accept len fell 1\d% over this run", a.title)
+
+
+def test_accept_drift_holds_not_on_a_steady_run_of_three_hours(three_hours):
+    assert "accept_drift" not in judged(three_hours)
+
+
+def test_accept_drift_holds_not_on_a_small_fall_or_a_short_run(three_hours):
+    assert "accept_drift" not in judged(drifted(three_hours, 0.03))
+    hour = argv(scenario.nextn(3) + ["--sim-load", "steady"], seconds=3600)
+    assert "accept_drift" not in judged(drifted(hour, 0.3))  # an hour: not the hours the rule waits for
+
+
+# -- spec_stops_paying: the concurrency above which speculation stops paying -------------------
+
+def ramped(factor_from_17: float, below: float = 1.0) -> list[str]:
+    """Off, then MTP 3 steps, each up the same ramp of load; the MTP run's gen throughput scaled
+    by `factor_from_17` in its lines at 17 running requests or more (a draft that costs more than
+    it gains past some batch, as vllm #12755 and llm-d #2074 measured), by `below` under 17."""
+    from mtptui.sim.scenario import Run
+
+    runs = [Run(scenario.QWEN + ["--sim-load", "ramp"], serve=300),
+            Run(scenario.QWEN + scenario.nextn(3) + ["--sim-load", "ramp"], serve=300, end="keep")]
+    return second_scaled(runs, lambda running: factor_from_17 if running >= 17 else below)
+
+
+def test_spec_stops_paying_holds_where_speculation_falls_behind_from_a_load_up():
+    a = judged(ramped(0.4))["spec_stops_paying"]
+    assert a.title == "speculation stops paying above 5-16 running requests", a.title
+    m = re.match(r"gen tok/s of this epoch against the last run without speculation, by #running-req: (.*) "
+                 r"\((\d+) decode lines\)", a.evidence)
+    assert m, a.evidence
+    changes = dict((label, int(pct)) for pct, label in re.findall(r"([+-]\d+)% at (\S+?)(?:,|$)", m.group(1)))
+    assert changes["5-16"] > 5 and changes["17-64"] < -5, changes
+    assert a.key == "profiles" and "from 17-64 running requests" in a.tries and a.tries.endswith("--max-running-requests 16")
+
+
+def test_spec_stops_paying_holds_not_where_speculation_pays_at_every_load():
+    assert "spec_stops_paying" not in judged(ramped(1.0))
+
+
+def test_spec_stops_paying_holds_not_where_it_is_behind_at_every_load():
+    """Slower at every load: no threshold to name (spec_slower's fact, at the load served)."""
+    found = judged(ramped(0.4, below=0.4))
+    assert "spec_stops_paying" not in found and "spec_slower" in found
+
+
+def test_summary_says_where_speculation_stops_paying_as_the_dashboard_does(tmp_path):
+    log = tmp_path / "ramped.log"
+    lines = ramped(0.4)
+    log.write_text("\n".join(lines) + "\n")
+    a = summary_advice(str(log))["spec_stops_paying"]
+    assert a.evidence == judged(lines)["spec_stops_paying"].evidence
+    plain = tmp_path / "plain.log"
+    plain.write_text("\n".join(ramped(1.0)) + "\n")
+    assert "spec_stops_paying" not in summary_advice(str(plain))

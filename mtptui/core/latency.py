@@ -18,6 +18,10 @@ The names, read from the servers' sources (see tests/unit/test_latency.py for th
   `vllm:spec_decode_num_drafts`, `..._num_draft_tokens`, `..._num_accepted_tokens` and
   `..._num_accepted_tokens_per_pos{position}`: per-position acceptance is accepted at a position
   over the drafts.
+- llama.cpp's server (`--metrics`) counts its drafts in vLLM's words under its own prefix,
+  `llamacpp:spec_decode_num_drafts_total`, `..._num_draft_tokens_total`,
+  `..._num_accepted_tokens_total` and `..._num_accepted_tokens_per_pos_total{position}`
+  (tools/server/server-context.cpp): read as vLLM's are (LLAMACPP).
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ VLLM_DRAFT_TOKENS = "vllm:spec_decode_num_draft_tokens"
 VLLM_ACCEPTED = "vllm:spec_decode_num_accepted_tokens"
 VLLM_PER_POS = "vllm:spec_decode_num_accepted_tokens_per_pos"
 _COUNTERS = (VLLM_DRAFTS, VLLM_DRAFT_TOKENS, VLLM_ACCEPTED)
+# llama.cpp's families (as the text parser names a counter: no _total) -> vLLM's of the same count
+LLAMACPP = {"llamacpp:" + v.removeprefix("vllm:"): v for v in (*_COUNTERS, VLLM_PER_POS)}
 # the requests the server runs and queues now, summed over its DP groups and engines
 RUNNING = ("sglang:num_running_reqs", "vllm:num_requests_running")
 WAITING = ("sglang:num_queue_reqs", "vllm:num_requests_waiting")
@@ -142,6 +148,7 @@ def parse(text: str, t: float) -> Scrape:
     gauges: dict[str, list[float]] = {SGLANG_ACCEPT: [], SGLANG_RATE: []}  # SGLang's, each sample that has one
     load: dict[str, float] = {}
     for fam in families(text):
+        fam.name = LLAMACPP.get(fam.name, fam.name)
         if fam.name in wanted and fam.type == "histogram":
             h = _histogram(fam)
             if h is not None:

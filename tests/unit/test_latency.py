@@ -197,3 +197,36 @@ def test_sglangs_speculation_gauges_are_read():
     s = latency.parse(text, 0.0)
     assert latency.window(None, s)["spec"] == {"accept_len": 3.0, "accept_rate": 0.5}  # 0: not speculating yet
     assert latency.from_json(latency.to_json(s)) == s
+
+
+# llama.cpp's server writes its exposition by hand (tools/server/server-context.cpp, the metrics
+# task): HELP, TYPE and the value of each counter, `_total` in its name, the per-position counts
+# labelled position="i".
+LLAMACPP_TEXT = """\
+# HELP llamacpp:tokens_predicted_total Number of generation tokens processed.
+# TYPE llamacpp:tokens_predicted_total counter
+llamacpp:tokens_predicted_total 3469
+# HELP llamacpp:spec_decode_num_drafts_total Total speculative drafts.
+# TYPE llamacpp:spec_decode_num_drafts_total counter
+llamacpp:spec_decode_num_drafts_total {drafts}
+# HELP llamacpp:spec_decode_num_draft_tokens_total Total speculative draft tokens generated.
+# TYPE llamacpp:spec_decode_num_draft_tokens_total counter
+llamacpp:spec_decode_num_draft_tokens_total {drafted}
+# HELP llamacpp:spec_decode_num_accepted_tokens_total Total speculative draft tokens accepted.
+# TYPE llamacpp:spec_decode_num_accepted_tokens_total counter
+llamacpp:spec_decode_num_accepted_tokens_total {accepted}
+# HELP llamacpp:spec_decode_num_accepted_tokens_per_pos_total Accepted tokens per draft position
+# TYPE llamacpp:spec_decode_num_accepted_tokens_per_pos_total counter
+llamacpp:spec_decode_num_accepted_tokens_per_pos_total{{position="0"}} {p0}
+llamacpp:spec_decode_num_accepted_tokens_per_pos_total{{position="1"}} {p1}
+"""
+
+
+def test_llamacpps_spec_decode_counters_are_read_as_vllms():
+    a = latency.parse(LLAMACPP_TEXT.format(drafts=100, drafted=200, accepted=130, p0=80, p1=50), 0.0)
+    b = latency.parse(LLAMACPP_TEXT.format(drafts=200, drafted=400, accepted=230, p0=150, p1=80), 10.0)
+    spec = latency.window(a, b)["spec"]
+    assert spec["accept_len"] == pytest.approx(1 + 100 / 100) and spec["accept_rate"] == pytest.approx(100 / 200)
+    assert spec["per_pos"] == pytest.approx([0.7, 0.3])
+    assert a.counters[latency.VLLM_DRAFTS] == 100  # where the exporter's server counters read them
+    assert latency.parse(LLAMACPP_TEXT.format(drafts=0, drafted=0, accepted=0, p0=0, p1=0), 0.0).per_pos == {0: 0.0, 1: 0.0}

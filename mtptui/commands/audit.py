@@ -45,7 +45,11 @@ def show(entries: list[dict], args, path) -> None:
     for e in entries:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e.get("time") or 0))
         what = e.get("profile") or e.get("action")
-        print(f"{when}  {e.get('user', '?')}  {e.get('host')}  {e.get('unit')}  {what}  "
+        # the machine a host name meant (one log serves every job of the account, and their configs)
+        host = e.get("host")
+        where = e.get("where")
+        host = f"{host} ({where})" if where and where != host else host
+        print(f"{when}  {e.get('user', '?')}  {host}  {e.get('unit')}  {what}  "
               f"{e.get('result')}  {e.get('message') or ''}")
         if args.phases:
             for ph in e.get("phases") or []:

@@ -158,10 +158,19 @@ def _good(e: dict) -> bool:
     return True
 
 
-def running_entries(host: str, unit: str, path: Path | str | None = None) -> list[dict]:
+def same_target(e: dict, host: str, unit: str, where: str | None = None) -> bool:
+    """Whether an entry is of this host and unit, on this machine: one log serves every job of an
+    account, and two configs may give one host name to two machines. `where` (user@address:port,
+    as the entry's `where`): an entry of another machine is not this one's; an entry without one
+    (an older mtptui) is taken by its names."""
+    if e.get("host") != host or e.get("unit") != unit:
+        return False
+    return where is None or not e.get("where") or e.get("where") == where
+
+
+def running_entries(host: str, unit: str, path: Path | str | None = None, where: str | None = None) -> list[dict]:
     """The actions on this host and unit whose last word is still "running", oldest first."""
-    return [e for e in read_audit(path)
-            if e.get("host") == host and e.get("unit") == unit and e.get("result") == "running"]
+    return [e for e in read_audit(path) if same_target(e, host, unit, where) and e.get("result") == "running"]
 
 
 def close_interrupted(entry: dict, *, why: str, phase: str | None = None, message: str = "",
@@ -175,12 +184,13 @@ def close_interrupted(entry: dict, *, why: str, phase: str | None = None, messag
     return closed
 
 
-def last_verified(host: str, unit: str, path: Path | str | None = None) -> tuple[dict, str | None, list[str]] | None:
+def last_verified(host: str, unit: str, path: Path | str | None = None,
+                  where: str | None = None) -> tuple[dict, str | None, list[str]] | None:
     """(the entry, its drop-in, its ExecStart) of the newest action on this host and unit that
     verified the settings it left: the new ones when applied, the old ones when rolled back (or put
     back after an interrupt, with a restart). None when the log has none."""
     for e in reversed(read_audit(path)):
-        if e.get("host") != host or e.get("unit") != unit:
+        if not same_target(e, host, unit, where):
             continue
         which = e.get("verified")
         if which is None:  # an entry of an older mtptui: its result tells

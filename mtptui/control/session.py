@@ -245,7 +245,7 @@ class HostControl:
         (the audit log's drop-in, byte for byte), and a line saying which. Raises ControlError
         when the audit log has none."""
         try:
-            found = audit.last_verified(self.host, self.unit)
+            found = audit.last_verified(self.host, self.unit, where=self.where)
         except audit.AuditError as e:
             raise ControlError(str(e)) from None
         if found is None:
@@ -382,7 +382,7 @@ class HostControl:
         (when it is in this audit log and still open)."""
         aid = owner.get("audit_id")
         try:
-            running = audit.running_entries(self.host, self.unit)
+            running = audit.running_entries(self.host, self.unit, where=self.where)
         except audit.AuditError:
             return
         for entry in running:
@@ -415,7 +415,7 @@ class HostControl:
                               heartbeat_age=age) if owner else None)
         gone: list[tuple[dict[str, Any], str]] = []
         try:
-            entries = [e for e in audit.read_audit() if e.get("host") == self.host and e.get("unit") == self.unit]
+            entries = [e for e in audit.read_audit() if audit.same_target(e, self.host, self.unit, self.where)]
         except audit.AuditError:
             entries = []  # the log cannot be read (said by `mtptui audit`): the lock still tells
         for entry in entries:
@@ -469,7 +469,7 @@ class HostControl:
     def _recovery(self, st: UnitState) -> str:
         """One line on how to put the unit back on settings an action verified."""
         try:
-            found = audit.last_verified(self.host, self.unit)
+            found = audit.last_verified(self.host, self.unit, where=self.where)
         except audit.AuditError:
             found = None
         if found is None:

@@ -67,3 +67,31 @@ def test_the_unit_now_is_named_by_its_whole_drop_in():
     # an entry of an older mtptui has no drop-ins: the flags tell what runs
     assert _runs_now(UnitState(argv=MTP2, source="x", dropin=d2, agrees=True, active="active"), {}) == "mtp2 (ExecStart)"
     assert dropin_name("[Service]\nExecStart=\nExecStart=/bin/x\n", BASE) == "a drop-in of mtptui"
+
+
+def test_one_log_for_two_machines_of_one_host_name_keeps_them_apart(tmp_path, monkeypatch, capsys):
+    # one audit log serves every job of an account, and two configs may call two machines gpu1:
+    # --recover, the cut-off actions and the listing tell them apart by the machine (issue 42)
+    from mtptui.commands import audit as audit_command
+
+    log = tmp_path / "audit.jsonl"
+    d2 = dropin(MTP2, "mtp2")
+    audit.append(entry(profile="mtp2", result="applied", where="ops@10.0.0.1", exec_start_after=MTP2, dropin_after=d2,
+                       verified="after"), log)
+    audit.append(entry(profile="off", result="applied", where="ci@10.0.0.2", exec_start_after=BASE, dropin_after=None,
+                       verified="after"), log)
+    audit.append(entry(profile="mtp3", result="running", where="ci@10.0.0.2"), log)
+    assert audit.last_verified("gpu1", "s.service", log, where="ops@10.0.0.1")[0]["profile"] == "mtp2"
+    assert audit.last_verified("gpu1", "s.service", log, where="ci@10.0.0.2")[0]["profile"] == "off"
+    assert audit.running_entries("gpu1", "s.service", log, where="ops@10.0.0.1") == []
+    assert [e["profile"] for e in audit.running_entries("gpu1", "s.service", log, where="ci@10.0.0.2")] == ["mtp3"]
+    # an entry of an older mtptui (no `where`) is taken by its names
+    audit.append({k: v for k, v in entry(profile="mtp1", result="applied", exec_start_after=MTP2, dropin_after=d2,
+                                         verified="after").items()}, log)
+    assert audit.last_verified("gpu1", "s.service", log, where="ops@10.0.0.1")[0]["profile"] == "mtp1"
+
+    monkeypatch.setenv("MTPTUI_AUDIT_LOG", str(log))
+    assert audit_command.main([]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert "  gpu1 (ops@10.0.0.1)  s.service  mtp2  applied" in listed[0], listed
+    assert "  gpu1 (ci@10.0.0.2)  s.service  off  applied" in listed[1], listed

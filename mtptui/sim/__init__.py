@@ -52,9 +52,14 @@ Python API (for the dashboard's demo and benchmarks, and for tests)
     For a live process from Python, start `sys.executable -m mtptui.sim ...` with subprocess and
     poll GET /health until it answers 200.
 
+vLLM mode (live): `python -m mtptui.sim.vllm_serve --model M [vLLM's flags] [--sim-load L]
+[--sim-startup-seconds S]` answers as vLLM 0.32.0's CPU build does: its lines, its refusals,
+its HTTP side on port 8000 (/health, /version, /metrics, completions and chat with per-request
+acceptance); see vllm_serve.py. `mtptui spec`, `smoke`, `bench` and `tune` read it as vLLM.
+
 Modules: flags (SGLang's flags and checks), formats (lines per version), behaviour (the model of
 speed and acceptance), engine (schedulers, requests), lifecycle (startup, failures, shutdown),
 session (one process's life), live and httpd (the real-time server), journal (journald envelopes
-and systemd's lines), scenario (offline rendering, named scenarios), vllm (vLLM's lines),
-answers (what the "model" says).
+and systemd's lines), scenario (offline rendering, named scenarios), vllm (vLLM's lines and
+/metrics), vllm_serve (vLLM's live server, on httpd and engine), answers (what the "model" says).
 """

@@ -251,8 +251,10 @@ class Handler(BaseHTTPRequestHandler):
         name = live.st.served
         if body.get("model") not in (None, name):
             shown = "<path>" if name.startswith("/") else name
-            self._vllm_error(404, f"The model `{body.get('model')}` does not exist. Valid aliases: {shown}",
-                             "NotFoundError", "model")
+            message = f"The model `{body.get('model')}` does not exist. Valid aliases: {shown}"
+            live.log_error("serving.py:274", f"Error with model error=ErrorInfo(message={message!r}, "
+                           "type='NotFoundError', param='model', code=404)")
+            self._vllm_error(404, message, "NotFoundError", "model")
             return
         try:
             prompt, max_tokens, stream = _request_of(path, body)
@@ -272,8 +274,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         rid = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:16]
         created = int(t_sent)
-        usage = lambda: {"prompt_tokens": req.prompt, "total_tokens": req.prompt + req.sent,  # noqa: E731
-                         "completion_tokens": req.sent, "prompt_tokens_details": None}
+        def usage() -> dict:
+            return {"prompt_tokens": req.prompt, "total_tokens": req.prompt + req.sent, "completion_tokens": req.sent}
+
         if not stream:
             text = "".join(self._drain(q))
             if not req.done or req.failed:
@@ -284,13 +287,17 @@ class Handler(BaseHTTPRequestHandler):
                 out["choices"] = [{"index": 0, "message": {"role": "assistant", "content": text, "refusal": None,
                                                            "annotations": None, "audio": None, "function_call": None,
                                                            "reasoning": None},
-                                   "logprobs": None, "finish_reason": finish, "stop_reason": None, "token_ids": None}]
+                                   "logprobs": None, "finish_reason": finish, "stop_reason": None, "token_ids": None,
+                                   "routed_experts": None}]
             else:
                 out["choices"] = [{"index": 0, "text": text, "logprobs": None, "finish_reason": finish,
                                    "stop_reason": None, "token_ids": None, "prompt_logprobs": None,
-                                   "prompt_token_ids": None}]
-            out.update(service_tier=None, system_fingerprint=f"vllm-{live.version}-mtptui-sim", usage=usage(),
-                       kv_transfer_params=None, metrics=live.request_metrics(req))
+                                   "prompt_token_ids": None, "routed_experts": None}]
+            out.update(service_tier=None, system_fingerprint=live.fingerprint,
+                       usage={**usage(), "prompt_tokens_details": None, "completion_tokens_details": None})
+            if chat:
+                out.update(prompt_logprobs=None, prompt_token_ids=None, prompt_text=None)
+            out.update(kv_transfer_params=None, ec_transfer_params=None, metrics=live.request_metrics(req))
             self._json(200, out)
             return
         self.send_response(200)
@@ -307,29 +314,39 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(f"{len(raw):x}\r\n".encode() + raw + b"\r\n")
             self.wfile.flush()
 
-        def choice(text: str, fin: str | None) -> dict:
-            if chat:
-                return {"index": 0, "delta": {"content": text} if text or fin is None else {}, "logprobs": None,
-                        "finish_reason": fin, "token_ids": None}
-            return {"index": 0, "text": text, "logprobs": None, "finish_reason": fin, "stop_reason": None,
-                    "prompt_token_ids": None, "token_ids": None}
+        def chunk(text: str, fin: str | None) -> dict:
+            """A piece of the answer; the last carries the finish reason (and a stop reason)."""
+            c: dict = ({"index": 0, "delta": {"content": text}, "logprobs": None, "finish_reason": fin} if chat
+                       else {"index": 0, "text": text, "logprobs": None, "finish_reason": fin})
+            if fin is not None or not chat:
+                c["stop_reason"] = None
+            if not chat:
+                c["prompt_token_ids"] = None
+            c["token_ids"] = None
+            return {"id": rid, "object": obj, "created": created, "model": name, "choices": [c]}
 
         try:
             if chat:
                 send({"id": rid, "object": obj, "created": created, "model": name, "choices": [
                     {"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None,
-                     "finish_reason": None}]})
+                     "finish_reason": None}], "prompt_token_ids": None, "prompt_text": None})
+            held = None
             for piece in self._drain(q):
-                send({"id": rid, "object": obj, "created": created, "model": name, "choices": [choice(piece, None)]})
+                if held is not None:
+                    send(chunk(held, None))
+                held = piece
             if not req.done or req.failed:
                 self.close_connection = True
                 return  # stopped mid-stream: no end, as the real one's client sees it
-            send({"id": rid, "object": obj, "created": created, "model": name, "choices": [choice("", finish)]})
+            send(chunk(held or "", finish))
             if (body.get("stream_options") or {}).get("include_usage"):
-                last = {"id": rid, "object": obj, "created": created, "model": name, "choices": [], "usage": usage()}
+                # exclude_none: the usage chunk says only what it has (vLLM's model_dump_json)
+                last = {"id": rid, "object": obj, "created": created, "model": name, "choices": [], "usage": usage(),
+                        "system_fingerprint": live.fingerprint}
                 metrics = live.request_metrics(req)
                 if metrics is not None:
-                    last["metrics"] = metrics
+                    last["metrics"] = {"speculative_decoding": {k: v for k, v in metrics["speculative_decoding"].items()
+                                                                if v is not None}}
                 send(last)
             send("[DONE]")
             self.wfile.write(b"0\r\n\r\n")

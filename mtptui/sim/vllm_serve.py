@@ -70,12 +70,14 @@ class Refused(Exception):
 
 
 def _json_arg(text: str) -> dict:
+    # vLLM's words name the function it converts with (its address varies from run to run)
+    why = f"Value {text} cannot be converted to <function loads at 0x7f0aca70db20>."
     try:
         value = json.loads(text)
     except ValueError as e:
-        raise argparse.ArgumentTypeError(f"Value {text} cannot be converted to {dict}.") from e
+        raise argparse.ArgumentTypeError(why) from e
     if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"Value {text} cannot be converted to {dict}.")
+        raise argparse.ArgumentTypeError(why)
     return value
 
 
@@ -184,7 +186,7 @@ def refusal(st: Settings, mem_available_gib: float) -> list[str] | None:
     if st.max_len > st.model_len:
         return ["pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig",
                 f"  Value error, User-specified max_model_len ({st.max_len}) is greater than the derived "
-                f"max_model_len (max_position_embeddings={st.model_len} or model_max_length=None in model's "
+                f"max_model_len (max_position_embeddings={float(st.model_len)} or model_max_length=None in model's "
                 "config.json). To allow overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. "
                 "VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme caution. If the model uses relative "
                 "position encoding (RoPE), positions exceeding derived_max_model_len lead to nan. If the model "
@@ -192,18 +194,31 @@ def refusal(st: Settings, mem_available_gib: float) -> list[str] | None:
                 "array out-of-bounds error. [type=value_error, input_value=ArgsKwargs((), {'model': ...}), "
                 "input_type=ArgsKwargs]"]
     if st.kv_gib > mem_available_gib:
-        return [f"RuntimeError: Not enough memory for the KV cache: VLLM_CPU_KVCACHE_SPACE asks "
-                f"{st.kv_gib:g} GiB, {mem_available_gib:.2f} GiB available on node 0."]
+        # the CPU worker's, once the model is loaded (v1/worker/cpu_worker.py), and the API server's
+        return [f"RuntimeError: Worker failed with error 'Available memory on node 0 ({mem_available_gib:.2f}/"
+                f"{mem_total_gib():.2f} GiB) on kv cache allocation is less than requested memory for kv "
+                f"({st.kv_gib:.1f} GiB). Decrease --kv-cache-memory-bytes, VLLM_CPU_KVCACHE_SPACE, or reduce CPU "
+                "memory used by other processes.', please check the stack trace above for the root cause",
+                "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}"]
     return None
 
 
-def mem_available_gib() -> float:
+def _meminfo(key: str) -> float:
+    """/proc/meminfo's figure in GiB (64 where it cannot be read)."""
     with contextlib.suppress(OSError, ValueError, IndexError):
         with open("/proc/meminfo") as f:
             for line in f:
-                if line.startswith("MemAvailable:"):
+                if line.startswith(key + ":"):
                     return int(line.split()[1]) / 2**20
     return 64.0
+
+
+def mem_available_gib() -> float:
+    return _meminfo("MemAvailable")
+
+
+def mem_total_gib() -> float:
+    return _meminfo("MemTotal")
 
 
 class VllmLive:
@@ -211,6 +226,7 @@ class VllmLive:
 
     engine_name = "vllm"
     version = VERSION
+    fingerprint = f"vllm-{VERSION}-mtptui-sim"  # the real one's names its build (vllm-0.32.0-7415c3cf)
 
     def __init__(self, st: Settings, writer: Writer) -> None:
         self.st = st
@@ -271,6 +287,11 @@ class VllmLive:
         if not self.st.ns.disable_uvicorn_access_log:
             self.writer.write([Msg(time.time(), None, access_line(host, port, method, path, status), other(),
                                    stream="stdout")])
+
+    def log_error(self, where: str, msg: str) -> None:
+        t = time.time()
+        self.writer.write([Msg(t, None, vllm.prefixed(t, "APIServer", self.api, where, msg, "ERROR", local=True),
+                               other())])
 
     def metrics(self) -> str:
         with self.lock:
@@ -385,7 +406,7 @@ class VllmLive:
                 now = time.time()
                 with self.lock:
                     msgs = self._due(now)
-                    if self._state == "ready":
+                    if self._state in ("ready", "stopping"):  # its stats go on while uvicorn waits
                         self.engine.run_until(now)
                         if now >= self._next_stats:
                             msgs += self._stats(self._next_stats)
@@ -471,13 +492,16 @@ def main(argv: list[str] | None = None, err: TextIO | None = None, out: TextIO |
     writer = Writer(err, out, None)
     why = refusal(st, mem_available_gib())
     if why is not None:
-        # it says who it is and what it was given, then dies of its config (vllm/engine/arg_utils.py)
+        # it says who it is and what it was given, then dies of its config (vllm/engine/arg_utils.py),
+        # or, short of memory for the KV cache, once the engine core has loaded the model
         t = time.time()
         api = os.getpid()
-        lines = [vllm.prefixed(t, s.proc, api, s.where, s.msg, local=True)
-                 for s in vllm.start_032(version=VERSION, model=st.model, args=st.non_default(), max_len=st.max_len,
-                                         kv_tokens=st.kv_tokens, listen=st.listen, api_pid=api)[:len(vllm.BANNER) + 1]
-                 if s.proc is not None]
+        late = why[-1].startswith("RuntimeError: Engine core initialization failed")
+        said = vllm.start_032(version=VERSION, model=st.model, args=st.non_default(), max_len=st.max_len,
+                              kv_tokens=st.kv_tokens, listen=st.listen, api_pid=api)
+        said = [s for s in said if s.proc is not None and s.at < (99.0 if late else 22.0)]
+        pids = {"APIServer": api, "EngineCore": api + 401, "Worker": api + 1203}  # its processes' own
+        lines = [vllm.prefixed(t, s.proc, pids[s.proc], s.where, s.msg, local=True) for s in said if s.proc]
         writer.write([Msg(t, None, x, other()) for x in lines + ["Traceback (most recent call last):"] + why])
         return 1
     return VllmLive(st, writer).run(_bind)

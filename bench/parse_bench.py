@@ -10,13 +10,20 @@ a server start every 100 lines (10,000 runs in 1,000,000 lines). Then runs, in t
 short's), lnav computing the same per-rank decode means in SQL on each envelope it reads with the
 same format file (when lnav is installed: `apt-get install lnav`), and `grep -c`.
 Prints each one's wall time, lines/s and CPU time (of the command and its children), the ratio to
-lnav, and summary's peak memory; checks that lnav's means per rank are summary's.
+lnav, and summary's peak memory; checks that lnav's means per rank are summary's. Then summary of a
+`--big`-line log in short (10,000,000 lines, 2 GB, written once), for its peak memory alone.
+
+Last, the budgets a user feels (issue 44), each held or missed with its figure, all from this run:
+summary of the 1,000,000 lines reads at least 3x lnav's lines/s in every envelope lnav reads; a log
+of 10,000 runs (`restarts`) within 2x the time of the same lines as one run (`short`); 10,000,000
+lines within 100 MB. A shared machine varies by the minute: the reference loop printed before and
+after says which kind of minute it was (bench/machine.py).
 
 lnav reads the log with the project's SGLang format for it (bench/lnav_sglang_log.json, a copy of
 the design's reference), installed into ~/.config/lnav/formats/installed/ by this script with its
 rank group widened to any of SGLang's rank tokens (the file takes `DP TP EP` only; this log's ranks
 are `TP0`..`TP3`), and a copy for each other envelope with that envelope's start (LNAV_ENVELOPES).
-Usage: python bench/parse_bench.py [--lines N] [--runs N] [--envelopes short,json,...]
+Usage: python bench/parse_bench.py [--lines N] [--runs N] [--envelopes short,json,...] [--big N]
 """
 
 from __future__ import annotations
@@ -271,6 +278,17 @@ def timed(cmd: list[str], env: dict | None = None) -> tuple[float, float, int, b
     return dt, cpu, peak, out[0]
 
 
+# The budgets a user feels (issue 44): printed held or missed, never asserted (a shared machine's minute
+# is no test's business)
+LNAV_BUDGET = 3.0  # summary's lines/s over lnav's, in every envelope lnav reads
+RUNS_BUDGET = 2.0  # the time of 10,000 runs over the same lines as one run
+BIG_BUDGET_MB = 100  # the peak memory of summary of 10,000,000 lines
+
+
+def budget(held: bool, what: str, figure: str) -> str:
+    return f"  {'held  ' if held else 'MISSED'}  {what}: {figure}"
+
+
 def _series(out: bytes) -> list:
     """The summary's series without their host: Docker's, CRI's and a raw log's lines name none."""
     series = json.loads(out)["series"]
@@ -284,6 +302,8 @@ def main() -> int:
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--runs", type=int, default=5, help="turns of each command, the best of each is shown (a shared VM varies run to run)")
     ap.add_argument("--python", action="store_true", help="summary on the Python path, as where no C compiler built the compiled one")
+    ap.add_argument("--big", type=int, default=10_000_000,
+                    help="lines of the big log (short), summary's peak memory on it; 0 leaves it out")
     ap.add_argument("--envelopes", default=",".join(ENVELOPES),
                     help="the envelopes to read the same content in, a row each (short first: lnav's comparison is on it)")
     args = ap.parse_args()
@@ -337,7 +357,6 @@ def main() -> int:
           "only between runs whose two-core figures are alike)")
     print(row("mtptui summary:", "summary") + f"  {peak['summary']:4.0f} MB  (short; best of {args.runs}; CPU: least of"
           " the runs; peak memory: the most)")
-    ok = True
     for envelope in envelopes:
         ratio = best[envelope][0] / best["summary"][0]
         if envelope == "restarts":
@@ -346,36 +365,62 @@ def main() -> int:
             note = (f"{ratio:.2f}x short's time (turn by turn {turns[0]:.2f}-{turns[-1]:.2f}x, median "
                     f"{statistics.median(turns):.2f}x), {peak[envelope] / peak['summary']:.2f}x its memory "
                     f"({n // RESTART_EVERY:,} runs; short's lines as one run, 1% of them server starts here)")
-            ok = ok and ratio <= 1.5 and peak[envelope] <= 2 * peak["summary"]
         else:
             same = "same" if _series(best[envelope][3]) == _series(best["summary"][3]) else "DIFFER"
             note = f"{ratio:.2f}x short's time; series {same} as short's"
-            ok = ok and ratio <= 1.5 and same == "same"
         print(row(f"  {envelope}:", envelope) + f"  {peak[envelope]:4.0f} MB  " + note)
-    s_rss = max(peak[name] for name in ["summary", *envelopes] if name != "restarts")  # item 3's own target there
-    ok = ok and s_rss < 150
+    s_rss = max(peak[name] for name in ["summary", *envelopes] if name != "restarts")
+    over_lnav: dict[str, float] = {}
     if have_lnav:
         print(f"{lnav_version()} (per-rank means in SQL, the same format file with each envelope's start):")
         for envelope in lnav_reads:
             name = "lnav" if envelope == "short" else "lnav " + envelope
             mine = "summary" if envelope == "short" else envelope
-            ratio = best[name][0] / best[mine][0]
+            over_lnav[envelope] = ratio = best[name][0] / best[mine][0]
             agree = agreement(best[mine][3], best[name][3])
             print(row(f"  {envelope}:", name) + f"  summary {ratio:.2f}x its lines/s, {cpu[mine] / cpu[name]:.2f}x its CPU; "
                   + ("means the same" if agree.startswith("lnav's") else agree))
-            ok = ok and ratio >= 2
         turns = sorted(l[0] / s[0] for s, l in zip(runs["summary"], runs["lnav"]))
         print(f"ratio to lnav:    {best['lnav'][0] / best['summary'][0]:.2f}x its lines/s on short (turn by turn "
               f"{turns[0]:.2f}-{turns[-1]:.2f}x), {cpu['summary'] / cpu['lnav']:.2f}x its CPU")
         print(f"results:          {agreement(best['summary'][3], best['lnav'][3])}")
-        ok = ok and cpu["summary"] <= cpu["lnav"]
+    else:
+        print("lnav is not installed (apt-get install lnav): no comparison with it")
     print(row("grep -c:", "grep"))
     print(f"peak memory:      {s_rss:.0f} MB (summary, the most of any envelope but restarts; sum of PSS over the process tree)")
-    lnav_targets = ">= 2x lnav's lines/s where lnav reads it, CPU <= lnav's, " if have_lnav else ""
-    if not have_lnav:
-        print("lnav is not installed (apt-get install lnav): no comparison with it")
-    print(f"targets (each envelope within 1.5x short's time, {lnav_targets}< 150 MB; restarts within 1.5x short's "
-          f"time and 2x its memory): {'met' if ok else 'NOT met'}")
+    big_mb = None
+    if args.big:
+        big = out / f"mixed-{args.big}.log"
+        if not big.exists():
+            t = time.perf_counter()
+            write_log(big, args.big)
+            print(f"wrote {big} ({big.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s")
+        dt, big_cpu, big_kb, _ = timed([sys.executable, "-m", "mtptui", "summary", "--json", str(big)], env)
+        big_mb = big_kb / 1024
+        print(f"{args.big:,} lines:  {dt:6.2f} s  {args.big / dt:>11,.0f} lines/s  CPU {big_cpu:5.2f} s  {big_mb:4.0f} MB (short, once)")
+    print(f"machine after:    {speed()}")
+    print("budgets (issue 44; this run, on this machine's minutes):")
+    if over_lnav:
+        least = min(over_lnav, key=over_lnav.__getitem__)
+        # CPU, unlike wall time, hardly moves with the machine's load: it says what a busy minute hid
+        shares = [cpu["summary" if e == "short" else e] / cpu["lnav" if e == "short" else "lnav " + e] for e in over_lnav]
+        print(budget(over_lnav[least] >= LNAV_BUDGET, f"summary >= {LNAV_BUDGET:g}x lnav's lines/s in every envelope lnav reads",
+                     f"{over_lnav[least]:.2f}x at the least ({least}), {max(over_lnav.values()):.2f}x at the most; "
+                     f"its CPU {min(shares):.2f}-{max(shares):.2f}x lnav's"))
+    else:
+        print(f"  not measured  summary >= {LNAV_BUDGET:g}x lnav's lines/s: lnav is not installed")
+    if "restarts" in envelopes:
+        ratio = best["restarts"][0] / best["summary"][0]
+        pairs = statistics.median(r[0] / s[0] for s, r in zip(runs["summary"], runs["restarts"]))
+        print(budget(ratio <= RUNS_BUDGET, f"{n // RESTART_EVERY:,} runs within {RUNS_BUDGET:g}x one run's time",
+                     f"{ratio:.2f}x ({best['restarts'][0]:.2f} s against {best['summary'][0]:.2f} s; "
+                     f"{pairs:.2f}x the median turn)"))
+    else:
+        print(f"  not measured  runs within {RUNS_BUDGET:g}x one run: --envelopes has no restarts")
+    if big_mb is not None:
+        print(budget(big_mb <= BIG_BUDGET_MB, f"{args.big:,} lines within {BIG_BUDGET_MB} MB", f"{big_mb:.0f} MB at the peak"))
+    else:
+        print(f"  not measured  lines within {BIG_BUDGET_MB} MB: --big 0")
     return 0
 
 

@@ -128,14 +128,6 @@ def _good(e: dict) -> bool:
     """The fields the readers show are of their kind (absent is fine: an older line)."""
     if any(e.get(k) is not None and not isinstance(e[k], str) for k in _TEXT_FIELDS):
         return False
-    t = e.get("time")
-    if t is not None:
-        if not _number(t):
-            return False
-        try:
-            time.localtime(t)
-        except (OverflowError, OSError, ValueError):
-            return False
     code = e.get("exit_code")
     if code is not None and (not isinstance(code, int) or isinstance(code, bool)):
         return False
@@ -144,18 +136,29 @@ def _good(e: dict) -> bool:
         if v is not None and not (isinstance(v, list) and all(isinstance(a, str) for a in v)):
             return False
     phases = e.get("phases")
-    if phases is None:
+    return _good_time(e.get("time")) and (phases is None or (isinstance(phases, list) and all(map(_good_phase, phases))))
+
+
+def _good_time(t: object) -> bool:
+    """Absent, or a number of seconds that the local clock can show."""
+    if t is None:
         return True
-    if not isinstance(phases, list):
+    if not _number(t):
         return False
-    for ph in phases:
-        if not isinstance(ph, dict) or not isinstance(ph.get("phase"), str):
-            return False
-        if any(ph.get(k) is not None and not isinstance(ph[k], str) for k in ("state", "detail")):
-            return False
-        if ph.get("elapsed_s") is not None and not _number(ph["elapsed_s"]):
-            return False
+    try:
+        time.localtime(t)  # type: ignore[arg-type]
+    except (OverflowError, OSError, ValueError):
+        return False
     return True
+
+
+def _good_phase(ph: object) -> bool:
+    """A phase of an action: its name, and its state, detail and time where it has them."""
+    if not isinstance(ph, dict) or not isinstance(ph.get("phase"), str):
+        return False
+    if any(ph.get(k) is not None and not isinstance(ph[k], str) for k in ("state", "detail")):
+        return False
+    return ph.get("elapsed_s") is None or _number(ph["elapsed_s"])
 
 
 def same_target(e: dict, host: str, unit: str, where: str | None = None) -> bool:

@@ -254,6 +254,7 @@ class VllmLive:
         self._last = {"prompt": 0.0, "gen": 0.0, "spec_steps": 0.0, "spec_acc": 0.0}
         self._last_tp = (0.0, 0.0)
         self._next_stats = float("inf")
+        self._counted: dict[str, float] = {}  # the engine's counts already in /metrics
         self._steps: dict[int, list[int]] = {}  # a request's tokens per decode step (its acceptance histogram)
         self._queried = False  # a prefix cache query made (0.32 shows its hit rate from then on)
 
@@ -293,8 +294,26 @@ class VllmLive:
         self.writer.write([Msg(t, None, vllm.prefixed(t, "APIServer", self.api, where, msg, "ERROR", local=True),
                                other())])
 
+    def _count(self) -> None:
+        """The engine's tokens and drafts since the last count, into /metrics's counters (vLLM
+        counts them each step: a scrape sees them at once, not at the stats interval's end)."""
+        g = self.engine.groups[0]
+        now = {"prompt": float(g.prompt_total), "gen": float(g.gen_total), "spec_steps": float(g.cum_req_steps),
+               "spec_acc": float(g.cum_acc)}
+        d = {k: v - self._counted.get(k, 0.0) for k, v in now.items()}
+        # whole tokens only: the rest is counted with the next
+        whole = {k: float(int(v)) for k, v in d.items()}
+        self._counted = {k: self._counted.get(k, 0.0) + whole[k] for k in now}
+        m = self.metrics_model
+        m.tokens(int(whole["prompt"]), int(whole["gen"]))
+        drafts = int(whole["spec_steps"]) if self.k else 0
+        if drafts:
+            accepted = max(0, int(whole["spec_acc"] - whole["spec_steps"]))
+            m.spec(drafts, drafts * self.k, _per_position(accepted, drafts, self.engine.chain))
+
     def metrics(self) -> str:
         with self.lock:
+            self._count()
             g = self.engine.groups[0]
             m = self.metrics_model
             m.gauges["vllm:num_requests_running"] = g.running if self._state == "ready" else 0
@@ -376,10 +395,7 @@ class VllmLive:
         drafts = int(round(d["spec_steps"])) if self.k else 0
         accepted = max(0, int(round(d["spec_acc"] - d["spec_steps"]))) if self.k else 0
         accepted_pos = _per_position(accepted, drafts, self.engine.chain)
-        m = self.metrics_model
-        m.tokens(int(d["prompt"]), int(d["gen"]))
-        if drafts:
-            m.spec(drafts, drafts * self.k, accepted_pos)
+        self._count()
         if idle or self.st.ns.disable_log_stats:
             return []  # loggers.py: an idle interval after an idle one is logged at debug
         usage = min(1.0, g.used / self.engine.total_tokens)

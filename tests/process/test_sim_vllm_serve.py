@@ -18,6 +18,7 @@ import urllib.request
 
 import pytest
 
+from mtptui.core import latency
 from mtptui.core.parse import LineParser
 
 SPEC = '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_max":4,"prompt_lookup_min":2}'
@@ -84,6 +85,7 @@ def test_it_loads_serves_and_stops_as_vllm_does(tmp_path):
                 assert time.monotonic() < deadline
                 time.sleep(0.1)
         assert "Starting vLLM server on http://127.0.0.1:" in err.read_text()
+        before = latency.parse(_get(port, "/metrics")[1], time.time())
         body = json.dumps({"prompt": "write python code for json", "max_tokens": 32}).encode()
         req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/completions", body,
                                      {"content-type": "application/json"})
@@ -91,6 +93,11 @@ def test_it_loads_serves_and_stops_as_vllm_does(tmp_path):
             with urllib.request.urlopen(req, timeout=30) as r:
                 sd = json.loads(r.read())["metrics"]["speculative_decoding"]
             assert sd["num_spec_tokens"] == 3 and sum(sd["acceptance_histogram"]) == sd["num_spec_steps"]
+        # the latency view's and export's reading of its /metrics: the three requests, their
+        # histograms, the speculative counters per position
+        w = latency.window(before, latency.parse(_get(port, "/metrics")[1], time.time()))
+        assert all(w[fig]["n"] >= 3 for fig in ("ttft", "e2e", "queue")) and w["itl"]["n"] > 0, w
+        assert 1.0 <= w["spec"]["accept_len"] <= 4 and len(w["spec"]["per_pos"]) == 3, w
         time.sleep(2.5)  # the interval with the requests, then the one after it
         parser = LineParser()
         kinds = [r.record.kind for line in err.read_text().splitlines() if (r := parser.parse(line)).outcome == "batch"]

@@ -6,6 +6,7 @@ how it ended, as `mtptui spec` does on ctrl-c (test_spec_interrupt_systemd.py)."
 from __future__ import annotations
 
 import asyncio
+import signal
 
 import pytest
 from test_control_dashboard import dashboard_on
@@ -86,3 +87,64 @@ async def test_quitting_mid_benchmark_or_tune_restores_the_unit(cluster, tmp_pat
     assert not locked(h, unit)
     run = next(e for e in audit_entries(tmp_path / "audit.jsonl") if e["action"] == noun)
     assert (run["result"], run["restored"], run["exit_code"]) == ("interrupted", True, 130), run
+
+
+def test_sigterm_to_the_dashboard_in_a_terminal_puts_the_unit_back(cluster, tmp_path, need):
+    """The real `mtptui live` in a tmux pane: SIGTERM (how systemd or a closing session stops it)
+    while `s` waits for the new run puts the unit back, verified, restores the terminal, and says
+    how it ended after the screen is gone; exit 130."""
+    import os
+    import shlex
+    import shutil
+    import subprocess
+    import sys
+    import time
+    import uuid
+
+    from hosts.helpers import unique_unit
+    from test_spec_systemd import install_unit, write_config
+
+    need(shutil.which("tmux"), "tmux is not installed")
+    h = cluster.hosts[2]
+    unit = unique_unit("dterm")
+    install_unit(h, unit)
+    cfg = write_config(tmp_path, h, unit)
+    name = f"gpu{h.index}"
+    before = dropin_of(h, unit), exec_start(h, unit)
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    env.update(MTPTUI_AUDIT_LOG=str(tmp_path / "audit.jsonl"), MTPTUI_TEST_HOLD="wait")
+    sock = f"mtptui-test-{uuid.uuid4().hex[:8]}"
+    # Textual draws on stderr: what is said after the screen is gone is read off the pane
+    cmd = f"{shlex.join([sys.executable, '-m', 'mtptui', 'live', '--config', cfg, name])}; echo EXIT=$?; sleep 120"
+
+    def tmux(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["tmux", "-L", sock, *args], capture_output=True, text=True, timeout=10, env=env)
+
+    def wait_for(text: str, limit: float = 120.0) -> str:
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            screen = tmux("capture-pane", "-p", "-t", "t").stdout
+            if text in screen:
+                return screen
+            time.sleep(0.3)
+        raise AssertionError(f"{text!r} never appeared:\n{screen}")
+
+    assert tmux("new-session", "-d", "-x", "160", "-y", "48", "-s", "t", cmd).returncode == 0
+    try:
+        wait_for("SPEC OFF")  # the first batches
+        tmux("send-keys", "-t", "t", "s")
+        wait_for("nothing has changed yet")
+        tmux("send-keys", "-t", "t", "y")
+        wait_for("held here")
+        shell = tmux("list-panes", "-t", "t", "-F", "#{pane_pid}").stdout.strip()
+        pid = subprocess.run(["pgrep", "-P", shell], capture_output=True, text=True).stdout.split()[0]
+        os.kill(int(pid), signal.SIGTERM)
+        said = wait_for("EXIT=", 180)
+    finally:
+        tmux("kill-server")
+    assert "EXIT=130" in said, said
+    assert f"mtptui: {name}: mtp3 stopped: interrupted (SIGTERM) at wait; put back as it was: " in " ".join(said.split()), said
+    assert "Traceback" not in said, said
+    assert (dropin_of(h, unit), exec_start(h, unit)) == before, unit_files(h, unit)
+    assert h.ssh(["systemctl", "is-active", unit]).stdout.strip() == "active"
+    assert not locked(h, unit)

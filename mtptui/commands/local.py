@@ -13,6 +13,7 @@ from dataclasses import replace
 from mtptui.commands.live import add_record_args, add_stream_args, container_source, container_target, record_and_launch
 from mtptui.config import ConfigError, HostConfig, load_config
 from mtptui.errors import UserError
+from mtptui.sources.base import Source
 from mtptui.sources.journal import diagnose
 from mtptui.sources.local import LocalJournalSource
 
@@ -61,7 +62,13 @@ async def preflight(argv: list[str], who: str) -> str | None:
     return None
 
 
-def build_source(args: argparse.Namespace, config) -> LocalJournalSource:
+def build_source(args: argparse.Namespace, config) -> Source:
+    """This machine's unit journal, or its container's (compose service's) logs."""
+    h = local_container(args, config)
+    if h is not None:
+        from mtptui.transport.local import LocalRunner
+
+        return container_source(h, LocalRunner(), since=args.since, lines=args.lines)
     unit = args.unit or config.defaults.get("unit")
     if not unit:
         raise ConfigError("which unit? give --unit (or unit = ... in [defaults])")
@@ -85,13 +92,9 @@ def local_container(args: argparse.Namespace, config) -> HostConfig | None:
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     config = load_config(args.config)
-    h = local_container(args, config)
-    if h is not None:
-        from mtptui.transport.local import LocalRunner
-
-        src = container_source(h, LocalRunner(), since=args.since, lines=args.lines)
-        return record_and_launch("mtptui local", args, [src], config, f"local: {src.label}")
     source = build_source(args, config)
+    if not isinstance(source, LocalJournalSource):
+        return record_and_launch("mtptui local", args, [source], config, f"local: {source.label}")
     check = source.argv()
     check = [a for a in check if a != "--follow" and not a.startswith("--lines")] + ["--lines=1"]
     problem = asyncio.run(preflight(check, source.who))

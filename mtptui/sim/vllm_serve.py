@@ -9,8 +9,8 @@ docs/testing.md lists what differs):
   lines; spread over `--sim-startup-seconds` (the real one's took 23-107 s here). Nothing listens
   before uvicorn is up (the real one binds its port then), so /health is refused until then.
 - what it refuses at start, with its words and exit 1: `--per-request-spec-decode-metrics`
-  without `--speculative-config`, a speculative method the CPU build lacks (mtp and the EAGLE
-  family), a `--max-model-len` over the model's, a KV cache (VLLM_CPU_KVCACHE_SPACE, GiB) the host
+  without `--speculative-config`, a speculative method other than those seen running on the CPU
+  build (ngram, draft_model; it refused mtp), a `--max-model-len` over the model's, a KV cache (VLLM_CPU_KVCACHE_SPACE, GiB) the host
   cannot hold; a flag it does not know, as argparse does (exit 2).
 - every VLLM_LOG_STATS_INTERVAL seconds (10) the `Engine 000:` line, unless this interval and the
   one before were idle, and the SpecDecoding line where the interval drafted (vllm.stats_lines).
@@ -52,9 +52,9 @@ VERSION = "0.32.0"
 PROG = "api_server.py"
 DEFAULT_MODEL = "Qwen/Qwen3-0.6B"  # EngineArgs.model's default (0.32.0)
 MIN_SLEEP = 0.004
-# The CPU build's methods (vllm/platforms/cpu.py, v1/spec_decode: the EAGLE family and MTP need
-# CUDA kernels there): a method outside these is refused at start
-CPU_METHODS = ("ngram", "draft_model", "suffix")
+# The methods seen running on the CPU build (shared/reference/real-engines.md); it refused mtp at
+# start, and the simulator refuses every other method alike (not tried on the real one here)
+CPU_METHODS = ("ngram", "draft_model")
 KV_BYTES_PER_TOKEN = 512  # the tiny model's (2 layers x K and V x 2 KV heads x 32 x bf16); others alike
 CONTEXT = {"tiny": 4096}  # max_position_embeddings of the engine tier's model; others 131072
 # vLLM's own fields in `non-default args:` in its parser's order (the api server's, then the engine's)
@@ -164,7 +164,7 @@ class Settings:
         if self.ns.max_num_seqs:
             argv += ["--max-running-requests", str(self.ns.max_num_seqs)]
         if self.spec and self.k:
-            algo = {"ngram": "NGRAM", "draft_model": "STANDALONE", "suffix": "NGRAM"}.get(self.method, "NGRAM")
+            algo = {"ngram": "NGRAM", "draft_model": "STANDALONE"}.get(self.method, "NGRAM")
             argv += ["--speculative-algorithm", algo, "--speculative-num-steps", str(self.k),
                      "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", str(self.k + 1)]
             if algo == "STANDALONE":

@@ -10,8 +10,9 @@ docs/testing.md lists what differs):
   before uvicorn is up (the real one binds its port then), so /health is refused until then.
 - what it refuses at start, with its words and exit 1: `--per-request-spec-decode-metrics`
   without `--speculative-config`, a speculative method other than those seen running on the CPU
-  build (ngram, draft_model; it refused mtp), a `--max-model-len` over the model's, a KV cache (VLLM_CPU_KVCACHE_SPACE, GiB) the host
-  cannot hold; a flag it does not know, as argparse does (exit 2).
+  build (ngram, draft_model; it refused mtp), a `--max-model-len` over the model's, a KV cache
+  (VLLM_CPU_KVCACHE_SPACE, GiB) the host cannot hold; a flag it does not know, as argparse does
+  (exit 2).
 - every VLLM_LOG_STATS_INTERVAL seconds (10) the `Engine 000:` line, unless this interval and the
   one before were idle, and the SpecDecoding line where the interval drafted (vllm.stats_lines).
 - HTTP (sim/httpd.py, the SGLang mode's server): /health (200, empty; 503 once the engine died),

@@ -32,7 +32,9 @@ def start(screen, choose: Choose) -> None:
         app.notify(f"{label}: one action at a time; under way: {busy.text()}", severity="warning", markup=False)
         return
     running = dash.running[host] = Running(host, label)
-    screen.run_worker(_flow(screen, ctl, choose, running), group="act", name=f"act on {label}", exit_on_error=False)
+    # the app's worker: its end reaches MtpApp.on_worker_state_changed (a screen's would not), which
+    # tells a flow that raised
+    app.run_worker(_flow(screen, ctl, choose, running), group="act", name=f"act on {label}", exit_on_error=False)
 
 
 async def _flow(screen, ctl, choose: Choose, running: Running) -> None:

@@ -76,7 +76,8 @@ def _start(screen, noun: str, flow) -> None:
         app.notify(f"{label}: one action at a time; under way: {busy.text()}", severity="warning", markup=False)
         return
     running = dash.running[host] = Running(host, label)
-    screen.run_worker(flow(screen, ctl, running), group="act", name=f"{noun} {label}", exit_on_error=False)
+    # the app's worker, as act.start's: a run that raised is told (MtpApp.on_worker_state_changed)
+    app.run_worker(flow(screen, ctl, running), group="act", name=f"{noun} {label}", exit_on_error=False)
 
 
 async def _bench(screen, ctl, running: Running) -> None:

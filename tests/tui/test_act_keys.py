@@ -201,3 +201,27 @@ async def test_a_host_without_control_says_so(tmp_path):
         await pilot.press("tab", "s")
         assert app.dash.host == "gpu2" and not app.dash.running
         assert any("gpu2: mtptui cannot act on this host" in m for m, _ in notes(app))
+
+
+async def test_a_flow_that_raises_is_told_not_lost():
+    # an error in mtptui mid-action is said and kept on screen (the host may be mid-change): the
+    # app's handler never saw the screen's workers, so it was lost without a word (issue 42)
+    from tui_helpers import make_app
+
+    from mtptui.tui import act
+
+    class Closable:
+        async def close(self) -> None:
+            pass
+
+    async def boom(app, ctl):
+        raise RuntimeError("boom")
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        app.dash.controls[app.dash.host] = Closable()
+        act.start(app.screen, boom)
+        await until(pilot, lambda: any("stopped by an error in mtptui" in m for m, _ in notes(app)), "the error told")
+        assert (f"act on {app.dash.host} stopped by an error in mtptui: RuntimeError: boom", "error") in notes(app)
+        assert not app.dash.running

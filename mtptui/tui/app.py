@@ -188,6 +188,10 @@ class MtpApp(App):
                             exit_on_error=False)
 
     async def on_unmount(self) -> None:
+        if not self.is_headless:  # the signals back to their default (a fleet opens the next dashboard)
+            loop = asyncio.get_running_loop()
+            for sig in SIGNALS:
+                loop.remove_signal_handler(sig)
         if self.dash.opening is not None:
             self.dash.opening.progress.stop()  # a read under way gives up (q during the load)
         for ctl in self.dash.controls.values():

@@ -319,6 +319,21 @@ def _env(v: Any) -> tuple[tuple[str, str], ...]:
     return tuple(v.items())
 
 
+def _schedule(v: Any) -> tuple[tuple[int, int, int], ...]:
+    """vLLM's num_speculative_tokens_per_batch_size: [[first batch size, last, K], ...]; whether
+    vLLM takes the ranges is control/profiles.py's (its version's rules)."""
+    if not isinstance(v, list) or not v:
+        raise ValueError(f"must be a list of [first batch size, last batch size, K] (got {_show(v)})")
+    out = []
+    for entry in v:
+        if not (isinstance(entry, list) and len(entry) == 3
+                and all(isinstance(x, int) and not isinstance(x, bool) for x in entry)):
+            raise ValueError(f"each entry must be [first batch size, last batch size, K], whole numbers "
+                             f"(got {_show(entry)})")
+        out.append((entry[0], entry[1], ranges.SCHEDULE_K.check(entry[2])))
+    return tuple(out)
+
+
 def _show(v: Any) -> str:
     if isinstance(v, dict):
         return "a table"
@@ -381,12 +396,15 @@ PROFILE_CHECKS: dict[str, Check] = {
     "topk": ranges.TOPK.check,
     "num_draft_tokens": ranges.NUM_DRAFT_TOKENS.check,
     "draft_model_path": _nonempty,
+    "adaptive": _bool,
+    "adaptive_config": _nonempty,
+    "schedule": _schedule,
     "env": _env,
     "extra_args": _str_list,
 }
 assert set(PROFILE_CHECKS) == {f.name for f in fields(Profile)} - {"name"}
 # What makes a profile speculative: without an algorithm, none of these may be set.
-SPEC_FIELDS = ("num_steps", "topk", "num_draft_tokens", "draft_model_path")
+SPEC_FIELDS = ("num_steps", "topk", "num_draft_tokens", "draft_model_path", "adaptive", "adaptive_config", "schedule")
 
 TOP_LEVEL = ("control", "defaults", "hosts", "keys", "profiles", "theme", "thresholds")
 

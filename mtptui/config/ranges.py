@@ -75,6 +75,7 @@ SMOKE_TIMEOUT = Range(1, 3600, unit="seconds")  # smoke --timeout: for the answe
 NUM_STEPS = Range(1, 64, integer=True)
 TOPK = Range(1, 64, integer=True)
 NUM_DRAFT_TOKENS = Range(1, 1024, integer=True)
+SCHEDULE_K = Range(0, 64, integer=True)  # a vLLM schedule's K for a range of batch sizes; 0: no speculation there
 
 # --- benchmarks (bench's, tune's flags) -----------------------------------------------------------------
 CONCURRENCY = Range(1, 4096, integer=True)  # requests in flight

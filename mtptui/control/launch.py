@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from mtptui.control.profiles import (
+    SGLANG_ADAPTIVE_OFF_FLAGS,
+    SGLANG_SPEC_V1_FLAG,
     Profile,
     ProfileError,
     Version,
@@ -47,7 +49,13 @@ _SGLANG_SPEC = {
     "--speculative-num-draft-tokens": "num_draft_tokens",
     "--speculative-draft-model-path": "draft_model_path",
     "--speculative-draft-model": "draft_model_path",  # alias (0.5.2+)
+    "--speculative-adaptive": "adaptive",  # 0.5.11+, a switch
+    "--speculative-adaptive-config": "adaptive_config",
 }
+# SGLang switches (argparse store_true) that the flag reader must not give the next word to
+_SWITCHES = frozenset({"--speculative-adaptive", SGLANG_SPEC_V1_FLAG, *SGLANG_ADAPTIVE_OFF_FLAGS})
+# vLLM's key of --speculative-config for a per-batch-size schedule (Dynamic SD, 0.24.0+)
+VLLM_SCHEDULE_KEY = "num_speculative_tokens_per_batch_size"
 _V = (0, 0)
 _END = (99,)
 # (flag after "--speculative-", first version that has it, first that no longer has it)
@@ -87,7 +95,8 @@ def sglang_spec_flags(version: Version | str | None) -> tuple[str, ...]:
     v, _ = known_version(version)
     return tuple(f"--speculative-{f}" for f, since, until in _SGLANG_SPEC_FLAGS if since <= v < until)
 _INT_KEYS = ("num_steps", "topk", "num_draft_tokens")
-SPEC_KEYS = ("algorithm", "num_steps", "topk", "num_draft_tokens", "draft_model_path")
+SPEC_KEYS = ("algorithm", "num_steps", "topk", "num_draft_tokens", "draft_model_path", "adaptive", "adaptive_config",
+             "schedule")
 
 
 class LaunchError(ValueError):
@@ -115,6 +124,7 @@ class Context:
     prefill_attention_backend: str | None = None
     enable_dp_lm_head: bool = False
     ngram_max_bfs_breadth: int | None = None  # --speculative-ngram-max-bfs-breadth (NGRAM's topk)
+    flags_on: frozenset[str] = frozenset()  # the switches adaptive speculation depends on that it gives
     version: tuple | None = None  # the server's version, (0, 5, 23); None: unknown (newest rules)
 
 
@@ -324,7 +334,7 @@ def _options(argv: list[str], start: int) -> list[_Opt]:
         if eq:
             opts.append(_Opt(name, value, j, j + 1))
             j += 1
-        elif _takes_next(argv, j + 1):
+        elif name not in _SWITCHES and _takes_next(argv, j + 1):
             opts.append(_Opt(name, argv[j + 1], j, j + 2))
             j += 2
         else:
@@ -420,7 +430,18 @@ def _from_vllm(config: dict[str, Any]) -> dict[str, Any]:
     if config.get("num_speculative_tokens") is not None:
         out["num_steps"] = _int("num_speculative_tokens", config["num_speculative_tokens"])
     out["draft_model_path"] = config.get("model")
+    out["schedule"] = _schedule(config.get(VLLM_SCHEDULE_KEY))
     return out
+
+
+def _schedule(value: Any) -> tuple[tuple[int, int, int], ...] | None:
+    """A --speculative-config schedule as a profile holds it (None: none, or not one vLLM reads)."""
+    if not isinstance(value, list) or not value:
+        return None
+    try:
+        return tuple((int(a), int(b), int(k)) for a, b, k in value)
+    except (TypeError, ValueError):
+        return None
 
 
 def spec_flags(argv: list[str], version: Version | str | None = None) -> dict[str, Any]:
@@ -437,7 +458,9 @@ def spec_flags(argv: list[str], version: Version | str | None = None) -> dict[st
     out = dict.fromkeys(SPEC_KEYS)
     for o in opts:
         key = _sglang_key(o.name, version)
-        if key:
+        if key == "adaptive":
+            out[key] = True
+        elif key:
             out[key] = _int(o.name, o.value) if key in _INT_KEYS else o.value
     return out
 
@@ -481,6 +504,7 @@ def context_of(argv: list[str], version: Version | str | None = None) -> Context
         enable_dp_lm_head="--enable-dp-lm-head" in flags,
         ngram_max_bfs_breadth=(_int("--speculative-ngram-max-bfs-breadth", breadth)
                                if breadth is not None else None),
+        flags_on=frozenset(flags & (_SWITCHES - {"--speculative-adaptive"})),
         version=version,
     )
 
@@ -553,10 +577,13 @@ def profile_flags(profile: Profile, engine: str, version: Version | str | None =
             config["num_speculative_tokens"] = profile.num_steps
         if profile.draft_model_path:
             config["model"] = profile.draft_model_path
+        if profile.schedule:
+            config[VLLM_SCHEDULE_KEY] = [list(e) for e in profile.schedule]
         old_method = (operators or {}).get("method")
         if isinstance(old_method, str) and vllm_algorithm(old_method) == vllm_algorithm(method):
             for key, value in (operators or {}).items():
-                if key not in ("method", "num_speculative_tokens") and key not in config:
+                # a schedule is the profile's to give: one it does not give goes
+                if key not in ("method", "num_speculative_tokens", VLLM_SCHEDULE_KEY) and key not in config:
                     config[key] = value
         out = ["--speculative-config", json.dumps(config, separators=(",", ":"))]
     elif algorithm is not None:
@@ -567,6 +594,10 @@ def profile_flags(profile: Profile, engine: str, version: Version | str | None =
                             ("--speculative-draft-model-path", profile.draft_model_path)):
             if value is not None:
                 out += [flag, str(value)]
+        if profile.adaptive:
+            out.append("--speculative-adaptive")
+        if profile.adaptive_config:
+            out += ["--speculative-adaptive-config", profile.adaptive_config]
     return out + list(profile.extra_args)
 
 

@@ -25,6 +25,9 @@ SETTING_KEYS = {"speculative_algorithm": "algorithm", "speculative_num_steps": "
                 "speculative_eagle_topk": "topk", "speculative_num_draft_tokens": "num_draft_tokens",
                 "speculative_draft_model_path": "draft_model_path",
                 "model_path": "model_path", "tp_size": "tp_size", "dp_size": "dp_size"}
+# its switches (True/False) that mtptui reads: SGLang's adaptive speculation (0.5.11+) and what turns it off
+SETTING_SWITCHES = {"speculative_adaptive": "adaptive", "enable_dp_attention": "enable_dp_attention",
+                    "enable_two_batch_overlap": "enable_two_batch_overlap"}
 
 
 class ServerProbe:
@@ -125,6 +128,9 @@ def settings_of(info: dict) -> dict:
     for key, name in SETTING_KEYS.items():
         v = info.get(key)
         out[name] = v if isinstance(v, (str, int)) and not isinstance(v, bool) else None
+    for key, name in SETTING_SWITCHES.items():
+        v = info.get(key)
+        out[name] = v if isinstance(v, bool) else None
     return out
 
 

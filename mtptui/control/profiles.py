@@ -38,6 +38,21 @@ SGLANG_ALGORITHMS = {"EAGLE": (0, 0), "NEXTN": (0, 4, 4), "EAGLE3": (0, 4, 5), "
                      "NGRAM": (0, 5, 3), "DFLASH": (0, 5, 11)}
 _SGLANG_FREE_CHOICE = (0, 5, 12)
 NGRAM_MAX_BFS_BREADTH = 10  # --speculative-ngram-max-bfs-breadth's default (0.5.3+): NGRAM's topk
+# Speculation that adapts inside the engine: SGLang's --speculative-adaptive (0.5.11+), and vLLM's
+# num_speculative_tokens_per_batch_size in --speculative-config (0.24.0+)
+SGLANG_ADAPTIVE = (0, 5, 11)
+VLLM_SCHEDULE = (0, 24, 0)
+VLLM_SCHEDULE_DP_OFF = (0, 26, 0)  # from here vLLM drops a schedule with data parallel > 1
+# What makes SGLang fall back to static steps with --speculative-adaptive (a warning,
+# "speculative_adaptive disabled: <reason>. Falling back to static speculative params."; its
+# adaptive_unsupported_reason, srt/speculative/adaptive_spec_params.py, 0.5.11-0.5.23): these
+# flags, an algorithm other than EAGLE/EAGLE3 (NEXTN is EAGLE by then) and topk other than 1
+# 0.5.11 adapts on spec v1 only, which its overlap scheduler replaces unless this is given (or
+# SGLANG_ENABLE_SPEC_V2 is false); 0.5.12 adapts on spec v2 too
+SGLANG_SPEC_V1_FLAG = "--disable-overlap-schedule"
+SGLANG_ADAPTIVE_V2 = (0, 5, 12)
+SGLANG_ADAPTIVE_OFF_FLAGS = {"--enable-dp-attention": "DP attention", "--enable-two-batch-overlap": "two-batch overlap",
+                             "--enable-pdmux": "PD multiplexing", "--enable-multi-layer-eagle": "multi-layer EAGLE"}
 
 
 def known_version(version: Version | str | None, engine: str = "sglang") -> tuple[Version, bool]:
@@ -87,6 +102,8 @@ def effective(flags: Mapping[str, object], ctx: Context, engine: str = "sglang")
     if engine != "sglang" or not algo:
         return out
     v, _ = known_version(ctx.version)
+    if v >= SGLANG_ADAPTIVE:  # the field is there: absent is off
+        out["adaptive"] = bool(out.get("adaptive"))
     if algo == "NGRAM" and v >= (0, 5, 3):
         out["topk"] = ctx.ngram_max_bfs_breadth or NGRAM_MAX_BFS_BREADTH
         return out
@@ -161,10 +178,12 @@ def check_profile(profile: Profile, ctx: Context, engine: str) -> None:
     algo = p.algorithm.upper()
     if engine == "vllm":
         _check_vllm(p, algo, ctx.version)
+        _check_vllm_schedule(p, ctx)
         return
     version, known = known_version(ctx.version)
     said = f"SGLang {version_text(version)}" + ("" if known else " (version unknown: its rules)")
     _check_sglang_algorithm(p, algo, ctx, version, said)
+    _check_sglang_adaptive(p, algo, ctx, version, said)
     if algo == "DFLASH":
         _check_dflash(p, ctx, version, said)
     elif algo == "NGRAM":
@@ -182,7 +201,9 @@ def check_profile(profile: Profile, ctx: Context, engine: str) -> None:
 
 def _check_off(p: Profile, counts: dict[str, int | None]) -> None:
     """A profile without an algorithm: any count or draft model it sets would be ignored."""
-    given = [k for k, v in {**counts, "draft_model_path": p.draft_model_path}.items() if v is not None]
+    given = [k for k, v in {**counts, "draft_model_path": p.draft_model_path, "adaptive": p.adaptive or None,
+                            "adaptive_config": p.adaptive_config, "schedule": p.schedule or None}.items()
+             if v is not None]
     if given:
         raise ProfileError(f"profile {p.name} sets {', '.join(given)} but no algorithm")
 
@@ -199,6 +220,54 @@ def _check_sglang_algorithm(p: Profile, algo: str, ctx: Context, version: Versio
         raise ProfileError(f"profile {p.name}: SGLang refuses {algo} with DP attention "
                            f"(\"Currently {algo.lower()} speculative decoding does not support dp "
                            "attention.\")")
+
+
+def _check_sglang_adaptive(p: Profile, algo: str, ctx: Context, version: Version, said: str) -> None:
+    """--speculative-adaptive: a flag of 0.5.11+ (argparse refuses it before); with anything that
+    makes SGLang fall back to static steps (SGLANG_ADAPTIVE_OFF_FLAGS, another algorithm, topk
+    other than 1, or counts SGLang picks for the model) mtptui refuses it, as it refuses counts
+    SGLang would silently change: the run would never show what was asked."""
+    if p.schedule:
+        raise ProfileError(f"profile {p.name}: schedule is vLLM's (num_speculative_tokens_per_batch_size); "
+                           "SGLang adapts by itself with adaptive = true")
+    if p.adaptive_config and not p.adaptive:
+        raise ProfileError(f"profile {p.name}: adaptive_config without adaptive = true: SGLang reads "
+                           "--speculative-adaptive-config only with --speculative-adaptive")
+    if not p.adaptive:
+        return
+    if version < SGLANG_ADAPTIVE:
+        raise ProfileError(f"profile {p.name}: {said} has no --speculative-adaptive (it came in "
+                           f"{version_text(SGLANG_ADAPTIVE)})")
+    why = adaptive_off_reason(algo, p.topk, ctx.flags_on)
+    if why is None and version < SGLANG_ADAPTIVE_V2 and not _spec_v1(p, ctx):
+        why = (f"{said} adapts only without its overlap scheduler (spec v2): add {SGLANG_SPEC_V1_FLAG} "
+               "to the profile's extra_args")
+    if why is None and p.num_steps is None:
+        why = "SGLang picks the counts for the model itself (topk 4 for some): give num_steps, topk 1 and " \
+              "num_draft_tokens"
+    if why:
+        raise ProfileError(f"profile {p.name}: SGLang would fall back to static steps with "
+                           f"--speculative-adaptive: {why}")
+
+
+def _spec_v1(p: Profile, ctx: Context) -> bool:
+    """Whether the run uses spec v1 on 0.5.11: the overlap scheduler off, by flag or environment."""
+    if SGLANG_SPEC_V1_FLAG in ctx.flags_on or SGLANG_SPEC_V1_FLAG in p.extra_args:
+        return True
+    return any(k == "SGLANG_ENABLE_SPEC_V2" and v.strip().lower() in ("0", "false", "no", "off") for k, v in p.env)
+
+
+def adaptive_off_reason(algo: str | None, topk: object, flags: frozenset[str] | tuple[str, ...]) -> str | None:
+    """Why SGLang runs --speculative-adaptive as static steps for these settings (its
+    adaptive_unsupported_reason, as far as the flags tell), or None."""
+    if _SAME.get((algo or "").upper(), (algo or "").upper()) not in ("EAGLE", "EAGLE3"):
+        return f"{algo or 'no algorithm'} (only EAGLE, EAGLE3 and NEXTN adapt)"
+    if topk not in (None, 1):
+        return f"topk {topk} (only topk 1 adapts)"
+    for flag, what in SGLANG_ADAPTIVE_OFF_FLAGS.items():
+        if flag in flags:
+            return f"{what} ({flag})"
+    return None
 
 
 def _paged_topk_refused(ctx: Context, version: Version) -> tuple[str, ...] | None:
@@ -320,6 +389,49 @@ def _check_vllm(p: Profile, algo: str, version: Version | None = None) -> None:
         raise ProfileError(f"profile {p.name}: vLLM {version_text(v)} refuses [ngram] without "
                            "--ngram-prompt-lookup-max (\"ngram_prompt_lookup_max=None must be > 0\"): "
                            "give it in the profile's extra_args")
+
+
+def _check_vllm_schedule(p: Profile, ctx: Context) -> None:
+    """vLLM's Dynamic SD, num_speculative_tokens_per_batch_size: on 0.24.0+, with the rules of its
+    validate_and_normalize_dynamic_sd_schedule (vllm 0.32.0 v1/spec_decode/dynamic/utils.py:
+    ranges of positive batch sizes, start <= end, K >= 0, none overlapping, the first from 1).
+    Stricter than vLLM where it changes the run unasked: a K above num_speculative_tokens (vLLM
+    clamps it), and data parallel above 1 (vLLM drops the schedule for static steps,
+    VllmConfig._maybe_disable_dynamic_sd_for_data_parallel)."""
+    if p.adaptive or p.adaptive_config:
+        raise ProfileError(f"profile {p.name}: vLLM adapts by a schedule (schedule = [[first batch size, "
+                           "last, K], ...]), not adaptive/adaptive_config (SGLang's)")
+    if not p.schedule:
+        return
+    v, known = known_version(ctx.version, "vllm")
+    if v < VLLM_SCHEDULE:
+        raise ProfileError(f"profile {p.name}: vLLM {version_text(v)} has no num_speculative_tokens_per_batch_size "
+                           f"(Dynamic SD came in {version_text(VLLM_SCHEDULE)}): it would run static steps")
+    if not p.num_steps:
+        raise ProfileError(f"profile {p.name}: a schedule needs num_steps (vLLM's num_speculative_tokens, "
+                           "the most any range drafts)")
+    end = 0
+    for start, last, k in sorted(p.schedule):
+        if start <= 0 or last < start:
+            raise ProfileError(f"profile {p.name}: schedule range {start}-{last} is not a range of batch sizes "
+                               "(vLLM: \"Batch-size range start must be <= end\", both positive)")
+        if start <= end:
+            raise ProfileError(f"profile {p.name}: schedule ranges overlap at {start} (vLLM: \"Batch-size "
+                               "ranges must be non-overlapping and sorted.\")")
+        if k > p.num_steps:
+            raise ProfileError(f"profile {p.name}: schedule K {k} for {start}-{last} is above num_steps "
+                               f"{p.num_steps}; vLLM would silently change it to {p.num_steps}")
+        end = last
+    if min(p.schedule)[0] != 1:
+        raise ProfileError(f"profile {p.name}: the schedule's first range must start at batch size 1 (vLLM: "
+                           "\"The first batch-size range must start at 1\")")
+    if ctx.dp > 1 and v >= VLLM_SCHEDULE_DP_OFF:
+        raise ProfileError(f"profile {p.name}: vLLM drops the schedule with data parallel {ctx.dp} and runs "
+                           f"static num_speculative_tokens {p.num_steps} (\"Dynamic speculative decoding is "
+                           "not supported with data parallelism\")")
+    if ctx.dp > 1:
+        raise ProfileError(f"profile {p.name}: vLLM {version_text(v)} runs the schedule with data parallel "
+                           f"{ctx.dp}, where its ranks may pick different K and deadlock (0.26.0 drops it there)")
 
 
 def step(current: Mapping[str, object], delta: int) -> Profile:

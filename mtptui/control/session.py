@@ -19,7 +19,7 @@ from mtptui.control.profiles import BUILTINS, Profile, ProfileError, check_profi
 from mtptui.control.restart import (RESULT_INTERRUPTED, ROLLBACK_FAILED, Action, Outcome, PhaseEvent,
                                     Settings)
 from mtptui.control.target import Follower, HostTarget, SystemdTarget, Target, UnitState
-from mtptui.control.verify import SPEC_KEYS
+from mtptui.control.verify import EXPECT_KEYS, SPEC_KEYS
 from mtptui.transport.aio import wait_for
 from mtptui.transport.errors import TransportError
 from mtptui.transport.tunnel import Forward
@@ -178,7 +178,8 @@ class HostControl:
                 pass
             else:
                 spec = {**{k: flags.get(k) for k in launch.SPEC_KEYS}, "model_path": ctx.model_path,
-                        "tp_size": ctx.tp, "dp_size": ctx.dp}
+                        "tp_size": ctx.tp, "dp_size": ctx.dp, "enable_dp_attention": ctx.enable_dp_attention,
+                        "enable_two_batch_overlap": "--enable-two-batch-overlap" in ctx.flags_on}
                 if engine == "sglang" and str(spec["algorithm"]).upper() == "NEXTN":
                     spec["algorithm"] = "EAGLE"  # as SGLang logs and reports it (every version since 0.4.6)
                 return spec, "ExecStart"
@@ -651,7 +652,7 @@ def runs_what(flags: dict[str, Any]) -> str:
 
 def expected(argv: list[str], version: str | None = None) -> dict[str, Any]:
     flags = launch.effective_flags(argv, version)  # what that version will run (it changes some counts)
-    return {k: flags.get(k) for k in SPEC_KEYS}
+    return {k: flags.get(k) for k in EXPECT_KEYS}
 
 
 def profile_of(settings: dict[str, Any], fallback: Profile) -> Profile:
@@ -663,7 +664,9 @@ def profile_of(settings: dict[str, Any], fallback: Profile) -> Profile:
         return fallback
     return Profile("previous", algorithm=settings["algorithm"], num_steps=settings.get("num_steps"),
                    topk=settings.get("topk"), num_draft_tokens=settings.get("num_draft_tokens"),
-                   draft_model_path=settings.get("draft_model_path"))
+                   draft_model_path=settings.get("draft_model_path"), adaptive=settings.get("adaptive") is True,
+                   adaptive_config=settings.get("adaptive_config"),
+                   schedule=tuple(tuple(e) for e in settings.get("schedule") or ()))
 
 
 def host_controls(sources: Iterable[Source], config: Config) -> dict[str | None, HostControl]:

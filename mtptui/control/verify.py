@@ -28,6 +28,9 @@ from mtptui.sources.journal import Run, cursor_of, run_of
 
 STARTING, LOADING, READY, VERIFIED, FAILED = "starting", "loading", "ready", "verified", "failed"
 SPEC_KEYS = ("algorithm", "num_steps", "topk", "num_draft_tokens")
+# what verify holds a run to besides: SGLang's --speculative-adaptive (a server that fell back to
+# static steps reports it off) and vLLM's per-batch-size schedule
+EXPECT_KEYS = SPEC_KEYS + ("adaptive", "schedule")
 # Phases of a model load worth showing while the operator waits.
 _LOAD_STEPS = [
     ("Init torch distributed begin", "starting workers"),
@@ -63,17 +66,24 @@ def mismatch(expect: dict, seen: dict) -> str | None:
                 f"asked for {expect.get('algorithm') or 'none'}")
     if expect.get("algorithm") is None:
         return None
-    for k in SPEC_KEYS[1:]:
-        want = expect.get(k)
-        if want is not None and seen.get(k) is not None and seen.get(k) != want:
-            return f"the server runs {k} {seen.get(k)}, asked for {want}"
+    for k in EXPECT_KEYS[1:]:
+        want, got = _same_form(expect.get(k)), _same_form(seen.get(k))
+        if want is not None and got is not None and got != want:
+            return f"the server runs {k} {seen.get(k)}, asked for {expect.get(k)}"
     return None
+
+
+def _same_form(v: object) -> object:
+    """A schedule as a tuple of tuples, however it came (a profile's tuples, JSON's lists)."""
+    if isinstance(v, (list, tuple)):
+        return tuple(_same_form(x) for x in v)
+    return v
 
 
 class Watch:
     def __init__(self, expect: dict, *, batches: int = 3, engine: str = "sglang",
                  replaced: Run | None = None) -> None:
-        self.expect = {k: expect.get(k) for k in SPEC_KEYS}
+        self.expect = {k: expect.get(k) for k in EXPECT_KEYS}
         self.on = expect.get("algorithm") is not None
         self.batches_needed = batches
         self.engine = engine
@@ -194,7 +204,7 @@ class Watch:
         elif not self.started:
             return  # the old run's last words (a pipe or the journal may deliver them late)
         elif kind == "spec_config":
-            self.seen = {k: ev.data.get(k) for k in SPEC_KEYS}
+            self.seen = {k: ev.data.get(k) for k in EXPECT_KEYS}
             self.state = LOADING
             self.step = "reading its arguments"
             why = mismatch(self.expect, self.seen)
@@ -284,7 +294,7 @@ class Watch:
         """The settings /server_info reports, where the journal's server_args line did not come."""
         if self.done or self.seen is not None:
             return
-        self.seen = {k: seen.get(k) for k in SPEC_KEYS}
+        self.seen = {k: seen.get(k) for k in EXPECT_KEYS}
         self.notes.append("settings from /server_info (no server_args line came)")
         why = mismatch(self.expect, self.seen)
         if why:

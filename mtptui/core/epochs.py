@@ -81,12 +81,36 @@ def algorithm_name(spec: dict) -> str:
 
 
 def spec_settings(spec: dict) -> str:
-    """`EAGLE (MTP) steps=3 topk=1 draft=4` for settings with an algorithm."""
+    """`EAGLE (MTP) steps=3 topk=1 draft=4` for settings with an algorithm, and how it adapts
+    (adaptive_words)."""
     parts = [algorithm_name(spec)]
     for key, short in (("num_steps", "steps"), ("topk", "topk"), ("num_draft_tokens", "draft")):
         if spec.get(key) is not None:
             parts.append(f"{short}={spec[key]}")
+    adapts = adaptive_words(spec)
+    if adapts:
+        parts.append(adapts)
     return " ".join(parts)
+
+
+def adaptive_words(spec: dict) -> str | None:
+    """How the settings adapt speculation inside the engine, or None where they do not say it:
+    SGLang's `adaptive` (--speculative-adaptive), vLLM's per-batch-size `schedule`
+    (`schedule=1-8:3,9-64:1,65+:0`), and `OFF` with why where the settings ask for it but the
+    engine's documented fallback turns it off: SGLang runs static steps with DP attention or
+    two-batch overlap (its adaptive_unsupported_reason, 0.5.11-0.5.23), vLLM drops the schedule
+    with data parallel above 1 (VllmConfig._maybe_disable_dynamic_sd_for_data_parallel, 0.32)."""
+    schedule = spec.get("schedule")
+    if schedule:
+        rows = [(a, b, k) for a, b, k in schedule]
+        text = "schedule=" + ",".join(f"{a}-{b}:{k}" for a, b, k in rows)
+        dp = spec.get("dp_size")
+        return f"{text} (OFF: data parallel {dp})" if isinstance(dp, int) and dp > 1 else text
+    if spec.get("adaptive") is True:
+        off = [what for key, what in (("enable_dp_attention", "DP attention"),
+                                      ("enable_two_batch_overlap", "two-batch overlap")) if spec.get(key) is True]
+        return f"adaptive (OFF: {', '.join(off)})" if off else "adaptive"
+    return None
 
 
 def spec_label(spec: dict | None) -> str:

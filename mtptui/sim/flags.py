@@ -195,6 +195,9 @@ def build_parser(version: str = DEFAULT_VERSION) -> argparse.ArgumentParser:
         g.add_argument("--speculative-ngram-min-bfs-breadth", type=int, default=1)
         g.add_argument("--speculative-ngram-match-type", type=str, default="BFS")
         g.add_argument("--speculative-ngram-capacity", type=int, default=10 * 1000 * 1000)
+    if v >= (0, 5, 11):  # adaptive steps (sglang PR #21599)
+        g.add_argument("--speculative-adaptive", action="store_true")
+        g.add_argument("--speculative-adaptive-config", type=str)
 
     s = p.add_argument_group("mtptui simulator options (never passed to or printed as SGLang's)")
     s.add_argument("--sim-version", choices=VERSIONS, default=DEFAULT_VERSION,
@@ -304,6 +307,7 @@ class _Spec:
     draft_path: str | None
     max_running: int | None
     disable_overlap: bool
+    adaptive: bool = False  # --speculative-adaptive as SGLang leaves it (off where it falls back)
 
 
 def resolve(ns: argparse.Namespace) -> Config:
@@ -372,7 +376,26 @@ def _speculation(ns: argparse.Namespace, v: tuple, preset: models.Preset, warnin
         sp.max_running = 48
         warnings.append("Max running requests is reset to 48 for speculative decoding. You can "
                         "override this by explicitly setting --max-running-requests.")
+    if getattr(ns, "speculative_adaptive", False):
+        _adaptive(sp, ns, v, warnings)
     return sp
+
+
+def _adaptive(sp: _Spec, ns: argparse.Namespace, v: tuple, warnings: list[str]) -> None:
+    """--speculative-adaptive, kept or dropped as adaptive_unsupported_reason decides (0.5.11-0.5.23
+    srt/speculative/adaptive_spec_params.py; the simulator has no two-batch overlap or pdmux)."""
+    why = None
+    if sp.algorithm not in ("EAGLE", "EAGLE3"):
+        why = f"speculative_algorithm={sp.algorithm} (only EAGLE/EAGLE3 are supported)"
+    elif sp.topk != 1:
+        why = f"speculative_eagle_topk={sp.topk} (only topk=1 is supported)"
+    elif ns.enable_dp_attention:
+        why = "enable_dp_attention=True is not supported (adaptive tier decisions are not synchronized across DP ranks)"
+    elif v < (0, 5, 12) and not sp.disable_overlap:
+        why = "the overlap scheduler (spec v2) is enabled (adaptive is only implemented for EAGLEWorker v1)"
+    if why:
+        warnings.append(f"speculative_adaptive disabled: {why}. Falling back to static speculative params.")
+    sp.adaptive = why is None
 
 
 def _ngram(sp: _Spec, ns: argparse.Namespace) -> None:
@@ -532,6 +555,9 @@ def _server_args(ns: argparse.Namespace, v: tuple, sp: _Spec, chunked: int) -> d
     a["speculative_token_map"] = ns.speculative_token_map
     if v >= (0, 5, 4):
         a["speculative_attention_mode"] = ns.speculative_attention_mode
+    if v >= (0, 5, 11):
+        a["speculative_adaptive"] = sp.adaptive
+        a["speculative_adaptive_config"] = ns.speculative_adaptive_config
     a["ep_size"] = ns.ep_size
     a["disable_radix_cache"] = ns.disable_radix_cache
     a["cuda_graph_max_bs"] = graph_bs
@@ -578,6 +604,7 @@ def spec_truth(args: dict) -> dict:
         "dp_size": args["dp_size"],
         "enable_dp_attention": args["enable_dp_attention"],
         "decode_log_interval": args["decode_log_interval"],
+        **({"adaptive": args["speculative_adaptive"]} if "speculative_adaptive" in args else {}),
     }
 
 

@@ -125,7 +125,7 @@ def server_args_of(sa, ns: argparse.Namespace):
 
 
 SPEC = ("speculative_algorithm", "speculative_num_steps", "speculative_eagle_topk",
-        "speculative_num_draft_tokens", "speculative_draft_model_path")
+        "speculative_num_draft_tokens", "speculative_draft_model_path", "speculative_adaptive")
 
 
 def run_case(sa, parser, how, rules, args: list[str]) -> dict:

@@ -64,6 +64,9 @@ STRICTER = {
     # refuses a topk > 1 with page size > 1 on some backends, or on trtllm_mha: mtptui cannot
     # know the model's choice, so it asks for the counts there.
     "SGLang picks the counts": "the counts SGLang picks depend on the model",
+    # --speculative-adaptive with what turns it off (DP attention, topk > 1, another algorithm):
+    # SGLang runs static steps with a warning; mtptui says so up front (control/profiles.py)
+    "fall back to static steps": "SGLang falls back to static steps",
 }
 
 MODEL = ["python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B"]
@@ -76,9 +79,9 @@ BASES = {
 }
 
 
-def prof(name, algo, steps=None, topk=None, draft=None, path=None, extra=()):
+def prof(name, algo, steps=None, topk=None, draft=None, path=None, extra=(), adaptive=False):
     return Profile(name, algorithm=algo, num_steps=steps, topk=topk, num_draft_tokens=draft,
-                   draft_model_path=path, extra_args=tuple(extra))
+                   draft_model_path=path, extra_args=tuple(extra), adaptive=adaptive)
 
 
 PROFILES = [
@@ -94,6 +97,13 @@ PROFILES = [
     prof("ngram-b1", "NGRAM", extra=("--speculative-ngram-max-bfs-breadth", "1")),
     prof("standalone", "STANDALONE", 3, 1, 4, "Qwen/Qwen3-0.6B"),
     prof("dflash", "DFLASH", path="z-lab/Qwen3-8B-DFlash-b16"),
+    # adaptive steps (0.5.11+; before, argparse refuses the flag): runs adapting as a chain, falls
+    # back to static steps (STRICTER) with a tree, under DP attention, or with another algorithm
+    prof("mtp3-adaptive", "NEXTN", 3, 1, 4, adaptive=True),  # STRICTER on 0.5.11: spec v2 there
+    prof("mtp3-adaptive-v1", "NEXTN", 3, 1, 4, extra=("--disable-overlap-schedule",), adaptive=True),
+    prof("eagle3-adaptive", "EAGLE3", 3, 1, 4, "Tengyunw/qwen3_8b_eagle3", adaptive=True),
+    prof("eagle-tree-adaptive", "EAGLE", 5, 4, 8, "yuhuili/EAGLE-Qwen3-8B", adaptive=True),
+    prof("standalone-adaptive", "STANDALONE", 3, 1, 4, "Qwen/Qwen3-0.6B", adaptive=True),
 ]
 
 
@@ -182,7 +192,8 @@ def test_profiles_against_the_real_rules(version, real):
                 if not same_algorithm(want["algorithm"], got["speculative_algorithm"]):
                     problems.append(f"{name}: algorithm {want['algorithm']} vs {got['speculative_algorithm']}")
                 for ours, theirs in (("num_steps", "speculative_num_steps"), ("topk", "speculative_eagle_topk"),
-                                     ("num_draft_tokens", "speculative_num_draft_tokens")):
+                                     ("num_draft_tokens", "speculative_num_draft_tokens"),
+                                     ("adaptive", "speculative_adaptive")):
                     if want[ours] is not None and got[theirs] != want[ours]:
                         problems.append(f"{name}: mtptui expects {ours} {want[ours]}, SGLang {version} "
                                         f"runs {got[theirs]}")

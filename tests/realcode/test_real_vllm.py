@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from wheels import sources
+from wheels import CACHE, sources
 
 from mtptui.control.launch import Context, apply_profile, spec_flags
 from mtptui.control.profiles import (
@@ -54,8 +54,11 @@ VERSIONS = ("0.8.1", "0.8.2", "0.8.3", "0.8.4", "0.8.5", "0.8.5.post1", "0.9.0",
             "0.26.0", "0.27.0", "0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 
 
+DYNAMIC_SD = "vllm/v1/spec_decode/dynamic/utils.py"  # Dynamic SD's schedule rules (0.24.0+)
+
+
 def _wanted(path: str) -> bool:
-    return path.endswith(".py") and (path in ("vllm/config.py", "vllm/engine/arg_utils.py")
+    return path.endswith(".py") and (path in ("vllm/config.py", "vllm/engine/arg_utils.py", DYNAMIC_SD)
                                      or path.startswith("vllm/config/"))
 
 
@@ -66,7 +69,9 @@ PROFILES = [Profile("mtp3", algorithm="NEXTN", num_steps=3, topk=1, num_draft_to
             Profile("eagle3", algorithm="EAGLE3", num_steps=3, draft_model_path=EAGLE3),
             Profile("ngram", algorithm="NGRAM", num_steps=4),
             Profile("ngram-lookup", algorithm="NGRAM", num_steps=4, extra_args=("--ngram-prompt-lookup-max", "4")),
-            Profile("draft", algorithm="STANDALONE", num_steps=3, draft_model_path="meta-llama/Llama-3.2-1B-Instruct")]
+            Profile("draft", algorithm="STANDALONE", num_steps=3, draft_model_path="meta-llama/Llama-3.2-1B-Instruct"),
+            # Dynamic SD (0.24.0+): K per range of batch sizes, 0 past 64
+            Profile("mtp-schedule", algorithm="NEXTN", num_steps=3, schedule=((1, 8, 3), (9, 64, 1), (65, 4096, 0)))]
 BASE = ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"]
 TARGETS = {"NEXTN": "deepseek-ai/DeepSeek-V3"}  # MTP needs a model with MTP layers
 DEFAULT_TARGET = "meta-llama/Llama-3.1-8B-Instruct"
@@ -150,6 +155,8 @@ def _spellings(profile: Profile, version: str) -> list[dict]:
         config = {"method": method, "num_speculative_tokens": profile.num_steps}
         if profile.draft_model_path:
             config["model"] = profile.draft_model_path
+        if profile.schedule:
+            config["num_speculative_tokens_per_batch_size"] = [list(e) for e in profile.schedule]
         out.append({"config": config, "target": target})
     return out
 
@@ -254,6 +261,8 @@ def test_profiles_against_the_real_config(version, real):
     for profile, argv, verdict, cases in _cases(version):
         outcomes = [next(results) for _ in cases]
         for case, r in zip(cases, outcomes):
+            if profile.schedule and "num_speculative_tokens_per_batch_size" in r.get("unrun", ""):
+                continue  # a plain dataclass (before 0.9.1) refuses the unknown key: refused, as mtptui does
             if "unrun" in r:
                 problems.append(f"{profile.name}: vLLM {version}'s config did not run here: {r['unrun']}")
         if verdict is None:
@@ -268,10 +277,22 @@ def test_profiles_against_the_real_config(version, real):
             continue
         ran_as_asked = [c for c, r in zip(cases, outcomes) if r.get("method")
                         and same_algorithm(vllm_algorithm(r["method"]), profile.algorithm)]
+        if profile.schedule and not _has_schedule(real_root(version)):
+            ran_as_asked = []  # it runs the method, the schedule ignored: not as asked
         if ran_as_asked and not _stricter(profile.algorithm, version):
             problems.append(f"{profile.name}: mtptui refuses ({verdict}), vLLM {version} runs it "
                             f"as {ran_as_asked[0]['config'] or ran_as_asked[0].get('legacy')}")
     assert not problems, "\n".join(problems)
+
+
+def real_root(version: str) -> Path:
+    return CACHE / "vllm-src" / version
+
+
+def _has_schedule(root: Path) -> bool:
+    """Whether the version's SpeculativeConfig has the Dynamic SD schedule field."""
+    return any("num_speculative_tokens_per_batch_size" in f.read_text()
+               for f in (root / "vllm/config.py", root / "vllm/config/speculative.py") if f.exists())
 
 
 SPEC_SHORTHANDS = ("--spec-method", "--spec-model", "--spec-tokens")
@@ -303,3 +324,59 @@ def test_short_speculative_config_is_read(version, real):
         argv = BASE + ["-sc", json.dumps({"method": "ngram", "num_speculative_tokens": 3})]
         assert spec_flags(argv, version)["algorithm"] == "NGRAM"
         assert "-sc" not in apply_profile(argv, PROFILES[1], version)
+
+
+# -- Dynamic SD's schedule ----------------------------------------------------------------------
+# The versions whose schedule rules are run here: the first two with Dynamic SD, the first that drops
+# it with data parallel above 1 (VllmConfig._maybe_disable_dynamic_sd_for_data_parallel), the
+# engine tier's and the newest.
+SCHEDULE_VERSIONS = ("0.24.0", "0.25.0", "0.28.0", "0.32.0", "0.33.0")
+SCHEDULES = [((1, 8, 3), (9, 64, 1), (65, 4096, 0)), ((1, 4096, 2),), ((1, 8, 3), (32, 64, 0)),
+             ((2, 8, 3),), ((1, 8, 3), (8, 16, 1)), ((1, 8, 3), (16, 9, 1)), ((9, 64, 1), (1, 8, 3)),
+             ((0, 8, 3),), ((1, 8, 5),)]
+
+
+@pytest.mark.parametrize("version", SCHEDULE_VERSIONS)
+def test_schedules_against_the_real_rules(version, real, need):
+    """The version's validate_and_normalize_dynamic_sd_schedule (its scheduler builds the lookup
+    from it at start and refuses what it refuses) and mtptui's check agree on every schedule: what
+    vLLM refuses mtptui refuses; what mtptui refuses vLLM refuses or changes (a K above
+    num_speculative_tokens, which build_dynamic_sd_schedule_lookup clamps); the field is in the
+    version's SpeculativeConfig, and its data-parallel fallback is there from 0.26.0."""
+    import importlib.util
+
+    real(version)  # its files fetched
+    root = sources("vllm", version, _wanted, need)
+    path = root / DYNAMIC_SD
+    need(path.exists(), f"{path} is missing: a cache from before {DYNAMIC_SD} was kept (remove {root})")
+    spec = importlib.util.spec_from_file_location(f"dynamic_sd_{version.replace('.', '_')}", path)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert "num_speculative_tokens_per_batch_size" in (root / "vllm/config/speculative.py").read_text()
+    problems = []
+    for schedule in SCHEDULES:
+        p = Profile("s", algorithm="NEXTN", num_steps=3, schedule=schedule)
+        try:
+            check_profile(p, Context(version=vtuple(version)), "vllm")
+            ours = None
+        except ProfileError as e:
+            ours = str(e)
+        try:
+            lookup = mod.build_dynamic_sd_schedule_lookup([list(e) for e in schedule], 4096, 3)
+            theirs = None
+        except ValueError as e:
+            lookup, theirs = None, str(e)
+        if theirs and not ours:
+            problems.append(f"{schedule}: mtptui accepts, vLLM {version} refuses: {theirs}")
+        if ours and not theirs:
+            asked = {bs: k for a, b, k in schedule for bs in range(a, b + 1) if bs <= 4096}
+            changed = lookup is not None and any(lookup[bs] != k for bs, k in asked.items())
+            if not changed:
+                problems.append(f"{schedule}: mtptui refuses ({ours}), vLLM {version} runs it as asked")
+    assert not problems, "\n".join(problems)
+    fallback = "_maybe_disable_dynamic_sd_for_data_parallel" in (root / "vllm/config/vllm.py").read_text()
+    assert fallback == (vtuple(version) >= (0, 26, 0))
+    with pytest.raises(ProfileError, match="data parallel 2"):
+        check_profile(Profile("s", algorithm="NEXTN", num_steps=3, schedule=SCHEDULES[0]),
+                      Context(dp=2, version=vtuple(version)), "vllm")

@@ -162,8 +162,8 @@ TABLE_ERRORS = [
     ('[profiles.fast]\nalgorithm = "NEXTN"\ntopk = 1.0\n', "config.toml:3: profiles.fast.topk: must be an integer from 1 to 64 (got 1.0)"),
     ('[profiles.fast]\nalgorithm = 3\n', "config.toml:2: profiles.fast.algorithm: must be a string (got 3)"),
     ('[profiles.fast]\nalgorithm = "next-n"\n', "config.toml:2: profiles.fast.algorithm: must be an algorithm name: EAGLE, EAGLE3"),
-    ('[profiles.fast]\nalgorithm = "NEXTN"\nsteps = 3\n', "config.toml:3: profiles.fast.steps: unknown key; known: algorithm, "
-     "draft_model_path, env, extra_args, num_draft_tokens, num_steps, topk"),
+    ('[profiles.fast]\nalgorithm = "NEXTN"\nsteps = 3\n', "config.toml:3: profiles.fast.steps: unknown key; known: adaptive, "
+     "adaptive_config, algorithm, draft_model_path, env, extra_args, num_draft_tokens, num_steps, schedule, topk"),
     ('[profiles.fast]\nalgorithm = "NEXTN"\nextra_args = "--x"\n', "config.toml:3: profiles.fast.extra_args: must be a list of strings"),
     ('[profiles.fast]\nalgorithm = "NEXTN"\nenv = {"1X" = "a"}\n', "config.toml:3: profiles.fast.env.1X: is not a variable name"),
     ('[profiles.fast]\nalgorithm = "NEXTN"\nenv = {X = 1}\n', "config.toml:3: profiles.fast.env.X: must be a string (got 1)"),

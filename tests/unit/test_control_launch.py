@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mtptui.control.launch import (
+    SPEC_KEYS,
     Context,
     Launch,
     LaunchError,
@@ -93,7 +94,7 @@ def sglang(flags: str) -> list[str]:
 ])
 def test_spec_flags_sglang(flags, settings):
     keys = ("algorithm", "num_steps", "topk", "num_draft_tokens", "draft_model_path")
-    assert spec_flags(sglang(flags)) == dict(zip(keys, settings))
+    assert spec_flags(sglang(flags)) == {**dict.fromkeys(SPEC_KEYS), **dict(zip(keys, settings))}
 
 
 @pytest.mark.parametrize("argv,settings", [
@@ -129,7 +130,8 @@ def test_context_of():
     assert context_of(sglang("--dp 2 --enable-dp-attention --page-size 16 --attention-backend fa3 "
                              "--decode-attention-backend trtllm_mha")) == Context(
         model_path="Qwen/Qwen3-8B", tp=2, dp=2, enable_dp_attention=True, page_size=16,
-        attention_backend="fa3", decode_attention_backend="trtllm_mha")
+        attention_backend="fa3", decode_attention_backend="trtllm_mha",
+        flags_on=frozenset({"--enable-dp-attention"}))
     assert context_of(shlex.split("python3 -m mtptui.sim --model m --tp-size=4 --dp-size=4")) == Context(
         model_path="m", tp=4, dp=4)
     assert context_of(["vllm", "serve", "Qwen/Q", "-tp", "4", "--data_parallel_size", "2"]) == Context(

@@ -157,7 +157,8 @@ def test_accept_len_of_hostile_answers(info, want):
 def test_settings_of_ignores_wrong_types():
     assert settings_of({"speculative_algorithm": ["EAGLE"], "speculative_num_steps": True, "tp_size": 4.5}) == {
         "algorithm": None, "num_steps": None, "topk": None, "num_draft_tokens": None, "draft_model_path": None,
-        "model_path": None, "tp_size": None, "dp_size": None}
+        "model_path": None, "tp_size": None, "dp_size": None, "adaptive": None, "enable_dp_attention": None,
+        "enable_two_batch_overlap": None}
 
 
 def test_the_reason_is_the_runs_first_error_not_its_last_words():

@@ -40,7 +40,7 @@ DATA = Path(__file__).parent / "data"
 REAL_0_5_23 = (DATA / "sglang-0.5.23-server_args.log").read_text().rstrip("\n")
 SETTINGS_0_5_23 = {"model_path": "deepseek-ai/DeepSeek-V3", "tp_size": 8, "dp_size": 1, "enable_dp_attention": False,
                    "decode_log_interval": 40, "algorithm": "EAGLE", "draft_model_path": None, "num_steps": 3,
-                   "topk": 1, "num_draft_tokens": 4}
+                   "topk": 1, "num_draft_tokens": 4, "adaptive": False, "enable_two_batch_overlap": False}
 QWEN = ["--model-path", "Qwen/Qwen3.5-122B-A10B", "--tp", "4"]
 
 

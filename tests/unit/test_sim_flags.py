@@ -101,7 +101,27 @@ def test_server_args_line_reads_back_as_the_settings():
     assert read_server_args(text) == flags.spec_truth(cfg.args) == {
         "algorithm": "EAGLE", "num_steps": 3, "topk": 1, "num_draft_tokens": 4, "draft_model_path": None,
         "model_path": "Qwen/Qwen3.5-122B-A10B", "tp_size": 4, "dp_size": 1, "enable_dp_attention": False,
-        "decode_log_interval": 20}
+        "decode_log_interval": 20, "adaptive": False}
+
+
+@pytest.mark.parametrize("extra,version,adapts,warned", [
+    (["--speculative-adaptive"], "0.5.12", True, None),
+    (["--speculative-adaptive", "--tp", "4", "--dp", "2", "--enable-dp-attention"], "0.5.12", False,
+     "enable_dp_attention=True is not supported"),
+    (["--speculative-adaptive"], "0.5.10", None, None),  # no such flag before 0.5.11: refused below
+])
+def test_the_simulator_adapts_as_sglang_does(extra, version, adapts, warned, capsys):
+    """--speculative-adaptive (0.5.11+), dropped to static steps where SGLang drops it, with its
+    warning (adaptive_unsupported_reason, sglang 0.5.12 srt/speculative/adaptive_spec_params.py)."""
+    argv = QWEN + nextn(3) + extra + ["--sim-version", version]
+    if adapts is None:
+        code, err = run(argv, capsys)
+        assert code == 2 and "--speculative-adaptive" in err
+        return
+    cfg = config_from_argv(argv)
+    assert read_server_args("server_args=" + flags.server_args_text(version, cfg.args))["adaptive"] is adapts
+    said = [w for w in cfg.warnings if "speculative_adaptive disabled" in w]
+    assert (warned is None and not said) or (warned and warned in said[0] and "Falling back to static" in said[0])
 
 
 def test_speculation_off_reads_as_none():

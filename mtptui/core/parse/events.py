@@ -180,6 +180,8 @@ _SPEC_KEYS = {
     "speculative_eagle_topk": "topk",
     "speculative_num_draft_tokens": "num_draft_tokens",
     "speculative_draft_model_path": "draft_model_path",
+    "speculative_adaptive": "adaptive",  # 0.5.11+; False where SGLang fell back to static steps
+    "enable_two_batch_overlap": "enable_two_batch_overlap",  # adaptive's fallbacks (badge)
     "model_path": "model_path",
     "tp_size": "tp_size",
     "dp_size": "dp_size",
@@ -281,6 +283,7 @@ def placement_args(msg: str) -> dict[str, Scalar] | None:
 # vLLM's names for the same settings (EngineArgs fields), and those of its speculative_config
 _VLLM_KEYS = {"model": "model_path", "tensor_parallel_size": "tp_size", "data_parallel_size": "dp_size"}
 _VLLM_SPEC_KEYS = {"method": "algorithm", "num_speculative_tokens": "num_steps", "model": "draft_model_path"}
+_VLLM_SCHEDULE = "num_speculative_tokens_per_batch_size"  # Dynamic SD's schedule (0.24.0+)
 _VLLM_MARK = "non-default args: "
 _VLLM_ITEM = re.compile(r"(?:\{|, )'(model|tensor_parallel_size|data_parallel_size)': " + _VALUE)
 _VLLM_SPEC = re.compile(r"'speculative_config': (\{[^{}]*\}|'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
@@ -295,10 +298,14 @@ def _vllm_spec(value: object) -> dict[str, Scalar]:
             return {}
     if not isinstance(value, dict):
         return {}
-    out = {}
+    out: dict = {}
     for key, name in _VLLM_SPEC_KEYS.items():
         if key in value and isinstance(value[key], _SCALARS):
             out[name] = value[key]
+    schedule = value.get(_VLLM_SCHEDULE)
+    if isinstance(schedule, (list, tuple)) and all(
+            isinstance(e, (list, tuple)) and len(e) == 3 and all(type(x) is int for x in e) for e in schedule):
+        out["schedule"] = [list(e) for e in schedule]  # as JSON holds it (events are written as JSON)
     return out
 
 

@@ -11,7 +11,10 @@ The names, read from the servers' sources (see tests/unit/test_latency.py for th
   `sglang:inter_token_latency_seconds` (0.4.5+; `sglang:time_per_output_token_seconds` before),
   `sglang:e2e_request_latency_seconds`, `sglang:queue_time_seconds` (0.5.3+; 0.5.2 named it
   `sglang:queue_time_s`), and the gauges `sglang:spec_accept_length` and (0.5.4+)
-  `sglang:spec_accept_rate`: the last logged decode window's, not the scrapes' window.
+  `sglang:spec_accept_rate`: the last logged decode window's, not the scrapes' window; and
+  (0.5.17+, observability/metrics_collector.py) `sglang:spec_num_steps` and
+  `sglang:spec_num_draft_tokens`, the steps and draft tokens in use now: with
+  --speculative-adaptive, the tier its controller picked.
 - vLLM (V1, always served): `vllm:time_to_first_token_seconds`, `vllm:inter_token_latency_seconds`
   (0.10.2+; `vllm:time_per_output_token_seconds`, deprecated, served beside it), 
   `vllm:e2e_request_latency_seconds`, `vllm:request_queue_time_seconds`, and the counters
@@ -45,6 +48,8 @@ FAMILIES = {
 }
 SGLANG_ACCEPT = "sglang:spec_accept_length"
 SGLANG_RATE = "sglang:spec_accept_rate"  # 0.5.4+
+SGLANG_STEPS = "sglang:spec_num_steps"  # 0.5.17+: the steps in use now (adaptive: its tier)
+SGLANG_DRAFTS = "sglang:spec_num_draft_tokens"  # 0.5.17+
 VLLM_DRAFTS = "vllm:spec_decode_num_drafts"
 VLLM_DRAFT_TOKENS = "vllm:spec_decode_num_draft_tokens"
 VLLM_ACCEPTED = "vllm:spec_decode_num_accepted_tokens"
@@ -91,6 +96,8 @@ class Scrape:
     accept_rate: float | None = None  # likewise
     running: float | None = None  # requests running now (None: the server exports no such gauge)
     waiting: float | None = None  # requests queued now
+    num_steps: float | None = None  # SGLang's steps in use now (its gauge; the DP groups' mean), 0.5.17+
+    num_draft_tokens: float | None = None  # and draft tokens
 
     @property
     def has_latency(self) -> bool:
@@ -145,7 +152,8 @@ def parse(text: str, t: float) -> Scrape:
     hists: dict[str, Histogram] = {}
     counters: dict[str, float] = {}
     per_pos: dict[int, float] = {}
-    gauges: dict[str, list[float]] = {SGLANG_ACCEPT: [], SGLANG_RATE: []}  # SGLang's, each sample that has one
+    # SGLang's, each sample that has one
+    gauges: dict[str, list[float]] = {SGLANG_ACCEPT: [], SGLANG_RATE: [], SGLANG_STEPS: [], SGLANG_DRAFTS: []}
     load: dict[str, float] = {}
     for fam in families(text):
         fam.name = LLAMACPP.get(fam.name, fam.name)
@@ -163,7 +171,7 @@ def parse(text: str, t: float) -> Scrape:
             which = "running" if fam.name in RUNNING else "waiting"
             load[which] = load.get(which, 0.0) + sum(s.value for s in fam.samples if _finite(s.value))
     return Scrape(t, hists, counters, per_pos, _mean(gauges[SGLANG_ACCEPT]), _mean(gauges[SGLANG_RATE]),
-                  load.get("running"), load.get("waiting"))
+                  load.get("running"), load.get("waiting"), _mean(gauges[SGLANG_STEPS]), _mean(gauges[SGLANG_DRAFTS]))
 
 
 def figures(h: Histogram) -> dict | None:
@@ -203,6 +211,10 @@ def window(old: Scrape | None, new: Scrape) -> dict:
         spec["accept_len"] = new.accept_len
         if new.accept_rate is not None:
             spec["accept_rate"] = new.accept_rate
+    if new.num_steps is not None:  # the tier in use at the window's end
+        spec["num_steps"] = new.num_steps
+        if new.num_draft_tokens is not None:
+            spec["num_draft_tokens"] = new.num_draft_tokens
     if spec:
         out["spec"] = spec
     return out
@@ -291,7 +303,7 @@ def to_json(s: Scrape) -> dict:
     """A scrape as a record keeps it (what `from_json` reads back)."""
     return {"t": s.t, "h": {k: [list(h.bounds), list(h.cumulative), h.total] for k, h in s.histograms.items()},
             "c": s.counters, "pos": {str(k): v for k, v in s.per_pos.items()}, "accept_len": s.accept_len,
-            "accept_rate": s.accept_rate}
+            "accept_rate": s.accept_rate, "num_steps": s.num_steps, "num_draft_tokens": s.num_draft_tokens}
 
 
 def from_json(obj: dict) -> Scrape | None:
@@ -300,9 +312,12 @@ def from_json(obj: dict) -> Scrape | None:
         hists = {str(k): Histogram(tuple(map(float, b)), tuple(map(float, c)), float(total))
                  for k, (b, c, total) in obj.get("h", {}).items()}
         acc, rate = obj.get("accept_len"), obj.get("accept_rate")
+        steps, drafts = obj.get("num_steps"), obj.get("num_draft_tokens")
         return Scrape(float(obj["t"]), hists, {str(k): float(v) for k, v in obj.get("c", {}).items()},
                       {int(k): float(v) for k, v in obj.get("pos", {}).items()},
-                      None if acc is None else float(acc), None if rate is None else float(rate))
+                      None if acc is None else float(acc), None if rate is None else float(rate),
+                      num_steps=None if steps is None else float(steps),
+                      num_draft_tokens=None if drafts is None else float(drafts))
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
 

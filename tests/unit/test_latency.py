@@ -230,3 +230,25 @@ def test_llamacpps_spec_decode_counters_are_read_as_vllms():
     assert spec["per_pos"] == pytest.approx([0.7, 0.3])
     assert a.counters[latency.VLLM_DRAFTS] == 100  # where the exporter's server counters read them
     assert latency.parse(LLAMACPP_TEXT.format(drafts=0, drafted=0, accepted=0, p0=0, p1=0), 0.0).per_pos == {0: 0.0, 1: 0.0}
+
+
+def test_sglangs_steps_in_use_are_read_and_shown():
+    """sglang:spec_num_steps / spec_num_draft_tokens (0.5.17+ observability/metrics_collector.py,
+    set from the active spec config each decode log: with --speculative-adaptive, its tier)."""
+    from mtptui.tui.latency_view import latency_line
+
+    text = ("# HELP sglang:spec_num_steps Currently active speculative_num_steps.\n"
+            "# TYPE sglang:spec_num_steps gauge\n"
+            'sglang:spec_num_steps{model_name="m",tp_rank="0"} 2.0\n'
+            "# HELP sglang:spec_num_draft_tokens Currently active speculative_num_draft_tokens.\n"
+            "# TYPE sglang:spec_num_draft_tokens gauge\n"
+            'sglang:spec_num_draft_tokens{model_name="m",tp_rank="0"} 3.0\n'
+            "# HELP sglang:spec_accept_length accept\n# TYPE sglang:spec_accept_length gauge\n"
+            'sglang:spec_accept_length{model_name="m",tp_rank="0"} 2.4\n')
+    s = latency.parse(text, 0.0)
+    assert (s.num_steps, s.num_draft_tokens) == (2.0, 3.0)
+    assert latency.from_json(latency.to_json(s)) == s  # a record keeps them
+    w = latency.window(None, s)
+    assert w["spec"] == {"accept_len": 2.4, "num_steps": 2.0, "num_draft_tokens": 3.0}
+    w["itl"] = {"n": 5, "mean": 0.01, "p50": 0.01, "p90": 0.02, "p99": 0.03}
+    assert latency_line(w, None, 200).endswith("steps 2")

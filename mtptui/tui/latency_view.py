@@ -38,9 +38,9 @@ def latency_line(now: dict | None, note: str | None, width: int) -> str | None:
     spec = now.get("spec") or {}
     per_pos = spec.get("per_pos")
     # SGLang's steps in use (with --speculative-adaptive, its controller's tier) stay with every form
-    tier = [f"steps {spec['num_steps']:g}"] if spec.get("num_steps") is not None else []
+    steps = [f"steps {spec['num_steps']:g}"] if spec.get("num_steps") is not None else []
     # vLLM's per-position acceptance goes with the richer forms, before the plainer ones without it
-    extras = ([*tier, "per pos " + " ".join(f"{p:.2f}" for p in per_pos)], tier) if per_pos else (tier,)
+    extras = ([*steps, "per pos " + " ".join(f"{p:.2f}" for p in per_pos)], steps) if per_pos else (steps,)
     for extra in extras:
         for tier in TIERS:
             line = "  ".join([TITLE, *parts(now, tier), *extra])

@@ -284,6 +284,7 @@ class ContainerTarget(RuntimeTarget):
         self._pending = "same"  # what the next restart does: "new" (swap in), "kept" (swap back), "same"
         self._kept_spec: str | None = None  # the spec of the container kept (None: its own command)
         self._has_kept = False
+        self._stale = False  # NAME-mtptui-old is there, left by an action that did not finish
 
     def _rt(self, *args: str) -> list[str]:
         return self.priv([self.sel.runtime, *args])
@@ -291,9 +292,7 @@ class ContainerTarget(RuntimeTarget):
     async def read(self) -> UnitState:
         c = await self.first()
         kept = await self.run(self._rt("inspect", "--type", "container", "--", self.kept), check=False)
-        if kept.returncode == 0 and not self._has_kept:
-            raise ControlError(f"{self.host}: {self.kept} exists: the old container of an earlier action that was "
-                               f"not finished; start it again as {self.name} or remove it, then try again")
+        self._stale = kept.returncode == 0 and not self._has_kept
         self._last = [c]
         spec = c.labels.get(SPEC_LABEL)
         base = c.argv
@@ -340,6 +339,14 @@ class ContainerTarget(RuntimeTarget):
     async def write(self, text: str | None) -> None:
         """Makes ready what the next restart starts: a new container (created, not started), or
         the kept one back (a rollback), or nothing (the running one is already it)."""
+        if self._stale:
+            # an action cut off before its verification left the container before it: a person
+            # chooses which to keep (mtptui never removes the only copy of a verified run)
+            back = shlex.join(self._rt("rm", "-f", "--", self.name)) + " && " + \
+                shlex.join(self._rt("rename", self.kept, self.name)) + " && " + shlex.join(self._rt("start", "--", self.name))
+            raise ControlError(f"{self.host}: {self.kept} is the container before an action that did not finish: "
+                               f"`{back}` puts it back; `{shlex.join(self._rt('rm', '--', self.kept))}` keeps the "
+                               f"one running; then try again")
         await self.run(self._rt("rm", "-f", "--", self.new))
         if self._has_kept and text == self._kept_spec:
             self._pending = "kept"

@@ -1,14 +1,22 @@
 """`mtptui spec` on a `docker run` container of the tests' own dockerd: the container recreated
 with the profile's command and the old one kept, stopped and renamed, until the new one is
-verified; a refused start rolled back to that very container."""
+verified; a refused start rolled back to that very container; a console SIGKILLed mid-action
+reported, and the container before it left for a person to choose, with the command that puts
+it back."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
 
 from containers import BROKEN, audit_entries, free_port, inspect, mtptui, run_sim
 
 
-def names(d) -> set[str]:
-    return set(d.docker("ps", "--all", "--format", "{{.Names}}").stdout.split())
+def names(d, name: str) -> set[str]:
+    """The containers of this test (its container's name and those mtptui made from it)."""
+    return {n for n in d.docker("ps", "--all", "--format", "{{.Names}}").stdout.split() if n.startswith(name)}
 
 
 def test_apply_keeps_the_old_container_until_verified_and_a_refused_start_rolls_back(dockerd, tmp_path, audit):
@@ -29,7 +37,7 @@ def test_apply_keeps_the_old_container_until_verified_and_a_refused_start_rolls_
     cmd = now["Config"]["Cmd"]
     assert cmd[cmd.index("--speculative-num-steps") + 1] == "1"
     assert now["HostConfig"]["NetworkMode"] == "host" and now["HostConfig"]["Binds"]  # its options carried
-    assert names(dockerd) == {name}  # the old one removed once the new one was verified
+    assert names(dockerd, name) == {name}  # the old one removed once the new one was verified
     phases = [p["phase"] for p in audit_entries(audit)[-1]["phases"]]
     assert phases.index("verify") < phases.index("finish")
 
@@ -40,7 +48,42 @@ def test_apply_keeps_the_old_container_until_verified_and_a_refused_start_rolls_
     back = inspect(dockerd, name)
     assert back["Id"] == applied and back["State"]["Running"]  # the kept container itself, started again
     assert back["Config"]["Cmd"] == cmd
-    assert names(dockerd) == {name}  # the refused new one removed
+    assert names(dockerd, name) == {name}  # the refused new one removed
     last = audit_entries(audit)[-1]
     assert last["result"] == "rolled_back" and last["profile"] == "broken"
     assert ("rollback_verify", "ok") in [(p["phase"], p["state"]) for p in last["phases"]]
+
+
+def test_a_console_killed_mid_action_is_reported_and_the_kept_container_is_left_to_a_person(dockerd, tmp_path, audit):
+    name = "sim-kill"
+    run_sim(dockerd, name, free_port())
+    before = inspect(dockerd, name)["Id"]
+    env = dict(dockerd.env, MTPTUI_AUDIT_LOG=str(audit), MTPTUI_TEST_HOLD="wait")
+    first = subprocess.Popen([sys.executable, "-m", "mtptui", "spec", "--config", os.devnull, "--local",
+                              "--container", name, "mtp1", "--yes"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL)
+    try:
+        assert first.stderr is not None
+        for line in first.stderr:
+            if "held here" in line:
+                break
+        time.sleep(1.0)  # its heartbeat writes the phase into the lock's owner file
+        first.kill()  # SIGKILL: no rollback, no unlock, no audit end
+        first.wait(timeout=10)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert names(dockerd, name) == {name, f"{name}-mtptui-old"}  # the new one runs, the old one kept
+
+    show = mtptui(dockerd, "spec", "--local", "--container", name, audit=audit)
+    assert show.returncode == 0, show.stdout + show.stderr
+    assert "was interrupted at wait (process not running)" in show.stdout + show.stderr
+
+    again = mtptui(dockerd, "spec", "--local", "--container", name, "mtp2", "--yes", audit=audit)
+    assert again.returncode == 1, again.stdout + again.stderr
+    said = again.stderr.strip().splitlines()[-1]
+    assert f"{name}-mtptui-old is the container before an action that did not finish" in said
+    back = said.split("`")[1]  # the command it says puts the old one back
+    subprocess.run(["sh", "-c", back], env=dockerd.env, check=True, capture_output=True, timeout=120)
+    assert inspect(dockerd, name)["Id"] == before and names(dockerd, name) == {name}
+    assert [e["result"] for e in audit_entries(audit)] == ["interrupted", "not_run"]

@@ -17,6 +17,14 @@ Per-request acceptance, where the server reports it (read from each request's ow
     tier): a top-level `metrics.speculative_decoding` object with `mean_acceptance_length` (the
     bonus token included; else num_accepted_draft_tokens / num_spec_steps + 1); a stream carries
     it on its last chunk, the usage one, sent only with `stream_options.include_usage`.
+  - SGLang 0.5.19+'s OpenAI endpoints asked with `return_spec_tokens_details`: an `sglext` object
+    at the response's level (a stream: a chunk with no choices) whose `spec_tokens_details` has
+    `spec_accept_length`, `spec_verify_ct`, `spec_num_correct_drafts` and `spec_num_proposed_drafts`
+    (entrypoints/openai/protocol.py SpecTokensDetails, utils.spec_tokens_details_from_meta_info);
+    0.5.19+'s /generate meta_info carries the same keys.
+The share of proposed drafts accepted (vLLM's `draft_acceptance_rate`; SGLang's correct over
+proposed drafts) is kept beside it where the server says it: near 0 or near 1 on a request marks
+garbled output or a repetition loop (results.acceptance flags them).
 A request without either has no acceptance (None), never a 1.0 that was not reported; nor has a
 vLLM request that no verify step drafted for (`num_spec_steps` 0: vLLM then says 1.0 all the same)."""
 
@@ -46,6 +54,7 @@ class Sample:
     error: str = ""
     seconds: float = 0.0  # from sent to the stream's end
     accept_len: float | None = None  # tokens per verify step, where the server reported it
+    accept_rate: float | None = None  # accepted drafts over proposed, where the server reported it
     category: str | None = None  # the prompt's, where it had one
 
 
@@ -90,9 +99,16 @@ class Load:
         return next((s.error for s in self.samples if not s.ok), "")
 
 
+# A request whose drafts were (almost) never or (almost) always accepted: garbled output, or a
+# repetition loop the draft predicts (vllm PR #44487's flags)
+NEAR_0, NEAR_1 = 0.05, 0.95
+
+
 def acceptance(samples: list[Sample]) -> dict:
     """{"requests": how many reported acceptance, "p10", "p50", "p90", "by_category": {category:
-    {"requests", "p10", "p50", "p90"}}}; the figures None where none reported it."""
+    {"requests", "p10", "p50", "p90"}}, "near_0" and "near_1": the requests whose share of drafts
+    accepted is at most NEAR_0 or at least NEAR_1, each {"category", "accept_len", "accept_rate"}
+    (where the server gave the share)}; the figures None where none reported it."""
     def dist(xs: list[float]) -> dict:
         return {"requests": len(xs), **{f"p{p}": _round(percentile(xs, p)) for p in (10, 50, 90)}}
 
@@ -100,8 +116,13 @@ def acceptance(samples: list[Sample]) -> dict:
     cats: dict[str, list[float]] = {}
     for s in have:
         cats.setdefault(s.category or "-", []).append(s.accept_len)  # type: ignore[arg-type]
+    def flagged(near) -> list[dict]:
+        return [{"category": s.category, "accept_len": _round(s.accept_len), "accept_rate": _round(s.accept_rate)}
+                for s in have if s.accept_rate is not None and near(s.accept_rate)]
+
     return {**dist([s.accept_len for s in have]),  # type: ignore[misc]
-            "by_category": {c: dist(xs) for c, xs in sorted(cats.items())}}
+            "by_category": {c: dist(xs) for c, xs in sorted(cats.items())},
+            "near_0": flagged(lambda r: r <= NEAR_0), "near_1": flagged(lambda r: r >= NEAR_1)}
 
 
 def _round(x: float | None) -> float | None:
@@ -142,23 +163,42 @@ def generate_body(prompt: Prompt, max_tokens: int) -> dict:
             "stream": True}
 
 
-def _accept_of(ev: dict) -> float | None:
-    """A response event's per-request accept length, where the server put one (module doc)."""
+def _accept_of(ev: dict) -> tuple[float, float | None] | None:
+    """A response event's per-request (accept length, share of drafts accepted), where the server
+    put them (module doc)."""
     meta = ev.get("meta_info")
     if isinstance(meta, dict):
         verify, done = meta.get("spec_verify_ct"), meta.get("completion_tokens")
         if isinstance(verify, int) and verify > 0 and isinstance(done, int):
-            return done / verify
+            return done / verify, _sglang_rate(meta)
+    ext = ev.get("sglext")
+    details = ext.get("spec_tokens_details") if isinstance(ext, dict) else None
+    if isinstance(details, list):  # n > 1: one per choice; mtptui asks for one
+        details = details[0] if details else None
+    if isinstance(details, dict):
+        verify, mean = details.get("spec_verify_ct"), details.get("spec_accept_length")
+        if isinstance(verify, int) and verify > 0 and isinstance(mean, (int, float)):
+            return float(mean), _sglang_rate(details)
     spec = (ev.get("metrics") or {}).get("speculative_decoding") if isinstance(ev.get("metrics"), dict) else None
     if isinstance(spec, dict):
         if spec.get("num_spec_steps") == 0:
             return None  # nothing drafted: vLLM's mean is its placeholder 1.0, not a measurement
+        rate = spec.get("draft_acceptance_rate")
+        rate = float(rate) if isinstance(rate, (int, float)) and not isinstance(rate, bool) else None
         mean = spec.get("mean_acceptance_length")
         if isinstance(mean, (int, float)):
-            return float(mean)
+            return float(mean), rate
         steps, accepted = spec.get("num_spec_steps"), spec.get("num_accepted_draft_tokens")
         if isinstance(steps, int) and steps > 0 and isinstance(accepted, int):
-            return 1 + accepted / steps
+            return 1 + accepted / steps, rate
+    return None
+
+
+def _sglang_rate(d: dict) -> float | None:
+    """SGLang's per-request share of drafts accepted: correct over proposed drafts (0.5.19+)."""
+    good, proposed = d.get("spec_num_correct_drafts"), d.get("spec_num_proposed_drafts")
+    if isinstance(good, int) and isinstance(proposed, int) and proposed > 0:
+        return good / proposed
     return None
 
 
@@ -193,7 +233,7 @@ async def one(fwd, body: dict, timeout: float, path: str = CHAT) -> Sample:
                 usage = ev["usage"]
             acc = _accept_of(ev)
             if acc is not None:
-                s.accept_len = acc
+                s.accept_len, s.accept_rate = acc
             if path == GENERATE:
                 meta = ev.get("meta_info") if isinstance(ev.get("meta_info"), dict) else {}
                 usage = meta  # its completion_tokens, as the chat path's usage gives them

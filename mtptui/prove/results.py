@@ -208,6 +208,20 @@ def acceptance_lines(rows: list[dict]) -> list[str]:
         cats = "  ".join(f"{c} {_num(d['p50'], '{:.2f}')} ({d['requests']})" for c, d in a["by_category"].items())
         out.append(f"  {r['profile'].ljust(width)}  p10 {_num(a['p10'], '{:.2f}')}  p50 {_num(a['p50'], '{:.2f}')}  "
                    f"p90 {_num(a['p90'], '{:.2f}')}  (log {_num(r.get('accept_len'), '{:.2f}')})  {cats}".rstrip())
+        out += _flag_lines(a, width)
+    return out
+
+
+def _flag_lines(a: dict, width: int) -> list[str]:
+    """The requests whose drafts were nearly never or nearly always accepted (load.acceptance)."""
+    out = []
+    for key, what in (("near_0", "drafts nearly never accepted (garbled output?)"),
+                      ("near_1", "drafts nearly always accepted (a repetition loop?)")):
+        got = a.get(key) or []
+        if got:
+            cats = sorted({str(g["category"] or "-") for g in got})
+            out.append(f"  {'':{width}}  ! {len(got)} request{'s' if len(got) != 1 else ''} with {what}: "
+                       f"{', '.join(cats)}")
     return out
 
 

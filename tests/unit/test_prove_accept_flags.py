@@ -1,0 +1,59 @@
+"""Per-request acceptance as each engine reports it (prove/load.py): SGLang 0.5.19+'s
+`sglext.spec_tokens_details` on its OpenAI endpoints and in /generate's meta_info, vLLM 0.32's
+`metrics.speculative_decoding`; the requests whose drafts were nearly never or nearly always
+accepted flagged (vllm PR #44487: garbled output, a repetition loop), in the JSON and the table."""
+
+from __future__ import annotations
+
+from mtptui.prove import results
+from mtptui.prove.load import NEAR_0, NEAR_1, Sample, _accept_of, acceptance
+
+
+def sglext_chunk(length: float, correct: int, proposed: int, verify: int) -> dict:
+    """The chunk SGLang 0.5.23 streams with `return_spec_tokens_details` (serving_chat.py: choices
+    [] and sglext at the response's level; SpecTokensDetails' fields, protocol.py)."""
+    return {"id": "r1", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [],
+            "sglext": {"spec_tokens_details": {
+                "spec_accept_rate": correct / proposed, "spec_accept_length": length, "spec_cap_length": 0.0,
+                "spec_block_accept_length": 0.0, "spec_num_correct_drafts": correct,
+                "spec_num_proposed_drafts": proposed, "spec_verify_ct": verify,
+                "spec_correct_drafts_histogram": [], "spec_cap_lens_histogram": []}}}
+
+
+def test_sglangs_spec_tokens_details_are_read():
+    assert _accept_of(sglext_chunk(2.75, 35, 60, 20)) == (2.75, 35 / 60)
+    assert _accept_of({"choices": [], "sglext": {"spec_tokens_details": [sglext_chunk(3.0, 2, 3, 1)["sglext"]
+                                                                          ["spec_tokens_details"]]}}) == (3.0, 2 / 3)
+    assert _accept_of({"choices": [], "sglext": {"spec_tokens_details": {"spec_verify_ct": 0,
+                                                                          "spec_accept_length": 0.0}}}) is None
+    # 0.5.19+'s /generate: the same keys in meta_info beside the verify count
+    meta = {"meta_info": {"completion_tokens": 30, "spec_verify_ct": 10, "spec_num_correct_drafts": 20,
+                          "spec_num_proposed_drafts": 30}}
+    assert _accept_of(meta) == (3.0, 20 / 30)
+    assert _accept_of({"meta_info": {"completion_tokens": 30, "spec_verify_ct": 10}}) == (3.0, None)  # before 0.5.19
+
+
+def test_vllms_draft_acceptance_rate_is_read():
+    ev = {"choices": [], "usage": {"completion_tokens": 40}, "metrics": {"speculative_decoding": {
+        "mean_acceptance_length": 1.02, "draft_acceptance_rate": 0.01, "num_spec_steps": 39,
+        "num_draft_tokens": 117, "num_accepted_draft_tokens": 1}}}
+    assert _accept_of(ev) == (1.02, 0.01)
+
+
+def test_requests_near_0_and_near_1_are_flagged_by_category():
+    samples = [Sample(ok=True, tokens=64, accept_len=2.5, accept_rate=0.5, category="chat"),
+               Sample(ok=True, tokens=64, accept_len=1.0, accept_rate=0.0, category="random"),
+               Sample(ok=True, tokens=64, accept_len=3.98, accept_rate=0.99, category="repeat"),
+               Sample(ok=True, tokens=64, accept_len=4.0, accept_rate=1.0, category="repeat"),
+               Sample(ok=True, tokens=64, accept_len=1.0, category="old")]  # no share said: not judged
+    a = acceptance(samples)
+    assert a["requests"] == 5
+    assert a["near_0"] == [{"category": "random", "accept_len": 1.0, "accept_rate": 0.0}]
+    assert [x["accept_rate"] for x in a["near_1"]] == [0.99, 1.0] and NEAR_0 < 0.5 < NEAR_1
+    lines = results.acceptance_lines([{"profile": "ngram3", "accept_len": 2.4, results.ACCEPTANCE: a}])
+    flags = [ln.strip() for ln in lines if ln.strip().startswith("!")]
+    assert flags == ["! 1 request with drafts nearly never accepted (garbled output?): random",
+                     "! 2 requests with drafts nearly always accepted (a repetition loop?): repeat"]
+    plain = acceptance(samples[:1])
+    assert plain["near_0"] == plain["near_1"] == []
+    assert not any("!" in ln for ln in results.acceptance_lines([{"profile": "p", results.ACCEPTANCE: plain}]))

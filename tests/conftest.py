@@ -47,3 +47,22 @@ def _every_notification(request, monkeypatch):
         return notify(self, message, *args, **kwargs)
 
     monkeypatch.setattr(App, "notify", recording)
+
+
+# The hostile tier's count of inputs tried (tests/hostile/conftest.py), summed over xdist's workers:
+# under `make test` each worker runs its own files, and only this process writes the summary.
+HOSTILE_TRIED: dict[str, int] = {}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    import json
+
+    for name, n in json.loads(getattr(node, "workeroutput", {}).get("hostile_tried", "{}")).items():
+        HOSTILE_TRIED[name] = HOSTILE_TRIED.get(name, 0) + n
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if HOSTILE_TRIED:
+        terminalreporter.write_line(f"hostile tier: {sum(HOSTILE_TRIED.values())} inputs tried, on every worker: "
+                                    + ", ".join(f"{k} {v}" for k, v in sorted(HOSTILE_TRIED.items())))

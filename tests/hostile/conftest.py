@@ -125,6 +125,13 @@ def work(tmp_path_factory):
     return tmp_path_factory.mktemp("hostile")
 
 
+def pytest_sessionfinish(session):
+    """An xdist worker hands its count to the controller (tests/conftest.py sums and says them)."""
+    out = getattr(session.config, "workeroutput", None)
+    if out is not None and TRIED:
+        out["hostile_tried"] = json.dumps(TRIED)
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if TRIED:
         total = sum(TRIED.values())

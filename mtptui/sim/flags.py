@@ -555,7 +555,9 @@ def _server_args(ns: argparse.Namespace, v: tuple, sp: _Spec, chunked: int) -> d
     a["speculative_token_map"] = ns.speculative_token_map
     if v >= (0, 5, 4):
         a["speculative_attention_mode"] = ns.speculative_attention_mode
-    if v >= (0, 5, 11):
+    # SGLang 0.5.11+ prints these always; the simulator where they were asked for, so that the
+    # committed sample logs (sample_logs/, made before it knew them) stay as they were
+    if v >= (0, 5, 11) and (ns.speculative_adaptive or ns.speculative_adaptive_config):
         a["speculative_adaptive"] = sp.adaptive
         a["speculative_adaptive_config"] = ns.speculative_adaptive_config
     a["ep_size"] = ns.ep_size

@@ -101,7 +101,7 @@ def test_server_args_line_reads_back_as_the_settings():
     assert read_server_args(text) == flags.spec_truth(cfg.args) == {
         "algorithm": "EAGLE", "num_steps": 3, "topk": 1, "num_draft_tokens": 4, "draft_model_path": None,
         "model_path": "Qwen/Qwen3.5-122B-A10B", "tp_size": 4, "dp_size": 1, "enable_dp_attention": False,
-        "decode_log_interval": 20, "adaptive": False}
+        "decode_log_interval": 20}
 
 
 @pytest.mark.parametrize("extra,version,adapts,warned", [

@@ -108,6 +108,7 @@ class ContainerLogSource(Source):
         self.received = 0
         self.connects = 0  # `docker logs` streams started
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._connected = False
         self._resume: dict[str, Resume] = {}
 
     @property
@@ -120,7 +121,9 @@ class ContainerLogSource(Source):
         try:
             while True:
                 try:
-                    await self.runner.connect()
+                    if not self._connected:  # SSH's connect makes a new connection each time
+                        await self.runner.connect()
+                        self._connected = True
                     found = await containers(self.runner, self.selector)
                 except TransportError as e:
                     if e.permanent:
@@ -149,14 +152,18 @@ class ContainerLogSource(Source):
             if self._tasks:
                 await asyncio.wait(list(self._tasks.values()))
 
-    async def _wait(self, feed: Feed, host: str, why: str) -> None:
+    async def _wait(self, feed: Feed, host: str, why: str, *, link: bool = True) -> None:
+        """Waits before the next try; `link`: the link was lost (connected again before it), not
+        only one `docker logs` that ended (the other replicas' streams go on over the link)."""
         delay = self.backoff.next()
         feed.status(SourceStatus(host, RECONNECTING, why, retry_at=time.time() + delay))
+        if link and self._connected:
+            self._connected = False
+            try:
+                await self.runner.close()
+            except TransportError:
+                pass
         await asyncio.sleep(delay)
-        try:
-            await self.runner.close()
-        except TransportError:
-            pass
 
     async def _follow(self, c: Container, feed: Feed, *, history: bool) -> None:
         """One container until it is gone: its log across its restarts, resumed after any break."""
@@ -199,7 +206,7 @@ class ContainerLogSource(Source):
             if now.running and now.run == run:
                 if rc not in (0, None):
                     await self._wait(feed, host, f"{self.selector.runtime} logs ended (exit {rc})"
-                                                 + (f": {resume.said}" if resume.said else ""))
+                                     + (f": {resume.said}" if resume.said else ""), link=False)
                 continue  # the stream broke, the container runs on: resume
             nxt = await self._next_run(now, run)
             if nxt is None:

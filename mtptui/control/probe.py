@@ -37,6 +37,7 @@ class ServerProbe:
         self._endpoint = endpoint
         self.why_not = ""  # why the server could not be asked, the last time it could not
         self.no_metrics = False  # the last /metrics was answered with a status: none served
+        self.served = 0.0  # the requests its latency histograms counted, at the last idle() read
         self._retry_at = 0.0
 
     async def _forward(self) -> Forward | None:
@@ -100,7 +101,8 @@ class ServerProbe:
     async def idle(self) -> bool | None:
         """True when /metrics says the server runs and queues no request (vLLM's
         `num_requests_running`/`_waiting`, SGLang's `num_running_reqs`/`num_queue_reqs`), False
-        when it runs some, None when it cannot tell (no /metrics, no such gauge)."""
+        when it runs some, None when it cannot tell (no /metrics, no such gauge). `served` is
+        then the requests its latency histograms have counted (two reads alike: none between)."""
         text = await self.metrics_text()
         if text is None:
             return None
@@ -110,6 +112,7 @@ class ServerProbe:
             return None
         if s.running is None:
             return None
+        self.served = sum(h.count for h in s.histograms.values())
         return s.running == 0 and not s.waiting
 
 

@@ -51,8 +51,11 @@ UNLOCK_S = 60.0
 # Tests only: the action holds still at this phase (after its step, or as its wait or verify
 # begins) until interrupted or killed, so that a signal lands in that very phase (phases, by commas)
 HOLD_ENV = "MTPTUI_TEST_HOLD"
-# A server that still runs no request this long after ready is idle (its clients send nothing):
-# no decode batch will come to verify by, so its settings are the verdict (not idle_after_ready's)
+# A server that still runs no request this long after ready, and again this long later with no
+# request served between, is idle (its clients send nothing): no decode batch will come to verify
+# by, so its settings are the verdict (not idle_after_ready's). One read was not enough: on a
+# loaded machine the real vLLM's API server had not yet passed its clients' first requests on to
+# the engine 5 s after ready (the engine tier, with traffic running), so it read as idle
 IDLE_AFTER_S = 5.0
 
 
@@ -111,6 +114,7 @@ class Action:
                  record_phase: Callable[[str], Awaitable[None]] | None = None) -> None:
         self.t = target
         self.probe = probe  # the server's HTTP side; None: the journal and systemd decide alone
+        self._quiet: tuple[float, float] | None = None  # (since, requests served then): idle per /metrics
         self.old_dropin = old_dropin
         self.new_dropin = new_dropin
         self.write = write
@@ -407,6 +411,7 @@ class Action:
                         await self._witnesses(watch, ready_at)
                     if watch.state == READY and ready_at is None:
                         ready_at = time.monotonic()
+                        self._quiet = None  # this run's idleness, not a run before it
                         self._say(prefix + "wait", "ok", "ready")
                         await self._record(prefix + "verify")
                         self._say(prefix + "verify", "start", "waiting for decode batches")
@@ -450,8 +455,14 @@ class Action:
         if (probe and watch.state == READY and watch.decode == 0 and watch.seen is not None
                 and ready_at is not None and time.monotonic() - ready_at > IDLE_AFTER_S):
             if await probe.idle():  # no batch can come: judged by its settings, not after a minute
-                watch.http_idle()
-                return
+                now = time.monotonic()
+                if self._quiet is None or self._quiet[1] != probe.served:
+                    self._quiet = (now, probe.served)
+                elif now - self._quiet[0] >= IDLE_AFTER_S:
+                    watch.http_idle()
+                    return
+            else:
+                self._quiet = None
         if (probe and watch.state == READY and ready_at is not None and watch.decode < watch.batches_needed
                 and time.monotonic() - ready_at > HTTP_ACCEPT_AFTER_S):
             info = await probe.server_info()

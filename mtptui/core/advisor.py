@@ -413,9 +413,17 @@ def spec_stops_paying(sp: Span, lim: Limits, name: StepName | None) -> Advice | 
     return Advice("spec_stops_paying", sp.host, f"speculation stops paying above {last_paying} running requests",
                   f"gen tok/s of this epoch against the last run without speculation, by #running-req: {per} "
                   f"({sum(b.decode for b in rows)} decode lines)", "profiles",
-                  f"an adaptive profile that drafts less from {above[0].label} running requests (SGLang "
-                  "--speculative-adaptive; vLLM num_speculative_tokens_per_batch_size with K 0 there), or "
-                  f"--max-running-requests {cap}", (), sp.t0)
+                  f"an adaptive profile that drafts less from {above[0].label} running requests (SGLang: "
+                  f"adaptive = true; vLLM: {_schedule_for(sp.spec, cap)}), or --max-running-requests {cap}",
+                  (), sp.t0)
+
+
+def _schedule_for(spec: dict, cap: int) -> str:
+    """A profile's vLLM schedule that keeps the run's steps up to `cap` running requests and drafts
+    none past it (vLLM carries the last range's K on to its largest batch)."""
+    k = spec.get("num_steps")
+    return f"schedule = [[1, {cap}, {k}], [{cap + 1}, {cap + 1}, 0]]" if isinstance(k, int) and k > 0 else \
+        f"a schedule with K 0 from {cap + 1}"
 
 
 def kv_full(sp: Span, lim: Limits, name: StepName | None) -> Advice | None:

@@ -499,6 +499,13 @@ def test_spec_stops_paying_holds_where_speculation_falls_behind_from_a_load_up()
     changes = dict((label, int(pct)) for pct, label in re.findall(r"([+-]\d+)% at (\S+?)(?:,|$)", m.group(1)))
     assert changes["5-16"] > 5 and changes["17-64"] < -5, changes
     assert a.key == "profiles" and "from 17-64 running requests" in a.tries and a.tries.endswith("--max-running-requests 16")
+    assert "SGLang: adaptive = true; vLLM: schedule = [[1, 16, 3], [17, 17, 0]])" in a.tries
+    # a schedule vLLM takes as it is (the profile check holds it to vLLM 0.32's own rules)
+    from mtptui.config.profile import Profile
+    from mtptui.control.launch import Context
+    from mtptui.control.profiles import check_profile
+    check_profile(Profile("s", algorithm="NEXTN", num_steps=3, schedule=((1, 16, 3), (17, 17, 0))),
+                  Context(version=(0, 32, 0)), "vllm")
 
 
 def test_spec_stops_paying_holds_not_where_speculation_pays_at_every_load():

@@ -89,7 +89,7 @@ async def test_b_previews_runs_shows_the_results_and_restores_the_child(short_be
 
 
 async def test_b_again_stops_the_benchmark_and_the_child_is_restored(short_bench, monkeypatch, audit):
-    monkeypatch.setattr(prove, "BENCH_PROFILES", ("mtp2", "off"))  # the first one changes the child
+    monkeypatch.setattr(prove, "BENCH_PROFILES", ("mtp2", "mtp1"))  # the child runs off: the first measured changes it
     monkeypatch.setattr(prove, "BENCH_REQUESTS", 200)
     async with acting(OFF) as (pilot, app, source):
         before = list(source.argv)

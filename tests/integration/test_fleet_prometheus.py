@@ -261,7 +261,8 @@ async def test_enter_on_an_address_without_a_unit_says_why(rig):
         await pilot.pause()
         first = sorted(rig.hosts.values(), key=rank_key)[0]  # a simulator: 127.0.0.1 sorts before box1
         assert [m for m, _ in app.told] == [
-            f"cannot open {first}: 127.0.0.1: which unit? give --unit (or unit = ... in the config)"]
+            f"cannot open {first}: 127.0.0.1: which unit? give --unit, --container, or --compose and --service "
+            "(or unit = ... in the config)"]
         assert app.is_running
         await pilot.press("q")
         await pilot.pause()

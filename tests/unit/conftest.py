@@ -9,6 +9,7 @@ import asyncio
 import os
 import subprocess
 
+import asyncssh  # noqa: F401  importing it looks for a C library with `ldconfig -p`: done once, before the refusal
 import pytest
 
 

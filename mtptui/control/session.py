@@ -669,7 +669,23 @@ def profile_of(settings: dict[str, Any], fallback: Profile) -> Profile:
                    schedule=tuple(tuple(e) for e in settings.get("schedule") or ()))
 
 
-def host_controls(sources: Iterable[Source], config: Config) -> dict[str | None, HostControl]:
+class Controls(dict[str | None, "HostControl"]):
+    """The dashboard's controls by the store's host name. A compose service's replicas are hosts
+    of their own (`sim-1`, `sim-2`) whose lines came after the controls were made: a replica finds
+    its service's control (an action on a replica recreates its service, as the preview says)."""
+
+    def get(self, host: str | None, default: HostControl | None = None) -> HostControl | None:  # type: ignore[override]
+        found = super().get(host)
+        if found is None and host:
+            from mtptui.control.compose import ComposeTarget
+            from mtptui.core.parse.envelope import service_of
+
+            service = super().get(service_of(host))
+            found = service if service is not None and isinstance(service.target, ComposeTarget) else None
+        return found if found is not None else default
+
+
+def host_controls(sources: Iterable[Source], config: Config) -> Controls:
     """One HostControl per source that can act, keyed by the store's host name (a read-only
     dashboard keeps them only for the smoke test, which changes nothing)."""
     from mtptui.sources.container import ContainerLogSource
@@ -677,7 +693,7 @@ def host_controls(sources: Iterable[Source], config: Config) -> dict[str | None,
     from mtptui.sources.process import ProcessSource
     from mtptui.sources.ssh import SshJournalSource
 
-    out: dict[str | None, HostControl] = {}
+    out = Controls()
     settings = settings_from(config)
     for src in sources:
         inner = getattr(src, "inner", src)

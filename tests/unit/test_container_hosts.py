@@ -98,3 +98,15 @@ def test_the_compose_override_names_the_whole_argv_and_the_base():
     assert body == {"version": "2.4", "services": {"sim": {"entrypoint": ["python3"], "command": ["-m", "x", "--a"],
                                                            "environment": {"E": "1"}}}}
     assert '# base: ["python3", "-m", "sglang.launch_server"]' in text
+
+
+def test_a_replica_finds_its_compose_services_control_and_nothing_else_does():
+    from mtptui.control.session import Controls, HostControl
+    from mtptui.control.target import SystemdTarget
+
+    sel = Selector("docker", project_dir="/p", files=("/p/docker-compose.yml",), service="sim")
+    controls = Controls()
+    controls["sim"] = compose = HostControl(ComposeTarget(None, sel, host="sim"), host="sim")
+    controls["gpu"] = HostControl(SystemdTarget(None, "sglang"), host="gpu")
+    assert controls.get("sim-2") is compose and controls.get("sim") is compose
+    assert controls.get("gpu-1") is None and controls.get(None) is None  # a unit's host has no replicas

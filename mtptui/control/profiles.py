@@ -467,10 +467,17 @@ def same_algorithm(a: str | None, b: str | None) -> bool:
 
 def matches(profile: Profile, settings: Mapping[str, object]) -> bool:
     """Whether settings (from a `server_args=` line, or `launch.spec_flags`) show this profile: the
-    same algorithm (NEXTN is logged as EAGLE) and every count the profile gives."""
+    same algorithm (NEXTN is logged as EAGLE), every count the profile gives, and the same
+    adaptive switch and schedule where the settings say them."""
     algorithm = settings.get("algorithm")
     if not same_algorithm(profile.algorithm, algorithm if isinstance(algorithm, str) else None):
         return False
-    return all(want is None or settings.get(key) == want
+    if not all(want is None or settings.get(key) == want
                for key, want in (("num_steps", profile.num_steps), ("topk", profile.topk),
-                                 ("num_draft_tokens", profile.num_draft_tokens)))
+                                 ("num_draft_tokens", profile.num_draft_tokens))):
+        return False
+    # how it adapts, where the settings say (a server or flags that know no such thing say None)
+    adaptive, schedule = settings.get("adaptive"), settings.get("schedule")
+    if isinstance(adaptive, bool) and adaptive != profile.adaptive:
+        return False
+    return schedule is None or tuple(tuple(e) for e in schedule) == profile.schedule

@@ -212,3 +212,15 @@ def test_the_settings_line_says_how_it_adapts_and_when_it_is_off():
         "schedule=1-8:3,9-64:0"
     assert adaptive_words({"algorithm": "NEXTN", "schedule": [[1, 8, 3]], "dp_size": 2}) == \
         "schedule=1-8:3 (OFF: data parallel 2)"
+
+
+def test_the_profile_picker_tells_adaptive_from_static():
+    from mtptui.config.profile import BUILTINS
+    from mtptui.control.profiles import matches
+
+    running = {"algorithm": "EAGLE", "num_steps": 3, "topk": 1, "num_draft_tokens": 4, "adaptive": True}
+    assert matches(ADAPTIVE, running) and not matches(BUILTINS["mtp3"], running)
+    assert matches(BUILTINS["mtp3"], {**running, "adaptive": False}) and not matches(ADAPTIVE, {**running, "adaptive": False})
+    assert matches(BUILTINS["mtp3"], {**running, "adaptive": None})  # a version that does not say
+    vllm = {"algorithm": "NEXTN", "num_steps": 3, "schedule": [list(e) for e in SCHEDULE.schedule]}
+    assert matches(SCHEDULE, vllm) and not matches(Profile("n3", algorithm="NEXTN", num_steps=3), vllm)

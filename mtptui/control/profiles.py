@@ -480,4 +480,6 @@ def matches(profile: Profile, settings: Mapping[str, object]) -> bool:
     adaptive, schedule = settings.get("adaptive"), settings.get("schedule")
     if isinstance(adaptive, bool) and adaptive != profile.adaptive:
         return False
-    return schedule is None or tuple(tuple(e) for e in schedule) == profile.schedule
+    if not isinstance(schedule, (list, tuple)):
+        return True
+    return tuple(tuple(e) for e in schedule) == profile.schedule

@@ -63,9 +63,9 @@ def inspect(d: Dockerd, ref: str) -> dict:
     return json.loads(d.docker("inspect", "--type", "container", ref).stdout)[0]
 
 
-def mtptui(d: Dockerd, *args: str, audit: Path, config: Path | None = None,
-           timeout: float = 400) -> subprocess.CompletedProcess[str]:
-    env = dict(d.env, MTPTUI_AUDIT_LOG=str(audit))
+def mtptui(d: Dockerd, *args: str, audit: Path, config: Path | None = None, timeout: float = 400,
+           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(d.env, MTPTUI_AUDIT_LOG=str(audit), **(env or {}))
     cfg = ["--config", str(config)] if config is not None else ["--config", os.devnull]
     return subprocess.run([sys.executable, "-m", "mtptui", *args[:1], *cfg, *args[1:]], capture_output=True,
                           text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL, cwd=PROJECT)

@@ -163,7 +163,7 @@ def generate_body(prompt: Prompt, max_tokens: int) -> dict:
             "stream": True}
 
 
-def _accept_of(ev: dict) -> tuple[float, float | None] | None:
+def accept_of(ev: dict) -> tuple[float, float | None] | None:
     """A response event's per-request (accept length, share of drafts accepted), where the server
     put them (module doc)."""
     meta = ev.get("meta_info")
@@ -231,7 +231,7 @@ async def one(fwd, body: dict, timeout: float, path: str = CHAT) -> Sample:
                 raise HttpError(STATUS, f"an error in the stream: {err.get('message') or err}")
             if isinstance(ev.get("usage"), dict):
                 usage = ev["usage"]
-            acc = _accept_of(ev)
+            acc = accept_of(ev)
             if acc is not None:
                 s.accept_len, s.accept_rate = acc
             if path == GENERATE:

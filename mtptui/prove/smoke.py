@@ -4,6 +4,11 @@ checked for the expected text. Whether the model still answers right after a cha
 Outcomes: PASS, WRONG (it answered, without the expected text), and the ways it could not be
 asked: down, timeout, an error status, a malformed body; each said in one line.
 
+Where the reply says how its speculation went (vLLM's `metrics.speculative_decoding` under
+--per-request-spec-decode-metrics, SGLang's `sglext.spec_tokens_details`: prove/load.py reads
+both), the answer's accept length is kept, and drafts nearly never or nearly always accepted are
+said (garbled output, a repetition loop); they change no outcome.
+
 Without an expected text (`smoke --any-answer`) it checks the server, not the model: any answer of
 at least one token passes, with how many tokens and how fast. That is the check for a model that
 cannot answer arithmetic (a dummy-weight model, a base model, a model mid-training).
@@ -15,6 +20,7 @@ import asyncio
 import time
 from dataclasses import asdict, dataclass
 
+from mtptui.prove.load import NEAR_0, NEAR_1, accept_of
 from mtptui.transport.aio import wait_for
 from mtptui.transport import http as client
 from mtptui.transport.http import MALFORMED, TIMEOUT, HttpError
@@ -34,6 +40,8 @@ class SmokeResult:
     completion_tokens: int | None = None
     answer: str | None = None
     kind: str | None = None  # UNREACHABLE: client.DOWN, TIMEOUT, STATUS or MALFORMED
+    accept_len: float | None = None  # the answer's, where the reply said it
+    accept_rate: float | None = None  # its share of drafts accepted, where the reply said it
 
     @property
     def exit_code(self) -> int:
@@ -48,7 +56,18 @@ class SmokeResult:
         latency = "?" if self.latency_s is None else f"{self.latency_s * 1000:.0f}"  # a reply has one
         figures = f"{latency} ms" + (f", {self.completion_tokens} token{'' if self.completion_tokens == 1 else 's'}"
                                                        if self.completion_tokens is not None else "")
-        return f"{self.host}: {'pass' if self.result == PASS else 'FAIL'} ({figures}): {self.message}"
+        if self.accept_len is not None:
+            figures += f", accept len {self.accept_len:.2f}"
+        return f"{self.host}: {'pass' if self.result == PASS else 'FAIL'} ({figures}): {self.message}{self._flag()}"
+
+    def _flag(self) -> str:
+        if self.accept_rate is None:
+            return ""
+        if self.accept_rate <= NEAR_0:
+            return f" (drafts nearly never accepted: {self.accept_rate:.0%}; garbled output?)"
+        if self.accept_rate >= NEAR_1:
+            return f" (drafts nearly always accepted: {self.accept_rate:.0%}; a repetition loop?)"
+        return ""
 
 
 async def model_name(host: str, port: int, timeout: float) -> str:
@@ -86,15 +105,16 @@ async def smoke(name: str, fwd, prompt: str, expect: str | None, timeout: float 
     tokens = tokens if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0 else None
     shown = " ".join(answer.split())
     shown = shown if len(shown) <= 80 else shown[:77] + "..."
+    spec = accept_of(reply) or (None, None)
     if expect is None:
         answered = bool(tokens) or (tokens is None and bool(answer))
         rate = f", {tokens / latency:.1f} tokens/s" if tokens and latency > 0 else ""
         message = (f"answered{rate}: {shown!r}" if answered
                    else "answered with no token")
         return SmokeResult(name, PASS if answered else WRONG, message, latency,
-                           usage.get("prompt_tokens"), tokens, answer)
+                           usage.get("prompt_tokens"), tokens, answer, accept_len=spec[0], accept_rate=spec[1])
     out = SmokeResult(name, PASS if expect in answer else WRONG, "", latency,
-                      usage.get("prompt_tokens"), tokens, answer)
+                      usage.get("prompt_tokens"), tokens, answer, accept_len=spec[0], accept_rate=spec[1])
     out.message = (f"answered {shown!r}" if out.result == PASS
                    else f"answered {shown!r}, which does not contain {expect!r}")
     return out

@@ -55,12 +55,12 @@ async def test_generate_reports_acceptance_per_request_by_category():
 
 
 def test_acceptance_of_vllm_metrics_and_none_without():
-    assert load._accept_of({"metrics": {"speculative_decoding": {"mean_acceptance_length": 1.23}}}) == 1.23
-    assert load._accept_of({"metrics": {"speculative_decoding": {"num_spec_steps": 10,
-                                                                 "num_accepted_draft_tokens": 5}}}) == 1.5
-    assert load._accept_of({"meta_info": {"spec_verify_ct": 0, "completion_tokens": 9}}) is None
+    assert load.accept_of({"metrics": {"speculative_decoding": {"mean_acceptance_length": 1.23}}}) == (1.23, None)
+    assert load.accept_of({"metrics": {"speculative_decoding": {"num_spec_steps": 10,
+                                                                "num_accepted_draft_tokens": 5}}}) == (1.5, None)
+    assert load.accept_of({"meta_info": {"spec_verify_ct": 0, "completion_tokens": 9}}) is None
     # vLLM 0.32's answer for a request no step drafted for (RequestSpecDecodeMetrics.to_dict)
-    assert load._accept_of({"metrics": {"speculative_decoding": {
+    assert load.accept_of({"metrics": {"speculative_decoding": {
         "mean_acceptance_length": 1.0, "draft_acceptance_rate": 0.0, "acceptance_histogram": [0, 0, 0, 0],
         "num_spec_steps": 0, "num_accepted_draft_tokens": 0, "num_draft_tokens": 0, "num_spec_tokens": 3}}}) is None
-    assert load._accept_of({"usage": {"completion_tokens": 9}}) is None
+    assert load.accept_of({"usage": {"completion_tokens": 9}}) is None

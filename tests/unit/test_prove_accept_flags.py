@@ -6,7 +6,7 @@ accepted flagged (vllm PR #44487: garbled output, a repetition loop), in the JSO
 from __future__ import annotations
 
 from mtptui.prove import results
-from mtptui.prove.load import NEAR_0, NEAR_1, Sample, _accept_of, acceptance
+from mtptui.prove.load import NEAR_0, NEAR_1, Sample, accept_of, acceptance
 
 
 def sglext_chunk(length: float, correct: int, proposed: int, verify: int) -> dict:
@@ -21,23 +21,23 @@ def sglext_chunk(length: float, correct: int, proposed: int, verify: int) -> dic
 
 
 def test_sglangs_spec_tokens_details_are_read():
-    assert _accept_of(sglext_chunk(2.75, 35, 60, 20)) == (2.75, 35 / 60)
-    assert _accept_of({"choices": [], "sglext": {"spec_tokens_details": [sglext_chunk(3.0, 2, 3, 1)["sglext"]
+    assert accept_of(sglext_chunk(2.75, 35, 60, 20)) == (2.75, 35 / 60)
+    assert accept_of({"choices": [], "sglext": {"spec_tokens_details": [sglext_chunk(3.0, 2, 3, 1)["sglext"]
                                                                           ["spec_tokens_details"]]}}) == (3.0, 2 / 3)
-    assert _accept_of({"choices": [], "sglext": {"spec_tokens_details": {"spec_verify_ct": 0,
+    assert accept_of({"choices": [], "sglext": {"spec_tokens_details": {"spec_verify_ct": 0,
                                                                           "spec_accept_length": 0.0}}}) is None
     # 0.5.19+'s /generate: the same keys in meta_info beside the verify count
     meta = {"meta_info": {"completion_tokens": 30, "spec_verify_ct": 10, "spec_num_correct_drafts": 20,
                           "spec_num_proposed_drafts": 30}}
-    assert _accept_of(meta) == (3.0, 20 / 30)
-    assert _accept_of({"meta_info": {"completion_tokens": 30, "spec_verify_ct": 10}}) == (3.0, None)  # before 0.5.19
+    assert accept_of(meta) == (3.0, 20 / 30)
+    assert accept_of({"meta_info": {"completion_tokens": 30, "spec_verify_ct": 10}}) == (3.0, None)  # before 0.5.19
 
 
 def test_vllms_draft_acceptance_rate_is_read():
     ev = {"choices": [], "usage": {"completion_tokens": 40}, "metrics": {"speculative_decoding": {
         "mean_acceptance_length": 1.02, "draft_acceptance_rate": 0.01, "num_spec_steps": 39,
         "num_draft_tokens": 117, "num_accepted_draft_tokens": 1}}}
-    assert _accept_of(ev) == (1.02, 0.01)
+    assert accept_of(ev) == (1.02, 0.01)
 
 
 def test_requests_near_0_and_near_1_are_flagged_by_category():
@@ -57,3 +57,57 @@ def test_requests_near_0_and_near_1_are_flagged_by_category():
     plain = acceptance(samples[:1])
     assert plain["near_0"] == plain["near_1"] == []
     assert not any("!" in ln for ln in results.acceptance_lines([{"profile": "p", results.ACCEPTANCE: plain}]))
+
+
+def test_smoke_says_the_answers_acceptance_and_flags_a_loop():
+    """smoke against an HTTP server answering as vLLM 0.32 does with
+    --per-request-spec-decode-metrics summary (a top-level `metrics.speculative_decoding`)."""
+    import asyncio
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from types import SimpleNamespace
+
+    from mtptui.prove.smoke import PASS, smoke
+
+    rates = iter([0.99, 0.5])
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            self._send({"object": "list", "data": [{"id": "tiny", "object": "model"}]})
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            rate = next(rates)
+            self._send({"id": "c1", "object": "chat.completion", "model": "tiny",
+                        "choices": [{"index": 0, "message": {"role": "assistant", "content": "4 4 4 4"},
+                                     "finish_reason": "length"}],
+                        "usage": {"prompt_tokens": 9, "completion_tokens": 64, "total_tokens": 73},
+                        "metrics": {"speculative_decoding": {
+                            "mean_acceptance_length": 1 + 3 * rate, "draft_acceptance_rate": rate,
+                            "num_spec_steps": 20, "num_draft_tokens": 60, "num_accepted_draft_tokens": round(60 * rate),
+                            "num_spec_tokens": 3}}})
+
+        def _send(self, obj):
+            body = json.dumps(obj).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        fwd = SimpleNamespace(host="127.0.0.1", port=server.server_address[1], where="127.0.0.1")
+        loop = asyncio.run(smoke("gpu1", fwd, "What is 2+2?", "4"))
+        fine = asyncio.run(smoke("gpu1", fwd, "What is 2+2?", "4"))
+    finally:
+        server.shutdown()
+    assert loop.result == PASS and loop.accept_len == 1 + 3 * 0.99 and loop.accept_rate == 0.99
+    assert loop.line().endswith("(drafts nearly always accepted: 99%; a repetition loop?)"), loop.line()
+    assert "accept len 3.97" in loop.line() and loop.to_json()["accept_rate"] == 0.99
+    assert fine.result == PASS and "nearly" not in fine.line() and "accept len 2.50" in fine.line()

@@ -224,3 +224,27 @@ def test_the_profile_picker_tells_adaptive_from_static():
     assert matches(BUILTINS["mtp3"], {**running, "adaptive": None})  # a version that does not say
     vllm = {"algorithm": "NEXTN", "num_steps": 3, "schedule": [list(e) for e in SCHEDULE.schedule]}
     assert matches(SCHEDULE, vllm) and not matches(Profile("n3", algorithm="NEXTN", num_steps=3), vllm)
+
+
+def test_what_mtptui_accepts_the_simulator_runs_adapting():
+    """The simulator (which the control tests run) and the profile check agree: an adaptive
+    profile mtptui accepts adapts there; one it refuses for a fallback runs static there."""
+    from mtptui.sim import flags as sim_flags
+    from mtptui.sim.scenario import config_from_argv
+
+    base = ["--model-path", "Qwen/Qwen3-8B"]
+    cases = [("", ADAPTIVE), ("--tp 2 --dp 2 --enable-dp-attention", ADAPTIVE),
+             ("", Profile("tree", algorithm="EAGLE", num_steps=5, topk=4, num_draft_tokens=8,
+                          draft_model_path="/d", adaptive=True)),
+             ("--disable-overlap-schedule", ADAPTIVE)]
+    for version in ("0.5.12", "0.5.19", "0.5.23"):
+        for extra, p in cases:
+            argv = shlex.split(f"python3 -m mtptui.sim {' '.join(base)} {extra} --sim-version {version}")
+            try:
+                check_profile(p, context_of(argv, version), "sglang")
+                ours = True
+            except ProfileError:
+                ours = False
+            new = apply_profile(argv, p, version)
+            cfg = config_from_argv(new[3:])
+            assert sim_flags.spec_truth(cfg.args)["adaptive"] is ours, (version, extra, p.name)

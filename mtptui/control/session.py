@@ -20,6 +20,7 @@ from mtptui.control.restart import (RESULT_INTERRUPTED, ROLLBACK_FAILED, Action,
                                     Settings)
 from mtptui.control.target import Follower, HostTarget, SystemdTarget, Target, UnitState
 from mtptui.control.verify import EXPECT_KEYS, SPEC_KEYS
+from mtptui.core.epochs import adaptive_words
 from mtptui.transport.aio import wait_for
 from mtptui.transport.errors import TransportError
 from mtptui.transport.tunnel import Forward
@@ -646,8 +647,9 @@ def runs_what(flags: dict[str, Any]) -> str:
     p = profile_of(flags, BUILTINS["mtp3"])
     if p.name != "previous":
         return p.name
+    adapts = adaptive_words(flags)
     return " ".join([str(flags["algorithm"])] + [f"{k}={flags[k]}" for k in ("num_steps", "topk", "num_draft_tokens")
-                                                if flags.get(k) is not None])
+                                                if flags.get(k) is not None] + ([adapts] if adapts else []))
 
 
 def expected(argv: list[str], version: str | None = None) -> dict[str, Any]:
@@ -657,8 +659,9 @@ def expected(argv: list[str], version: str | None = None) -> dict[str, Any]:
 
 def profile_of(settings: dict[str, Any], fallback: Profile) -> Profile:
     """The profile that gives these settings: a built-in when one does, else an unnamed one."""
-    for p in BUILTINS.values():
-        if p.on and all(getattr(p, k) == settings.get(k) for k in SPEC_KEYS):
+    adapts = settings.get("adaptive") is True or bool(settings.get("schedule"))
+    for p in BUILTINS.values():  # (a built-in never adapts)
+        if p.on and not adapts and all(getattr(p, k) == settings.get(k) for k in SPEC_KEYS):
             return p
     if not settings.get("algorithm"):
         return fallback

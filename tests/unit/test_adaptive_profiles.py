@@ -248,3 +248,14 @@ def test_what_mtptui_accepts_the_simulator_runs_adapting():
             new = apply_profile(argv, p, version)
             cfg = config_from_argv(new[3:])
             assert sim_flags.spec_truth(cfg.args)["adaptive"] is ours, (version, extra, p.name)
+
+
+def test_an_adapting_exec_start_is_said_and_put_back_adapting():
+    from mtptui.control.session import runs_what
+
+    argv = apply_profile(sglang()[0], ADAPTIVE, "0.5.23")
+    assert runs_what(spec_flags(argv, "0.5.23")) == "NEXTN num_steps=3 topk=1 num_draft_tokens=4 adaptive"
+    p = profile_of(spec_flags(argv, "0.5.23"), ADAPTIVE)
+    assert p.name == "previous" and p.adaptive  # not the built-in mtp3, which would drop it
+    plain = apply_profile(sglang()[0], Profile("x", algorithm="NEXTN", num_steps=3, topk=1, num_draft_tokens=4), "0.5.23")
+    assert runs_what(spec_flags(plain, "0.5.23")) == "mtp3"

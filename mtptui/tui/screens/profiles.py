@@ -15,11 +15,11 @@ from mtptui.control.profiles import Profile, matches
 from mtptui.core.epochs import spec_settings
 from mtptui.tui.bindings import bindings_for
 
-SETTINGS = ("algorithm", "num_steps", "topk", "num_draft_tokens")
+SETTINGS = ("algorithm", "num_steps", "topk", "num_draft_tokens", "adaptive", "schedule")
 
 
 def profile_summary(p: Profile) -> str:
-    """`NEXTN steps=3 topk=1 draft=4 · draft model X · env A=1 · 2 more args`."""
+    """`NEXTN steps=3 topk=1 draft=4 adaptive · draft model X · env A=1 · 2 more args`."""
     if not p.on:
         return "speculation off: no speculative flags"
     parts = [spec_settings({k: getattr(p, k) for k in SETTINGS})]

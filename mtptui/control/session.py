@@ -407,66 +407,86 @@ class HostControl:
         if not isinstance(t, HostTarget):
             return None  # the demo's child: one console owns it, nothing is left behind
         await self._ensure()
+        owner, v, now = await self._lock_now(t)
+        entries = self._audit_entries()
+        gone = [(entry, why) for entry in entries if entry.get("result") == "running"
+                and (why := lockinfo.entry_gone(entry, owner, v, t.console, now, t.pid_alive))]
+        lock_left = owner is not None and v is not None and v.gone
+        left = _last_unverified(entries) if not gone else None
+        if not gone and not lock_left and left is None:
+            return None
+        st = await self.state()
+        runs = _runs_now(st, gone[-1][0] if gone else left)
+        tail = self._state_tail(st, runs, lock_left)
+        found = {"runs": _profile_in(st.dropin) or runs_what(launch.spec_flags(st.argv)), "active": st.active or "unknown",
+                 "exec_start": st.argv, "dropin": st.dropin, "lock_left": lock_left}
+        head = self._close_gone(gone, owner, now, tail, found)
+        if not head and lock_left:  # a lock without an entry in this audit log (another user's console)
+            assert owner is not None and v is not None
+            head = self._lock_left_head(owner, v.why, now)
+        if not head:
+            assert left is not None
+            head = self._unverified_head(left, now)
+        more = f" (and {len(gone) - 1} earlier)" if len(gone) > 1 else ""
+        return head + more + tail
+
+    async def _lock_now(self, t: HostTarget) -> tuple[dict[str, Any] | None, lockinfo.Verdict | None, float]:
+        """The lock's owner file on the host, what its owner's liveness says (None without one), and now."""
         try:
             owner = await t.lock_owner()
             age = await t.owner_age() if owner else None
         except (TransportError, OSError) as e:
             raise ControlError(f"{self.host}: {e}") from None
-        me, now = t.console, time.time()
-        v = (lockinfo.verdict(owner, me, now, t.pid_alive, stale_after=self.settings.stale_after,
+        now = time.time()
+        v = (lockinfo.verdict(owner, t.console, now, t.pid_alive, stale_after=self.settings.stale_after,
                               heartbeat_age=age) if owner else None)
-        gone: list[tuple[dict[str, Any], str]] = []
+        return owner, v, now
+
+    def _audit_entries(self) -> list[dict[str, Any]]:
+        """This host's and unit's entries in the audit log, oldest first; none where it cannot be
+        read (said by `mtptui audit`): the lock still tells."""
         try:
-            entries = [e for e in audit.read_audit() if audit.same_target(e, self.host, self.unit, self.where)]
+            return [e for e in audit.read_audit() if audit.same_target(e, self.host, self.unit, self.where)]
         except audit.AuditError:
-            entries = []  # the log cannot be read (said by `mtptui audit`): the lock still tells
-        for entry in entries:
-            if entry.get("result") != "running":
-                continue
-            why = lockinfo.entry_gone(entry, owner, v, me, now, t.pid_alive)
-            if why:
-                gone.append((entry, why))
-        lock_left = owner is not None and v is not None and v.gone
-        acted = [e for e in entries if e.get("action") in _ACTIONS]
-        left = acted[-1] if acted and _left_unverified(acted[-1]) and not gone else None
-        if not gone and not lock_left and left is None:
-            return None
-        st = await self.state()
-        about = gone[-1][0] if gone else left
-        runs = _runs_now(st, about)
-        state = st.active or "unknown"
-        tail = f"; the unit now runs {runs}, {state}"
+            return []
+
+    def _state_tail(self, st: UnitState, runs: str, lock_left: bool) -> str:
+        """What an interrupted action left: the unit's settings and state now, a lock left, and how
+        to recover."""
+        tail = f"; the unit now runs {runs}, {st.active or 'unknown'}"
         if not st.agrees:
             tail += " (a daemon-reload is pending)"
         if lock_left:
             tail += "; its lock is left on the host: the next action takes it"
-        tail += "; " + self._recovery(st)
-        found = {"runs": _profile_in(st.dropin) or runs_what(launch.spec_flags(st.argv)), "active": state,
-                 "exec_start": st.argv, "dropin": st.dropin, "lock_left": lock_left}
+        return tail + "; " + self._recovery(st)
+
+    def _close_gone(self, gone: list[tuple[dict[str, Any], str]], owner: dict[str, Any] | None, now: float,
+                    tail: str, found: dict[str, Any]) -> str:
+        """Closes each cut-off action's entry in the audit log as interrupted, with what was found
+        and its line; returns the line of the last ('' without one)."""
         head = ""
         for entry, why in gone:
-            mine = owner is not None and owner.get("audit_id") == entry.get("id")
-            phase = owner.get("phase") if owner is not None and mine else None
+            phase = owner.get("phase") if owner is not None and owner.get("audit_id") == entry.get("id") else None
             what = entry.get("profile") or entry.get("action") or "an action"
-            line = (f"{self.host}: {what} by {entry.get('user') or 'someone'} at {lockinfo.clock(entry.get('time'), now)} "
+            head = (f"{self.host}: {what} by {entry.get('user') or 'someone'} at {lockinfo.clock(entry.get('time'), now)} "
                     f"was interrupted{' at ' + phase if phase else ''} ({why})")
-            audit.close_interrupted(entry, why=why, phase=phase, message=line + tail, found=found)
-            head = line
-        if not head and lock_left:  # a lock without an entry in this audit log (another user's console)
-            assert owner is not None and v is not None
-            what = owner.get("profile") if owner.get("action") == APPLY else owner.get("action")
-            phase = owner.get("phase")
-            head = (f"{self.host}: {what or 'an action'} by {lockinfo.owner_name(owner)} since "
-                    f"{lockinfo.clock(owner.get('since'), now)} was interrupted{' at ' + phase if phase else ''} "
-                    f"(gone: {v.why})")
-        if not head:
-            assert left is not None
-            at = _phase_of(left)
-            head = (f"{self.host}: the last action, {left.get('profile') or left.get('action')} by "
-                    f"{left.get('user') or 'someone'} at {lockinfo.clock(left.get('time'), now)}, ended "
-                    f"{left.get('result')}{' at ' + at if at else ''}, not verified")
-        more = f" (and {len(gone) - 1} earlier)" if len(gone) > 1 else ""
-        return head + more + tail
+            audit.close_interrupted(entry, why=why, phase=phase, message=head + tail, found=found)
+        return head
+
+    def _lock_left_head(self, owner: dict[str, Any], why: str, now: float) -> str:
+        """A lock whose owner is gone, of an action this audit log does not hold."""
+        what = owner.get("profile") if owner.get("action") == APPLY else owner.get("action")
+        phase = owner.get("phase")
+        return (f"{self.host}: {what or 'an action'} by {lockinfo.owner_name(owner)} since "
+                f"{lockinfo.clock(owner.get('since'), now)} was interrupted{' at ' + phase if phase else ''} "
+                f"(gone: {why})")
+
+    def _unverified_head(self, left: dict[str, Any], now: float) -> str:
+        """The last action, which ended with the host not verified."""
+        at = _phase_of(left)
+        return (f"{self.host}: the last action, {left.get('profile') or left.get('action')} by "
+                f"{left.get('user') or 'someone'} at {lockinfo.clock(left.get('time'), now)}, ended "
+                f"{left.get('result')}{' at ' + at if at else ''}, not verified")
 
     def _recovery(self, st: UnitState) -> str:
         """One line on how to put the unit back on settings an action verified."""
@@ -590,6 +610,12 @@ class _Heartbeat:
 
 
 _ACTIONS = (APPLY, REVERT, RESTART, RESTORE)  # the audit entries of one action (not bench's, tune's)
+
+
+def _last_unverified(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The last action, where it ended with the host not verified (said again until one verifies)."""
+    acted = [e for e in entries if e.get("action") in _ACTIONS]
+    return acted[-1] if acted and _left_unverified(acted[-1]) else None
 
 
 def _left_unverified(entry: dict[str, Any]) -> bool:

@@ -259,8 +259,9 @@ async def show(hc, as_json: bool) -> dict:
         print(printable(f"{hc.host} · {hc.unit} ({st.active or 'unknown'}){' · mtptui drop-in' if st.dropin else ''}"))
         print(printable(f"  version:     {version or 'unknown'} ({'from ' if version else ''}{version_from})"))
         line = "non-default args" if engine == "vllm" else "server_args"
-        print(f"  ExecStart:   {printable(describe(flags, engine))}")
-        print(f"  {line + ':':<12} {printable(describe(reported, engine)) if reported else 'not in the journal'}")
+        container = getattr(hc.target, "sel", None) is not None  # a container's or a service's command
+        print(f"  {'command:' if container else 'ExecStart:':<12} {printable(describe(flags, engine))}")
+        print(f"  {line + ':':<12} {printable(describe(reported, engine)) if reported else 'not in the log' if container else 'not in the journal'}")
     return info
 
 

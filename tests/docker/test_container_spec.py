@@ -78,6 +78,7 @@ def test_a_console_killed_mid_action_is_reported_and_the_kept_container_is_left_
     show = mtptui(dockerd, "spec", "--local", "--container", name, audit=audit)
     assert show.returncode == 0, show.stdout + show.stderr
     assert "was interrupted at wait (process not running)" in show.stdout + show.stderr
+    assert "  command:     NEXTN num_steps=1" in show.stdout  # the new container's, not yet verified
 
     again = mtptui(dockerd, "spec", "--local", "--container", name, "mtp2", "--yes", audit=audit)
     assert again.returncode == 1, again.stdout + again.stderr

@@ -66,15 +66,25 @@ class Engine:
                 f"TimeoutStopSec=30\n{service}")
 
     def install(self, spec: dict | None, *, extra: tuple[str, ...] = (), env: dict | None = None,
-                service: str = "", wait: bool = True) -> None:
-        """The unit as the operator wrote it (mtptui's drop-ins removed), started afresh."""
-        subprocess.run(self.h.ssh_argv(f"cat > /etc/systemd/system/{UNIT}.service"),
-                       input=self.unit_text(spec, extra, env, service), text=True, check=True,
-                       capture_output=True)
+                service: str = "", wait: bool = True, start: bool = True) -> None:
+        """The unit as the operator wrote it (mtptui's drop-ins removed), started afresh, unless it
+        runs exactly that already (a start of vLLM costs tens of seconds of the tier's CPU).
+        start False: written and loaded, not started (the next start is mtptui's)."""
+        text = self.unit_text(spec, extra, env, service)
+        if start and self.runs(text):
+            return
+        subprocess.run(self.h.ssh_argv(f"cat > /etc/systemd/system/{UNIT}.service"), input=text, text=True,
+                       check=True, capture_output=True)
         self.h.ssh(f"rm -rf /etc/systemd/system/{UNIT}.service.d; systemctl daemon-reload; "
-                   f"systemctl reset-failed {UNIT} 2>/dev/null; systemctl restart {UNIT}")
-        if wait:
+                   f"systemctl reset-failed {UNIT} 2>/dev/null; " + (f"systemctl restart {UNIT}" if start else "true"))
+        if wait and start:
             self.wait_ready()
+
+    def runs(self, text: str) -> bool:
+        """The unit's file is this text, with no drop-in, loaded as written, and its server answers."""
+        here = self.h.ssh(f"cat /etc/systemd/system/{UNIT}.service; ls /etc/systemd/system/{UNIT}.service.d "
+                          "2>/dev/null; systemctl show --property=NeedDaemonReload --value " + UNIT, check=False).stdout
+        return here == text + "no\n" and self.state() == "active" and self.healthy()
 
     def state(self) -> str:
         return self.h.ssh(["systemctl", "is-active", UNIT], check=False).stdout.strip()

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import signal
 import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -199,9 +201,138 @@ def test_the_simulator_speaks_as_the_real_engine_does(engine):
                  "vllm:num_requests_running", "vllm:num_requests_waiting"):
         assert name in sim_fams and name in real_fams, name
     assert "vllm:time_per_output_token_seconds" not in real_fams  # gone by 0.32 (the sim's 0.10.2 serves it)
-    # what the real one answers where the simulator has no vLLM HTTP side (no live vLLM mode)
-    assert engine.get("/health") == (200, "")
-    assert json.loads(engine.get("/version")[1]) == {"version": "0.32.0"}
+
+
+def _answers(server) -> dict:
+    """What a server answers to the requests the product makes (engine.Engine or the simulator)."""
+    def post(path: str, body: dict) -> tuple[int, str]:
+        req = urllib.request.Request(server.url(path), json.dumps(body).encode(), {"content-type": "application/json"})
+        with urllib.request.urlopen(req, timeout=120) as r:
+            return r.status, r.read().decode()
+
+    chat = {"model": server.model, "messages": [{"role": "user", "content": REPETITIVE}], "max_tokens": 16,
+            "temperature": 0, "ignore_eos": True}
+    stream = post("/v1/chat/completions", {**chat, "stream": True, "stream_options": {"include_usage": True}})[1]
+    events = [json.loads(x[6:]) for x in stream.splitlines() if x.startswith("data: {")]
+    return {"health": server.get("/health"), "version": server.get("/version"),
+            "models": json.loads(server.get("/v1/models")[1]),
+            "completion": json.loads(post("/v1/completions", {"model": server.model, "prompt": REPETITIVE,
+                                                               "max_tokens": 24, "temperature": 0})[1]),
+            "chat": json.loads(post("/v1/chat/completions", chat)[1]), "stream": events,
+            "wrong_model": _status(server, {**chat, "model": "no-such-model"}),
+            "metrics": _families(server.get("/metrics")[1])}
+
+
+def _status(server, body: dict) -> tuple[int, list]:
+    try:
+        req = urllib.request.Request(server.url("/v1/chat/completions"), json.dumps(body).encode(),
+                                     {"content-type": "application/json"})
+        urllib.request.urlopen(req, timeout=60).read()
+        return 200, []
+    except urllib.error.HTTPError as e:
+        return e.code, sorted(json.loads(e.read())["error"])
+
+
+def _keys(obj) -> object:
+    """A JSON answer's shape: its keys, nested, without the values."""
+    if isinstance(obj, dict):
+        return {k: _keys(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_keys(obj[0])] if obj and isinstance(obj[0], (dict, list)) else "list"
+    return type(obj).__name__ if obj is not None else None
+
+
+def test_the_simulators_live_vllm_answers_as_the_real_one(engine, tmp_path):
+    """The simulator's live vLLM mode (python -m mtptui.sim.vllm_serve), started here with the
+    unit's own flags and sent the same requests as the real one (the unit as the test before
+    left it: ngram, K=3): the same lines in the same order, the same events and stats lines; the
+    same answers to /health, /version, /v1/models, completions and chat, streamed or not (each
+    with metrics.speculative_decoding), and to a model it does not serve; /metrics families of
+    the same names, types, labels and buckets."""
+    from engine import Engine
+
+    class Sim(Engine):
+        def __init__(self, root, port: int) -> None:
+            super().__init__(None, root)
+            self.port = port
+
+        def url(self, path: str) -> str:
+            return f"http://127.0.0.1:{self.port}{path}"
+
+    port = _free_port()
+    sim = Sim(engine.root, port)
+    argv = engine.argv(ngram(K))
+    argv = [sys.executable, "-m", "mtptui.sim.vllm_serve", *argv[3:], "--sim-startup-seconds", "1"]
+    argv[argv.index("--port") + 1] = str(port)
+    argv[argv.index("--host") + 1] = "127.0.0.1"
+    out, err = tmp_path / "sim.out", tmp_path / "sim.err"
+    env = {**os.environ, "VLLM_LOG_STATS_INTERVAL": str(STATS_INTERVAL_S)}
+    with open(out, "w") as o, open(err, "w") as e:
+        proc = subprocess.Popen(argv, stdout=o, stderr=e, env=env, stdin=subprocess.DEVNULL)
+    try:
+        _until("the simulator's /health", lambda: sim.get("/health")[0] == 200, 60, 0.1)
+        for server in (engine, sim):  # the same pattern: two clients for four intervals, then none
+            with server.traffic(concurrency=2) as sent:
+                time.sleep(4 * STATS_INTERVAL_S)
+            assert sent["sent"] > 0 and sent["failed"] == 0, sent
+        time.sleep(2 * STATS_INTERVAL_S + 1)
+        real_msgs = _messages(engine.journal(output="json"))
+        sim_msgs = err.read_text().splitlines() + out.read_text().splitlines()
+        real, simulated = _answers(engine), _answers(sim)
+        assert sim.get("/nope") == (404, '{"detail":"Not Found"}') == engine.get("/nope")
+        time.sleep(1)
+        for msgs in (_messages(engine.journal(output="json"))[len(real_msgs):], err.read_text().splitlines()):
+            assert any("Error with model error=ErrorInfo(message='The model `no-such-model` does not exist." in m
+                       for m in msgs)  # the request for a model it does not serve, logged
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+    assert proc.returncode == 0
+
+    # the lines: the real unit's run (from its start) and the simulator's, parsed as mtptui parses them
+    start = max(i for i, m in enumerate(real_msgs) if m.startswith(f"Started {UNIT}"))
+    real_rows = _parsed(real_msgs[start + 1:])
+    sim_rows = _parsed(sim_msgs)
+    for rows in (real_rows, sim_rows):
+        events = [k for o, k, _, _ in rows if o == "event"]
+        assert events[:3] == ["spec_config", "starting", "ready"], events
+    assert {(o, k): s for o, k, _, s in real_rows} == {(o, k): s for o, k, _, s in sim_rows}
+    real_cfg = next(d for o, k, d, _ in real_rows if k == "spec_config")
+    sim_cfg = next(d for o, k, d, _ in sim_rows if k == "spec_config")
+    assert sorted(real_cfg) == sorted(sim_cfg) and (sim_cfg["algorithm"], sim_cfg["num_steps"]) == ("ngram", K)
+    for kind in ("decode", "spec"):
+        assert ({tuple(sorted(f)) for o, k, f, _ in real_rows if o == "batch" and k == kind}
+                == {tuple(sorted(f)) for o, k, f, _ in sim_rows if o == "batch" and k == kind}), kind
+    stats = "".join({"decode": "D", "spec": "S"}[k] for o, k, _, _ in sim_rows if o == "batch")
+    assert re.fullmatch(r"(DS?)*DSD", stats) and stats.count("DS") >= 2, stats  # then an idle interval: nothing
+    for msgs in (real_msgs[start:], sim_msgs):
+        assert "INFO:     Application startup complete." in msgs
+        assert any(m.startswith("INFO:     ") and '"POST /v1/completions HTTP/1.1" 200 OK' in m for m in msgs)
+    stopped = err.read_text().splitlines()
+    sim_stop = stopped[stopped.index("INFO:     Shutting down") - 12:]
+    assert "[shutdown] API server: shutdown triggered" in sim_stop[0] and sim_stop[-1].endswith("shutdown complete.")
+
+    # the answers: the same statuses and bodies where they are fixed, the same shapes elsewhere
+    assert simulated["health"] == real["health"] == (200, "")
+    assert simulated["version"] == real["version"] == (200, '{"version":"0.32.0"}')
+    assert _keys(simulated["models"]) == _keys(real["models"])
+    assert simulated["models"]["data"][0]["owned_by"] == "mtptui-sim"  # it says what it is
+    for what in ("completion", "chat"):
+        assert _keys(simulated[what]) == _keys(real[what]), what
+        sd_real = real[what]["metrics"]["speculative_decoding"]
+        sd_sim = simulated[what]["metrics"]["speculative_decoding"]
+        assert sd_sim["num_spec_tokens"] == sd_real["num_spec_tokens"] == K
+        for sd in (sd_real, sd_sim):
+            assert sum(sd["acceptance_histogram"]) == sd["num_spec_steps"] > 0 and len(sd["acceptance_histogram"]) == K + 1
+    assert [_keys(x) for x in simulated["stream"][:1] + simulated["stream"][-1:]] == \
+        [_keys(x) for x in real["stream"][:1] + real["stream"][-1:]]  # the role's chunk; usage with metrics
+    assert simulated["wrong_model"] == real["wrong_model"] == (404, ["code", "message", "param", "type"])
+    for name, f in simulated["metrics"].items():
+        assert name in real["metrics"], name
+        assert (f["type"], f["labels"]) == (real["metrics"][name]["type"], real["metrics"][name]["labels"]), name
+    for name in (latency.VLLM_DRAFTS, latency.VLLM_ACCEPTED, latency.VLLM_PER_POS, "vllm:num_requests_running",
+                 "vllm:e2e_request_latency_seconds", "vllm:inter_token_latency_seconds", "vllm:kv_cache_usage_perc"):
+        assert name in simulated["metrics"] and name in real["metrics"], name
 
 
 # --- export ------------------------------------------------------------------------------------------
@@ -213,7 +344,6 @@ def test_export_serves_the_real_counters_and_per_position_acceptance(engine, tmp
     without drafts."""
     cfg = engine.config(tmp_path)
     port = _free_port()
-    since = time.time()
     proc = subprocess.Popen([sys.executable, "-m", "mtptui", "export", "--config", cfg, "engine", "--listen",
                              f"127.0.0.1:{port}", "--stale-after", "600"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -236,7 +366,8 @@ def test_export_serves_the_real_counters_and_per_position_acceptance(engine, tmp
             seen = _until("a per-position acceptance served", lambda: per_pos(exported()), 60)
         assert sent["sent"] > 0
         # the values of one of the unit's SpecDecoding lines (printed with 3 decimals)
-        lines = [m for m in _messages(engine.journal(since, output="json")) if "SpecDecoding metrics:" in m]
+        # (the unit's run so far: the exporter may have served the last line before it started)
+        lines = [m for m in _messages(engine.journal(output="json")) if "SpecDecoding metrics:" in m]
         printed = [[float(x) for x in re.search(r"Per-position acceptance rate: ([\d., ]+?), Avg", m)[1].split(", ")]
                    for m in lines]
         assert seen in printed, (seen, printed)
@@ -397,6 +528,9 @@ def test_bench_off_against_ngram_measures_real_acceptance_and_restores_the_unit(
     assert "accept len per request" in r.stdout and re.search(r"ngram3\s+p10 [\d.]+\s+p50", r.stdout), r.stdout
     entries = [json.loads(x) for x in audit.read_text().splitlines()]
     assert [e for e in entries if e["action"] == "bench"][-1]["result"] == "done"
+    # ngram3 first, as it ran (no restart); off; then back to ngram3, verified by its SpecDecoding lines
+    assert [e.get("profile") for e in entries if e["action"] == "apply" and e["result"] != "running"] == ["off"]
+    assert "verified: accept len" in [e for e in entries if e["action"] == "restore"][-1]["message"]
 
 
 def test_tune_between_off_and_ngram_restores_the_unit(engine, tmp_path, audit):

@@ -155,6 +155,20 @@ class RuntimeTarget(HostTarget):
                 return vllm_args(line)
         return None
 
+    def published(self, port: int) -> tuple[str, int] | None:
+        """Where the host reaches the server's port inside the container (as read last): the same
+        port on the host's network, its published port, else None (no way in from the host)."""
+        if not self._last:
+            return None
+        hc = self._last[0].raw.get("HostConfig") or {}
+        if hc.get("NetworkMode") == "host":
+            return "127.0.0.1", port
+        for b in (hc.get("PortBindings") or {}).get(f"{port}/tcp") or []:
+            if str(b.get("HostPort") or "").isdigit():
+                ip = b.get("HostIp") or ""
+                return (ip if ip not in ("", "0.0.0.0", "::") else "127.0.0.1"), int(b["HostPort"])
+        return None
+
     def active(self, c: Container) -> str:
         return _STATE.get(c.status, "inactive")
 

@@ -88,6 +88,13 @@ class HostControl:
                 host, port = launch.listen_address((await self.state()).argv)
             except launch.LaunchError as e:
                 raise ControlError(f"{self.host}: {self.unit}: {e} (set http_port for this host)") from None
+            published = getattr(self.target, "published", None)  # a container's port, as the host reaches it
+            if published is not None:
+                found = published(port)
+                if found is None:  # never another server's port of the same number on the host
+                    raise ControlError(f"{self.host}: the server's port {port} is not reachable from the host "
+                                       "(neither the host's network nor published): set http_port for this host")
+                host, port = found
         try:
             self._forward = await self.target.runner.forward(host, port)
         except Exception as e:  # noqa: BLE001 - a TransportError, said in one line

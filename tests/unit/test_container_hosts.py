@@ -110,3 +110,18 @@ def test_a_replica_finds_its_compose_services_control_and_nothing_else_does():
     controls["gpu"] = HostControl(SystemdTarget(None, "sglang"), host="gpu")
     assert controls.get("sim-2") is compose and controls.get("sim") is compose
     assert controls.get("gpu-1") is None and controls.get(None) is None  # a unit's host has no replicas
+
+
+def test_the_servers_port_is_probed_only_where_the_host_reaches_it():
+    from mtptui.control.container import ContainerTarget
+
+    t = ContainerTarget(None, Selector("docker", container="sim-1"), host="h")
+    raw = json.loads(json.dumps(INSPECT))
+    t._last = parse_inspect(json.dumps(raw))
+    assert t.published(30000) == ("127.0.0.1", 30000)  # the host's network
+    raw[0]["HostConfig"].update(NetworkMode="bridge", PortBindings={"30000/tcp": [{"HostIp": "", "HostPort": "8080"}]})
+    t._last = parse_inspect(json.dumps(raw))
+    assert t.published(30000) == ("127.0.0.1", 8080) and t.published(31000) is None
+    raw[0]["HostConfig"].update(NetworkMode="none", PortBindings={})
+    t._last = parse_inspect(json.dumps(raw))
+    assert t.published(30000) is None  # never the host's own port 30000: another server may hold it

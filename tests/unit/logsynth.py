@@ -13,6 +13,7 @@ three for `%.3f`), so the printed text reads back as exactly the chosen number.
 from __future__ import annotations
 
 import calendar
+import itertools
 import json
 import math
 import random
@@ -409,12 +410,18 @@ def journald_iso(msg: str, us: int, host: str, *, precise: bool = False, offset_
     return f"{stamp} {host} {ident}[{pid}]: {msg}"
 
 
+_SEQ = itertools.count(1)
+
+
 def journald_json(msg: str | None, us: int, host: str, *, unit: str = "sglang.service",
-                  ident: str = "python3", pid: int = 4242, seq: int = 1,
+                  ident: str = "python3", pid: int = 4242, seq: int | None = None,
                   as_bytes: bool = False, only: tuple | None = None) -> str:
     """One `journalctl -o json` object. as_bytes: MESSAGE as a list of byte values, as journald
     writes a message with control characters; msg None: the field withheld (null); only: the
-    fields kept, as `--output-fields=` (journalctl always adds the cursor)."""
+    fields kept, as `--output-fields=` (journalctl always adds the cursor). seq None: the next
+    of this process, as journald gives each entry a cursor of its own (a cursor seen twice is one
+    entry read twice, and dropped)."""
+    seq = next(_SEQ) if seq is None else seq
     message: object = msg
     if as_bytes and msg is not None:
         message = list(msg.encode())

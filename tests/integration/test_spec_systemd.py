@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -61,9 +62,10 @@ def spec(config: str, *args: str, audit, timeout: float = 180) -> subprocess.Com
                           capture_output=True, text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL)
 
 
-def spec_started(config: str, *args: str, audit) -> subprocess.Popen:
-    """`mtptui spec` running in the background, its progress readable line by line on stderr."""
-    env = dict(os.environ, MTPTUI_AUDIT_LOG=str(audit))
+def spec_started(config: str, *args: str, audit, hold: str | None = None) -> subprocess.Popen:
+    """`mtptui spec` running in the background, its progress readable line by line on stderr;
+    hold: the phase it holds still in until interrupted (MTPTUI_TEST_HOLD)."""
+    env = dict(os.environ, MTPTUI_AUDIT_LOG=str(audit), **({"MTPTUI_TEST_HOLD": hold} if hold else {}))
     return subprocess.Popen([sys.executable, "-m", "mtptui", "spec", "--config", config, *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                             stdin=subprocess.DEVNULL)
@@ -230,9 +232,12 @@ def test_second_console_is_refused_by_the_lock(cluster, tmp_path, audit):
     unit = unique_unit("ctl")
     install_unit(h, unit)
     cfg = write_config(tmp_path, h, unit)
-    first = spec_started(cfg, f"gpu{h.index}", "mtp2", "--yes", audit=audit)
+    before = exec_start(h, unit)
+    # the first holds the lock (held still after its write) for as long as the second takes to start:
+    # a first that finished before the second asked raced the test on a loaded machine
+    first = spec_started(cfg, f"gpu{h.index}", "mtp2", "--yes", audit=audit, hold="write")
     try:
-        deadline = time.time() + 30
+        deadline = time.time() + 60
         lock = f"/run/lock/mtptui-{unit}.service"
         while h.ssh(["test", "-e", f"{lock}/owner"], check=False).returncode != 0:
             assert time.time() < deadline and first.poll() is None, "the first console never took the lock"
@@ -240,12 +245,14 @@ def test_second_console_is_refused_by_the_lock(cluster, tmp_path, audit):
         second = spec(cfg, f"gpu{h.index}", "mtp1", "--yes", audit=audit)
         assert second.returncode == 1
         assert "is locked by" in second.stderr and "since" in second.stderr
+        assert first.poll() is None, "the first console ended while it held the lock"
+        first.send_signal(signal.SIGINT)  # the first puts the unit back and frees the lock
         out, err = first.communicate(timeout=120)
-        assert first.returncode == 0, out + err
+        assert first.returncode == 130, out + err
     finally:
         if first.poll() is None:
             first.kill()
-    assert "--speculative-num-steps 2" in exec_start(h, unit)
+    assert exec_start(h, unit) == before and h.ssh(["test", "-e", lock], check=False).returncode != 0
 
     # a stale lock (a console that died) is refused until --break-lock takes it
     h.ssh(["mkdir", lock])

@@ -90,9 +90,10 @@ class TestHost:
 
     def ssh_argv(self, command: str, user: str = "root") -> list[str]:
         k = self.cluster.keys
+        # ConnectTimeout covers the banner: a host whose CPUs a real vLLM under traffic holds sent it after 3 s
         return ["ssh", "-F", "/dev/null", "-i", str(k.identity), "-o", "BatchMode=yes",
                 "-o", f"UserKnownHostsFile={k.known_hosts}", "-o", "StrictHostKeyChecking=yes",
-                "-o", "ConnectTimeout=3", "-o", "LogLevel=ERROR", f"{user}@{self.address}", command]
+                "-o", "ConnectTimeout=15", "-o", "LogLevel=ERROR", f"{user}@{self.address}", command]
 
     def ssh(self, command: str | list[str], user: str = "root", check: bool = True,
             timeout: float = 60) -> subprocess.CompletedProcess:

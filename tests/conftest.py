@@ -7,6 +7,7 @@ CI (CI=true) such a test must run: there a missing prerequisite fails it instead
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -52,6 +53,17 @@ def _every_notification(request, monkeypatch):
 # The hostile tier's count of inputs tried (tests/hostile/conftest.py), summed over xdist's workers:
 # under `make test` each worker runs its own files, and only this process writes the summary.
 HOSTILE_TRIED: dict[str, int] = {}
+
+
+HERE = Path(__file__).resolve().parent
+TIERS = ("realcode", "engine", "docker")  # marked by their folder (pytest -m engine); the markers: pyproject.toml
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        tier = item.path.relative_to(HERE).parts[0] if item.path.is_relative_to(HERE) else None
+        if tier in TIERS:
+            item.add_marker(tier)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -24,15 +24,6 @@ from dockerd import PROJECT, Dockerd  # noqa: E402
 from hosts import rootfs  # noqa: E402
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "docker: runs a real dockerd of the tests' own")
-
-
-def pytest_collection_modifyitems(items):
-    for item in items:
-        if "/tests/docker/" in str(item.fspath):
-            item.add_marker(pytest.mark.docker)
-
 
 def _missing() -> list[str]:
     return [t for t in ("dockerd", "docker", "docker-compose", "debootstrap") if shutil.which(t) is None]

@@ -24,15 +24,6 @@ from engine import Engine  # noqa: E402
 from hosts import nspawn, rootfs  # noqa: E402
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "engine: runs a real vLLM (CPU build) in a container host")
-
-
-def pytest_collection_modifyitems(items):
-    for item in items:
-        if "/tests/engine/" in str(item.fspath):
-            item.add_marker(pytest.mark.engine)
-
 
 @pytest.fixture(scope="session")
 def engine_root(need) -> Path:

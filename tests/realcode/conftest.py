@@ -16,15 +16,6 @@ import pytest
 from wheels import CACHE
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "realcode: runs released SGLang/vLLM code from PyPI wheels")
-
-
-def pytest_collection_modifyitems(items):
-    for item in items:
-        if "realcode" in str(item.fspath):
-            item.add_marker(pytest.mark.realcode)
-
 
 @pytest.fixture(scope="session")
 def msgspec_path(need) -> str:

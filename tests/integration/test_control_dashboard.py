@@ -39,7 +39,8 @@ async def dashboard_on(h, prefix: str, tmp_path, monkeypatch, *, sim=None, lines
                 if cond():
                     return
                 await pilot.pause(0.1)
-            pytest.fail(f"never: {what}")
+            under_way = [(r.phase, r.detail) for r in app.dash.running.values()]
+            pytest.fail(f"never: {what}; under way {under_way}; told {getattr(app, 'told', [])[-6:]}")
 
         yield pilot, app, until, controls, f"gpu{h.index}", unit
 

@@ -43,7 +43,9 @@ async def test_quitting_mid_apply_puts_the_unit_back_verified(cluster, tmp_path,
         await pilot.press("s")
         await until(lambda: isinstance(app.screen, ConfirmScreen), "the preview")
         await pilot.press("y")
-        await until(lambda: any("held here" in r.detail for r in dash.running.values()), f"held at {phase}")
+        # to be held at verify the server must first come back ready and decode: minutes on a loaded machine
+        await until(lambda: any("held here" in r.detail for r in dash.running.values()), f"held at {phase}",
+                    limit=3000)
         assert locked(h, unit) and dropin_of(h, unit) != before[0]
         await pilot.press(key)
         code = await leaves(pilot, app)

@@ -84,6 +84,30 @@ class Resume:
             out.append(line)
         return out
 
+    def seed(self, line: str) -> bool:
+        """A line pushed before (a record's, read from its end back): True while it is at the last
+        stamp, whose lines are the ones a resume must not push again."""
+        stamp = stamp_of(line)
+        if stamp is None:
+            return True
+        if self._key is None:
+            self.stamp, self._key = stamp, stamp_key(stamp)
+        elif stamp_key(stamp) != self._key:
+            return False
+        self.at_stamp.add(line)
+        return True
+
+
+def _marked(lines: list[str], mark: str) -> tuple[list[str], str | None]:
+    """The lines with the run's start line before the first of the run (None: placed), or as they
+    are while all are of the run before (the mark still to place)."""
+    key = stamp_key(mark.split(" ", 1)[0])
+    for i, line in enumerate(lines):
+        stamp = stamp_of(line)
+        if stamp is not None and stamp_key(stamp) >= key:
+            return [*lines[:i], mark, *lines[i:]], None
+    return lines, mark
+
 
 class ContainerLogSource(Source):
     """One configured host: a container, or every replica of a compose service."""
@@ -109,7 +133,10 @@ class ContainerLogSource(Source):
         self.connects = 0  # `docker logs` streams started
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._connected = False
-        self._resume: dict[str, Resume] = {}
+        self._resume: dict[str, Resume] = {}  # by container id
+        # where a record's streams stood (`record --append`), by engine (HOST or HOST-N): each
+        # container taken up as that engine goes on from there
+        self.resumed: dict[str, Resume] = {}
 
     @property
     def where(self) -> str:
@@ -143,7 +170,11 @@ class ContainerLogSource(Source):
                         fresh = c.run not in self.known if self.known is not None else not first
                         if task is None and fresh and c.started_at:
                             feed.lines([started_line(c)], c.replica(self.host))  # a new replica, a recreate
-                        self._tasks[c.id] = asyncio.ensure_future(self._follow(c, feed, history=first))
+                        was = self.resumed.get(c.replica(self.host)) if task is None else None
+                        # started again since the record it resumes: the new run said among its lines
+                        mark = started_line(c) if was and was.stamp and c.started_at and \
+                            stamp_key(c.started_at) > stamp_key(was.stamp) else None
+                        self._tasks[c.id] = asyncio.ensure_future(self._follow(c, feed, history=first, mark=mark))
                 first = False
                 await asyncio.sleep(self.poll_s)
         finally:
@@ -165,10 +196,13 @@ class ContainerLogSource(Source):
                 pass
         await asyncio.sleep(delay)
 
-    async def _follow(self, c: Container, feed: Feed, *, history: bool) -> None:
-        """One container until it is gone: its log across its restarts, resumed after any break."""
+    async def _follow(self, c: Container, feed: Feed, *, history: bool, mark: str | None = None) -> None:
+        """One container until it is gone: its log across its restarts, resumed after any break;
+        `mark`: a run's start line, pushed before the first line stamped at or after its start."""
         host = c.replica(self.host)
-        resume = self._resume.setdefault(c.id, Resume())
+        if c.id not in self._resume:
+            self._resume[c.id] = self.resumed.pop(host) if host in self.resumed else Resume()
+        resume = self._resume[c.id]
         run = c.run
         while True:
             since = resume.stamp or (self.since if history else None)
@@ -190,8 +224,10 @@ class ContainerLogSource(Source):
                 while data := await proc.read(1 << 16):
                     got = resume.new(splitter.feed(data))
                     if got:
-                        feed.lines(got, host)
                         self.received += len(got)
+                        if mark is not None:
+                            got, mark = _marked(got, mark)
+                        feed.lines(got, host)
             finally:
                 await proc.close()
             # a line without its end is dropped here: it comes again, whole, from --since

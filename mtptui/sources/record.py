@@ -8,7 +8,8 @@ replay shows the gap where the live session did. Entries are written as received
 otherwise, so a 10 MB or a binary (byte-list) MESSAGE is kept as journald sent it.
 
 A record is never truncated by accident. A new record refuses a file that exists; `append` adds
-to it (each host resuming after its last cursor in the file, see `last_cursors`); `force`
+to it (each host resuming after its last entry in the file: a journal's by its cursor, see
+`last_cursors`, a container's by the runtime's stamp and text, see `last_stamps`); `force`
 overwrites it, but only once the first entry has come: it writes to a hidden file beside it and
 renames that over the old one then, its mode and owner kept. Only a regular file is ever appended
 to or replaced: a device, a FIFO, a socket or a symbolic link is refused (mtptui/files.py). A
@@ -23,7 +24,7 @@ import contextlib
 import errno
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 from mtptui.core import recorded as recorded_entries
@@ -32,12 +33,17 @@ from mtptui.core.parse import timeparse
 from mtptui.core.parse.events import GAP_MARK
 from mtptui.core.recorded import Recorded
 from mtptui.sources.base import RECONNECTING, Feed, Source, SourceStatus
+from mtptui.sources.container import ContainerLogSource, Resume
 from mtptui.sources.journal import JournalSource, cursor_of
 from mtptui.sources.runtime import stamp_of
 
 NEW, APPEND, FORCE = "new", "append", "force"
 
 _HOSTNAME_KEY = '"_HOSTNAME":"'
+# a container's line as the runtime stamped it (`docker logs --timestamps`, nanoseconds; the entry's
+# __REALTIME_TIMESTAMP keeps microseconds): where `--append` resumes its stream
+STAMP = "RUNTIME_STAMP"
+_STAMP_KEY = b'"RUNTIME_STAMP"'
 METRICS_MARK = "-- mtptui: server metrics --"  # the MESSAGE of a recorded scrape
 GPUS_MARK = "-- mtptui: gpus --"  # the MESSAGE of a recorded set of GPU samples
 
@@ -53,7 +59,7 @@ def with_hostname(line: str, host: str | None) -> str:
         stamp = stamp_of(line)
         ts = timeparse.rfc3339(stamp) if stamp else None
         if stamp and ts is not None:
-            return json.dumps({"__REALTIME_TIMESTAMP": str(round(ts * 1e6)), "_HOSTNAME": host,
+            return json.dumps({"__REALTIME_TIMESTAMP": str(round(ts * 1e6)), STAMP: stamp, "_HOSTNAME": host,
                                "MESSAGE": line[len(stamp) + 1:]}, ensure_ascii=False)
         return json.dumps({"_HOSTNAME": host, "MESSAGE": line}, ensure_ascii=False)
     quoted = json.dumps(host, ensure_ascii=False)
@@ -126,18 +132,29 @@ class RecordWriter:
         return self.entries == 0
 
     def resume(self, sources: list[Source]) -> list[str]:
-        """APPEND: sets each host's journal source to follow after the host's last cursor in the
-        file, so nothing comes twice and nothing between is lost; one line per host saying so."""
+        """APPEND: sets each host's source to follow after the host's last entry in the file (a
+        journal by its cursor, a container by its stamp and the lines at it), so nothing comes
+        twice and nothing between is lost; one line per host saying so."""
         if not self._appending:
             return []
-        cursors = last_cursors(self.path, {s.host for s in sources if s.host})
+        journals = {s.host: j for s in sources if s.host and (j := journal_source(s)) is not None}
+        boxes = {s.host: b for s in sources if s.host and (b := container_source(s)) is not None}
+        cursors = last_cursors(self.path, set(journals)) if journals else {}
+        stamps = last_stamps(self.path, set(boxes), {h for h, b in boxes.items() if b.selector.compose}) \
+            if boxes else {}
         said = []
         for s in sources:
-            inner = journal_source(s)
-            c = cursors.get(s.host) if s.host is not None else None
-            if c and inner is not None:
-                inner.cursor = c
-                said.append(f"{s.host}: resuming {self.path} after its last entry there")
+            host = s.host or ""
+            cursor = cursors.get(host)
+            box = boxes.get(host)
+            mine = {h: r for h, r in stamps.items() if h == host or (box and box.selector.compose and replica_of(h, host))}
+            if cursor and host in journals:
+                journals[host].cursor = cursor
+                said.append(f"{host}: resuming {self.path} after its last entry there")
+            elif box is not None and mine:
+                box.resumed = mine
+                said += [f"{h}: resuming {self.path} after its last entry there (stamped {r.stamp})"
+                         for h, r in sorted(mine.items())]
             else:
                 said.append(f"{s.host}: no entry in {self.path} to resume after: starting as a new record does")
         return said
@@ -228,24 +245,63 @@ def _ends_with_newline(path: str) -> bool:
         return f.read(1) == b"\n"
 
 
-def last_cursors(path: str, hosts: set[str] | None = None, block: int = 1 << 20) -> dict[str, str]:
-    """Each host's last journal cursor in a record ({_HOSTNAME: __CURSOR}), read from the end
-    back, and only until every host of `hosts` has one (a long record is not read whole when its
-    hosts are near its end). Gap markers carry no cursor; lines that are not json are passed over."""
-    out: dict[str, str] = {}
+def _backwards(path: str, block: int) -> Iterator[bytes]:
+    """A file's lines from its last back to its first, read a block at a time (a long record is not
+    read whole when what is looked for is near its end)."""
     with open(path, "rb") as f:
         f.seek(0, os.SEEK_END)
         pos = f.tell()
         tail = b""
-        while pos > 0 and not (hosts is not None and hosts <= out.keys()):
+        while pos > 0:
             n = min(block, pos)
             pos -= n
             f.seek(pos)
             lines = (f.read(n) + tail).split(b"\n")
             tail = lines.pop(0) if pos > 0 else b""  # maybe cut short: read whole with the next block
-            for raw in reversed(lines):
-                _cursor_line(raw, out)
+            yield from reversed(lines)
+
+
+def last_cursors(path: str, hosts: set[str] | None = None, block: int = 1 << 20) -> dict[str, str]:
+    """Each host's last journal cursor in a record ({_HOSTNAME: __CURSOR}), read from the end
+    back, and only until every host of `hosts` has one. Gap markers carry no cursor; lines that
+    are not json are passed over."""
+    out: dict[str, str] = {}
+    for raw in _backwards(path, block):
+        if hosts is not None and hosts <= out.keys():
+            break
+        _cursor_line(raw, out)
     return out
+
+
+def replica_of(name: str, host: str) -> bool:
+    """Whether a record's host name is the configured host's: itself, or one of its compose
+    replicas (`HOST-N`, runtime.Container.replica)."""
+    return name == host or (name.startswith(f"{host}-") and name[len(host) + 1:].isdigit())
+
+
+def last_stamps(path: str, hosts: set[str], compose: set[str] | None = None, block: int = 1 << 20) -> dict[str, Resume]:
+    """Where each container host's stream stands in a record ({_HOSTNAME: Resume}: its last stamp
+    and the lines at it), read from the end back until every host of `hosts` has its own; a
+    compose host's replicas (`HOST-N`, how many is not known) need the whole file."""
+    found: dict[str, Resume] = {}
+    done: set[str] = set()
+    for raw in _backwards(path, block):
+        if not compose and hosts <= done:
+            break
+        if _STAMP_KEY not in raw:
+            continue
+        try:
+            entry = json.loads(raw)
+            host, stamp, message = entry["_HOSTNAME"], entry[STAMP], entry["MESSAGE"]
+        except (ValueError, KeyError, TypeError):
+            continue
+        if not (isinstance(host, str) and isinstance(stamp, str) and isinstance(message, str)) or host in done:
+            continue
+        if host not in hosts and not any(replica_of(host, h) for h in compose or ()):
+            continue
+        if not found.setdefault(host, Resume()).seed(f"{stamp} {message}"):
+            done.add(host)  # an earlier stamp: every line at the last one is in
+    return found
 
 
 def _cursor_line(raw: bytes, out: dict[str, str]) -> None:
@@ -263,14 +319,22 @@ def _cursor_line(raw: bytes, out: dict[str, str]) -> None:
         out.setdefault(host, cursor)
 
 
-def journal_source(s: Source) -> JournalSource | None:
-    """The journal source inside wrappers (--give-up-after, --record), the one that keeps the cursor."""
+def _wrapped(s: Source) -> Iterator[Source]:
+    """The source and those inside its wrappers (--give-up-after, --record), outermost first."""
     found: Source | None = s
-    while not isinstance(found, JournalSource):
-        if found is None:
-            return None
+    while found is not None:
+        yield found
         found = vars(found).get("inner")
-    return found
+
+
+def journal_source(s: Source) -> JournalSource | None:
+    """The journal source inside wrappers, the one that keeps the cursor."""
+    return next((x for x in _wrapped(s) if isinstance(x, JournalSource)), None)
+
+
+def container_source(s: Source) -> ContainerLogSource | None:
+    """The container source inside wrappers, the one that keeps where each stream stands."""
+    return next((x for x in _wrapped(s) if isinstance(x, ContainerLogSource)), None)
 
 
 class RecordingFeed:

@@ -13,7 +13,7 @@ from mtptui.errors import UsageError
 from mtptui.sources.giveup import GiveUpSource
 from mtptui.sources.journal import JournalSource
 from mtptui.sources.record import (APPEND, FORCE, NEW, RecordExists, RecordingSource, RecordWriter,
-                                   journal_source, last_cursors)
+                                   journal_source, last_cursors, last_stamps)
 
 PRECIOUS = b"".join(json.dumps({"__CURSOR": f"s=ab;i={i:x};b=b0;m=1;t=2;x=3", "_HOSTNAME": "gpu1",
                                 "__REALTIME_TIMESTAMP": str(1_700_000_000_000_000 + i), "MESSAGE": f"line {i}"},
@@ -100,6 +100,30 @@ def test_last_cursors_per_host_from_the_end_across_blocks(tmp_path):
         assert last_cursors(str(p), block=block) == want, block
         assert last_cursors(str(p), {"gpu1", "gpu2", "gpu9"}, block=block) == want
     assert last_cursors(str(p), {"gpu2"}, block=64)["gpu2"] == want["gpu2"]
+
+
+def test_last_stamps_are_each_engines_last_stamp_and_every_line_at_it(tmp_path):
+    """A container host's record (`docker logs --timestamps` lines), its replicas' too: where
+    `--append` resumes each stream, read from the end back across blocks."""
+    p = tmp_path / "boxes.json"
+    w = RecordWriter(str(p))
+    for i in range(1, 300):
+        w.write([f"2026-12-07T02:00:{i // 10:02d}.{i % 10}5Z line {i}"], f"rec-{1 + i % 2}")
+    w.write(["2026-12-07T02:00:29.95Z again", "2026-12-07T02:00:29.950Z again, the same stamp"], "rec-2")
+    w.write(["2026-12-07T02:00:01.5Z box's"], "box")
+    w.write(["2026-12-07T02:00:01.5Z box's own"], "boxer-1")  # another host: never box's replica
+    w.close()
+    for block in (64, 1 << 20):
+        got = last_stamps(str(p), {"rec", "box"}, {"rec"}, block=block)
+        assert set(got) == {"rec-1", "rec-2", "box"}
+        assert (got["rec-1"].stamp, got["rec-1"].at_stamp) == ("2026-12-07T02:00:29.85Z",
+                                                               {"2026-12-07T02:00:29.85Z line 298"})
+        assert got["rec-2"].at_stamp == {"2026-12-07T02:00:29.95Z line 299", "2026-12-07T02:00:29.95Z again",
+                                         "2026-12-07T02:00:29.950Z again, the same stamp"}
+        assert got["box"].stamp == "2026-12-07T02:00:01.5Z"
+        assert got["rec-2"].new(["2026-12-07T02:00:29.95Z again", "2026-12-07T02:00:29.96Z next"]) == \
+            ["2026-12-07T02:00:29.96Z next"]
+    assert set(last_stamps(str(p), {"box"})) == {"box"}  # a container, not a service: no replicas
 
 
 class FakeJournal(JournalSource):

@@ -9,7 +9,9 @@ and measure output tokens/s, requests/s, TTFT and inter-token latency p50/p99 an
 the accept len and accept rate the unit's log shows meanwhile. At the end, after ctrl-c or a
 failure too, the unit is restored exactly as it was found (its drop-in byte for byte), restarted
 and verified. Results: a table per concurrency with deltas against `off`, bars, and JSON and
-CSV in the user's data directory (and --json/--csv FILE).
+CSV in the user's data directory (and --json/--csv FILE). With --from-tune FILE (a `tune
+--schedule`'s JSON) it measures the schedule the tune proposed against the best static setting, at
+the tune's concurrencies unless --concurrency says others, and says per concurrency which is ahead.
 """
 
 from __future__ import annotations
@@ -45,8 +47,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--local", action="store_true", help="this machine's unit (no SSH); needs --unit")
     p.add_argument("--profiles", default="off,mtp1,mtp3", metavar="A,B,...",
                    help="profiles to compare, in order (default off,mtp1,mtp3)")
-    p.add_argument("--concurrency", type=_concurrencies, default=[1, 8, 32], metavar="N,M,...",
-                   help="requests in flight (default 1,8,32)")
+    p.add_argument("--concurrency", type=_concurrencies, metavar="N,M,...",
+                   help="requests in flight (default 1,8,32; with --from-tune the tune's)")
+    p.add_argument("--from-tune", metavar="FILE",
+                   help="a `tune --schedule` JSON: measure its proposed schedule against its static winner "
+                        "(instead of --profiles)")
     p.add_argument("--requests", type=ranges.REQUESTS, default=32, metavar="N", help="requests per concurrency (default 32; at least the highest concurrency)")
     p.add_argument("--max-tokens", type=ranges.MAX_TOKENS, default=128, metavar="M", help="output tokens per request (default 128)")
     p.add_argument("--seed", type=int, default=0, help="which prompts, in which order (default 0)")
@@ -74,10 +79,15 @@ def main(argv: list[str]) -> int:
     config = load_config(args.config)
     if len(args.hosts) > 1:
         raise ConfigError("one HOST at a time (a benchmark restarts its server)")
-    try:
-        profiles = [resolve(name.strip(), config.profiles) for name in args.profiles.split(",") if name.strip()]
-    except ProfileError as e:
-        raise UsageError(str(e)) from None
+    if args.from_tune:
+        profiles, loads = from_tune(args.from_tune)
+        args.concurrency = args.concurrency or loads
+    else:
+        try:
+            profiles = [resolve(name.strip(), config.profiles) for name in args.profiles.split(",") if name.strip()]
+        except ProfileError as e:
+            raise UsageError(str(e)) from None
+    args.concurrency = args.concurrency or [1, 8, 32]
     if not profiles:
         raise ConfigError("--profiles names none")
     if len({p.name for p in profiles}) != len(profiles):
@@ -87,6 +97,29 @@ def main(argv: list[str]) -> int:
         raise ConfigError("name the HOST to benchmark (the config has several)")
     quiet_asyncssh()
     return asyncio.run(run(args, controls[0], profiles, pool))
+
+
+def from_tune(path: str) -> tuple[list, list[int]]:
+    """([the static winner, the proposed schedule], the tune's concurrencies) from a `tune
+    --schedule` JSON. Raises UsageError for a file that has none."""
+    import json
+
+    from mtptui.control.profiles import ProfileError
+    from mtptui.prove import schedule
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            s = json.load(f).get("schedule")
+        if not isinstance(s, dict):
+            raise UsageError(f"--from-tune {path}: no schedule in it (a `tune --schedule` JSON has one)")
+        if not s.get("profile"):
+            raise UsageError(f"--from-tune {path}: the tune proposed no schedule: {s.get('why') or '-'}")
+        return ([schedule.profile_of(s["static_profile"]), schedule.profile_of(s["profile"])],
+                sorted(b["concurrency"] for b in s["buckets"]))
+    except OSError as e:
+        raise UsageError(f"--from-tune {path}: {e.strerror}") from None
+    except (ValueError, KeyError, TypeError, AttributeError, ProfileError) as e:
+        raise UsageError(f"--from-tune {path}: not a tune's JSON ({e})") from None
 
 
 async def run(args, hc, profiles, pool=None) -> int:
@@ -117,6 +150,10 @@ async def run(args, hc, profiles, pool=None) -> int:
     data = report.to_json()
     if data["results"]:
         print(results.table_text(data))
+        if args.from_tune and len(profiles) == 2:
+            from mtptui.prove import schedule
+
+            print("\n".join(["", *schedule.against_static(data, profiles[1].name, profiles[0].name)]))
         print()
         print(results.bars(data, color=sys.stdout.isatty()))
     code = report.exit_code

@@ -9,6 +9,8 @@ stops when the leader is separated from the runner-up, one is left, or the budge
 preview is confirmed once (--yes); at the end the host is restored as `bench` restores it
 (after ctrl-c too), unless the winner is accepted: asked on a terminal, or --apply (a separated
 winner only). Results: each round's table, JSON and CSV (the data directory and --json/--csv).
+With --schedule 1,8,64 every round measures at those concurrencies too, and the end proposes a
+schedule by load (prove/schedule.py), which accepting applies instead of the winner.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import asyncio
 import re
 import sys
 
-from mtptui.commands.bench import Bar, run_restoring
+from mtptui.commands.bench import Bar, _concurrencies, run_restoring
 from mtptui.commands.live import add_host_args, quiet_asyncssh
 from mtptui.config import ConfigError, load_config, ranges
 from mtptui.errors import UsageError
@@ -47,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="profiles among the candidates, with their neighbourhood (default off,mtp1,mtp2,mtp3)")
     p.add_argument("--concurrency", type=ranges.CONCURRENCY, metavar="N",
                    help="requests in flight (default: what the unit's log shows, #running-req over 10 s)")
+    p.add_argument("--schedule", type=_concurrencies, default=[], metavar="N,M,...",
+                   help="also measure at these concurrencies and propose a schedule by load (vLLM's per batch "
+                        "size, SGLang's adaptive tiers), applied where accepted instead of the winner")
     p.add_argument("--budget", type=_budget, default=1200.0, metavar="T",
                    help="time for the measuring, e.g. 5m (default 20m); a round that would not fit is not begun")
     p.add_argument("--requests", type=ranges.REQUESTS, default=8, metavar="N",
@@ -114,10 +119,15 @@ async def run(args, hc, profiles, pool=None) -> int:
 
     async def accept(t: tune.Tune) -> bool:
         r = t.tr
+        proposed = t.proposal()
         if args.apply:
-            return r.separated
+            return proposed is not None or r.separated  # a schedule's buckets are each separated or the static's
         if not sys.stdin.isatty():
             return False
+        if proposed is not None:
+            plan = await t.winner_plan()
+            print("\n".join(["", *(plan.preview_lines() if plan else [])]), file=sys.stderr)
+            return await _ask(f"leave the schedule {proposed.name} running on {hc.host}? [y/N] ")
         return await _ask(f"leave {r.winner} running on {hc.host} ({'separated' if r.separated else 'not separated'})?"
                           " [y/N] ")
 
@@ -134,7 +144,7 @@ async def run(args, hc, profiles, pool=None) -> int:
                 c, where = found, f"the median #running-req of {n} decode lines"
             t = await tune.prepare(hc, profiles, c, where, args.requests, budget_s=args.budget, accept=accept,
                                    max_tokens=args.max_tokens, seed=args.seed, on_progress=Bar(sys.stderr).show,
-                                   prompt_pool=pool, prompts_file=args.prompts)
+                                   prompt_pool=pool, prompts_file=args.prompts, loads=args.schedule)
             await t.preview()
         except BadProfile:
             raise
@@ -142,6 +152,9 @@ async def run(args, hc, profiles, pool=None) -> int:
             print(f"mtptui tune: {e}", file=sys.stderr)
             return COULD_NOT_RUN
         print("\n".join(t.preview_lines()) + "\n", file=sys.stderr)
+        if len(t.concurrencies) > 1:
+            print(f"every round measures each candidate at concurrency {', '.join(map(str, t.concurrencies))} "
+                  f"({t.requests} requests at each in the first round), for a schedule by load\n", file=sys.stderr)
         if not args.yes:
             if not sys.stdin.isatty():
                 print("mtptui tune: stdin is not a terminal: add --yes to run without asking", file=sys.stderr)

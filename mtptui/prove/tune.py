@@ -40,7 +40,7 @@ from mtptui.core.epochs import spec_label
 from mtptui.core.parse import BATCH, LineParser
 from mtptui.core.records import DECODE
 from mtptui.files import write_replacing
-from mtptui.prove import prompts, results
+from mtptui.prove import prompts, results, schedule
 from mtptui.prove.bench import DONE, Bench, Report
 from mtptui.transport.errors import TransportError
 
@@ -214,6 +214,22 @@ def decide(rows: Sequence[dict]) -> Decision:
     return Decision(kept, dropped, leader["profile"], v, ONE_LEFT if len(kept) == 1 else "")
 
 
+def decide_loads(rows: Sequence[dict], at: int) -> Decision:
+    """A round measured at several concurrencies (a tune for a schedule): concurrency `at`'s
+    halving names the leader; a candidate goes on while any concurrency keeps it (it may win a
+    bucket of its own), and the tune stops only where every concurrency would."""
+    cs = sorted({r["concurrency"] for r in rows})
+    if len(cs) < 2:
+        return decide(rows)
+    each = {c: decide([r for r in rows if r["concurrency"] == c]) for c in cs}
+    main = each[at]
+    kept = list(dict.fromkeys([*main.kept, *(n for c in cs for n in each[c].kept)]))
+    dropped = {n: "; ".join(f"c={c}: {each[c].dropped[n]}" for c in cs)
+               for n in main.dropped if n not in kept}
+    stop = main.stop if all(d.stop for d in each.values()) else ""
+    return Decision(kept, dropped, main.leader, main.verdict, stop)
+
+
 def next_round_s(apply_s: Sequence[float], measure_s: Sequence[float], kept: int, factor: float = 2.0) -> float:
     """What the next round would take: each candidate kept applied as this round's were, and
     measured with `factor` times the requests; the first needs no restart (it is running)."""
@@ -257,7 +273,7 @@ def ending_lines(data: dict) -> list[str]:
     counts against the grid, what was left on the host."""
     head = (f"winner: {data['winner'] or '-'} ({'separated' if data['separated'] else 'not separated'}; "
             f"stopped: {data['stopped'] or '-'})" if data["rounds"] else "winner: none (no round finished)")
-    return [head, counts(data),
+    return [head, counts(data), *(schedule.evidence_lines(data["schedule"]) if data.get("schedule") else []),
             "host: " + (f"left running {data['kept']}, as accepted" if data["kept"]
                         else "restored" if data["restored"] else "NOT restored")]
 
@@ -273,9 +289,11 @@ def save(data: dict, json_path: str | None = None, csv_path: str | None = None) 
     rounds = [str(r.get("round", "")) for r in data["results"]]
     csv_text = "\n".join(["round," + lines[0], *(f"{k},{x}" for k, x in zip(rounds, lines[1:]))]) + "\n"
     json_text = json.dumps(data, indent=2) + "\n"
+    config = (data.get("schedule") or {}).get("adaptive_config")  # SGLang's tiers, for the operator to put on the host
     written = []
     for path, body in ((d / f"{name}.json", json_text), (d / f"{name}.csv", csv_text), (json_path, json_text),
-                       (csv_path, csv_text)):
+                       (csv_path, csv_text),
+                       (config and d / f"{name}-adaptive-config.json", json.dumps(config, indent=2) + "\n")):
         if path:
             write_replacing(path, body)  # never a device, a FIFO or a link's place; mode and owner kept
             written.append(Path(path))
@@ -291,10 +309,12 @@ async def prepare(hc, profiles: Sequence[Profile], concurrency: int, where: str,
     replaces counted; the command's and the dashboard's. Raises ControlError, launch.LaunchError."""
     st = await hc.state()
     version = (await hc.server_version(st.argv))[0]
-    allowed = allowed_on(launch.context_of(st.base, version), launch.find_launch(st.argv).engine)
+    ctx, engine = launch.context_of(st.base, version), launch.find_launch(st.argv).engine
+    allowed = allowed_on(ctx, engine)
     t = Tune(hc, candidates(profiles, allowed), concurrency, requests, budget_s=budget_s,
              grid_points=len(grid(profiles, allowed)), **kw)
     t.tr.concurrency_from = where
+    t.engine, t.version, t.check = engine, ctx.version, lambda p: check_profile(p, ctx, engine)
     return t
 
 
@@ -310,6 +330,7 @@ class TuneReport(Report):
     separated: bool = False
     stopped: str = ""
     kept: str = ""  # the winner left applied, as the operator accepted
+    schedule: dict | None = None  # prove.schedule.propose's, where measured at several concurrencies
 
     def to_json(self) -> dict:
         rows = results.with_intervals(self.results)
@@ -318,6 +339,8 @@ class TuneReport(Report):
                 "budget_s": self.budget_s, "candidates": self.candidates, "grid": self.grid,
                 "rounds": self.rounds, "winner": self.winner, "separated": self.separated, "stopped": self.stopped,
                 "results": rows, "restored": self.restored, "kept": self.kept or None}
+        if self.schedule is not None:
+            data["schedule"] = self.schedule
         data["points"] = points(self.rounds)
         return data
 
@@ -335,8 +358,13 @@ class Tune(Bench):
     REPORT = TuneReport
 
     def __init__(self, hc, profiles: list[Profile], concurrency: int, requests: int, *, budget_s: float,
-                 grid_points: int = 0, accept: Callable[[Tune], Awaitable[bool]] | None = None, **kw) -> None:
-        super().__init__(hc, profiles, [concurrency], requests, **kw)
+                 grid_points: int = 0, accept: Callable[[Tune], Awaitable[bool]] | None = None,
+                 loads: Sequence[int] = (), **kw) -> None:
+        # loads: more concurrencies, measured too for a schedule by load (the asked one first)
+        super().__init__(hc, profiles, [concurrency, *sorted(set(loads) - {concurrency})], requests, **kw)
+        self.engine: str = "sglang"  # the server's engine and version (prepare), for the schedule's rules
+        self.version: tuple | None = None
+        self.check: Callable[[Profile], None] | None = None
         self.budget_s = budget_s
         self.accept = accept
         self.keep: Profile | None = None
@@ -405,7 +433,7 @@ class Tune(Bench):
             self._apply_s = []
             measure_s: list[float] = []
             prompt_set = prompts.draw(requests, self.seed + k - 1, self.pool)
-            self._progress.steps_done, self._progress.steps_total = 0, len(alive)
+            self._progress.steps_done, self._progress.steps_total = 0, len(alive) * len(self.concurrencies)
             rows: list[dict] = []
             for name in alive:
                 profile, shown = by_name[name]
@@ -419,7 +447,7 @@ class Tune(Bench):
                 for row in got:
                     row["round"] = k
                 rows += got
-            d = decide(rows)
+            d = decide_loads(rows, r.concurrency)
             spent = time.monotonic() - self._t0
             ahead = next_round_s([a for a in self._apply_s if a > 1.0] or self._apply_s, measure_s, len(d.kept))
             stop = d.stop or (BUDGET if spent + ahead > self.budget_s else "")
@@ -428,21 +456,32 @@ class Tune(Bench):
                              "seconds": round(time.monotonic() - t0, 1), "stop": stop or None})
             self._step(f"round {k}", "ok", f"{len(alive)} measured, {len(d.kept)} kept"
                        + (f"; stopped: {stop}" if stop else ""))
-            r.winner, r.separated, r.stopped = d.leader, d.stop == SEPARATED, stop
+            r.winner, r.separated, r.stopped = d.leader, bool(d.verdict and d.verdict["separated"]), stop
             if stop:
                 break
             # the one running now first: it needs no restart
             alive = sorted(d.kept, key=lambda n: -alive.index(n))
             requests *= 2
-        winner = by_name[r.winner][0] if r.winner else None
-        if winner is not None and self.accept is not None and await self.accept(self):
-            self.keep = winner
+        if len(self.concurrencies) > 1:
+            r.schedule = schedule.propose(r.results, self.profiles, r.concurrency, self.engine, self.version,
+                                          self.check)
+        chosen = self.choice()
+        if chosen is not None and self.accept is not None and await self.accept(self):
+            self.keep = chosen
+
+    def proposal(self) -> Profile | None:
+        """The schedule by load the measurements propose, as a profile; None where there is none."""
+        got = (self.tr.schedule or {}).get("profile")
+        return schedule.profile_of(got) if got else None
+
+    def choice(self) -> Profile | None:
+        """What accepting leaves running: the proposed schedule where there is one, else the winner."""
+        return self.proposal() or next((p for p in self.profiles if p.name == self.tr.winner), None)
 
     async def winner_plan(self) -> Plan | None:
         """The winner's plan against the unit as it was found: what accepting it leaves, against
         what a restore would bring back. None without a winner."""
-        r = self.tr
-        winner = next((p for p in self.profiles if p.name == r.winner), None)
+        winner = self.choice()
         if winner is None or self._before is None:
             return None
         return replace(await self.hc.plan(APPLY, winner), old_argv=self._before.argv)

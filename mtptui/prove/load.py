@@ -36,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mtptui.core import stats
+from mtptui.core.loadmatch import CONTEXT
 from mtptui.prove.prompts import Prompt
 from mtptui.transport.aio import wait_for
 from mtptui.transport import http as client
@@ -56,6 +57,7 @@ class Sample:
     accept_len: float | None = None  # tokens per verify step, where the server reported it
     accept_rate: float | None = None  # accepted drafts over proposed, where the server reported it
     category: str | None = None  # the prompt's, where it had one
+    context: int | None = None  # its prompt and output tokens (the context at its end), where the server said them
 
 
 @dataclass
@@ -106,23 +108,37 @@ NEAR_0, NEAR_1 = 0.05, 0.95
 
 def acceptance(samples: list[Sample]) -> dict:
     """{"requests": how many reported acceptance, "p10", "p50", "p90", "by_category": {category:
-    {"requests", "p10", "p50", "p90"}}, "near_0" and "near_1": the requests whose share of drafts
-    accepted is at most NEAR_0 or at least NEAR_1, each {"category", "accept_len", "accept_rate"}
-    (where the server gave the share)}; the figures None where none reported it."""
+    {"requests", "p10", "p50", "p90"}}, "by_context": the same by the context a request ended with
+    (its prompt and output tokens, in the buckets of the epochs' context scale, loadmatch.CONTEXT:
+    acceptance falls as contexts grow), "near_0" and "near_1": the requests whose share of drafts
+    accepted is at most NEAR_0 or at least NEAR_1, each {"category", "context", "accept_len",
+    "accept_rate"} (where the server gave the share)}; the figures None where none reported it."""
     def dist(xs: list[float]) -> dict:
         return {"requests": len(xs), **{f"p{p}": _round(percentile(xs, p)) for p in (10, 50, 90)}}
 
     have = [s for s in samples if s.accept_len is not None]
     cats: dict[str, list[float]] = {}
+    contexts: dict[str, list[float]] = {label: [] for label, _ in (*CONTEXT.buckets, ("-", 0))}  # in the scale's order
     for s in have:
         cats.setdefault(s.category or "-", []).append(s.accept_len)  # type: ignore[arg-type]
+        contexts[context_bucket(s.context)].append(s.accept_len)  # type: ignore[arg-type]
+
     def flagged(near) -> list[dict]:
-        return [{"category": s.category, "accept_len": _round(s.accept_len), "accept_rate": _round(s.accept_rate)}
+        return [{"category": s.category, "context": s.context, "accept_len": _round(s.accept_len),
+                 "accept_rate": _round(s.accept_rate)}
                 for s in have if s.accept_rate is not None and near(s.accept_rate)]
 
     return {**dist([s.accept_len for s in have]),  # type: ignore[misc]
             "by_category": {c: dist(xs) for c, xs in sorted(cats.items())},
+            "by_context": {c: dist(xs) for c, xs in contexts.items() if xs},
             "near_0": flagged(lambda r: r <= NEAR_0), "near_1": flagged(lambda r: r >= NEAR_1)}
+
+
+def context_bucket(tokens: int | None) -> str:
+    """The label of the context scale's bucket a request's context falls in ("-": not said)."""
+    if tokens is None:
+        return "-"
+    return [label for label, low in CONTEXT.buckets if tokens >= low][-1]
 
 
 def _round(x: float | None) -> float | None:
@@ -256,6 +272,8 @@ async def one(fwd, body: dict, timeout: float, path: str = CHAT) -> Sample:
     s.seconds = time.monotonic() - t0
     tokens = usage.get("completion_tokens") if usage else None
     s.tokens = tokens if isinstance(tokens, int) else chunks
+    prompt_tokens = usage.get("prompt_tokens") if usage else None
+    s.context = prompt_tokens + s.tokens if isinstance(prompt_tokens, int) else None
     s.ok = s.tokens > 0
     if not s.ok:
         s.error = "no tokens came back"

@@ -196,8 +196,8 @@ def table_rows(report: dict, concurrency: int) -> list[tuple[str, ...]]:
 
 def acceptance_lines(rows: list[dict]) -> list[str]:
     """Per-request acceptance of each row that has it: `mtp3  p10 2.10  p50 2.75  p90 3.20  (log
-    2.61)  code 2.98 (8)  chat 1.51 (8)`, the categories' p50 and request counts; [] where no row
-    has any."""
+    2.61)  code 2.98 (8)  chat 1.51 (8)  context <4k 2.80 (12)  4-16k 2.31 (4)`, the categories' and
+    the context buckets' p50 and request counts; [] where no row has any."""
     have = [r for r in rows if (r.get(ACCEPTANCE) or {}).get("requests")]
     if not have:
         return []
@@ -206,8 +206,10 @@ def acceptance_lines(rows: list[dict]) -> list[str]:
     for r in have:
         a = r[ACCEPTANCE]
         cats = "  ".join(f"{c} {_num(d['p50'], '{:.2f}')} ({d['requests']})" for c, d in a["by_category"].items())
+        ctx = "  ".join(f"{c} {_num(d['p50'], '{:.2f}')} ({d['requests']})" for c, d in (a.get("by_context") or {}).items())
         out.append(f"  {r['profile'].ljust(width)}  p10 {_num(a['p10'], '{:.2f}')}  p50 {_num(a['p50'], '{:.2f}')}  "
-                   f"p90 {_num(a['p90'], '{:.2f}')}  (log {_num(r.get('accept_len'), '{:.2f}')})  {cats}".rstrip())
+                   f"p90 {_num(a['p90'], '{:.2f}')}  (log {_num(r.get('accept_len'), '{:.2f}')})  {cats}"
+                   f"{'  context ' + ctx if ctx else ''}".rstrip())
         out += _flag_lines(a, width)
     return out
 

@@ -42,18 +42,21 @@ def test_vllms_draft_acceptance_rate_is_read():
 
 def test_requests_near_0_and_near_1_are_flagged_by_category():
     samples = [Sample(ok=True, tokens=64, accept_len=2.5, accept_rate=0.5, category="chat"),
-               Sample(ok=True, tokens=64, accept_len=1.0, accept_rate=0.0, category="random"),
+               Sample(ok=True, tokens=64, accept_len=1.0, accept_rate=0.0, category="random", context=5000),
                Sample(ok=True, tokens=64, accept_len=3.98, accept_rate=0.99, category="repeat"),
                Sample(ok=True, tokens=64, accept_len=4.0, accept_rate=1.0, category="repeat"),
                Sample(ok=True, tokens=64, accept_len=1.0, category="old")]  # no share said: not judged
     a = acceptance(samples)
     assert a["requests"] == 5
-    assert a["near_0"] == [{"category": "random", "accept_len": 1.0, "accept_rate": 0.0}]
+    assert a["near_0"] == [{"category": "random", "context": 5000, "accept_len": 1.0, "accept_rate": 0.0}]
     assert [x["accept_rate"] for x in a["near_1"]] == [0.99, 1.0] and NEAR_0 < 0.5 < NEAR_1
     lines = results.acceptance_lines([{"profile": "ngram3", "accept_len": 2.4, results.ACCEPTANCE: a}])
     flags = [ln.strip() for ln in lines if ln.strip().startswith("!")]
     assert flags == ["! 1 request with drafts nearly never accepted (garbled output?): random",
                      "! 2 requests with drafts nearly always accepted (a repetition loop?): repeat"]
+    # by the context a request ended with, in the epochs' context buckets; "-" where not said
+    assert {k: v["requests"] for k, v in a["by_context"].items()} == {"4-16k": 1, "-": 4}
+    assert a["by_context"]["4-16k"]["p50"] == 1.0
     plain = acceptance(samples[:1])
     assert plain["near_0"] == plain["near_1"] == []
     assert not any("!" in ln for ln in results.acceptance_lines([{"profile": "p", results.ACCEPTANCE: plain}]))
@@ -111,3 +114,18 @@ def test_smoke_says_the_answers_acceptance_and_flags_a_loop():
     assert loop.line().endswith("(drafts nearly always accepted: 99%; a repetition loop?)"), loop.line()
     assert "accept len 3.97" in loop.line() and loop.to_json()["accept_rate"] == 0.99
     assert fine.result == PASS and "nearly" not in fine.line() and "accept len 2.50" in fine.line()
+
+
+def test_a_requests_context_is_its_prompt_and_output_tokens_in_the_context_buckets():
+    from mtptui.core.loadmatch import CONTEXT
+    from mtptui.prove.load import context_bucket
+
+    assert [context_bucket(n) for n in (None, 0, 4095, 4096, 16 * 1024, 70_000)] == \
+        ["-", "<4k", "<4k", "4-16k", "16-32k", "64k+"]
+    assert [label for label, _ in CONTEXT.buckets][0] == "<4k"
+    short = [Sample(ok=True, tokens=32, accept_len=x, accept_rate=(x - 1) / 3, context=50) for x in (3.0, 4.0)]
+    long = [Sample(ok=True, tokens=32, accept_len=1.5, accept_rate=1 / 6, context=40_000)]
+    by = acceptance(short + long)["by_context"]
+    assert list(by) == ["<4k", "32-64k"] and by["<4k"]["requests"] == 2 and by["32-64k"]["p50"] == 1.5
+    lines = results.acceptance_lines([{"profile": "ngram3", results.ACCEPTANCE: acceptance(short + long)}])
+    assert "context <4k 3.50 (2)  32-64k 1.50 (1)" in lines[1], lines

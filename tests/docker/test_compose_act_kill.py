@@ -1,0 +1,82 @@
+"""A console SIGKILLed mid-`spec` on a compose service (as test_container_spec.py does for a
+`docker run` container): the override it wrote and the replica it recreated are left, with its
+lock and an audit entry `running`; the next `mtptui spec` says what was cut off, `--recover` puts
+back the settings last verified (mtptui's override byte for byte) and `--revert` removes
+mtptui's override: the service runs its own command again and the user's compose files are byte
+for byte as they were throughout."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+from containers import audit_entries, compose, compose_project, digest, mtptui
+from test_compose_spec import OVERRIDE, replicas, steps
+
+from mtptui.control.compose import ComposeTarget
+from mtptui.sources.runtime import Selector
+from mtptui.transport.local import LocalRunner
+
+
+def spec(d, cfg, audit, *args: str) -> subprocess.CompletedProcess[str]:
+    return mtptui(d, "spec", "sim", *args, audit=audit, config=cfg)
+
+
+def test_killed_console_is_reported_recovered_and_reverted(dockerd, tmp_path, audit):
+    root = compose_project(dockerd, tmp_path / "proj", replicas=1)
+    users = digest(root)
+    own = replicas(dockerd, root)[0]["Config"]["Cmd"]
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[[hosts]]\nname = "sim"\ncompose = "{root}"\nservice = "sim"\nlocal = true\n'
+                   "[control]\nwait_timeout = 120\n")
+    lock = ComposeTarget(LocalRunner(), Selector("docker", project_dir=str(root), service="sim"), host="sim").lock_dir
+
+    r = spec(dockerd, cfg, audit, "mtp2", "--yes")
+    assert r.returncode == 0, r.stdout + r.stderr
+    verified = (root / OVERRIDE).read_bytes()
+
+    env = dict(dockerd.env, MTPTUI_AUDIT_LOG=str(audit), MTPTUI_TEST_HOLD="wait")
+    first = subprocess.Popen([sys.executable, "-m", "mtptui", "spec", "--config", str(cfg), "sim", "mtp1", "--yes"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                             stdin=subprocess.DEVNULL)
+    try:
+        assert first.stderr is not None
+        for line in first.stderr:
+            if "held here" in line:
+                break
+        time.sleep(1.0)  # its heartbeat writes the phase into the lock's owner file
+        first.kill()  # SIGKILL: no rollback, no unlock, no audit end
+        first.wait(timeout=10)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert [steps(c) for c in replicas(dockerd, root)] == ["1"]  # the cut-off action's replica runs
+    assert b"speculation profile mtp1" in (root / OVERRIDE).read_bytes() and os.path.isdir(lock)
+
+    show = spec(dockerd, cfg, audit)
+    assert show.returncode == 0, show.stdout + show.stderr
+    assert "was interrupted at wait (process not running)" in show.stdout + show.stderr
+
+    r = spec(dockerd, cfg, audit, "--recover", "--yes")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "recovering the settings verified by" in r.stdout + r.stderr and "verified" in r.stdout
+    assert (root / OVERRIDE).read_bytes() == verified  # the last verified override, byte for byte
+    assert [steps(c) for c in replicas(dockerd, root)] == ["2"]
+    assert not os.path.exists(lock) and digest(root) == users
+
+    r = spec(dockerd, cfg, audit, "--revert", "--yes")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert not (root / OVERRIDE).exists() and digest(root) == users
+    now = replicas(dockerd, root)
+    assert [c["Config"]["Cmd"] for c in now] == [own] and now[0]["State"]["Running"]
+    assert sorted(p.name for p in root.iterdir()) == ["docker-compose.yml"]  # no temp file of mtptui's left
+    assert not os.path.exists(lock)
+    entries = audit_entries(audit)
+    assert [(e["action"], e.get("profile"), e["result"]) for e in entries] == [
+        ("apply", "mtp2", "applied"), ("apply", "mtp1", "interrupted"), ("restore", None, "applied"),
+        ("revert", None, "applied")], entries
+    assert entries[1]["interrupted"]["why"] == "process not running" and entries[1]["interrupted"]["phase"] == "wait"
+
+    compose(dockerd, root, "down")

@@ -42,6 +42,7 @@ EventKind: TypeAlias = Literal[
     # line of the log gave them; data["witness"] says where
     "gap",  # a live stream lost its connection; lines may be missing until it resumes
     "restart_requested",  # mtptui itself asked for a restart
+    "spec_steps",  # SGLang's adaptive controller switched its steps: data {"steps", "draft_tokens"} now in use
 ]
 EVENT_KINDS: tuple[EventKind, ...] = get_args(EventKind)
 

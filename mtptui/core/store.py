@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
+from mtptui.core.adaptive import drafts_per_step
 from mtptui.core.records import DECODE, SGLANG, SPEC, TIME, BatchStats, Event
 from mtptui.core.epochs import EPOCH_EVENTS, UNRESOLVED, Epoch, EpochTracker, rank_key, spec_label
 from mtptui.core.loadmatch import MATCH_FIELDS
@@ -75,6 +76,10 @@ class RankSeries:
     lane_prefill: array[float] = field(init=False)
     _lane_counts: list[int] = field(init=False)  # decode batches, prefill batches, graph off
     epoch: Epoch | None = None  # the host's current epoch: folded decode rows count there
+    # (log time, K) of each vLLM SpecDecoding line that says its drafts per step (core/adaptive.py),
+    # and of each switch of SGLang's adaptive controller (the steps it uses from then on)
+    steps: deque[tuple[float, float]] = field(init=False)
+    switches: deque[tuple[float, float]] = field(init=False)
     newest: Callable[[float], None] | None = None  # the store's note of the newest log time, for what the lane read
 
     def __post_init__(self) -> None:
@@ -84,6 +89,8 @@ class RankSeries:
         self.overview = Overview(DECODE_COLUMNS)
         self.lane_decode, self.lane_prefill = array("d"), array("d")
         self._lane_counts = [0, 0, 0]
+        self.steps = deque(maxlen=self.capacity)
+        self.switches = deque(maxlen=self.capacity)
 
     def window(self, metric: str, t0: float | None = None, t1: float | None = None) -> tuple[list[float], list[float]]:
         ring = self.prefill if metric in PREFILL_COLUMNS else self.decode
@@ -195,6 +202,8 @@ class RankSeries:
         self.prefill_batches += later.prefill_batches
         self.graph_off += later.graph_off
         self.spec_seen = self.spec_seen or later.spec_seen
+        self.steps.extend(later.steps)
+        self.switches.extend(later.switches)
         if later.last_batch_ts is not None:
             self.last_batch_ts = later.last_batch_ts
         if self.first_batch_ts is None:
@@ -265,6 +274,9 @@ class Store:
                 s.decode.append(ts, {m: f[m] for m in ("accept_len", "accept_rate") if m in f})
             s.whole.add(f)
             s.spec_seen = True
+            k = drafts_per_step(f)
+            if k is not None:
+                s.steps.append((ts, k))
             self._epochs.add_batch(rec, ts)
         elif s.add_row(rec, ts):
             self._fold(s)
@@ -286,6 +298,8 @@ class Store:
         if self.last_ts is None or ts > self.last_ts:
             self.last_ts = ts
         self.events.append(ev)
+        if ev.kind == "spec_steps" and "steps" in ev.data:
+            self._series(ev.host, ev.rank, SGLANG, ts).switches.append((ts, float(ev.data["steps"])))
         if ev.kind in EPOCH_EVENTS:
             series = self._host_series.get(ev.host, ())
             for s in series:

@@ -7,9 +7,11 @@ No Textual, so the behaviour behind every key is testable without a terminal.
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable
 
 from mtptui.config import Config
+from mtptui.core.adaptive import steps_between
 from mtptui.core.advisor import Advice, advise
 from mtptui.core.alerts import Alert, AlertTracker, evaluate
 from mtptui.core.latency import HostLatency, Scrape, by_epoch, window_at
@@ -27,6 +29,7 @@ from mtptui.tui.timeline import Timeline
 from mtptui.tui.viewmodel import CHART_METRICS
 
 RATE_SPAN_S = 2.0  # lines/s is measured over this much wall time
+STEPS_KEPT = 4096  # a host's steps in use from /metrics: 5 h 40 min of scrapes 5 s apart
 ALERT_EVERY_S = 0.5  # alerts hold for tens of seconds: judging them twice a second is plenty
 
 
@@ -92,6 +95,8 @@ class Dashboard:
         self.latency_note: dict[str | None, str] = {}
         # host -> the (scrape, epoch) a replayed record holds: shown at the playhead
         self.recorded: dict[str | None, list[tuple[Scrape, float | None]]] = {}
+        # host -> (time, steps in use) from its /metrics, live or recorded (core/adaptive.py)
+        self.scrape_steps: dict[str | None, deque[tuple[float, float]]] = {}
         # host -> its GPUs from nvidia-smi (tui/gpu_poll.py, or a replayed record's), and why a host has none
         self.gpus: dict[str | None, GpuHistory] = {}
         self.gpu_note: dict[str | None, str] = {}
@@ -249,15 +254,25 @@ class Dashboard:
         (whose start is returned: the record keeps it beside the scrape)."""
         cur = self.store.current_epoch(host)
         epoch = cur.start if cur is not None else None
-        self.latency.setdefault(host, HostLatency()).add(scrape, epoch)
+        h = self.latency.setdefault(host, HostLatency())
+        self._note_steps(host, h.last, scrape)
+        h.add(scrape, epoch)
         self.latency_note.pop(host, None)
         return epoch
+
+    def _note_steps(self, host: str | None, old: Scrape | None, new: Scrape) -> None:
+        k = steps_between(old, new)
+        if k is not None:
+            self.scrape_steps.setdefault(host, deque(maxlen=STEPS_KEPT)).append((new.t, k))
 
     def adopt_recorded(self, found: dict[str | None, list[tuple[Scrape, float | None]]]) -> None:
         """The scrapes of the record being replayed (sources/record.recorded_scrapes): each
         epoch's figures as the recording dashboard had them, and the window at the playhead."""
         for host, got in found.items():
             got = sorted(got, key=lambda x: x[0].t)
+            self.scrape_steps.pop(host, None)
+            for (old, _), (new, _) in zip([(None, None), *got], got):
+                self._note_steps(host, old, new)
             h = HostLatency()
             h.epochs = by_epoch(got, [])
             self.latency[host] = h

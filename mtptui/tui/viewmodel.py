@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -17,6 +17,7 @@ from operator import sub
 
 from mtptui.printable import printable
 from mtptui.config.thresholds import Thresholds
+from mtptui.core.adaptive import Fell, adapts, fell_across
 from mtptui.core.compare import EpochRow, epoch_rows
 from mtptui.core.epochs import Epoch, spec_settings
 from mtptui.core.series import present
@@ -251,6 +252,11 @@ class PanelView:
     # metric -> (lo, hi) its sparkline is drawn on: the same for every panel of a host (host_scales)
     scales: dict[str, tuple[float, float]] = field(default_factory=dict)
     scope: str = ""  # what min/mean/max cover: `epoch 3` or `window 5m`
+    # where the engine adapts its steps (adaptive.adapts): the steps in use over the window, drawn
+    # beside the batch size on steps_scale; None where it does not adapt (no such column)
+    steps: MetricView | None = None
+    steps_scale: tuple[float, float] | None = None
+    fell: Fell | None = None  # throughput fell past an edge of the schedule, in the window
 
 
 def exact_rows(series: RankSeries, t0: float | None, t1: float | None, run: RunState | None,
@@ -379,11 +385,12 @@ def _not_decoding(view: PanelView, run: RunState | None, newest: float | None, t
 
 def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: dict | None,
                th: Thresholds, run: RunState | None = None, spark_from: float | None = None,
-               spark_points: int = SPARK_POINTS, exact: Rows | None = None) -> PanelView:
+               spark_points: int = SPARK_POINTS, exact: Rows | None = None,
+               host_steps: Sequence[tuple[float, float]] | None = None) -> PanelView:
     """One rank over [t0, t1]. `run`: the epoch at t1, for the state before its first decode
     line; `spark_from`: where the sparklines begin when t0 is None (the window "all"); `exact`:
     the value sets of exactly its lines in [t0, t1] (exact_rows), for figures over more than
-    the ring buffer holds."""
+    the ring buffer holds; `host_steps`: (time, steps in use) from the host's /metrics."""
     w = _window(series, t0, t1, spark_from, spark_points)
     metrics, last_t = _metric_views(series, w, t0, spark_points, exact)
     g_ts, g_vs = present(w.times, w.columns["graph"])
@@ -416,8 +423,46 @@ def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: 
     view = PanelView(series.host, series.rank, _spec_state(last_t, newest), bool(spec and spec.get("algorithm")),
                      graph_off_now, graph_off, n_decode, _stale_s(series, t1, th),
                      steps + 1 if isinstance(steps, int) else None, metrics, truncated, now)
+    if adapts(spec):
+        _controller(view, series, w, spec or {}, host_steps, spark_points)
     _not_decoding(view, run, newest, t1)
     return view
+
+
+def _controller(view: PanelView, series: RankSeries, w: _Window, spec: dict,
+                host_steps: Sequence[tuple[float, float]] | None, spark_points: int) -> None:
+    """What the engine's controller did in the window (core/adaptive.py): the steps in use, from
+    the rank's own vLLM SpecDecoding lines where it has them, else the host's /metrics; and a
+    fall of throughput past an edge of its schedule, from the window's decode lines."""
+    lo = w.a if w.a is not None else -math.inf
+    hi = w.b if w.b is not None else math.inf
+    if series.steps:
+        samples: Sequence[tuple[float, float]] = series.steps
+    elif series.switches:  # each decode line ran at the tier of the last switch before it
+        samples = _held(series.switches, w.times, spec.get("num_steps"))
+    else:
+        samples = host_steps or ()
+    kept = [(t, k) for t, k in samples if lo <= t <= hi]
+    ts, vs = [t for t, _ in kept], [k for _, k in kept]
+    spark: list[float | None] = (spark_cells(ts, vs, w.a, w.b, spark_points, gap_limit(ts))
+             if w.a is not None and w.b is not None and w.b > w.a else [None] * spark_points)
+    view.steps = MetricView("steps", describe(vs, percentiles=False), spark)
+    top = [k for _, _, k in spec.get("schedule") or ()] + [spec.get("num_steps") or 0] + vs
+    view.steps_scale = (0.0, float(max(max(top), 1)))
+    view.fell = fell_across(spec.get("schedule"), w.columns["running_req"], w.columns["gen_throughput"])
+
+
+def _held(switches: Sequence[tuple[float, float]], times: Sequence[float], start: object) -> list[tuple[float, float]]:
+    """(time, steps) at each of `times`: those of the last switch at or before it, else `start`
+    (the configured steps the controller starts from) where that is a number."""
+    at = [t for t, _ in switches]
+    out = []
+    for t in times:
+        i = bisect_right(at, t)
+        k = switches[i - 1][1] if i else (float(start) if isinstance(start, (int, float)) else None)
+        if k is not None:
+            out.append((t, k))
+    return out
 
 
 def _last_time_at_or_before(s: RankSeries, t1: float | None) -> float | None:

@@ -25,6 +25,11 @@ _RULES: list[tuple[EventKind, re.Pattern[str], tuple[str, ...]]] = [
     # (0.9.2 entrypoints/openai/cli_args.py, 0.33 entrypoints/common/startup.py).
     ("spec_config", re.compile(r"non-default args: \{"), ("non-default args:",)),
     ("ready", re.compile(r"The server is fired up and ready to roll!"), ("fired up",)),
+    # SGLang's adaptive controller moving to another tier (--speculative-adaptive, 0.5.11-0.5.23:
+    # speculative/eagle_worker.py, then eagle_worker_v2.py apply_runtime_state, on TP rank 0): `Switch
+    # adaptive runtime state: steps 3 -> 1, draft_tokens 4 -> 2`. Its decode lines never say the steps.
+    ("spec_steps", re.compile(r"Switch adaptive runtime state: steps (\d+) -> (\d+), draft_tokens (\d+) -> (\d+)"),
+     ("adaptive runtime state",)),
     # vLLM's API server process coming up (0.9.2 and 0.33 entrypoints: `vLLM API server version
     # %s`, `Starting vLLM API server %d on %s`, 0.33 `Starting vLLM server on %s`)
     ("starting", re.compile(r"vLLM API server version |Starting vLLM (?:API )?server "), ("API server version ", "Starting vLLM ")),
@@ -374,6 +379,9 @@ def _data(kind: EventKind, rx: re.Pattern[str], msg: str) -> dict[str, Any]:
     if kind == "spec_config":
         # a copy: an event's data is its own
         return dict(_recent_settings(msg)) if len(msg) <= SETTINGS_KEPT else _settings(msg)
+    if kind == "spec_steps":
+        m = rx.search(msg)
+        return {"steps": int(m.group(2)), "draft_tokens": int(m.group(4))} if m is not None else {}
     if rx.groups == 2:  # a process's pid and exit code
         m = rx.search(msg)
         if m is not None:

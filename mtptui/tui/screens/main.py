@@ -269,7 +269,7 @@ class MainScreen(Screen):
         self._data_at = time.monotonic()
         spark_from = pt0 if pt0 is not None else d.timeline.oldest()
         views = [panel_view(s, pt0, t1, spec=spec, th=d.th, run=run, spark_from=spark_from,
-                            exact=exact_rows(s, pt0, t1, run, d.epoch_scope))
+                            exact=exact_rows(s, pt0, t1, run, d.epoch_scope), host_steps=d.scrape_steps.get(host))
                  for s in store.ranks(host)]
         scales = host_scales(views, accept_len_cap(store, host, pt0, t1))
         scope = (f"epoch {run.number}" if d.epoch_scope and run.epoch is not None

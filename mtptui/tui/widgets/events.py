@@ -19,10 +19,10 @@ KIND_STYLE = {
     "error": "bold $error",
     "watchdog": "bold $error", "retract": "$warning", "gap": "bold $warning",
     "restart_requested": "$accent", "epoch": "bold $accent", "alert": "bold $warning",
-    "alert_error": "bold $error", "cleared": "$text-muted",
+    "alert_error": "bold $error", "cleared": "$text-muted", "spec_steps": "$primary",
 }
 KIND_LABEL = {"spec_config": "settings", "auto_restart": "restart", "epoch": "EPOCH",
-              "restart_requested": "restart?", "alert_error": "ALERT", "alert": "WARN"}
+              "restart_requested": "restart?", "alert_error": "ALERT", "alert": "WARN", "spec_steps": "steps"}
 
 
 MAX_SHOWN = 150

@@ -25,6 +25,10 @@ from mtptui.tui.viewmodel import (LOADING, MAIN_METRICS, METRICS, NOT_DECODING, 
 from mtptui.tui.widgets.rank_table import HEAD_ROWS, RankTable, alert_style, state_style, state_text
 
 PANEL_MIN_WIDTH = 38  # 11 label + 4 numbers x 6 + border and padding
+# The steps in use where the engine adapts (SGLang's tier, vLLM's drafts per step: core/adaptive.py),
+# and the small row's labels where four columns leave too little room for the long ones
+STEPS_LABEL = "steps"
+SHORT_LABELS = {"running": "run", "KV use": "KV", STEPS_LABEL: "K"}
 
 
 def _num(metric: str, stats: dict | None, key: str) -> str:
@@ -51,6 +55,8 @@ def badges(v: PanelView, alerts: Sequence[Alert] = ()) -> Content:
         parts += [" ", (f"graph off {v.graph_off}x", "$warning")]
     if v.stale_s is not None:
         parts += [" ", (f" STALE {v.stale_s:.0f}s ", "bold $text on $error")]
+    if v.fell is not None:
+        parts += [" ", (f" TOK/S FELL AT {v.fell.edge}+ ", "bold $text on $warning")]
     if alerts:
         parts += [" ", ("⚠", f"bold {alert_colour(alerts)}")]
     return Content.assemble(*parts)
@@ -118,7 +124,7 @@ class RankPanel(Widget):
         self.view = v
         self._alerts = alerts
         self.fit_title()
-        notes = []
+        notes = [v.fell.words()] if v.fell is not None else []  # first: what the title's badge means
         if v.max_accept_len and v.metrics["accept_len"].stats:
             notes.append(f"accept len ≤ {v.max_accept_len} (steps+1)")
         if v.graph_off:
@@ -196,14 +202,23 @@ class RankPanel(Widget):
             rows.append([Segment(f"{METRICS[m].label:<11}{fmt_value(m, v.now.get(m)):>6}{_num(m, st, 'min'):>6}"
                                  f"{_num(m, st, 'mean'):>6}{_num(m, st, 'max'):>6}", plain_style)])
             rows.append(spark_segments(v.metrics[m].spark, width - 1, sparks, v.scales.get(m)))
-        col = width // len(SMALL_METRICS)
+        # (label, value, spark cells, scale): the batch size, queue and KV use, and beside them,
+        # where the engine adapts, the steps it drafts (shorter labels then: four to a row)
+        cols = [(METRICS[m].label, fmt_value(m, v.now.get(m)), v.metrics[m].spark, v.scales.get(m))
+                for m in SMALL_METRICS]
+        if v.steps is not None:
+            now = v.steps.now if v.spec not in NOT_DECODING else None
+            cols.append((STEPS_LABEL, "-" if now is None else f"{now:.1f}", v.steps.spark, v.steps_scale))
+        col = width // len(cols)
         heads: list[Segment] = []
         small: list[Segment] = []
-        for m in SMALL_METRICS:
-            label, value = METRICS[m].label + " ", fmt_value(m, v.now.get(m))
+        for label, value, spark, scale in cols:
+            if len(label) + 1 + len(value) >= col:
+                label = SHORT_LABELS.get(label, label)
+            label += " "
             heads += [Segment(label, muted), Segment(value, plain_style),
-                      Segment(" " * max(0, col - len(label) - len(value)), plain_style)]
-            small += spark_segments(v.metrics[m].spark, col - 1, sparks, v.scales.get(m)) + [Segment(" ", plain_style)]
+                      Segment(" " * max(1, col - len(label) - len(value)), plain_style)]
+            small += spark_segments(spark, col - 1, sparks, scale) + [Segment(" ", plain_style)]
         rows += [heads, small]
         return [Strip(row).crop_extend(0, width, plain_style) for row in rows]
 

@@ -69,6 +69,9 @@ def state_badge(v: PanelView, alerts: Sequence[Alert] = ()) -> tuple[str, str]:
 
 
 def _n(v: PanelView, m: str, key: str) -> str:
+    if m == STEPS:
+        now = v.steps.now if v.steps is not None and v.spec not in NOT_DECODING else None
+        return "-" if now is None else f"{now:.1f}"
     if key == "now":
         return fmt_value(m, v.now.get(m))
     st = v.metrics[m].stats
@@ -87,14 +90,25 @@ GROUPS = (
     ("queue", "queue", (("queue_req", "now", 6),)),
     ("KV", "KV", (("token_usage", "now", 11),)),
 )
+# where the engine adapts (PanelView.steps): the steps in use, beside the batch size
+STEPS = "steps"
+STEPS_GROUP = ("K", "K", ((STEPS, "now", 5.5),))
 HEAD_ROWS = 2
 RANKS_KEY = next(k.keys for k in KEYS if k.id == "ranks")  # the default key that enlarges the rank grid
 
 
-def _layout(width: int, left: int, widths: dict[tuple[str, str], int]) -> list[tuple[str, str, tuple]]:
+def _groups(views: Sequence[PanelView]) -> tuple:
+    """GROUPS, and K after the batch size where a rank shows the steps in use."""
+    if not any(v.steps is not None for v in views):
+        return GROUPS
+    return GROUPS[:4] + (STEPS_GROUP,) + GROUPS[4:]
+
+
+def _layout(width: int, left: int, widths: dict[tuple[str, str], int], groups: tuple = GROUPS
+            ) -> list[tuple[str, str, tuple]]:
     """The groups and columns that fit in `width` after `left` cells, dropping the columns that
     matter least first: [(title, short title, columns kept)]."""
-    cols = sorted(((c[2], c[:2]) for _, _, cs in GROUPS for c in cs))
+    cols = sorted(((c[2], c[:2]) for _, _, cs in groups for c in cs))
     keep: set[tuple[str, str]] = set()
     used = left
     for _, col in cols:
@@ -103,18 +117,19 @@ def _layout(width: int, left: int, widths: dict[tuple[str, str], int]) -> list[t
             break
         keep.add(col)
         used += w
-    return [(t, s, tuple(c[:2] for c in cs if c[:2] in keep)) for t, s, cs in GROUPS
+    return [(t, s, tuple(c[:2] for c in cs if c[:2] in keep)) for t, s, cs in groups
             if any(c[:2] in keep for c in cs)]
 
 
-def _rank_names(ranks: list[str], width: int, widths: dict, w_idx: int, w_state: int) -> tuple[dict[str, str], int, int]:
+def _rank_names(ranks: list[str], width: int, widths: dict, w_idx: int, w_state: int, groups: tuple = GROUPS
+                ) -> tuple[dict[str, str], int, int]:
     """Each rank's name in the first column, that column's width and where the figures start: full
     names while every column fits with them, short ones (DP3) before any column goes."""
-    all_cols = sum(len(cs) for _, _, cs in GROUPS)
+    all_cols = sum(len(cs) for _, _, cs in groups)
     for names in ({r: rank_label(r) for r in ranks}, short_rank_labels(ranks)):
         w_rank = max([4, *map(len, names.values())])
         left = w_idx + w_rank + 1 + w_state
-        if sum(len(cs) for _, _, cs in _layout(width, left, widths)) == all_cols:
+        if sum(len(cs) for _, _, cs in _layout(width, left, widths, groups)) == all_cols:
             break
     return names, w_rank, left
 
@@ -156,14 +171,15 @@ class RankTable(Static):
         alerts = alerts or {}
         shown = self._pick(views, focused, alerts, max_rows)
         on = {v.rank for v in shown}
-        cells = {(m, k): [_n(v, m, k) for v in shown] for _, _, cs in GROUPS for m, k, _ in cs}
+        all_groups = _groups(views)
+        cells = {(m, k): [_n(v, m, k) for v in shown] for _, _, cs in all_groups for m, k, _ in cs}
         widths = {c: max([5, *map(len, vals)]) for c, vals in cells.items()}
         badges = [state_badge(v, alerts.get(v.rank, [])) for v in shown]
         idx = {v.rank: i for i, v in enumerate(views, start=1)}
         w_idx = max(2, len(str(len(views))))
         w_state = max([9, *(len(t) for t, _ in badges)])
-        names, w_rank, left = _rank_names([v.rank for v in views], width, widths, w_idx + 1, w_state)
-        groups = _layout(width, left, widths)
+        names, w_rank, left = _rank_names([v.rank for v in views], width, widths, w_idx + 1, w_state, all_groups)
+        groups = _layout(width, left, widths, all_groups)
         top, sub = _headings(groups, widths, left)
         parts: list = [(top, "bold $text-muted"), "\n", (sub, "$text-muted")]
         for row, v in enumerate(shown):
@@ -181,7 +197,11 @@ class RankTable(Static):
                                  Part.of(2, f"{scope} (W: epoch or window)", scope)],
                                 width - 4)
         hidden = [v.rank for v in views if v.rank not in on]
-        self.border_subtitle = _more(hidden, [v.rank for v in views], width)
+        more = _more(hidden, [v.rank for v in views], width)
+        fell = next((v.fell for v in shown if v.fell is not None), None)
+        if fell is not None:  # the panels' badge, said once for the host's schedule
+            more = Content.assemble(more, (f" TOK/S FELL AT {fell.edge}+: {fell.words()} ", "bold $warning"))
+        self.border_subtitle = more
         self.update(Content.assemble(*parts))
 
     @staticmethod

@@ -195,3 +195,33 @@ def test_the_switch_line_is_an_event_with_the_steps_now():
     assert classify("Switch adaptive runtime state: steps 3 -> 1, draft_tokens 4 -> 2") == \
         ("spec_steps", {"steps": 1, "draft_tokens": 2})
     assert classify("Built adaptive runtime state steps=3: elapsed=1.20s, mem=0.50GB") is None
+
+
+async def test_sglangs_gauge_read_off_metrics_gives_the_steps_where_no_line_says_them(tmp_path):
+    """A run with --speculative-adaptive whose log has no switch line (a version before them, or
+    lines lost): the steps come from the server's /metrics as a record kept them (the dashboard's
+    adopt_recorded, as `open` and replay hand them over), the gauge at 2 then 1."""
+    import calendar
+    import time
+
+    path = tmp_path / "gauge.log"
+    path.write_text("\n".join(x for x in Path(sglang_log(path, adaptive=True)).read_text().splitlines()
+                              if "Switch adaptive" not in x) + "\n")
+    app = make_app(str(path), window="all")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        (host,) = app.dash.store.hosts()
+        t0 = calendar.timegm(time.strptime("2026-03-09 16:01:00", "%Y-%m-%d %H:%M:%S"))  # zone-less stamps: UTC
+
+        def gauge(t, k):
+            return parse(f"# TYPE sglang:spec_num_steps gauge\nsglang:spec_num_steps {k}\n", t)
+        app.dash.adopt_recorded({host: [(gauge(t0 + 5 * i, 2 if i < 6 else 1), None) for i in range(12)]})
+        app.screen.redraw_now()
+        await pilot.pause()
+        (panel,) = app.screen.query(RankPanel)
+        rows = plain(panel).splitlines()
+    heads = next(r for r in rows if r.lstrip().startswith(("running", "run ")))
+    assert heads.split()[-2:] in (["K", "1.0"], ["steps", "1.0"]), heads
+    col = len(heads) // 4
+    steps = rows[rows.index(heads) + 1][3 * col:].strip()
+    assert steps and steps[0] in "▅▆" and steps[-1] in "▂▃", steps  # 2 then 1, on 0..3

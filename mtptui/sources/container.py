@@ -2,8 +2,9 @@
 --timestamps` (or Podman's, the same verbs), over SSH or on this machine, and resumed without loss.
 
 The runtime has no cursor. Each line carries its stamp (RFC 3339, nanoseconds), and `--since T`
-gives every line stamped at T or later, so a resume asks from the last stamp pushed and skips the
-lines at that very stamp already pushed (by their text): nothing lost, nothing twice. A line cut by
+gives every line stamped at T or later, so a resume asks from a little before the latest stamp
+pushed (WINDOW_S: stdout's and stderr's lines are not in stamp order between them) and skips the
+lines of that window already pushed (by their text): nothing lost, nothing twice. A line cut by
 the break is never pushed; it comes whole after the resume.
 
 A container's runs: `docker logs -f` ends when the container stops. The source then waits for it
@@ -19,8 +20,10 @@ from __future__ import annotations
 import asyncio
 import shlex
 import time
+from collections import deque
 
 from mtptui.config import HostConfig
+from mtptui.core.parse import timeparse
 from mtptui.sources.backoff import Backoff
 from mtptui.sources.base import (CONNECTING, FAILED, RECONNECTING, STREAMING, Feed, LineSplitter, Source,
                                  SourceStatus)
@@ -58,14 +61,35 @@ async def containers(runner: Transport, sel: Selector) -> list[Container]:
     return sorted(found, key=lambda c: (c.number or 0, c.created))
 
 
+# How far back a resume asks: the runtime's stdout and stderr lines need not be in stamp order
+# between them (dockerd stamps each stream's line in that stream's copier, then the two take turns
+# writing the log), so a line stamped before the last one pushed may come after it, and a link
+# lost between the two must not lose it. The lines pushed within the window are known by their text.
+# (A simulator's log here, 308 lines, 2 on stdout: none out of order; the window costs a resume
+# the re-read of WINDOW_S of log.)
+WINDOW_S = 10.0
+
+
 class Resume:
-    """Where a container's log stands: the last stamp pushed and the lines pushed at it."""
+    """Where a container's log stands: the latest stamp pushed, and the lines pushed within
+    WINDOW_S of it (those a resume from WINDOW_S back brings again)."""
 
     def __init__(self) -> None:
         self.stamp: str | None = None
         self._key: tuple[str, str] | None = None
-        self.at_stamp: set[str] = set()
+        self._latest = 0.0  # the latest stamp as epoch seconds
+        self._recent: dict[str, float] = {}  # line -> its stamp's epoch seconds
+        self._order: deque[tuple[float, str]] = deque()  # the same, as pushed (the oldest go first)
         self.said = ""  # the last unstamped line: the runtime's own complaint (stderr is merged)
+
+    @property
+    def since(self) -> str | None:
+        """`--since` for a resume: WINDOW_S before the latest stamp pushed (None: nothing pushed)."""
+        return f"{self._latest - WINDOW_S:.9f}" if self.stamp else None
+
+    @property
+    def recent(self) -> set[str]:
+        return set(self._recent)
 
     def new(self, lines: list[str]) -> list[str]:
         """The lines not pushed yet, in order; notes them as pushed."""
@@ -75,27 +99,36 @@ class Resume:
             if stamp is None:
                 self.said = line[:300] if line.strip() else self.said
                 continue
-            key = stamp_key(stamp)
-            if self._key is not None and (key < self._key or (key == self._key and line in self.at_stamp)):
+            if line in self._recent:
                 continue
-            if key != self._key:
-                self.stamp, self._key, self.at_stamp = stamp, key, set()
-            self.at_stamp.add(line)
+            self._note(line, stamp)
             out.append(line)
         return out
 
     def seed(self, line: str) -> bool:
-        """A line pushed before (a record's, read from its end back): True while it is at the last
-        stamp, whose lines are the ones a resume must not push again."""
+        """A line pushed before (a record's, read from its end back): False once it is older than
+        the window of the latest, where what a resume brings again has ended."""
         stamp = stamp_of(line)
-        if stamp is None:
+        ts = timeparse.rfc3339(stamp) if stamp else None
+        if stamp is None or ts is None:
             return True
-        if self._key is None:
-            self.stamp, self._key = stamp, stamp_key(stamp)
-        elif stamp_key(stamp) != self._key:
+        if self.stamp and ts < self._latest - WINDOW_S:
             return False
-        self.at_stamp.add(line)
+        self._note(line, stamp, ts)
         return True
+
+    def _note(self, line: str, stamp: str, ts: float | None = None) -> None:
+        ts = timeparse.rfc3339(stamp) if ts is None else ts
+        if ts is None:
+            return
+        key = stamp_key(stamp)
+        if self._key is None or key > self._key:
+            self.stamp, self._key, self._latest = stamp, key, max(self._latest, ts)
+        self._recent[line] = ts
+        self._order.append((ts, line))
+        floor = self._latest - WINDOW_S
+        while self._order and self._order[0][0] < floor:
+            self._recent.pop(self._order.popleft()[1], None)
 
 
 def _marked(lines: list[str], mark: str) -> tuple[list[str], str | None]:
@@ -205,7 +238,7 @@ class ContainerLogSource(Source):
         resume = self._resume[c.id]
         run = c.run
         while True:
-            since = resume.stamp or (self.since if history else None)
+            since = resume.since or (self.since if history else None)
             argv = merged(logs_argv(self.selector.runtime, c.id, since=since,
                                     tail=self.lines if history and not since else None))
             try:

@@ -133,7 +133,7 @@ class RecordWriter:
 
     def resume(self, sources: list[Source]) -> list[str]:
         """APPEND: sets each host's source to follow after the host's last entry in the file (a
-        journal by its cursor, a container by its stamp and the lines at it), so nothing comes
+        journal by its cursor, a container by its stamps and lines), so nothing comes
         twice and nothing between is lost; one line per host saying so."""
         if not self._appending:
             return []
@@ -280,9 +280,10 @@ def replica_of(name: str, host: str) -> bool:
 
 
 def last_stamps(path: str, hosts: set[str], compose: set[str] | None = None, block: int = 1 << 20) -> dict[str, Resume]:
-    """Where each container host's stream stands in a record ({_HOSTNAME: Resume}: its last stamp
-    and the lines at it), read from the end back until every host of `hosts` has its own; a
-    compose host's replicas (`HOST-N`, how many is not known) need the whole file."""
+    """Where each container host's stream stands in a record ({_HOSTNAME: Resume}: its latest
+    stamp and the lines of the window before it, container.WINDOW_S), read from the end back until
+    every host of `hosts` has its own; a compose host's replicas (`HOST-N`, how many is not
+    known) need the whole file."""
     found: dict[str, Resume] = {}
     done: set[str] = set()
     for raw in _backwards(path, block):
@@ -300,7 +301,7 @@ def last_stamps(path: str, hosts: set[str], compose: set[str] | None = None, blo
         if host not in hosts and not any(replica_of(host, h) for h in compose or ()):
             continue
         if not found.setdefault(host, Resume()).seed(f"{stamp} {message}"):
-            done.add(host)  # an earlier stamp: every line at the last one is in
+            done.add(host)  # older than the window: every line a resume brings again is in
     return found
 
 

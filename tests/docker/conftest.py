@@ -22,6 +22,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "integration"))
 from dockerd import PROJECT, Dockerd  # noqa: E402
 from hosts import rootfs  # noqa: E402
+from hosts import sshd as sshd_proc  # noqa: E402
 
 
 
@@ -48,3 +49,15 @@ def dockerd(need, tmp_path_factory):
 @pytest.fixture
 def audit(tmp_path) -> Path:
     return tmp_path / "audit.jsonl"
+
+
+@pytest.fixture
+def ssh_box(dockerd, tmp_path, need):
+    """A real OpenSSH sshd on loopback whose sessions talk to the tests' dockerd (its DOCKER_HOST
+    set by sshd's SetEnv), as a GPU box's sshd talks to its own."""
+    need(os.path.exists(sshd_proc.BINARY), "OpenSSH sshd is missing (run .ci/system-deps as root)")
+    box = sshd_proc.start(tmp_path / "sshd", extra=f"SetEnv DOCKER_HOST={dockerd.host}\n")
+    try:
+        yield box
+    finally:
+        box.stop()

@@ -75,3 +75,15 @@ def audit_entries(path: Path) -> list[dict]:
     from mtptui.control.audit import read_audit
 
     return read_audit(path)
+
+
+async def until(pilot, cond, what: str, limit: int = 1200, said=lambda: "") -> None:
+    """Waits in tenths of a second (Textual's pilot pausing) until cond(); fails saying what was
+    awaited and said() (what the screen was doing) otherwise."""
+    import pytest
+
+    for _ in range(limit):
+        if cond():
+            return
+        await pilot.pause(0.1)
+    pytest.fail(f"never: {what}; {said()}")

@@ -5,25 +5,8 @@ own dockerd (its DOCKER_HOST set by sshd's SetEnv), as a GPU box's sshd talks to
 from __future__ import annotations
 
 import json
-import os
-import sys
-from pathlib import Path
 
-import pytest
 from containers import free_port, inspect, mtptui, run_sim
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "integration"))
-from hosts import sshd as sshd_proc  # noqa: E402
-
-
-@pytest.fixture
-def ssh_box(dockerd, tmp_path, need):
-    need(os.path.exists(sshd_proc.BINARY), "OpenSSH sshd is missing (run .ci/system-deps as root)")
-    box = sshd_proc.start(tmp_path / "sshd", extra=f"SetEnv DOCKER_HOST={dockerd.host}\n")
-    try:
-        yield box
-    finally:
-        box.stop()
 
 
 def test_record_and_spec_over_ssh(dockerd, ssh_box, tmp_path, audit):

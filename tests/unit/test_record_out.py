@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from mtptui.core.parse import timeparse
 from mtptui.errors import UsageError
 from mtptui.sources.giveup import GiveUpSource
 from mtptui.sources.journal import JournalSource
@@ -102,27 +103,30 @@ def test_last_cursors_per_host_from_the_end_across_blocks(tmp_path):
     assert last_cursors(str(p), {"gpu2"}, block=64)["gpu2"] == want["gpu2"]
 
 
-def test_last_stamps_are_each_engines_last_stamp_and_every_line_at_it(tmp_path):
+def test_last_stamps_are_each_engines_latest_stamp_and_the_lines_of_the_window_before(tmp_path):
     """A container host's record (`docker logs --timestamps` lines), its replicas' too: where
-    `--append` resumes each stream, read from the end back across blocks."""
+    `--append` resumes each stream (WINDOW_S back from its latest stamp, the lines of that window
+    known), read from the end back across blocks."""
     p = tmp_path / "boxes.json"
     w = RecordWriter(str(p))
     for i in range(1, 300):
         w.write([f"2026-12-07T02:00:{i // 10:02d}.{i % 10}5Z line {i}"], f"rec-{1 + i % 2}")
-    w.write(["2026-12-07T02:00:29.95Z again", "2026-12-07T02:00:29.950Z again, the same stamp"], "rec-2")
+    # stderr's line stamped before stdout's came after it: the latest stamp is still stdout's
+    w.write(["2026-12-07T02:00:29.95Z again", "2026-12-07T02:00:29.9Z late"], "rec-2")
     w.write(["2026-12-07T02:00:01.5Z box's"], "box")
     w.write(["2026-12-07T02:00:01.5Z box's own"], "boxer-1")  # another host: never box's replica
     w.close()
     for block in (64, 1 << 20):
         got = last_stamps(str(p), {"rec", "box"}, {"rec"}, block=block)
         assert set(got) == {"rec-1", "rec-2", "box"}
-        assert (got["rec-1"].stamp, got["rec-1"].at_stamp) == ("2026-12-07T02:00:29.85Z",
-                                                               {"2026-12-07T02:00:29.85Z line 298"})
-        assert got["rec-2"].at_stamp == {"2026-12-07T02:00:29.95Z line 299", "2026-12-07T02:00:29.95Z again",
-                                         "2026-12-07T02:00:29.950Z again, the same stamp"}
+        assert got["rec-1"].stamp == "2026-12-07T02:00:29.85Z"
+        assert got["rec-1"].recent == {f"2026-12-07T02:00:{i // 10:02d}.{i % 10}5Z line {i}" for i in range(198, 300, 2)}
+        assert got["rec-2"].stamp == "2026-12-07T02:00:29.95Z"
+        assert "2026-12-07T02:00:29.9Z late" in got["rec-2"].recent
         assert got["box"].stamp == "2026-12-07T02:00:01.5Z"
-        assert got["rec-2"].new(["2026-12-07T02:00:29.95Z again", "2026-12-07T02:00:29.96Z next"]) == \
-            ["2026-12-07T02:00:29.96Z next"]
+        again = ["2026-12-07T02:00:29.9Z late", "2026-12-07T02:00:29.93Z came later still", "2026-12-07T02:00:29.96Z next"]
+        assert got["rec-2"].new(again) == again[1:]
+        assert float(got["rec-2"].since or 0) == pytest.approx(timeparse.rfc3339("2026-12-07T02:00:19.95Z"))
     assert set(last_stamps(str(p), {"box"})) == {"box"}  # a container, not a service: no replicas
 
 

@@ -504,13 +504,68 @@ def _acceptance_checks(row: dict, requests: int) -> None:
     assert row["accept_len"] is not None and 1.0 < row["accept_len"] <= K + 1  # its SpecDecoding lines'
 
 
+def _chat(engine, content: str, max_tokens: int, **extra) -> dict:
+    """One chat request as bench sends it (temperature 0, ignore_eos), its whole answer."""
+    return _post(engine, "/v1/chat/completions", {"model": engine.model, "messages": [{"role": "user", "content": content}],
+                                                  "max_tokens": max_tokens, "temperature": 0, "ignore_eos": True, **extra})
+
+
+def _post(engine, path: str, body: dict) -> dict:
+    req = urllib.request.Request(engine.url(path), json.dumps(body).encode(), {"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=120) as r:
+            return json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        said = [x for x in engine.journal().splitlines() if " ERROR " in x or "Error" in x]
+        pytest.fail(f"vLLM answered {e.code}: {e.read()[:800]!r}\n" + "\n".join(said[:60]))
+
+
+def _never_accepted(engine) -> str:
+    """A prompt whose ngram drafts the model always rejects. The dummy model answers every prompt at
+    temperature 0 with a loop of two tokens A B (`dates` `:` here), which ngram's own drafts then
+    predict (a repetition loop: near 1). vLLM 0.32's ngram proposer (v1/spec_decode/ngram_proposer.py,
+    _find_longest_matched_ngram_and_propose_tokens) drafts what followed the EARLIEST occurrence of
+    the longest suffix of 2-4 tokens: so the prompt holds each suffix the loop can end with (A B,
+    B A, A B A, B A B, A B A B, B A B A) first followed by a word, and every draft is that word."""
+    ids = _chat(engine, REPETITIVE, 4, return_token_ids=True)["choices"][0]["token_ids"]
+    toks = [_post(engine, "/detokenize", {"model": engine.model, "tokens": [i]})["prompt"] for i in ids]
+    if len(toks) != 4 or toks[:2] != toks[2:] or toks[0] == toks[1]:
+        pytest.fail(f"the dummy model no longer loops on two tokens ({toks}): the near-0 prompt needs another shape")
+    a, b = toks[:2]
+    grams = (a + b, b + a, a + b + a, b + a + b, a + b + a + b, b + a + b + a)
+    words = ("apple", "banana", "cherry", "grape", "lemon", "mango")
+    return "\n".join(f"{g} {w}" for g, w in zip(grams, words))
+
+
+def _flag_prompts(engine, tmp_path: Path) -> tuple[str, list[str]]:
+    """Prompts whose requests accept nearly every draft (`repeat`) or nearly none (`cold`), each
+    checked against the server first (vLLM's own draft_acceptance_rate) so that bench's flags are
+    judged on what really happened; the file, and the categories bench will draw from it."""
+    from mtptui.prove.load import NEAR_0, NEAR_1
+    from mtptui.prove.prompts import draw, read_file
+
+    cold = _never_accepted(engine)
+    for content, ok in ((cold, lambda r: r <= NEAR_0), (REPETITIVE, lambda r: r >= NEAR_1)):
+        sd = _chat(engine, content, 32)["metrics"]["speculative_decoding"]
+        assert sd["num_spec_steps"] > 0 and ok(sd["draft_acceptance_rate"]), (content, sd)
+    p = tmp_path / "flag-prompts.jsonl"
+    p.write_text("".join(json.dumps({"messages": [{"role": "user", "content": c}], "category": cat}) + "\n"
+                         for c, cat in ((cold, "cold"), (REPETITIVE, "repeat"))))
+    drawn = [x.category or "-" for x in draw(4, 0, read_file(p))]  # bench's --seed 0
+    assert set(drawn) == {"cold", "repeat"}, drawn
+    return str(p), drawn
+
+
 def test_bench_off_against_ngram_measures_real_acceptance_and_restores_the_unit(engine, tmp_path, audit):
+    """Each request's acceptance as vLLM reports it, by category and by context, and the requests
+    that accepted nearly no draft or nearly every one flagged (issue 46 item 4)."""
     engine.install(ngram(K))
     before, exec_before = _unit_files(engine), engine.exec_start()
     cfg = engine.config(tmp_path)
     out = tmp_path / "bench.json"
+    prompts, drawn = _flag_prompts(engine, tmp_path)
     r = mtptui("bench", "--config", cfg, "engine", "--profiles", "off,ngram3", "--concurrency", "2", "--requests",
-               "4", "--max-tokens", "32", "--prompts", _prompts(tmp_path), "--yes", "--json", str(out), audit=audit)
+               "4", "--max-tokens", "32", "--prompts", prompts, "--yes", "--json", str(out), audit=audit)
     assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     assert _unit_files(engine) == before and engine.exec_start() == exec_before
     assert engine.state() == "active" and engine.healthy()
@@ -524,8 +579,21 @@ def test_bench_off_against_ngram_measures_real_acceptance_and_restores_the_unit(
     # off: vLLM reports no acceptance (no speculative_decoding in its answers), none is made up
     assert rows["off"]["acceptance"]["requests"] == 0 and rows["off"]["acceptance"]["p50"] is None
     assert rows["off"]["accept_len"] is None
-    _acceptance_checks(rows["ngram3"], 4)
+    acc = rows["ngram3"]["acceptance"]
+    assert acc["requests"] == 4 and 1.0 <= acc["p10"] <= acc["p50"] <= acc["p90"] <= K + 1, acc
+    assert {c: d["requests"] for c, d in acc["by_category"].items()} == \
+        {c: drawn.count(c) for c in ("cold", "repeat")}, acc
+    assert acc["by_category"]["cold"]["p50"] < 1.2 < 3.0 < acc["by_category"]["repeat"]["p50"], acc
+    # the context each ended with: prompt and output tokens, all under 4k here
+    assert list(acc["by_context"]) == ["<4k"] and acc["by_context"]["<4k"]["requests"] == 4, acc
+    assert [x["category"] for x in acc["near_0"]] == ["cold"] * drawn.count("cold"), acc
+    assert [x["category"] for x in acc["near_1"]] == ["repeat"] * drawn.count("repeat"), acc
+    assert all(x["context"] > 32 for x in acc["near_0"] + acc["near_1"]), acc
+    assert 1.0 < rows["ngram3"]["accept_len"] <= K + 1  # its SpecDecoding lines'
     assert "accept len per request" in r.stdout and re.search(r"ngram3\s+p10 [\d.]+\s+p50", r.stdout), r.stdout
+    assert "context <4k" in r.stdout, r.stdout
+    assert "with drafts nearly never accepted (garbled output?): cold" in r.stdout, r.stdout
+    assert "with drafts nearly always accepted (a repetition loop?): repeat" in r.stdout, r.stdout
     entries = [json.loads(x) for x in audit.read_text().splitlines()]
     assert [e for e in entries if e["action"] == "bench"][-1]["result"] == "done"
     # ngram3 first, as it ran (no restart); off; then back to ngram3, verified by its SpecDecoding lines

@@ -33,9 +33,18 @@ class Preset:
     mtp_q: tuple[float, ...] = (0.875, 0.64, 0.53, 0.46, 0.4, 0.36, 0.32)
     t0_ms: float = 0.0  # decode step floor; 0 means derived from active_b
     # One draft step's cost as a fraction of the step floor. An MTP or EAGLE head is one decoder
-    # layer plus the LM head: next to a small dense target that is a fifth of a step, next to a
-    # large MoE a few hundredths.
+    # layer plus the LM head, run as a step of its own (its launches, its sampling): next to a
+    # large MoE a few hundredths (the 397B's), next to a dense model of a few dozen layers about
+    # a tenth (DENSE_DRAFT_COST). The presets without a figure of their own keep 0.18, the
+    # figure the committed sample logs were made with.
     draft_cost: float = 0.18
+
+
+# A dense model's head: one of its ~36 layers (3%) plus the LM head (a 150k vocabulary next to
+# 8B weights: 7%), read once a draft step. With it more draft steps pay at batch 1 as every
+# report of an EAGLE or MTP head on a dense 7-8B model has it (2-3x at 4-6 draft tokens where
+# acceptance is high): off < mtp1 < mtp3 by 50% and 20% on the shipped prompts (behaviour.py).
+DENSE_DRAFT_COST = 0.08
 
 
 _QWEN3_5 = Preset(
@@ -111,7 +120,7 @@ def preset_for(model_path: str) -> Preset:
                   dtype="torch.bfloat16", gpu_mem_gb=78.6,
                   kv_bytes_per_token=int(16384 * max(1.0, size / 2)),
                   spec_defaults="llama" if arch == "LlamaForCausalLM" else "other",
-                  shards=max(1, int(size / 2)))
+                  shards=max(1, int(size / 2)), draft_cost=DENSE_DRAFT_COST)
 
 
 def step_floor_ms(p: Preset, tp: int) -> float:

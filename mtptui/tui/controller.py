@@ -97,6 +97,7 @@ class Dashboard:
         self.recorded: dict[str | None, list[tuple[Scrape, float | None]]] = {}
         # host -> (time, steps in use) from its /metrics, live or recorded (core/adaptive.py)
         self.scrape_steps: dict[str | None, deque[tuple[float, float]]] = {}
+        self.steps_noted = 0  # how many came: the panels redraw for them (no line need come with them)
         # host -> its GPUs from nvidia-smi (tui/gpu_poll.py, or a replayed record's), and why a host has none
         self.gpus: dict[str | None, GpuHistory] = {}
         self.gpu_note: dict[str | None, str] = {}
@@ -264,6 +265,7 @@ class Dashboard:
         k = steps_between(old, new)
         if k is not None:
             self.scrape_steps.setdefault(host, deque(maxlen=STEPS_KEPT)).append((new.t, k))
+            self.steps_noted += 1
 
     def adopt_recorded(self, found: dict[str | None, list[tuple[Scrape, float | None]]]) -> None:
         """The scrapes of the record being replayed (sources/record.recorded_scrapes): each

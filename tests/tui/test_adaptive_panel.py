@@ -155,14 +155,14 @@ async def test_a_run_that_does_not_adapt_shows_neither(tmp_path):
     assert " K " not in text.splitlines()[0] + " " and "TOK/S FELL" not in note
 
 
-def sglang_log(path: Path, *, adaptive: bool) -> str:
+def sglang_log(path: Path, *, adaptive: bool, dp_attention: bool = False) -> str:
     """An SGLang 0.5.23 run with --speculative-adaptive (or without): its settings, 30 decode lines
     two seconds apart, and its controller switching from the 3 steps it starts with to 1 after the
     tenth (the line eagle_worker_v2.py apply_runtime_state logs on TP rank 0)."""
     lines = [f"[2026-03-09 16:00:00] server_args=ServerArgs(model_path='m', tp_size=1, dp_size=1, "
              f"speculative_algorithm='EAGLE', speculative_draft_model_path='d', speculative_num_steps=3, "
              f"speculative_eagle_topk=1, speculative_num_draft_tokens=4, speculative_adaptive={adaptive}, "
-             f"enable_dp_attention=False, enable_two_batch_overlap=False)"]
+             f"enable_dp_attention={dp_attention}, enable_two_batch_overlap=False)"]
     for i in range(30):
         stamp = f"2026-03-09 16:01:{2 * i:02d}"
         if i == 10 and adaptive:
@@ -183,10 +183,12 @@ async def test_sglangs_switch_lines_give_the_tier_at_each_decode_line(tmp_path):
     steps = rows[rows.index(heads) + 1][3 * col:].strip()
     assert steps[0] == "█" and steps[-1] in "▁▂▃", steps  # 3 (the configured start) until the switch, then 1
     assert "TOK/S FELL" not in title  # SGLang's tiers have no schedule edges to badge
-    # without --speculative-adaptive (no switch lines either): no steps column
-    text, _, _ = await _panel(sglang_log(tmp_path / "static.log", adaptive=False))
-    heads = next(r for r in text.splitlines() if r.lstrip().startswith("running"))
-    assert "steps" not in heads and " K " not in heads + " ", heads
+    # without --speculative-adaptive (no switch lines either), or asked for with DP attention (the
+    # settings line says OFF: SGLang runs static steps): no steps column
+    for name, kw in (("static", {"adaptive": False}), ("dpa", {"adaptive": True, "dp_attention": True})):
+        text, _, _ = await _panel(sglang_log(tmp_path / f"{name}.log", **kw))
+        heads = next(r for r in text.splitlines() if r.lstrip().startswith("running"))
+        assert "steps" not in heads and " K " not in heads + " ", (name, heads)
 
 
 def test_the_switch_line_is_an_event_with_the_steps_now():

@@ -191,7 +191,7 @@ class MainScreen(Screen):
         self._sync_tabs()
         t0, t1 = d.timeline.bounds()
         host = d.host
-        stamp = (d.store.version, None if t1 is None else round(t1, 1), d.timeline.window_index,
+        stamp = (d.store.version, d.steps_noted, None if t1 is None else round(t1, 1), d.timeline.window_index,
                  d.metric_index, host, d.focus_rank, d.epoch_scope, self.app.theme, self.size,
                  tuple((a.key, a.ranks) for a in d.active_alerts.get(host, ())))
         now = time.monotonic()
@@ -259,7 +259,7 @@ class MainScreen(Screen):
         # pause) keeps the panels of the last data redraw, at most 1/DATA_HZ old, so its frame
         # costs less; the next tick brings their numbers up to date.
         views_key = (host, d.timeline.window_index, d.epoch_scope, None if d.timeline.following() else t1,
-                     len(store.ranks(host)))
+                     len(store.ranks(host)), d.steps_noted)
         if force_chart and self._views is not None and self._views[0] == views_key:
             self._stamp = None
             return self._views[1]

@@ -299,7 +299,10 @@ class Store:
             self.last_ts = ts
         self.events.append(ev)
         if ev.kind == "spec_steps" and "steps" in ev.data:
-            self._series(ev.host, ev.rank, SGLANG, ts).switches.append((ts, float(ev.data["steps"])))
+            # its rank's (SGLang logs it on TP rank 0); a line without one: every rank of the host's
+            ranks = [self._series(ev.host, ev.rank, SGLANG, ts)] if ev.rank else self._host_series.get(ev.host, [])
+            for s in ranks:
+                s.switches.append((ts, float(ev.data["steps"])))
         if ev.kind in EPOCH_EVENTS:
             series = self._host_series.get(ev.host, ())
             for s in series:

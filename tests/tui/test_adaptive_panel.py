@@ -227,3 +227,19 @@ async def test_sglangs_gauge_read_off_metrics_gives_the_steps_where_no_line_says
     col = len(heads) // 4
     steps = rows[rows.index(heads) + 1][3 * col:].strip()
     assert steps and steps[0] in "▅▆" and steps[-1] in "▂▃", steps  # 2 then 1, on 0..3
+
+
+def test_a_switch_line_without_a_rank_goes_to_the_hosts_ranks_and_makes_none():
+    from mtptui.core.records import DECODE, SGLANG, BatchStats, Event
+    from mtptui.core.store import Store
+
+    store = Store()
+    switch = {"steps": 1, "draft_tokens": 2}
+    store.add_event(Event("spec_steps", 5.0, "h", "Switch adaptive runtime state: ...", data=switch))
+    assert store.ranks("h") == []  # no panel for it alone
+    store.add_batch(BatchStats(DECODE, 10.0, "h", "TP0", SGLANG, {"running_req": 4, "gen_throughput": 900.0}))
+    store.add_event(Event("spec_steps", 12.0, "h", "Switch adaptive runtime state: ...", data=switch))
+    store.add_event(Event("spec_steps", 14.0, "h", "Switch adaptive runtime state: ...", rank="TP0",
+                          data={"steps": 2, "draft_tokens": 3}))
+    (s,) = store.ranks("h")
+    assert list(s.switches) == [(12.0, 1.0), (14.0, 2.0)]

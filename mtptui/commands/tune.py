@@ -153,8 +153,9 @@ async def run(args, hc, profiles, pool=None) -> int:
             return COULD_NOT_RUN
         print("\n".join(t.preview_lines()) + "\n", file=sys.stderr)
         if len(t.concurrencies) > 1:
-            print(f"every round measures each candidate at concurrency {', '.join(map(str, t.concurrencies))} "
-                  f"({t.requests} requests at each in the first round), for a schedule by load\n", file=sys.stderr)
+            print(f"every round measures each candidate at concurrency {', '.join(map(str, t.concurrencies))}, "
+                  "for a schedule by load: the round's requests at each, or as many as it has in flight where that "
+                  "is more\n", file=sys.stderr)
         if not args.yes:
             if not sys.stdin.isatty():
                 print("mtptui tune: stdin is not a terminal: add --yes to run without asking", file=sys.stderr)
@@ -189,7 +190,8 @@ def text(data: dict) -> str:
            f"({data['concurrency_from']})"]
     for heading, sub, dropped in tune.by_round(data):
         body = results.table_text(sub).splitlines()[1:-2]  # its header line and restored line are ours
-        out += ["", heading, *body[2:], *dropped]
+        several = len(results.concurrencies(sub)) > 1  # a tune for a schedule: each load's table named
+        out += ["", heading, *(body[1:] if several else body[2:]), *dropped]
     out += ["", *tune.ending_lines(data)]
     return "\n".join(out)
 

@@ -314,12 +314,13 @@ class Bench:
         interval = stats_interval(plan.new_argv, {**before.environment, **dict(profile.env)})
         rows = []
         for c in concurrencies:
-            self._say(step="measure", concurrency=c, done=0, total=len(prompt_set))
+            sent = self._prompts_at(prompt_set, c)
+            self._say(step="measure", concurrency=c, done=0, total=len(sent))
             fwd = await self.hc.endpoint()  # reopened when a reconnect replaced the link
             reader = AcceptReader(await self.hc.follow_log(), interval)
             reader.start()
             try:
-                measured = await load.run_load(fwd, model, prompt_set, c, self.max_tokens, timeout=self.timeout,
+                measured = await load.run_load(fwd, model, sent, c, self.max_tokens, timeout=self.timeout,
                                                on_done=lambda n: self._say(done=n), path=path)
             except BaseException:
                 await reader.cancel()
@@ -335,6 +336,11 @@ class Bench:
             self._step(f"measure {profile.name} c={c}", "ok" if not row["errors"] else "fail", detail)
             self._say(steps_done=self._progress.steps_done + 1)
         return rows
+
+    def _prompts_at(self, prompt_set: list[Prompt], concurrency: int) -> list[Prompt]:
+        """The requests sent at one concurrency: every one (a tune for a schedule sends fewer at its
+        lower loads)."""
+        return prompt_set
 
     async def _apply(self, plan: Plan) -> bool:
         """Applies a profile; False when it failed and was rolled back. A server already running

@@ -21,6 +21,7 @@ tiers, started at the highest tier proposed.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, fields
@@ -232,7 +233,8 @@ def evidence_lines(s: dict) -> list[str]:
                    + " (the last K carried on to larger batches)")
     else:
         out.append(f"  adaptive tiers: {', '.join(map(str, s['tiers']))}"
-                   + (f"; --speculative-adaptive-config file: {s['adaptive_config']}" if s.get("adaptive_config") else ""))
+                   + (f"; --speculative-adaptive-config file: {json.dumps(s['adaptive_config'])}"
+                      if s.get("adaptive_config") else ""))
     p = s.get("profile")
     out.append(f"  proposed: {p['name']}" + (" (SGLang's own tiers "
                                              f"{', '.join(map(str, s.get('default_tiers') or []))} unless the config file is put on "

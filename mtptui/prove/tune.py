@@ -262,7 +262,9 @@ def counts(report: dict) -> str:
 def by_round(data: dict) -> list[tuple[str, dict, list[str]]]:
     """Each round of a tune's report: its heading, the report of its rows alone (for
     prove.results' tables), and what it dropped and why."""
-    return [(f"round {rd['round']}: {len(rd['candidates'])} candidates, {rd['requests']} requests each",
+    several = len({r["concurrency"] for r in data["results"]}) > 1  # a tune for a schedule
+    return [(f"round {rd['round']}: {len(rd['candidates'])} candidates, {rd['requests']} requests each"
+             + (" (at a higher concurrency, as many as it has in flight)" if several else ""),
              {**data, "results": [r for r in data["results"] if r.get("round") == rd["round"]]},
              [f"  dropped {name}: {why}" for name, why in rd["dropped"].items()])
             for rd in data["rounds"]]
@@ -362,6 +364,11 @@ class Tune(Bench):
                  loads: Sequence[int] = (), **kw) -> None:
         # loads: more concurrencies, measured too for a schedule by load (the asked one first)
         super().__init__(hc, profiles, [concurrency, *sorted(set(loads) - {concurrency})], requests, **kw)
+        # each load gets the round's requests, or as many as it has in flight where that is more:
+        # not the highest load's count at every load (128 requests one at a time)
+        self.requests = max(requests, concurrency)
+        self.raised = self.requests > requests
+        self._round_requests = self.requests
         self.engine: str = "sglang"  # the server's engine and version (prepare), for the schedule's rules
         self.version: tuple | None = None
         self.check: Callable[[Profile], None] | None = None
@@ -432,7 +439,8 @@ class Tune(Bench):
             t0 = time.monotonic()
             self._apply_s = []
             measure_s: list[float] = []
-            prompt_set = prompts.draw(requests, self.seed + k - 1, self.pool)
+            prompt_set = prompts.draw(max(requests, *self.concurrencies), self.seed + k - 1, self.pool)
+            self._round_requests = requests
             self._progress.steps_done, self._progress.steps_total = 0, len(alive) * len(self.concurrencies)
             rows: list[dict] = []
             for name in alive:
@@ -468,6 +476,9 @@ class Tune(Bench):
         chosen = self.choice()
         if chosen is not None and self.accept is not None and await self.accept(self):
             self.keep = chosen
+
+    def _prompts_at(self, prompt_set: list[prompts.Prompt], concurrency: int) -> list[prompts.Prompt]:
+        return prompt_set[:max(self._round_requests, concurrency)]
 
     def proposal(self) -> Profile | None:
         """The schedule by load the measurements propose, as a profile; None where there is none."""

@@ -15,6 +15,7 @@ server allows chains only (trtllm_mha refuses topk > 1): three candidates, not s
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hosts.helpers import unique_unit
@@ -94,3 +95,19 @@ def test_tune_proposes_adaptive_tiers_by_load_and_applies_them(cluster, tmp_path
     applies = [(e["profile"], e["result"]) for e in entries if e["action"] == "apply"]
     assert applies[-1] == (name, "applied"), applies  # the control path's own apply, audited as any
     assert [e["result"] for e in entries if e["action"] == "tune"] == ["done"]
+
+    # bench --from-tune: the schedule against the static winner at the tune's loads, then the host
+    # as it found it (the schedule running). The simulator runs --speculative-adaptive as its static
+    # steps, so no direction is asserted here, only that each load has its verdict.
+    loaded = exec_start(h, unit)
+    b = mtptui("bench", "--config", cfg, f"gpu{h.index}", "--from-tune", str(out), "--requests", "8",
+               "--max-tokens", "32", "--prompts", str(prompts_file(tmp_path)), "--yes", "--json", str(tmp_path / "b.json"),
+               audit=audit, data=tmp_path / "data", timeout=400)
+    print(b.stdout)
+    assert b.returncode == 0, b.stdout + b.stderr + journal_tail(h, unit)
+    rows = json.loads((tmp_path / "b.json").read_text())["results"]
+    assert sorted((row["profile"], row["concurrency"]) for row in rows) == \
+        sorted((p, c) for p in (name, s["static"]) for c in LOADS)
+    assert f"{name} against {s['static']}, the best static setting:" in b.stdout
+    assert all(re.search(rf"  c={c}: [+-]\d+\.\d%.*95%\): (ahead|behind|level)", b.stdout) for c in LOADS), b.stdout
+    assert exec_start(h, unit) == loaded

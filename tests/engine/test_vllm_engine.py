@@ -222,6 +222,45 @@ def test_a_schedule_profile_applies_and_verifies_on_the_real_engine(engine, tmp_
     shown = mtptui("spec", "--config", cfg, "engine", "--json", audit=audit)
     ex = json.loads(shown.stdout)["hosts"][0]["exec_start"]
     assert ex["schedule"] == [[1, 2, 3], [3, 1024, 1]], ex
+    _k_in_use_from_lines_and_metrics(engine)
+
+
+def _k_in_use_from_lines_and_metrics(engine) -> None:
+    """The K the dashboard shows under the schedule (issue 46 item 2, core/adaptive.py): from the
+    run's SpecDecoding lines (drafted tokens over the drafts the per-position rates give) and from
+    /metrics (draft tokens over drafts), over the same traffic: the lines' drafted tokens are the
+    counters' to the token, their drafts within the rates' rounding, and K at most the schedule's 3
+    for 2 running requests (ngram drafts fewer where the match leaves fewer tokens)."""
+    from mtptui.core import latency
+    from mtptui.core.adaptive import drafts_per_step, steps_between
+    from mtptui.core.parse.vllm import parse_stats
+
+    def scrape(t: float) -> latency.Scrape:
+        return latency.parse(engine.get("/metrics")[1], t)
+
+    old, since = scrape(0), time.time()
+    with engine.traffic(concurrency=2) as sent:
+        time.sleep(3 * 2)  # three stats intervals
+    assert sent["sent"] > 0
+    new = scrape(1)
+    drafted = new.counters[latency.VLLM_DRAFT_TOKENS] - old.counters[latency.VLLM_DRAFT_TOKENS]
+    drafts = new.counters[latency.VLLM_DRAFTS] - old.counters[latency.VLLM_DRAFTS]
+    assert drafts > 0
+
+    def spec_lines() -> list[dict]:
+        recs = [parse_stats(x, "engine", 2026)[0] for x in engine.journal(since).splitlines() if "SpecDecoding" in x]
+        return [r.fields for r in recs if r is not None]
+
+    deadline = time.monotonic() + 60  # the interval the traffic ended in is logged within one more
+    while sum(f["drafted_tokens"] for f in spec_lines()) < drafted and time.monotonic() < deadline:
+        time.sleep(1)
+    lines = spec_lines()
+    assert sum(f["drafted_tokens"] for f in lines) == drafted, (lines, drafted)
+    ks = [drafts_per_step(f) for f in lines]  # each interval accepted some drafts: each says its K
+    assert all(k is not None and 1.0 <= k <= 3.0 + 1e-9 for k in ks), (ks, lines)
+    derived = sum(f["drafted_tokens"] / k for f, k in zip(lines, ks) if k)
+    assert abs(derived - drafts) <= 0.01 * drafts, (derived, drafts, lines)
+    assert steps_between(old, new) == pytest.approx(drafted / drafts)
 
 
 def test_a_method_the_engine_refuses_is_rolled_back_with_its_own_words(engine, tmp_path, audit):

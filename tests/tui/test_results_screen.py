@@ -137,6 +137,27 @@ async def test_a_tune_stopped_in_its_first_round_says_so_without_a_chart():
         assert not screen.query(Bars) and not screen.query(DataTable)
 
 
+async def test_a_tune_for_a_schedule_has_a_table_per_load_and_the_schedule_at_its_end():
+    from mtptui.config.profile import Profile
+    from mtptui.prove import schedule
+
+    loads = [in_round(row("off", 64, 2400.0, 37.5, 9.0, 26.0), 1), in_round(row("mtp1", 64, 1900.0, 29.7, 9.0, 33.0), 1),
+             in_round(row("mtp3", 64, 1500.0, 23.4, 9.0, 42.0), 1)]
+    report = {**TUNE, "rounds": TUNE["rounds"][:1], "results": TUNE["results"][:3] + loads, "restored": True}
+    candidates = [Profile("off"), Profile("mtp1", "NEXTN", 1, 1, 2), Profile("mtp3", "NEXTN", 3, 1, 4)]
+    report["schedule"] = schedule.propose(report["results"], candidates, 8, "sglang", (0, 5, 16))
+    app, run_before = results_app(report, "/data/tune-simulator-20261202-190500.json")
+    async with app.run_test(size=(160, 48)) as pilot:
+        await run_before(pilot)
+        screen = app.screen
+        assert [str(s.render()) for s in screen.query(".title")] == [
+            f"round 1: 3 candidates, 8 requests each (at a higher concurrency, as many as it has in flight) · "
+            f"concurrency {c}" for c in (8, 64)]
+        assert [t.get_row_at(0)[0] for t in screen.query(DataTable)] == ["", "★"]  # off separated at 64 only
+        ending = str(screen.query_one("#ending", Static).render())
+        assert "c=64   batch 23-64    K 0 (off)" in ending and "adaptive tiers: 0, 1" in ending
+
+
 def test_tune_results_screen(snap_compare):
     app, run_before = results_app({**TUNE, "kept": "mtp3"}, "~/.local/share/mtptui/bench/tune-simulator-20261202-190500.json")
     assert snap_compare(app, terminal_size=(160, 48), run_before=run_before)

@@ -23,11 +23,17 @@ from mtptui.tui.bindings import bindings_for
 
 def sections(r: dict) -> list[tuple[str, dict, int, list[str]]]:
     """(title, the report of its rows, its concurrency, lines after its table) of each table: a
-    benchmark's concurrencies, a tune's rounds (at its one concurrency)."""
+    benchmark's concurrencies, a tune's rounds (each load of a round where it measured several,
+    for a schedule; what a round dropped after its last)."""
     if "rounds" in r:
         from mtptui.prove import tune
 
-        return [(heading, sub, r["concurrency"], dropped) for heading, sub, dropped in tune.by_round(r)]
+        out = []
+        for heading, sub, dropped in tune.by_round(r):
+            cs = results.concurrencies(sub) or [r["concurrency"]]
+            out += [(heading if len(cs) == 1 else f"{heading} · concurrency {c}", sub, c,
+                     dropped if c == cs[-1] else []) for c in cs]
+        return out
     return [(f"concurrency {c}", r, c, []) for c in results.concurrencies(r)]
 
 

@@ -35,7 +35,7 @@ CHAIN_ALGORITHMS = ("NEXTN", "EAGLE", "EAGLE3", "STANDALONE")
 # SGLang's tiers without a config file (DEFAULT_ADAPTIVE_CONFIG's union, or the one list before
 # 0.5.13): from 0.5.13 --speculative-num-steps must be one of them ("... is not in the adaptive
 # config candidate_steps [...]. Pass one of those values.", arg_groups/speculative_hook.py)
-SGLANG_DEFAULT_TIERS = (((0, 5, 14), (0, 1, 3, 7)), ((0, 5, 11), (1, 3, 7)))
+SGLANG_DEFAULT_TIERS = (((0, 5, 20), (0, 1, 3, 5, 7)), ((0, 5, 14), (0, 1, 3, 7)), ((0, 5, 11), (1, 3, 7)))
 SGLANG_STEPS_CHECKED = (0, 5, 13)
 SGLANG_PER_BS_CONFIG = (0, 5, 13)  # {"1": {"candidate_steps": [...]}}; before, {"candidate_steps": [...]}
 SGLANG_TIER_0 = (0, 5, 14)  # candidate_steps may hold 0 (no speculation) from here
@@ -134,7 +134,7 @@ def sglang_config(tiers: Sequence[int], version: Version | None) -> dict:
 
 
 def profile_json(p: Profile) -> dict:
-    return {k: v for k, v in asdict(p).items() if v not in (None, (), False)}
+    return {k: v for k, v in asdict(p).items() if v is not None and v is not False and v != ()}
 
 
 def profile_of(d: dict) -> Profile:

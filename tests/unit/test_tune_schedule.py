@@ -105,6 +105,9 @@ def test_sglang_from_0_5_13_refuses_a_first_tier_outside_its_own():
     assert s["tiers"] == [0, 2] and s["profile"] is None and "not 2" in s["why"]
     s = schedule.propose(rows_of(two), CANDIDATES, 1, "sglang", (0, 5, 12))  # 0.5.12 adds it to its tiers
     assert schedule.profile_of(s["profile"]).num_steps == 2
+    # DEFAULT_ADAPTIVE_CONFIG's union by version (adaptive_spec_params.py of each release)
+    assert [schedule.sglang_default_tiers(v) for v in ((0, 5, 10), (0, 5, 13), (0, 5, 19), (0, 5, 20), None)] == \
+        [(), (1, 3, 7), (0, 1, 3, 7), (0, 1, 3, 5, 7), (0, 1, 3, 5, 7)]
 
 
 def test_the_last_round_decides_and_errors_leave_a_candidate_out():

@@ -297,6 +297,7 @@ class ContainerTarget(RuntimeTarget):
         self.kept = f"{self.name}-mtptui-old"
         self._pending = "same"  # what the next restart does: "new" (swap in), "kept" (swap back), "same"
         self._kept_spec: str | None = None  # the spec of the container kept (None: its own command)
+        self._swap_spec: str | None = None  # the spec of the container the pending swap sets aside
         self._has_kept = False
         self._stale = False  # NAME-mtptui-old is there, left by an action that did not finish
 
@@ -371,22 +372,53 @@ class ContainerTarget(RuntimeTarget):
             return
         self._last = [now]
         await self.run(self._create(text))
-        self._pending = "new"
+        self._pending, self._swap_spec = "new", now.labels.get(SPEC_LABEL)
+
+    async def restarted_since(self, mark: Mark) -> bool:
+        """A swap not yet finished is not a restart done: restart() goes on from where the host
+        stands (the container renamed aside is no container of the name, yet nothing runs)."""
+        if self._pending != "same":
+            return False
+        return await super().restarted_since(mark)
+
+    async def _present(self) -> set[str]:
+        """Which of the container, the new one and the kept one the runtime has now."""
+        r = await self.run(self._rt("inspect", "--type", "container", "--format", "{{.Name}}", "--",
+                                    self.name, self.new, self.kept), check=False)
+        return {x.strip().lstrip("/") for x in r.stdout.splitlines() if x.strip()}
 
     async def restart(self) -> None:
+        """Each step is taken from where the host stands, not from where the last try began: a
+        step retried after a lost link finds the host done with what it was asked (a rename whose
+        answer was lost) and goes on from there."""
         if self._pending == "new":
-            old = (await self.first()).labels.get(SPEC_LABEL)
-            for argv in self.swap_commands():
-                await self.run(argv, timeout=STOP_S + 60)
-            self._has_kept, self._kept_spec = True, old
+            await self._swap_in()
         elif self._pending == "kept":
-            await self.run(self._rt("rm", "-f", "--", self.name))
-            await self.run(self._rt("rename", self.kept, self.name))
-            await self.run(self._rt("start", "--", self.name))
-            self._has_kept = False
+            await self._swap_back()
         else:
             await self.run(self._rt("restart", "-t", str(STOP_S), "--", self.name), timeout=STOP_S + 60)
         self._pending = "same"
+
+    async def _swap_in(self) -> None:
+        stop, aside, into, start = self.swap_commands()
+        present = await self._present()
+        if self.new in present and self.kept not in present:
+            await self.run(stop, timeout=STOP_S + 60)
+            await self.run(aside)
+        # from here a rollback starts the kept container again, whatever fails next
+        self._has_kept, self._kept_spec = True, self._swap_spec
+        if self.new in present:
+            await self.run(into)
+        await self.run(start, timeout=STOP_S + 60)
+
+    async def _swap_back(self) -> None:
+        present = await self._present()
+        if self.kept in present:
+            if self.name in present:
+                await self.run(self._rt("rm", "-f", "--", self.name))
+            await self.run(self._rt("rename", self.kept, self.name))
+        await self.run(self._rt("start", "--", self.name), timeout=STOP_S + 60)
+        self._has_kept = False
 
     async def finish(self) -> None:
         """The new container is verified: the old one kept for a rollback goes."""

@@ -157,6 +157,12 @@ class HostTarget:
     async def run(self, argv: list[str], *, input: str | None = None, timeout: float = 60.0,
                   check: bool = True) -> CompletedCommand:
         r = await self.runner.run(argv, input=input, timeout=timeout)
+        if r.returncode is None:
+            # no exit status: the connection went (asyncssh answers so when keepalives give up
+            # mid-command), or a signal ended it; whether the host did it is unknown either way,
+            # so it is a lost link the step retries, never a refusal that rolls back
+            raise TransportError(f"{self.host}: `{shlex.join(argv)}` ended without an exit status "
+                                 "(the link lost?)", permanent=False)
         if check and r.returncode != 0:
             raise ControlError(self._why(argv, r))
         return r

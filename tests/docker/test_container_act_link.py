@@ -1,4 +1,5 @@
-"""The link to an SSH-reached dockerd cut while `mtptui spec` waits for the recreated container.
+"""The link to an SSH-reached dockerd cut while `mtptui spec` waits for the recreated container,
+and while it swaps the containers (an answer lost after the host did the step).
 
 The console runs in a network namespace of the test's own (a veth pair of an integration-tier
 slot, tests/integration/hosts/nspawn.py), the host's sshd listens on the pair's other end and
@@ -12,8 +13,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -32,14 +35,16 @@ from hosts import sshd as sshd_proc  # noqa: E402
 
 @pytest.fixture
 def cable(dockerd, tmp_path, need):
-    """(the console's netns end, the sshd): a slot's veth pair and an sshd on its host end."""
+    """(the console's netns end, the sshd): a slot's veth pair and an sshd on its host end. Its
+    sessions find `docker` first in tmp_path/bin, where a test may put a wrapper of its own."""
     need(os.path.exists(sshd_proc.BINARY), "OpenSSH sshd is missing (run .ci/system-deps as root)")
     cluster = nspawn.Cluster(rootfs.build())  # only its slot: names and addresses no other run has
     try:
         h = nspawn.TestHost(cluster, 1)
         cluster.hosts.append(h)
         h._network()
-        box = sshd_proc.start(tmp_path / "sshd", extra=f"ListenAddress {h.gateway}\nSetEnv DOCKER_HOST={dockerd.host}\n")
+        box = sshd_proc.start(tmp_path / "sshd", extra=f"ListenAddress {h.gateway}\nSetEnv DOCKER_HOST={dockerd.host} "
+                              f"PATH={tmp_path / 'bin'}:{os.environ['PATH']}\n")
         try:
             yield h, box
         finally:
@@ -48,10 +53,7 @@ def cable(dockerd, tmp_path, need):
         cluster.stop()
 
 
-def test_link_cut_mid_wait_ends_verified_with_nothing_left(dockerd, cable, tmp_path, audit):
-    h, box = cable
-    name = "sim-cut"
-    run_sim(dockerd, name, free_port())
+def far_config(tmp_path, h, box, name: str) -> Path:
     known = tmp_path / "known_hosts"
     known.write_text(f"[{h.gateway}]:{box.port} {box.host_key}\n")
     cfg = tmp_path / "config.toml"
@@ -59,11 +61,37 @@ def test_link_cut_mid_wait_ends_verified_with_nothing_left(dockerd, cable, tmp_p
                    f'identity = "{box.identity}"\nknown_hosts = "{known}"\nssh_config = "/dev/null"\n'
                    f'container = "{name}"\nconnect_timeout = 3\nkeepalive_interval = 0.5\nkeepalive_count_max = 2\n'
                    "[control]\nwait_timeout = 120\n")
-    lock = ContainerTarget(LocalRunner(), Selector("docker", container=name), host="far").lock_dir
+    return cfg
+
+
+def spec_in(h, cfg: Path, audit: Path, profile: str) -> subprocess.Popen[str]:
+    """`mtptui spec far PROFILE --yes` run in the console's netns."""
     env = {**os.environ, "MTPTUI_AUDIT_LOG": str(audit), "DOCKER_HOST": "unix:///nonexistent"}  # only SSH reaches it
-    proc = subprocess.Popen(["ip", "netns", "exec", h.netns, sys.executable, "-m", "mtptui", "spec", "--config",
-                             str(cfg), "far", "mtp1", "--yes"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    return subprocess.Popen(["ip", "netns", "exec", h.netns, sys.executable, "-m", "mtptui", "spec", "--config",
+                             str(cfg), "far", profile, "--yes"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env, stdin=subprocess.DEVNULL, cwd=PROJECT)
+
+
+def until_reconnecting(proc: subprocess.Popen[str], seen: list[str]) -> None:
+    """Reads the console's lines until it says it lost the link (or it ends)."""
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        seen.append(line)
+        if "reconnecting" in line:
+            return
+
+
+def lock_of(name: str) -> str:
+    return ContainerTarget(LocalRunner(), Selector("docker", container=name), host="far").lock_dir
+
+
+def test_link_cut_mid_wait_ends_verified_with_nothing_left(dockerd, cable, tmp_path, audit):
+    h, box = cable
+    name = "sim-cut"
+    run_sim(dockerd, name, free_port())
+    cfg = far_config(tmp_path, h, box, name)
+    lock = lock_of(name)
+    proc = spec_in(h, cfg, audit, "mtp1")
     seen: list[str] = []
     try:
         assert proc.stderr is not None
@@ -73,10 +101,7 @@ def test_link_cut_mid_wait_ends_verified_with_nothing_left(dockerd, cable, tmp_p
                 break
         h.link(False)
         assert names(dockerd, name) == {name, f"{name}-mtptui-old"}  # recreated, the old one kept
-        for line in proc.stderr:  # until the console itself says the link is lost
-            seen.append(line)
-            if "reconnecting" in line:
-                break
+        until_reconnecting(proc, seen)
         h.link(True)
         out, err = proc.communicate(timeout=300)
     finally:
@@ -95,3 +120,51 @@ def test_link_cut_mid_wait_ends_verified_with_nothing_left(dockerd, cable, tmp_p
     assert last["result"] == "applied" and last["profile"] == "mtp1"
     lost = [p for p in last["phases"] if p["detail"].startswith("link lost")]
     assert lost and lost[0]["phase"] == "wait", json.dumps(last["phases"])
+
+
+def test_link_cut_while_the_containers_are_swapped_is_finished_on_reconnect(dockerd, cable, tmp_path, audit):
+    # The host renames the running container aside, but its answer never reaches the console: the
+    # cable goes down while the wrapper holds it back. On reconnect the swap goes on from where the
+    # host stands (the step retried from the top would stop a container no longer there).
+    h, box = cable
+    name = "sim-swap"
+    run_sim(dockerd, name, free_port())
+    cfg = far_config(tmp_path, h, box, name)
+    done, release = tmp_path / "renamed", tmp_path / "release"
+    (tmp_path / "bin").mkdir()
+    wrapper = tmp_path / "bin" / "docker"
+    wrapper.write_text(f"""#!/bin/sh
+{shutil.which("docker")} "$@"; rc=$?
+if [ "$1" = rename ] && [ "$3" = {name}-mtptui-old ] && [ ! -e {done} ]; then
+    touch {done}
+    while [ ! -e {release} ]; do sleep 0.1; done
+fi
+exit $rc
+""")
+    wrapper.chmod(0o755)
+    proc = spec_in(h, cfg, audit, "mtp1")
+    seen: list[str] = []
+    try:
+        while not done.exists():
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.05)
+        h.link(False)
+        assert names(dockerd, name) == {f"{name}-mtptui-old", f"{name}-mtptui-new"}  # the host did the step
+        until_reconnecting(proc, seen)
+        release.touch()
+        h.link(True)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        release.touch()
+        h.link(True)
+        if proc.poll() is None:
+            proc.kill()
+    said = "".join(seen) + out + err
+    assert proc.returncode == 0, said
+    assert "verified: accept len" in out, said
+    cmd = inspect(dockerd, name)["Config"]["Cmd"]
+    assert cmd[cmd.index("--speculative-num-steps") + 1] == "1"
+    assert names(dockerd, name) == {name} and not os.path.exists(lock_of(name))
+    last = audit_entries(audit)[-1]
+    assert last["result"] == "applied"
+    assert [p["phase"] for p in last["phases"] if p["detail"].startswith("link lost")] == ["restart"], last["phases"]

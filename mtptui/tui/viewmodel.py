@@ -452,6 +452,14 @@ def _controller(view: PanelView, series: RankSeries, w: _Window, spec: dict,
     view.fell = fell_across(spec.get("schedule"), w.columns["running_req"], w.columns["gen_throughput"])
 
 
+def steps_now(v: PanelView) -> float | None:
+    """The steps in use now: the last figure in the window, while the rank decodes (not idle: no
+    request running at its newest line, nor loading, waiting or down)."""
+    if v.steps is None or v.spec in NOT_DECODING or v.now.get("running_req") == 0:
+        return None
+    return v.steps.now
+
+
 def _held(switches: Sequence[tuple[float, float]], times: Sequence[float], start: object) -> list[tuple[float, float]]:
     """(time, steps) at each of `times`: those of the last switch at or before it, else `start`
     (the configured steps the controller starts from) where that is a number."""

@@ -23,7 +23,7 @@ def _stamp(i: int) -> str:
     return f"12-07 02:{10 + i // 30:02d}:{(2 * i) % 60:02d}"
 
 
-def vllm_log(path: Path, *, schedule: list | None, tok_s_above: float, k_static: int = 3) -> str:
+def vllm_log(path: Path, *, schedule: list | None, tok_s_above: float, k_static: int = 3, idle: bool = False) -> str:
     """A vLLM 0.32 run as its journal holds it (the engine tier's lines): its settings, then 40
     intervals, the first 20 at 2 running requests, the rest at 6; each a throughput line (232 tok/s
     at 2 running, `tok_s_above` at 6) and a SpecDecoding line drafting the K the schedule gives
@@ -48,6 +48,10 @@ def vllm_log(path: Path, *, schedule: list | None, tok_s_above: float, k_static:
                      f"throughput: {drafted / 2:.2f} tokens/s, Accepted: {accepted} tokens, Drafted: {drafted} "
                      f"tokens, Per-position acceptance rate: {rates}, Avg Draft acceptance rate: "
                      f"{accepted / drafted * 100:.1f}%")
+    if idle:  # the traffic ended: an interval with nothing running, and no SpecDecoding line
+        lines.append(f"(APIServer pid=66) INFO {_stamp(40)} [loggers.py:335] Engine 000: Avg prompt throughput: "
+                     f"0.0 tokens/s, Avg generation throughput: 3.0 tokens/s, Running: 0 reqs, Waiting: 0 reqs, "
+                     f"GPU KV cache usage: 0.0%")
     path.write_text("\n".join(lines) + "\n")
     return str(path)
 
@@ -126,6 +130,14 @@ async def test_a_schedule_shows_the_k_in_use_beside_the_batch_size(tmp_path):
     # K 3 for the first half, 1 for the second: high bars, then low ones, on 0..3
     assert steps and steps[0] in "▆▇█" and steps[-1] in "▁▂▃", spark
     assert "TOK/S FELL" not in title  # throughput rose with the load
+
+
+async def test_an_idle_server_has_no_k_now_and_keeps_its_sparkline(tmp_path):
+    text, _, _ = await _panel(vllm_log(tmp_path / "idle.log", schedule=SCHEDULE, tok_s_above=400.0, idle=True))
+    rows = text.splitlines()
+    heads = next(r for r in rows if r.lstrip().startswith(("running", "run ")))
+    assert heads.split()[:2] == ["running", "0"] and heads.split()[-2:] == ["steps", "-"], heads
+    assert rows[rows.index(heads) + 1][3 * (len(heads) // 4):].strip()[0] in "▆▇█"
 
 
 async def test_on_a_short_screen_the_table_gives_k_after_the_batch_size(tmp_path):

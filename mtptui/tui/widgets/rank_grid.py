@@ -21,7 +21,7 @@ from textual.widget import Widget
 from mtptui.core.alerts import BADGE, ERROR, Alert
 from mtptui.core.epochs import rank_label
 from mtptui.tui.viewmodel import (LOADING, MAIN_METRICS, METRICS, NOT_DECODING, SMALL_METRICS, SPEC_OFF, SPEC_ON,
-                                  WAITING, PanelView, fmt_value)
+                                  WAITING, PanelView, fmt_value, steps_now)
 from mtptui.tui.widgets.rank_table import HEAD_ROWS, RankTable, alert_style, state_style, state_text
 
 PANEL_MIN_WIDTH = 38  # 11 label + 4 numbers x 6 + border and padding
@@ -207,7 +207,7 @@ class RankPanel(Widget):
         cols = [(METRICS[m].label, fmt_value(m, v.now.get(m)), v.metrics[m].spark, v.scales.get(m))
                 for m in SMALL_METRICS]
         if v.steps is not None:
-            now = v.steps.now if v.spec not in NOT_DECODING else None
+            now = steps_now(v)
             cols.append((STEPS_LABEL, "-" if now is None else f"{now:.1f}", v.steps.spark, v.steps_scale))
         col = width // len(cols)
         heads: list[Segment] = []

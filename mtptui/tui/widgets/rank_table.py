@@ -19,7 +19,7 @@ from mtptui.core.alerts import ERROR, Alert
 from mtptui.core.epochs import rank_label, short_rank_labels
 from mtptui.config.keys import KEYS
 from mtptui.tui.viewmodel import (DOWN, LOADING, NOT_DECODING, SPEC_OFF, SPEC_ON, WAITING, PanelView,
-                                  duration_text, fmt_value)
+                                  duration_text, fmt_value, steps_now)
 from mtptui.tui.widgets.fit import Part, fit
 
 
@@ -70,7 +70,7 @@ def state_badge(v: PanelView, alerts: Sequence[Alert] = ()) -> tuple[str, str]:
 
 def _n(v: PanelView, m: str, key: str) -> str:
     if m == STEPS:
-        now = v.steps.now if v.steps is not None and v.spec not in NOT_DECODING else None
+        now = steps_now(v)
         return "-" if now is None else f"{now:.1f}"
     if key == "now":
         return fmt_value(m, v.now.get(m))

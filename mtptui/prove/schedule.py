@@ -39,6 +39,7 @@ SGLANG_DEFAULT_TIERS = (((0, 5, 20), (0, 1, 3, 5, 7)), ((0, 5, 14), (0, 1, 3, 7)
 SGLANG_STEPS_CHECKED = (0, 5, 13)
 SGLANG_PER_BS_CONFIG = (0, 5, 13)  # {"1": {"candidate_steps": [...]}}; before, {"candidate_steps": [...]}
 SGLANG_TIER_0 = (0, 5, 14)  # candidate_steps may hold 0 (no speculation) from here
+# before 0.5.13 one list for every batch size, of at least 2 distinct steps (an assert at start)
 
 
 def steps_of(p: Profile) -> int | None:
@@ -126,11 +127,14 @@ def sglang_default_tiers(version: Version | None) -> tuple[int, ...]:
     return next((tiers for since, tiers in SGLANG_DEFAULT_TIERS if v >= since), ())
 
 
-def sglang_config(tiers: Sequence[int], version: Version | None) -> dict:
-    """The --speculative-adaptive-config file for these tiers, in the version's shape."""
+def sglang_config(tiers: Sequence[int], version: Version | None) -> dict | None:
+    """The --speculative-adaptive-config file for these tiers, in the version's shape; None where
+    the version cannot say them (tier 0 before 0.5.14; one tier left before 0.5.13, which wants 2)."""
     v, _ = known_version(version)
     steps = sorted(t for t in tiers if t > 0 or v >= SGLANG_TIER_0)
-    return {"1": {"candidate_steps": steps}} if v >= SGLANG_PER_BS_CONFIG else {"candidate_steps": steps}
+    if v >= SGLANG_PER_BS_CONFIG:
+        return {"1": {"candidate_steps": steps}} if steps else None
+    return {"candidate_steps": steps} if len(steps) >= 2 else None
 
 
 def profile_json(p: Profile) -> dict:
@@ -185,7 +189,7 @@ def propose(rows: Sequence[dict], candidates: Sequence[Profile], at: int, engine
                     draft_model_path=base.draft_model_path, schedule=tuple((a, b, k) for a, b, k in ranges),
                     env=base.env, extra_args=base.extra_args)
     else:
-        out["adaptive_config"] = sglang_config(tiers, version)
+        out["adaptive_config"] = sglang_config(tiers, version)  # None: the version cannot say them
         out["default_tiers"] = list(sglang_default_tiers(version))
         p = Profile(f"adaptive-{base.name}", algorithm=base.algorithm, num_steps=top, topk=1,
                     num_draft_tokens=top + 1, draft_model_path=base.draft_model_path, adaptive=True,
@@ -232,9 +236,9 @@ def evidence_lines(s: dict) -> list[str]:
         out.append("  num_speculative_tokens_per_batch_size: " + str(s["ranges"])
                    + " (the last K carried on to larger batches)")
     else:
-        out.append(f"  adaptive tiers: {', '.join(map(str, s['tiers']))}"
-                   + (f"; --speculative-adaptive-config file: {json.dumps(s['adaptive_config'])}"
-                      if s.get("adaptive_config") else ""))
+        out.append(f"  adaptive tiers: {', '.join(map(str, s['tiers']))}; --speculative-adaptive-config file: "
+                   + (json.dumps(s["adaptive_config"]) if s.get("adaptive_config")
+                      else "none (this SGLang's file cannot hold these: tier 0 needs 0.5.14, one tier 0.5.13)"))
     p = s.get("profile")
     out.append(f"  proposed: {p['name']}" + (" (SGLang's own tiers "
                                              f"{', '.join(map(str, s.get('default_tiers') or []))} unless the config file is put on "

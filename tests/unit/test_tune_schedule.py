@@ -97,6 +97,8 @@ def test_sglang_gets_the_tiers_that_win_somewhere_as_an_adaptive_profile():
     # the config file's shape and tier 0 follow the version (adaptive_spec_params.py)
     assert schedule.sglang_config([0, 1, 3], (0, 5, 12)) == {"candidate_steps": [1, 3]}
     assert schedule.sglang_config([0, 1, 3], (0, 5, 13)) == {"1": {"candidate_steps": [1, 3]}}
+    assert schedule.sglang_config([0, 3], (0, 5, 12)) is None  # one tier left: 0.5.11-0.5.12 assert 2
+    assert schedule.sglang_config([0, 3], (0, 5, 13)) == {"1": {"candidate_steps": [3]}}
 
 
 def test_sglang_from_0_5_13_refuses_a_first_tier_outside_its_own():

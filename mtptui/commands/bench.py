@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_host_args(p)
     p.add_argument("--local", action="store_true", help="this machine's unit (no SSH); needs --unit")
-    p.add_argument("--profiles", default="off,mtp1,mtp3", metavar="A,B,...",
+    p.add_argument("--profiles", metavar="A,B,...",
                    help="profiles to compare, in order (default off,mtp1,mtp3)")
     p.add_argument("--concurrency", type=_concurrencies, metavar="N,M,...",
                    help="requests in flight (default 1,8,32; with --from-tune the tune's)")
@@ -80,11 +80,14 @@ def main(argv: list[str]) -> int:
     if len(args.hosts) > 1:
         raise ConfigError("one HOST at a time (a benchmark restarts its server)")
     if args.from_tune:
+        if args.profiles:
+            raise UsageError("--from-tune measures the tune's schedule against its static winner: drop --profiles")
         profiles, loads = from_tune(args.from_tune)
         args.concurrency = args.concurrency or loads
     else:
         try:
-            profiles = [resolve(name.strip(), config.profiles) for name in args.profiles.split(",") if name.strip()]
+            profiles = [resolve(name.strip(), config.profiles)
+                        for name in (args.profiles or "off,mtp1,mtp3").split(",") if name.strip()]
         except ProfileError as e:
             raise UsageError(str(e)) from None
     args.concurrency = args.concurrency or [1, 8, 32]

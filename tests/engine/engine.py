@@ -27,6 +27,9 @@ PORT = 8000
 STATS_INTERVAL_S = 2
 # ngram with a short lookup: a dummy model's looping output is matched from the first repeats
 NGRAM = {"method": "ngram", "prompt_lookup_max": 4, "prompt_lookup_min": 2}
+# what vLLM's CPU build needs to run here, and its stats lines every STATS_INTERVAL_S
+ENVIRONMENT = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_CPU_OMP_THREADS_BIND": "nobind", "HF_HUB_OFFLINE": "1",
+               "VLLM_LOG_STATS_INTERVAL": str(STATS_INTERVAL_S), "PYTHONUNBUFFERED": "1"}
 REPETITIVE = "the program the program the program the program the program"
 
 
@@ -38,6 +41,7 @@ class Engine:
     def __init__(self, host, root: Path) -> None:
         self.h = host
         self.root = root
+        self.port = PORT  # its HTTP side: where the host's address serves it
         self.model = str(root / "model")
         self.python = str(root / "venv" / "bin" / "python")
 
@@ -45,7 +49,7 @@ class Engine:
 
     def argv(self, spec: dict | None, extra: tuple[str, ...] = ()) -> list[str]:
         argv = [self.python, "-m", "vllm.entrypoints.openai.api_server", "--model", self.model,
-                "--load-format", "dummy", "--enforce-eager", "--host", "0.0.0.0", "--port", str(PORT),
+                "--load-format", "dummy", "--enforce-eager", "--host", "0.0.0.0", "--port", str(self.port),
                 "--max-model-len", "2048", "--per-request-spec-decode-metrics", "summary", *extra]
         if spec is not None:
             argv += ["--speculative-config", json.dumps(spec, separators=(",", ":"))]
@@ -57,9 +61,7 @@ class Engine:
         for w in self.argv(spec, extra):
             # systemd's quoting: a JSON word in single quotes (it has no single quote in it)
             words.append(f"'{w}'" if any(c in w for c in ' "{}') else w)
-        environment = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_CPU_OMP_THREADS_BIND": "nobind",
-                       "HF_HUB_OFFLINE": "1", "VLLM_LOG_STATS_INTERVAL": str(STATS_INTERVAL_S),
-                       "PYTHONUNBUFFERED": "1", **(env or {})}
+        environment = {**ENVIRONMENT, **(env or {})}
         env_lines = "".join(f"Environment={k}={v}\n" for k, v in environment.items())
         return ("[Unit]\nDescription=vLLM (CPU build, tiny dummy-weight model) for mtptui's engine tier\n"
                 f"[Service]\n{env_lines}ExecStart={' '.join(words)}\nLogRateLimitIntervalSec=0\n"
@@ -108,7 +110,7 @@ class Engine:
     # --- its HTTP side -----------------------------------------------------------------------------
 
     def url(self, path: str) -> str:
-        return f"http://{self.h.address}:{PORT}{path}"
+        return f"http://{self.h.address}:{self.port}{path}"
 
     def get(self, path: str, timeout: float = 10) -> tuple[int, str]:
         try:

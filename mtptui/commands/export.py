@@ -19,7 +19,9 @@ from mtptui.sources.base import Source
 DEFAULT_LISTEN = "127.0.0.1:9464"
 
 EPILOG = """\
-HOST as for `mtptui live` (without HOST, --local or --file: every host of the config). --local
+HOST as for `mtptui live`: a systemd unit, a `docker run` container or a compose service (each
+replica a host, HOST-N), over SSH or on this machine (without HOST, --local or --file: every host
+of the config); a container's figures come from its `docker logs`. --local
 follows this machine's journal for --unit; --file follows a log file as it grows (like tail -F,
 from its first line, across rotation). --since and --lines set the journal history read first: give
 the span back to the server's start to have its speculation settings (mtptui_spec_info) at once.

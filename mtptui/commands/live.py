@@ -116,7 +116,8 @@ def add_record_mode_args(p: argparse.ArgumentParser, what: str = "") -> None:
     """--append and --force: what to do with a record file that exists (else it is refused)."""
     g = p.add_mutually_exclusive_group()
     g.add_argument("--append", action="store_true",
-                   help=f"{what}add to an existing record, each host resuming after its last entry there (by cursor)")
+                   help=f"{what}add to an existing record, each host resuming after its last entry there "
+                        "(a unit by cursor, a container by stamp)")
     g.add_argument("--force", action="store_true",
                    help=f"{what}overwrite an existing record (once the first entry has come)")
 
@@ -135,7 +136,7 @@ def record_mode(args: argparse.Namespace) -> str:
 
 
 def record_exists(path: str) -> str:
-    return f"{path} exists: --append to resume it by cursor, --force to overwrite"
+    return f"{path} exists: --append to resume it, --force to overwrite"
 
 
 def record_left(writer) -> str | None:

@@ -17,13 +17,16 @@ from mtptui.sources.base import FAILED, Source, SourceStatus
 from mtptui.sources.record import RecordExists, RecordingFeed, RecordWriter
 
 EPILOG = """\
-HOST as for `mtptui live`. The record is JSON lines, one journald entry each, with _HOSTNAME set
-to the host's name; `mtptui summary FILE` and `mtptui replay FILE` read it. Host state changes
-are printed on stderr, one line each. Ends after --duration, or on Ctrl-C / SIGTERM.
+HOST as for `mtptui live`: a systemd unit's journal, a `docker run` container's logs or a compose
+service's (each replica a host, HOST-N). The record is JSON lines, one journald entry each (a
+container's line as its MESSAGE, the runtime's stamp as its time), with _HOSTNAME set to the host's
+name; `mtptui summary FILE` and `mtptui replay FILE` read it. Host state changes are printed on
+stderr, one line each. Ends after --duration, or on Ctrl-C / SIGTERM.
 
 An existing FILE is never overwritten unless --force, and then only once the first entry has
-come; --append adds to it, each host resuming after its last entry there (by journal cursor), so
-nothing comes twice. A session that received no entry leaves no file, or the old one as it was.
+come; --append adds to it, each host resuming after its last entry there (a unit by its journal
+cursor, a container by the runtime's stamps and the lines' text), so nothing comes twice and
+nothing between is lost. A session that received no entry leaves no file, or the old one as it was.
 
 exit codes: 0 ok, 1 a host failed (bad key, auth, no rights; with --give-up-after S, no stream for
 S seconds) or FILE cannot be written (a write that fails says how many entries were lost), 2 bad

@@ -50,7 +50,7 @@ def test_an_existing_record_survives_a_host_that_is_down_and_resumes_by_cursor(c
 
     r = mtptui("record", "--config", str(conf), "--out", str(out), "--duration", "3")
     assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert r.stderr == f"mtptui record: {out} exists: --append to resume it by cursor, --force to overwrite\n"
+    assert r.stderr == f"mtptui record: {out} exists: --append to resume it, --force to overwrite\n"
     assert out.read_bytes() == before
 
     h.link(False)

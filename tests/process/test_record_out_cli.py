@@ -30,7 +30,7 @@ def one_line(r: subprocess.CompletedProcess, code: int) -> str:
 def test_record_out_over_an_existing_file_is_one_line_and_exit_2(precious, config):
     r = mtptui("record", "--config", str(config), f"root@127.0.0.1:{closed_port()}", "--unit", "x.service",
                "--out", str(precious))
-    assert one_line(r, 2) == f"mtptui record: {precious} exists: --append to resume it by cursor, --force to overwrite"
+    assert one_line(r, 2) == f"mtptui record: {precious} exists: --append to resume it, --force to overwrite"
     assert precious.read_bytes() == PRECIOUS
 
 

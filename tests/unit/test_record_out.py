@@ -175,7 +175,7 @@ def test_live_and_local_record_refuse_an_existing_file_before_the_screen_opens(p
     args = (live if cmd == "live" else local).build_parser().parse_args(
         (["root@127.0.0.1"] if cmd == "live" else []) + ["--unit", "x.service", "--record", str(precious)])
     src = [FakeJournal("gpu1", "x.service")]
-    with pytest.raises(UsageError, match="exists: --append to resume it by cursor, --force to overwrite"):
+    with pytest.raises(UsageError, match="exists: --append to resume it, --force to overwrite"):
         live.record_and_launch(f"mtptui {cmd}", args, src, None, "t")
     assert not launched and precious.read_bytes() == PRECIOUS
     args.append = True

@@ -1,5 +1,6 @@
-"""`mtptui tune HOST --budget 20m`: the best speculation settings at the concurrency the host
-serves (its log's #running-req, or --concurrency), by successive halving instead of a grid.
+"""`mtptui tune HOST --budget 20m`: the best speculation settings at the load the host serves
+(its log's #running-req, its own requests one per DP group on top of it; or --concurrency), by
+successive halving instead of a grid.
 
 Candidates: the profiles (--profiles) and a neighbourhood of their chains that the server's
 rules allow (one step more, trees of topk 2 and 4). Each round applies every candidate still in
@@ -48,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profiles", default="off,mtp1,mtp2,mtp3", metavar="A,B,...",
                    help="profiles among the candidates, with their neighbourhood (default off,mtp1,mtp2,mtp3)")
     p.add_argument("--concurrency", type=ranges.CONCURRENCY, metavar="N",
-                   help="requests in flight (default: what the unit's log shows, #running-req over 10 s)")
+                   help="requests in flight (default: one per DP group, on top of the load the unit's log shows, "
+                        "#running-req over 10 s)")
     p.add_argument("--schedule", type=_concurrencies, default=[], metavar="N,M,...",
                    help="also measure at these concurrencies and propose a schedule by load (vLLM's per batch "
                         "size, SGLang's adaptive tiers), applied where accepted instead of the winner")
@@ -136,12 +138,12 @@ async def run(args, hc, profiles, pool=None) -> int:
             if args.concurrency:
                 c, where = args.concurrency, "--concurrency"
             else:
-                found, n = await tune.read_served(hc)
+                found = await tune.read_served(hc)
                 if found is None:
                     print(f"mtptui tune: {hc.host}: no decode line with #running-req in {tune.LISTEN_S:g} s; "
                           "give --concurrency", file=sys.stderr)
                     return COULD_NOT_RUN
-                c, where = found, f"the median #running-req of {n} decode lines"
+                c, where = found.own(), found.words(f"in {tune.LISTEN_S:g} s of its log")
             t = await tune.prepare(hc, profiles, c, where, args.requests, budget_s=args.budget, accept=accept,
                                    max_tokens=args.max_tokens, seed=args.seed, on_progress=Bar(sys.stderr).show,
                                    prompt_pool=pool, prompts_file=args.prompts, loads=args.schedule)

@@ -8,10 +8,12 @@ journal is the child's own output, tapped from the source that feeds the dashboa
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import time
 
 from mtptui.control import systemd
-from mtptui.control.target import UnitState
+from mtptui.control.target import UnitState, start_durations
 from mtptui.transport.aio import wait_for
 from mtptui.sources.process import ProcessSource
 from mtptui.transport.errors import TransportError
@@ -36,6 +38,21 @@ class ChildTarget:
         self.host = source.host or "simulator"
         self._restarts_requested = 0
         self._follower_queue: asyncio.Queue[list[str]] | None = None
+        # its starts as the journal would hold them (each start, then its ready lines), so that a
+        # start is measured by the systemd target's own rule (target.start_durations)
+        self._start_entries: list[str] = []
+        self._run_seen = 0  # the source's start whose Started entry is kept
+        source.watch = self._watch
+
+    def _watch(self, lines: list[str]) -> None:
+        for line in lines:
+            if "fired up and ready" not in line and "Application startup complete" not in line:
+                continue
+            if self._run_seen != self.source.starts and self.source.started_at is not None:
+                self._run_seen = self.source.starts
+                self._start_entries.append(_entry(self.source.started_at, f"Started {self.unit}."))
+            self._start_entries.append(_entry(time.time(), line))
+        del self._start_entries[:-_KEPT_ENTRIES]
 
     async def connect(self) -> None:
         """Nothing to connect to."""
@@ -73,9 +90,11 @@ class ChildTarget:
         return es.argv, {**self.base_env, **es.environment}
 
     async def read(self) -> UnitState:
+        starts = start_durations(self._start_entries)
         return UnitState(argv=list(self.source.argv), base_argv=list(self.base_argv),
                          source="the simulator child", dropin=self.dropin, agrees=True,
-                         active="active" if self.source.running else "inactive")
+                         active="active" if self.source.running else "inactive",
+                         last_start_s=starts[-1] if starts else None, starts_s=starts)
 
     async def lock(self, who: str, *, stale_after: float, break_lock: bool = False) -> None:
         """One console owns its child: nothing to lock."""
@@ -116,6 +135,15 @@ class ChildTarget:
         q = self._follower_queue or self.source.tap()
         self._follower_queue = None
         return TapFollower(self.source, q)
+
+
+_KEPT_ENTRIES = 30  # a start is a Started entry and one or two ready lines: the last ten or so
+
+
+def _entry(t: float, message: str) -> str:
+    """A line as `journalctl --output=json` gives it, with what start_durations reads (the
+    Started entry as systemd's own: PID 1)."""
+    return json.dumps({"__REALTIME_TIMESTAMP": str(int(t * 1e6)), "MESSAGE": message, "_PID": "1"})
 
 
 class TapFollower:

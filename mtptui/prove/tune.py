@@ -9,6 +9,11 @@ version and arguments). The grid it replaces is SGLang's bench_speculative.py's:
 from 1 to that longest, topk 1, 2, 4 and draft tokens from steps + 1 up to the tree's
 steps x topk + 1 nodes, each point measured with the last round's requests.
 
+Load: the concurrency given (--concurrency), else the load the host's log shows (Served): the
+traffic that shows there goes on while the tune measures, so the tune sends one request per DP
+group at a time on top of it (one on a server without DP) and is measured at that load, which
+its preview names; sending as many as run would measure at twice the load named.
+
 Rounds: every candidate still in is applied through the benchmark's own path (prove.bench:
 plan, check against the preview, apply, verify, warm up) and measured at the concurrency with
 the round's requests (the first round's, doubled each round). After a round the leader (most
@@ -140,22 +145,48 @@ def allowed_on(ctx: launch.Context, engine: str) -> Allowed:
 
 # --- the concurrency it serves -----------------------------------------------------------------------
 
-def served(samples: Sequence[tuple[str, int]]) -> int | None:
-    """The concurrency a server serves from its decode lines' (rank, #running-req): each rank's
-    median; where the ranks are DP groups (each logs its own requests) their sum, else the
-    largest (TP ranks log the same batch). None without samples."""
+@dataclass(frozen=True)
+class Served:
+    """The load a server's decode lines show: requests running in all, over the schedulers that
+    each log their own batch (DP groups; one where TP ranks log the same batch), from `lines`."""
+
+    running: int
+    groups: int
+    lines: int
+
+    def own(self) -> int:
+        """The tune's own requests at once: one per DP group. The load the log shows is traffic
+        that goes on while the tune measures, so the tune's requests ride on it, one in each
+        group's batch, and are measured at that load; as many again as run (the log's total)
+        would measure at twice the load it names."""
+        return self.groups
+
+    def words(self, source: str) -> str:
+        """Where the tune's concurrency came from, said with the load it measures at (source:
+        where the lines were read, e.g. "in its log's last 60 s")."""
+        each = (f"one per DP group, on top of the {self.running} running that its log shows: {self.groups} DP "
+                f"groups, about {self.running / self.groups:.0f} each" if self.groups > 1 else
+                f"one at a time, on top of the {self.running} running that its log shows")
+        return f"{each}, the median #running-req of {self.lines} decode lines {source}"
+
+
+def served(samples: Sequence[tuple[str, int]]) -> Served | None:
+    """The load a server runs from its decode lines' (rank, #running-req): each rank's median;
+    where the ranks are DP groups (each logs its own requests) their sum, else the largest (TP
+    ranks log the same batch). None without samples."""
     by_rank: dict[str, list[int]] = {}
     for rank, n in samples:
         by_rank.setdefault(rank, []).append(n)
     if not by_rank:
         return None
     medians = [statistics.median(v) for v in by_rank.values()]
-    total = sum(medians) if any("DP" in r for r in by_rank) and len(by_rank) > 1 else max(medians)
-    return max(1, round(total))
+    dp = any("DP" in r for r in by_rank) and len(by_rank) > 1
+    total = sum(medians) if dp else max(medians)
+    return Served(max(1, round(total)), len(by_rank) if dp else 1, len(samples))
 
 
-async def read_served(hc, listen_s: float = LISTEN_S) -> tuple[int | None, int]:
-    """(the concurrency the unit's log shows over listen_s seconds, the decode lines read)."""
+async def read_served(hc, listen_s: float = LISTEN_S) -> Served | None:
+    """The load the unit's log shows over listen_s seconds (None without a decode line)."""
     follower = await hc.follow_log()
     parser = LineParser()
     samples: list[tuple[str, int]] = []
@@ -175,7 +206,7 @@ async def read_served(hc, listen_s: float = LISTEN_S) -> tuple[int | None, int]:
     finally:
         with contextlib.suppress(Exception):
             await follower.close()
-    return served(samples), len(samples)
+    return served(samples)
 
 
 # --- the halving ---------------------------------------------------------------------------------------

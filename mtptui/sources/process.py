@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 
 from mtptui.sources.base import (CONNECTING, ENDED, FAILED, STREAMING, Feed, LineSplitter, Source,
                                  SourceStatus)
@@ -44,6 +45,9 @@ class ProcessSource(Source):
         # after a start that failed) instead of ending the source.
         self.restartable = False
         self._wake: asyncio.Event | None = None
+        self.started_at: float | None = None  # when the child now running was started (wall clock)
+        # Set by the control path: sees every batch of lines as it comes (the child's start clock).
+        self.watch: Callable[[list[str]], None] | None = None
 
     def tap(self) -> asyncio.Queue[list[str]]:
         """A queue that gets every later batch of lines (a list of str), until untapped."""
@@ -86,6 +90,8 @@ class ProcessSource(Source):
                 pass
 
     def _push(self, feed: Feed, lines: list[str]) -> None:
+        if self.watch is not None:
+            self.watch(lines)
         feed.lines(lines, self.host)
         for q in self._taps:
             q.put_nowait(lines)
@@ -112,6 +118,7 @@ class ProcessSource(Source):
         self.starts += 1
         self._proc = None
         feed.status(SourceStatus(self.host, CONNECTING, self.label))
+        self.started_at = time.time()
         try:
             proc = await asyncio.create_subprocess_exec(
                 *self.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,

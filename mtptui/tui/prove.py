@@ -2,8 +2,9 @@
 changes nothing, so read-only sessions keep it); b runs the A/B benchmark of the built-in
 profiles through the same preview and confirm as the acting keys, shows its progress in the
 action bar (b again stops it; the host is restored either way), then the results screen; T
-tunes (prove.tune) at the concurrency the dashboard's log shows, the same way, and at the end
-asks whether to leave the winner applied (no: the host is restored as found)."""
+tunes (prove.tune) at the load the dashboard's log shows (its own requests on top of it, one per
+DP group), the same way, and at the end asks whether to leave the winner applied (no: the host
+is restored as found)."""
 
 from __future__ import annotations
 
@@ -16,10 +17,13 @@ from mtptui.printable import printable
 from mtptui.tui.running import Running
 from mtptui.tui.viewmodel import host_label
 
-# The dashboard's benchmark: short enough to watch, long enough to rank the profiles.
+# The dashboard's benchmark: short enough to watch, long enough to rank the profiles. Two
+# requests per slot at the highest concurrency: with one wave the figure is its slowest request's
+# (tokens over the wall time), and a speculative profile's slowest is its least predictable
+# prompt: in the demo one wave of 8 put mtp3 behind off one time in seven where it leads by 15%.
 BENCH_PROFILES = ("off", "mtp1", "mtp3")
 BENCH_CONCURRENCY = (1, 8)
-BENCH_REQUESTS = 8
+BENCH_REQUESTS = 16
 BENCH_MAX_TOKENS = 64
 # The dashboard's tune: the command's default profiles, a budget to watch it in.
 TUNE_PROFILES = ("off", "mtp1", "mtp2", "mtp3")
@@ -148,9 +152,10 @@ def _ended(app, running: Running, head: str, runner, report, save) -> tuple[dict
 
 
 def served(store, host) -> tuple[int | None, str]:
-    """The concurrency the host serves, from the decode lines the dashboard holds (their
-    #running-req over the newest SERVED_S seconds of each rank, as prove.tune.served reads
-    them), and where it came from; (None, why) without such lines."""
+    """The tune's concurrency for the host, from the decode lines the dashboard holds (their
+    #running-req over the newest SERVED_S seconds of each rank, as prove.tune.served reads them):
+    one request per DP group on top of that load, and the words that name it; (None, why)
+    without such lines."""
     from mtptui.prove.tune import served as from_samples
 
     samples: list[tuple[str, int]] = []
@@ -161,7 +166,7 @@ def served(store, host) -> tuple[int | None, str]:
     found = from_samples(samples)
     if found is None:
         return None, f"no decode line with #running-req in the last {SERVED_S:g} s of its log"
-    return found, f"the median #running-req of the {len(samples)} decode lines in its log's last {SERVED_S:g} s"
+    return found.own(), found.words(f"in its log's last {SERVED_S:g} s")
 
 
 class KeepWinner:

@@ -64,11 +64,14 @@ async def test_t_previews_every_candidate_and_cancel_changes_nothing(short_tune,
         before = list(source.argv)
         text = await preview(pilot, app)
         head = text.splitlines()[0]
-        m = re.match(r"tune: (\d+) candidates at concurrency (\d+) \(the median #running-req of the \d+ decode "
-                     r"lines in its log's last 60 s\); (\d+) requests each in the first round", head)
-        assert m, head
+        # its own requests one at a time on top of the load the log shows (the child's steady
+        # traffic goes on): measured at that load, not at twice it
+        m = re.match(r"tune: (\d+) candidates at concurrency (1) \(one at a time, on top of the (\d+) running that "
+                     r"its log shows, the median #running-req of \d+ decode lines in its log's last 60 s\); "
+                     r"(\d+) requests each in the first round", head)
+        assert m and int(m[3]) > 1, head
         # TUNE_REQUESTS (3) or, where more run at once, the concurrency: fewer never have it in flight
-        assert int(m[3]) == max(3, int(m[2])), head
+        assert int(m[4]) == max(3, int(m[2])), head
         assert "budget 0.1 min" in head and re.search(r"a grid would measure \d+ points", head)
         n = int(head.split()[1])
         candidates = app.screen.plan.profiles
@@ -80,12 +83,11 @@ async def test_t_previews_every_candidate_and_cancel_changes_nothing(short_tune,
         assert all(re.fullmatch(r"  \S+ +(spec off|NEXTN steps=\d topk=\d draft=\d)( .*)?", line)
                    for line in listed.splitlines()[:-1]), listed
         # round 1 restarts for every candidate the server does not run, whatever the budget, at the cost
-        # of a start as the log measured it (issue 42)
+        # of a start as the log measured it (issue 42): the child's own, from its start to its ready line
         changed = n - listed.count("(no change: no restart)")
         restarts = text.splitlines()[1]
         assert re.match(rf"restarts: round 1 restarts the server {changed} times whatever the budget, "
-                        r"(about [\d.]+ s at (its last start|the median of its last \d+ starts) \([\d.]+ s, Started → ready\)"
-                        r"|each as long as a start of it \(none seen in its journal to measure\)); then one per", restarts), restarts
+                        r"about [\d.]+ s at its last start \([\d.]+ s, Started → ready\); then one per", restarts), restarts
         await pilot.press("n")
         await until(pilot, lambda: not app.dash.running, "the cancel")
         assert source.argv == before and not audit.exists()

@@ -79,9 +79,17 @@ def test_the_next_round_is_estimated_from_this_ones_times():
     assert tune.next_round_s([], [], kept=0) == 0.0
 
 
-def test_the_served_concurrency_is_the_median_and_dp_groups_add_up():
-    assert tune.served([("TP0", 3), ("TP0", 4), ("TP0", 9)]) == 4
-    assert tune.served([("DP0 TP0", 2), ("DP1 TP1", 3)]) == 5
+def test_the_served_load_is_the_median_and_dp_groups_add_up_and_the_tune_rides_on_it():
+    one = tune.served([("TP0", 3), ("TP0", 4), ("TP0", 9)])
+    assert (one.running, one.groups, one.own()) == (4, 1, 1)
+    assert one.words("in 10 s") == ("one at a time, on top of the 4 running that its log shows, the median "
+                                   "#running-req of 3 decode lines in 10 s")
+    # the demo's DP 8: 167 running in all; the tune sends one request per group, not 167 more
+    dp = tune.served([(f"DP{i} TP{i}", 21) for i in range(7)] + [("DP7 TP7", 20)])
+    assert (dp.running, dp.groups, dp.own()) == (167, 8, 8)
+    assert dp.words("in its log's last 60 s").startswith(
+        "one per DP group, on top of the 167 running that its log shows: 8 DP groups, about 21 each, ")
+    assert tune.served([("DP0 TP0", 2), ("DP1 TP1", 3)]).running == 5
     assert tune.served([]) is None
 
 

@@ -80,7 +80,9 @@ def test_bench_reports_acceptance_by_category_and_stars_only_when_separated(clus
                       {"code": code["requests"], "chat": chat["requests"]})
     winner = max(model, key=model.get)
     print("model", model, "measured", {p: x["output_tok_s"] for p, x in rows.items()})
-    assert chat["p90"] < code["p10"] and 1.0 < chat["p50"] < 2.0 < code["p50"] <= 4.0
+    # NEXTN 3 steps on Qwen3-8B: about 2.1 on chat (factor 0.85), 2.8 on code (behaviour.py); 48
+    # tokens are some 20 draft chains a request, so single requests of the two overlap a little
+    assert chat["p50"] < code["p10"] and chat["p90"] < code["p50"] and 1.5 < chat["p50"] < 2.5 < code["p50"] <= 4.0
     assert acc["p10"] <= acc["p50"] <= acc["p90"] and spec["accept_len"] is not None
     v = report["verdicts"][0]
     assert v["leader"] == winner and v["separated"], text

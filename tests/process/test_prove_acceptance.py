@@ -47,7 +47,8 @@ async def test_generate_reports_acceptance_per_request_by_category():
     by = acc["by_category"]
     assert set(by) == {"code", "chat"} and by["code"]["requests"] == by["chat"]["requests"] == 8
     assert by["code"]["p10"] > by["chat"]["p90"]  # code accepts more, every request of it
-    assert 1.0 < by["chat"]["p50"] < 2.0 < by["code"]["p50"] <= 4.0
+    # NEXTN 3 steps on Qwen3-8B: about 2.1 on chat (factor 0.85), 2.8 on code (behaviour.py)
+    assert 1.5 < by["chat"]["p50"] < 2.5 < by["code"]["p50"] <= 4.0
     assert behaviour.classify(CODE.messages[0]["content"]) == "code"
     # the chat endpoint carries no per-request acceptance (SGLang's does not): none, never a 1.0
     assert chat.errors == 0 and chat.acceptance()["requests"] == 0 and chat.acceptance()["p50"] is None

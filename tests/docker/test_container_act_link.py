@@ -4,8 +4,10 @@ and while it swaps the containers (an answer lost after the host did the step).
 The console runs in a network namespace of the test's own (a veth pair of an integration-tier
 slot, tests/integration/hosts/nspawn.py), the host's sshd listens on the pair's other end and
 gives its sessions the tests' own dockerd (SetEnv DOCKER_HOST), as a GPU box's sshd does. The
-console's end of the cable goes down as the wait begins: packets vanish, only keepalives tell.
-Once the console has said it is reconnecting the cable comes back: the action ends verified,
+console's end of the cable goes down while the host holds back an answer (a `docker` wrapper on
+the sessions' PATH: the cut lands in the step meant, whatever the machine's load): packets vanish,
+only keepalives tell. Once the console has said it is reconnecting the cable comes back and the
+answers go: the action ends verified,
 the container kept for a rollback removed only then, the lock freed, and the audit entry says
 where the link was lost."""
 
@@ -36,7 +38,7 @@ from hosts import sshd as sshd_proc  # noqa: E402
 @pytest.fixture
 def cable(dockerd, tmp_path, need):
     """(the console's netns end, the sshd): a slot's veth pair and an sshd on its host end. Its
-    sessions find `docker` first in tmp_path/bin, where a test may put a wrapper of its own."""
+    sessions find `docker` first in tmp_path/bin, where a test puts a wrapper (hold())."""
     need(os.path.exists(sshd_proc.BINARY), "OpenSSH sshd is missing (run .ci/system-deps as root)")
     cluster = nspawn.Cluster(rootfs.build())  # only its slot: names and addresses no other run has
     try:
@@ -85,37 +87,73 @@ def lock_of(name: str) -> str:
     return ContainerTarget(LocalRunner(), Selector("docker", container=name), host="far").lock_dir
 
 
-def test_link_cut_mid_wait_ends_verified_with_nothing_left(dockerd, cable, tmp_path, audit):
-    h, box = cable
-    name = "sim-cut"
-    run_sim(dockerd, name, free_port())
-    cfg = far_config(tmp_path, h, box, name)
-    lock = lock_of(name)
-    proc = spec_in(h, cfg, audit, "mtp1")
+def hold(tmp_path, when: str) -> tuple[Path, Path]:
+    """A `docker` first on the sshd sessions' PATH: the real client, then, where the shell test
+    `when` holds (on the command's words "$1" "$3"), the answer held back until the test releases
+    it; (held, release): the file it touches once it holds one, the file that lets all go."""
+    held, release = tmp_path / "held", tmp_path / "release"
+    (tmp_path / "bin").mkdir()
+    wrapper = tmp_path / "bin" / "docker"
+    wrapper.write_text(f"""#!/bin/sh
+{shutil.which("docker")} "$@"; rc=$?
+if {when} && [ ! -e {release} ]; then
+    touch {held}
+    while [ ! -e {release} ]; do sleep 0.1; done
+fi
+exit $rc
+""")
+    wrapper.chmod(0o755)
+    return held, release
+
+
+def cut_while_held(h, proc: subprocess.Popen[str], held: Path, release: Path, during) -> str:
+    """Once an answer is held: the cable down, `during()` run, the lines read until the console
+    says it lost the link, the answers let go, the cable up; all the console said."""
     seen: list[str] = []
     try:
+        while not held.exists():
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.05)
+        h.link(False)
+        during()
         assert proc.stderr is not None
         for line in proc.stderr:
             seen.append(line)
-            if "wait start" in line:
+            if "reconnecting" in line:
                 break
-        h.link(False)
-        assert names(dockerd, name) == {name, f"{name}-mtptui-old"}  # recreated, the old one kept
-        until_reconnecting(proc, seen)
+        release.touch()
         h.link(True)
         out, err = proc.communicate(timeout=300)
     finally:
+        release.touch()
         h.link(True)
         if proc.poll() is None:
             proc.kill()
-    said = "".join(seen) + out + err
-    assert "link lost" in "".join(seen), said
-    assert proc.returncode == 0, said
-    assert "verified: accept len" in out, said
+    assert "link lost" in "".join(seen), "".join(seen) + out + err
+    assert proc.returncode == 0, "".join(seen) + out + err
+    return "".join(seen) + out + err
+
+
+def test_link_cut_mid_wait_ends_verified_with_nothing_left(dockerd, cable, tmp_path, audit):
+    # every `docker inspect` after the new container's start is held, so the wait cannot end
+    # before the cut: the cable goes down with the wait's own question to the host under way
+    h, box = cable
+    name = "sim-cut"
+    run_sim(dockerd, name, free_port())
+    started = tmp_path / "started"
+    held, release = hold(tmp_path, f'{{ [ "$1 $3" != "start {name}" ] || touch {started}; }} && '
+                                   f'[ "$1" = inspect ] && [ -e {started} ]')
+    proc = spec_in(h, far_config(tmp_path, h, box, name), audit, "mtp1")
+
+    def kept() -> None:
+        assert names(dockerd, name) == {name, f"{name}-mtptui-old"}  # recreated, the old one kept
+
+    said = cut_while_held(h, proc, held, release, kept)
+    assert "verified: accept len" in said, said
     cmd = inspect(dockerd, name)["Config"]["Cmd"]
     assert cmd[cmd.index("--speculative-num-steps") + 1] == "1"
     assert names(dockerd, name) == {name}  # the kept one removed once the new one was verified
-    assert not os.path.exists(lock)
+    assert not os.path.exists(lock_of(name))
     last = audit_entries(audit)[-1]
     assert last["result"] == "applied" and last["profile"] == "mtp1"
     lost = [p for p in last["phases"] if p["detail"].startswith("link lost")]
@@ -129,39 +167,14 @@ def test_link_cut_while_the_containers_are_swapped_is_finished_on_reconnect(dock
     h, box = cable
     name = "sim-swap"
     run_sim(dockerd, name, free_port())
-    cfg = far_config(tmp_path, h, box, name)
-    done, release = tmp_path / "renamed", tmp_path / "release"
-    (tmp_path / "bin").mkdir()
-    wrapper = tmp_path / "bin" / "docker"
-    wrapper.write_text(f"""#!/bin/sh
-{shutil.which("docker")} "$@"; rc=$?
-if [ "$1" = rename ] && [ "$3" = {name}-mtptui-old ] && [ ! -e {done} ]; then
-    touch {done}
-    while [ ! -e {release} ]; do sleep 0.1; done
-fi
-exit $rc
-""")
-    wrapper.chmod(0o755)
-    proc = spec_in(h, cfg, audit, "mtp1")
-    seen: list[str] = []
-    try:
-        while not done.exists():
-            assert proc.poll() is None, proc.communicate()
-            time.sleep(0.05)
-        h.link(False)
+    held, release = hold(tmp_path, f'[ "$1 $3" = "rename {name}-mtptui-old" ]')
+    proc = spec_in(h, far_config(tmp_path, h, box, name), audit, "mtp1")
+
+    def aside() -> None:
         assert names(dockerd, name) == {f"{name}-mtptui-old", f"{name}-mtptui-new"}  # the host did the step
-        until_reconnecting(proc, seen)
-        release.touch()
-        h.link(True)
-        out, err = proc.communicate(timeout=300)
-    finally:
-        release.touch()
-        h.link(True)
-        if proc.poll() is None:
-            proc.kill()
-    said = "".join(seen) + out + err
-    assert proc.returncode == 0, said
-    assert "verified: accept len" in out, said
+
+    said = cut_while_held(h, proc, held, release, aside)
+    assert "verified: accept len" in said, said
     cmd = inspect(dockerd, name)["Config"]["Cmd"]
     assert cmd[cmd.index("--speculative-num-steps") + 1] == "1"
     assert names(dockerd, name) == {name} and not os.path.exists(lock_of(name))

@@ -14,7 +14,7 @@ import time
 import urllib.request
 
 from containers import free_port, inspect, mtptui, run_sim
-from test_container_live import docker_logs
+from test_container_live import docker_logs, order
 
 from mtptui.sources.record import STAMP
 from mtptui.sources.runtime import stamp_key
@@ -24,12 +24,6 @@ def config(tmp_path, name: str):
     cfg = tmp_path / "config.toml"
     cfg.write_text(f'[[hosts]]\nname = "box"\ncontainer = "{name}"\nlocal = true\n')
     return cfg
-
-
-def order(line: str) -> tuple:
-    """A `docker logs --timestamps` line's place: its stamp, as time (stdout's and stderr's lines
-    at one stamp have no order between them)."""
-    return stamp_key(line.split()[0]), line
 
 
 def recorded(path) -> list[str]:

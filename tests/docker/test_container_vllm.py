@@ -85,7 +85,7 @@ def test_a_real_vllm_in_a_container_read_from_its_docker_logs(dockerd, vllm_root
         cfg.write_text(f'[[hosts]]\nname = "vbox"\ncontainer = "{NAME}"\nlocal = true\n')
         out = tmp_path / "rec.jsonl"
         with box.traffic(concurrency=2) as sent:
-            r = mtptui(dockerd, "record", "vbox", "--out", str(out), "--lines", "100000", "--duration", "10",
+            r = mtptui(dockerd, "record", "vbox", "--out", str(out), "--lines", "100000", "--duration", "8",
                        audit=audit, config=cfg)
         assert r.returncode == 0, r.stdout + r.stderr
         assert sent["sent"] > 0

@@ -15,6 +15,7 @@ from containers import compose, compose_project, free_port, inspect, mtptui, run
 from dockerd import Dockerd
 
 from mtptui.sources.container import ContainerLogSource
+from mtptui.sources.record import STAMP
 from mtptui.sources.runtime import Selector, stamp_key
 from mtptui.transport.errors import TransportError
 from mtptui.transport.local import LocalRunner
@@ -129,4 +130,18 @@ def test_compose_replicas_are_engines_of_their_own_in_a_record(dockerd, tmp_path
     doc = json.loads(s.stdout)
     seen = {x["host"] for x in doc["series"] if x.get("decode")}
     assert seen == {"rec-1", "rec-2"}
+    # resumed: each replica after its own last line in the record, nothing twice, nothing lost
+    r = mtptui(dockerd, "record", "rec", "--out", str(out), "--append", "--duration", "5", audit=audit, config=cfg)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "rec-1: resuming" in r.stderr and "rec-2: resuming" in r.stderr, r.stderr
+    entries = [json.loads(x) for x in out.read_text().splitlines()]
+    for n in (1, 2):
+        got = [f"{e[STAMP]} {e['MESSAGE']}" for e in entries if e["_HOSTNAME"] == f"rec-{n}" and STAMP in e]
+        assert len(got) == len(set(got))
+        ref = dockerd.docker("ps", "--all", "--quiet", "--filter", f"label=com.docker.compose.project.working_dir={root}",
+                             "--filter", f"label=com.docker.compose.container-number={n}").stdout.split()
+        last = max(stamp_key(x.split()[0]) for x in got)
+        first = min(stamp_key(x.split()[0]) for x in got)
+        want = [x for x in docker_logs(dockerd, ref[0]) if first <= stamp_key(x.split()[0]) <= last]
+        assert sorted(got, key=order) == sorted(want, key=order)
     compose(dockerd, root, "down")

@@ -20,7 +20,7 @@ async def test_s_on_a_container_host_applies_and_verifies(dockerd, tmp_path, aud
 
     monkeypatch.setenv("MTPTUI_AUDIT_LOG", str(audit))
     monkeypatch.setenv("DOCKER_HOST", dockerd.host)
-    name = "sim-dash"
+    name = "act-dash"
     run_sim(dockerd, name, free_port())
     before = inspect(dockerd, name)["Id"]
     source = container_source(HostConfig(name="box", container=name, local=True), LocalRunner(), since=None,
@@ -57,3 +57,4 @@ async def test_s_on_a_container_host_applies_and_verifies(dockerd, tmp_path, aud
     assert not any(a.startswith("--speculative") for a in now["Config"]["Cmd"]), now["Config"]["Cmd"]
     assert names(dockerd, name) == {name}  # the old one removed once the new one was verified
     assert [(e["action"], e["profile"], e["result"]) for e in audit_entries(audit)] == [("apply", "off", "applied")]
+    dockerd.docker("rm", "--force", name)  # a simulator left running takes the other tests' CPU

@@ -138,7 +138,7 @@ def test_link_cut_mid_wait_ends_verified_with_nothing_left(dockerd, cable, tmp_p
     # every `docker inspect` after the new container's start is held, so the wait cannot end
     # before the cut: the cable goes down with the wait's own question to the host under way
     h, box = cable
-    name = "sim-cut"
+    name = "act-cut"
     run_sim(dockerd, name, free_port())
     started = tmp_path / "started"
     held, release = hold(tmp_path, f'{{ [ "$1 $3" != "start {name}" ] || touch {started}; }} && '
@@ -158,6 +158,7 @@ def test_link_cut_mid_wait_ends_verified_with_nothing_left(dockerd, cable, tmp_p
     assert last["result"] == "applied" and last["profile"] == "mtp1"
     lost = [p for p in last["phases"] if p["detail"].startswith("link lost")]
     assert lost and lost[0]["phase"] == "wait", json.dumps(last["phases"])
+    dockerd.docker("rm", "--force", name)  # a simulator left running takes the other tests' CPU
 
 
 def test_link_cut_while_the_containers_are_swapped_is_finished_on_reconnect(dockerd, cable, tmp_path, audit):
@@ -165,7 +166,7 @@ def test_link_cut_while_the_containers_are_swapped_is_finished_on_reconnect(dock
     # cable goes down while the wrapper holds it back. On reconnect the swap goes on from where the
     # host stands (the step retried from the top would stop a container no longer there).
     h, box = cable
-    name = "sim-swap"
+    name = "act-swap"
     run_sim(dockerd, name, free_port())
     held, release = hold(tmp_path, f'[ "$1 $3" = "rename {name}-mtptui-old" ]')
     proc = spec_in(h, far_config(tmp_path, h, box, name), audit, "mtp1")
@@ -181,3 +182,4 @@ def test_link_cut_while_the_containers_are_swapped_is_finished_on_reconnect(dock
     last = audit_entries(audit)[-1]
     assert last["result"] == "applied"
     assert [p["phase"] for p in last["phases"] if p["detail"].startswith("link lost")] == ["restart"], last["phases"]
+    dockerd.docker("rm", "--force", name)

@@ -37,7 +37,7 @@ def assert_as_found(d, name: str, before: tuple) -> None:
 
 
 def test_bench_measures_a_profile_and_restores_the_container_as_found(dockerd, tmp_path, audit):
-    name = "sim-bench"
+    name = "act-bench"
     run_sim(dockerd, name, free_port())
     before = found(dockerd, name)
     out = tmp_path / "b.json"
@@ -54,10 +54,11 @@ def test_bench_measures_a_profile_and_restores_the_container_as_found(dockerd, t
         ("bench", None, "done"), ("apply", "mtp1", "applied"), ("restore", None, "applied")]
     assert json.loads(entries[1]["dropin_after"])["profile"] == "mtp1"  # the label mtptui put on its container
     assert entries[-1]["dropin_after"] is None  # the container's own command again, not mtptui's
+    dockerd.docker("rm", "--force", name)  # a simulator left running takes the other tests' CPU
 
 
 def test_tune_measures_and_restores_the_container_as_found(dockerd, tmp_path, audit):
-    name = "sim-tune"
+    name = "act-tune"
     run_sim(dockerd, name, free_port())
     before = found(dockerd, name)
     out = tmp_path / "t.json"
@@ -71,3 +72,4 @@ def test_tune_measures_and_restores_the_container_as_found(dockerd, tmp_path, au
     entries = audit_entries(audit)
     assert [(e["action"], e.get("profile"), e["result"]) for e in entries] == [
         ("tune", None, "done"), ("apply", "off", "applied"), ("restore", None, "applied")]
+    dockerd.docker("rm", "--force", name)

@@ -349,12 +349,19 @@ def _metric_views(series: RankSeries, w: _Window, t0: float | None, spark_points
     return metrics, last_t
 
 
-def _spec_state(last_t: dict[str, float], newest: float | None) -> str:
-    """Speculation as the newest decode line shows it: on where it carried accept len or rate."""
+def _spec_state(last_t: dict[str, float], newest: float | None, now: dict[str, float | None],
+                began: float | None) -> str:
+    """Speculation as the newest decode line shows it: on where it carried accept len or rate.
+    An idle line (nothing running: vLLM logs one as traffic stops, with no SpecDecoding line where
+    nothing was drafted in its interval) shows neither: the run's last accept len decides, and
+    without one it is unknown, not off."""
     if newest is None:
         return SPEC_UNKNOWN
-    if last_t.get("accept_len") == newest or last_t.get("accept_rate") == newest:
+    seen = max(last_t.get("accept_len", -math.inf), last_t.get("accept_rate", -math.inf))
+    if seen == newest:
         return SPEC_ON
+    if now.get("running_req") == 0:
+        return SPEC_ON if seen > (began if began is not None else -math.inf) else SPEC_UNKNOWN
     return SPEC_OFF
 
 
@@ -420,7 +427,9 @@ def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: 
         if exact is series.whole:
             graph_off, n_decode = series.graph_off, series.decode_batches
         truncated = False  # the figures cover the window; the sparklines draw it from the overview
-    view = PanelView(series.host, series.rank, _spec_state(last_t, newest), bool(spec and spec.get("algorithm")),
+    began = run.epoch.start if run is not None and run.epoch is not None else None
+    view = PanelView(series.host, series.rank, _spec_state(last_t, newest, now, began),
+                     bool(spec and spec.get("algorithm")),
                      graph_off_now, graph_off, n_decode, _stale_s(series, t1, th),
                      steps + 1 if isinstance(steps, int) else None, metrics, truncated, now)
     if adapts(spec):

@@ -140,6 +140,14 @@ async def test_an_idle_server_has_no_k_now_and_keeps_its_sparkline(tmp_path):
     assert rows[rows.index(heads) + 1][3 * (len(heads) // 4):].strip()[0] in "▆▇█"
 
 
+@pytest.mark.parametrize("schedule", [SCHEDULE, None], ids=["schedule", "static"])
+async def test_an_idle_vllm_is_still_spec_on_not_a_silent_fallback(tmp_path, schedule):
+    # vLLM's last line as traffic stops has nothing running and no SpecDecoding line: it said "SPEC OFF!"
+    _, title, note = await _panel(vllm_log(tmp_path / "idle.log", schedule=schedule, tok_s_above=400.0, idle=True))
+    assert "SPEC ON" in title and "SPEC OFF" not in title, title
+    assert "configured, yet no accept len" not in note, note
+
+
 async def test_on_a_short_screen_the_table_gives_k_after_the_batch_size(tmp_path):
     text, _, note = await _panel(vllm_log(tmp_path / "sched.log", schedule=SCHEDULE, tok_s_above=400.0), (80, 24))
     head, sub, row = text.splitlines()[:3]

@@ -15,11 +15,14 @@ running beside it, 8-13%.)"""
 
 from __future__ import annotations
 
+import pytest
 from test_prove_child import child, control, started, stopped
 
 from mtptui.control.profiles import BUILTINS
 from mtptui.prove import prompts
 from mtptui.prove.bench import DONE, Bench
+
+pytestmark = pytest.mark.alone  # measured throughputs compared: run alone (Makefile)
 
 
 async def test_at_concurrency_1_mtp3_measures_above_mtp1_above_off(tmp_path, monkeypatch):

@@ -27,6 +27,8 @@ from mtptui.tui.screens.compare import CompareScreen
 from mtptui.tui.screens.confirm import ConfirmScreen
 from mtptui.tui.screens.results import ResultsScreen
 
+pytestmark = pytest.mark.alone  # measured throughputs compared: run alone (Makefile)
+
 FAST = ["--sim-startup-seconds", "1", "--decode-log-interval", "8"]
 HOST = "simulator"
 

@@ -294,7 +294,9 @@ def test_engine_core_killed_is_a_crash_and_ends_the_run(engine, tmp_path):
     `Deactivated successfully`, so only the log tells that the server died."""
     since = time.time()
     with engine.traffic(concurrency=2) as sent:
-        time.sleep(3)
+        deadline = time.monotonic() + 90  # decoding, as its stats line says (a loaded machine is slow to begin)
+        while "Avg generation throughput" not in engine.journal(since) and time.monotonic() < deadline:
+            time.sleep(1)
         engine.h.ssh("kill -9 $(pgrep -x -f VLLM::EngineCore)")
         time.sleep(8)
     assert sent["failed"] > 0

@@ -80,6 +80,18 @@ def _same_form(v: object) -> object:
     return v
 
 
+def _ended_before(raw: str, seen: set[str]) -> bool:
+    """PID 1's "Scheduled restart job" about a run the watch never saw a line of: a run that
+    ended before the mark (the one that failed, whose RestartSec ran out as a rollback restarted
+    the unit), not the new run looping; that one's lines come first. Notes each run seen."""
+    run = run_of(raw)
+    if run is None:
+        return False
+    first = run.invocation not in seen
+    seen.add(run.invocation)
+    return first and run.pid == "1" and "Scheduled restart job" in raw
+
+
 class Watch:
     def __init__(self, expect: dict, *, batches: int = 3, engine: str = "sglang",
                  replaced: Run | None = None) -> None:
@@ -116,6 +128,7 @@ class Watch:
         # ready by /health, and the journal's ready line not (yet) come: a note only if it never does
         # before the verdict (it merely lags /health on a busy journal)
         self._ready_by_health = False
+        self._runs_seen: set[str] = set()  # the invocations of the unit's lines fed so far
 
     @property
     def done(self) -> bool:
@@ -130,6 +143,8 @@ class Watch:
                 c = cursor_of(raw)
                 if c:
                     self.cursor = c
+                if _ended_before(raw, self._runs_seen):
+                    continue
                 if self.replaced is not None:
                     replaced = self._of_replaced(raw, self.replaced)
                     if replaced and self.started:

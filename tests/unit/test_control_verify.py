@@ -264,3 +264,25 @@ def test_plan_preview_shows_commands_diff_and_downtime():
     assert "  systemctl daemon-reload" in text
     assert "  + --speculative-algorithm NEXTN\n  + --speculative-num-steps 1" in text
     assert plan.title() == "gpu1 · sglang-qwen.service: → mtp1"
+
+
+def test_a_restart_scheduled_for_a_run_that_ended_before_the_mark_is_not_the_new_runs():
+    # Restart=on-failure, RestartSec=1: the failed run's restart timer ran out as the rollback
+    # marked and restarted the unit, so the run it replaced (`replaced`) is the one systemd began
+    # then, and PID 1's "Scheduled restart job" about the failed run (never seen by the watch) came
+    # after the mark. The rollback read it as its own run looping and gave up (CI, 2026-12-07).
+    failed, began = Run(UNIT, "fa1l", "4141"), Run(UNIT, "0ld", "4242")
+    w = Watch(MTP3, batches=3, replaced=began)
+    w.feed([entry(1, "sglang-qwen.service: Scheduled restart job, restart counter is at 1.", about=failed),
+            entry(2, "Stopping sglang-qwen.service - SGLang...", about=began)])
+    assert w.state != FAILED, w.summary()
+    w.feed([entry(3, "Started sglang-qwen.service - SGLang.", about=NEW), entry(4, ARGS_ON, run=NEW),
+            entry(5, READY_LINE, run=NEW)] + [entry(6 + i, decode(2.4), run=NEW) for i in range(3)])
+    assert w.state == VERIFIED, w.summary()
+
+
+def test_the_new_run_looping_is_still_a_failure():
+    w = Watch(MTP3, batches=3, replaced=OLD)
+    w.feed([entry(1, "Started sglang-qwen.service - SGLang.", about=NEW), entry(2, ARGS_ON, run=NEW),
+            entry(3, "sglang-qwen.service: Scheduled restart job, restart counter is at 1.", about=NEW)])
+    assert w.state == FAILED and "Scheduled restart job" in w.reason, w.summary()

@@ -30,7 +30,7 @@ from mtptui.sources.base import (CONNECTING, FAILED, RECONNECTING, STREAMING, Fe
 from mtptui.sources.runtime import (Container, RuntimeError_, Selector, inspect_argv, logs_argv, parse_inspect,
                                     stamp_key, stamp_of)
 from mtptui.transport.errors import TransportError
-from mtptui.transport.process import Transport
+from mtptui.transport.process import CompletedCommand, Transport
 
 POLL_S = 1.0  # how often the target's containers are listed (a new replica, a recreate)
 
@@ -49,16 +49,24 @@ def started_line(c: Container) -> str:
 async def containers(runner: Transport, sel: Selector) -> list[Container]:
     """The target's containers as `inspect` tells them (replicas in their order). Raises
     TransportError (the link), RuntimeError_ (the runtime's answer)."""
-    r = await runner.run(sel.list_argv(), timeout=30)
+    r = _answered(await runner.run(sel.list_argv(), timeout=30), f"{sel.runtime} ps")
     if r.returncode != 0:
         raise RuntimeError_(f"`{sel.runtime} ps` failed: {(r.stderr or '').strip()[-200:]}")
     ids = r.stdout.split()
     if not ids:
         return []
-    got = await runner.run(inspect_argv(sel.runtime, ids), timeout=30)
+    got = _answered(await runner.run(inspect_argv(sel.runtime, ids), timeout=30), f"{sel.runtime} inspect")
     # a container removed between the two asks: inspect says so and answers for the others
     found = parse_inspect(got.stdout) if got.stdout.strip() else []
     return sorted(found, key=lambda c: (c.number or 0, c.created))
+
+
+def _answered(r: CompletedCommand, what: str) -> CompletedCommand:
+    """r, where the command ended with an exit status; none (asyncssh's answer where keepalives
+    gave up mid-command) is the link lost, never the runtime's refusal nor an empty list."""
+    if r.returncode is None:
+        raise TransportError(f"`{what}` ended without an exit status (the link lost?)", permanent=False)
+    return r
 
 
 # How far back a resume asks: the runtime's stdout and stderr lines need not be in stamp order

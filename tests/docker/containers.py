@@ -71,6 +71,28 @@ def mtptui(d: Dockerd, *args: str, audit: Path, config: Path | None = None, time
                           text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL, cwd=PROJECT)
 
 
+def killed_at_wait(d: Dockerd, *args: str, audit: Path, config: Path | None = None) -> None:
+    """`mtptui spec ARGS --yes` held at wait (MTPTUI_TEST_HOLD), then SIGKILLed: no rollback, no
+    unlock, no audit end, as a console lost to the OOM killer leaves a host."""
+    import time
+
+    env = dict(d.env, MTPTUI_AUDIT_LOG=str(audit), MTPTUI_TEST_HOLD="wait")
+    cfg = ["--config", str(config)] if config is not None else ["--config", os.devnull]
+    first = subprocess.Popen([sys.executable, "-m", "mtptui", "spec", *cfg, *args, "--yes"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL)
+    try:
+        assert first.stderr is not None
+        for line in first.stderr:
+            if "held here" in line:
+                break
+        time.sleep(1.0)  # its heartbeat writes the phase into the lock's owner file
+        first.kill()
+        first.wait(timeout=10)
+    finally:
+        if first.poll() is None:
+            first.kill()
+
+
 def audit_entries(path: Path) -> list[dict]:
     from mtptui.control.audit import read_audit
 

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
-import time
 
-from containers import audit_entries, compose_project, digest, mtptui
+from containers import audit_entries, compose_project, digest, killed_at_wait, mtptui
 from test_compose_spec import OVERRIDE, replicas, steps
 
 from mtptui.control.compose import ComposeTarget
@@ -34,21 +32,7 @@ def test_killed_console_is_reported_and_reverted_with_the_users_files_untouched(
                    "[control]\nwait_timeout = 120\n")
     lock = ComposeTarget(LocalRunner(), Selector("docker", project_dir=str(root), service="sim"), host="sim").lock_dir
 
-    env = dict(dockerd.env, MTPTUI_AUDIT_LOG=str(audit), MTPTUI_TEST_HOLD="wait")
-    first = subprocess.Popen([sys.executable, "-m", "mtptui", "spec", "--config", str(cfg), "sim", "mtp1", "--yes"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                             stdin=subprocess.DEVNULL)
-    try:
-        assert first.stderr is not None
-        for line in first.stderr:
-            if "held here" in line:
-                break
-        time.sleep(1.0)  # its heartbeat writes the phase into the lock's owner file
-        first.kill()  # SIGKILL: no rollback, no unlock, no audit end
-        first.wait(timeout=10)
-    finally:
-        if first.poll() is None:
-            first.kill()
+    killed_at_wait(dockerd, "sim", "mtp1", audit=audit, config=cfg)
     cut = replicas(dockerd, root)
     assert [steps(c) for c in cut] == ["1"]  # the cut-off action's replica runs
     written = (root / OVERRIDE).read_bytes()

@@ -6,12 +6,9 @@ it back."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
-import time
 
-from containers import BROKEN, audit_entries, free_port, inspect, mtptui, run_sim
+from containers import BROKEN, audit_entries, free_port, inspect, killed_at_wait, mtptui, run_sim
 
 
 def names(d, name: str) -> set[str]:
@@ -58,21 +55,7 @@ def test_a_console_killed_mid_action_is_reported_and_the_kept_container_is_left_
     name = "sim-kill"
     run_sim(dockerd, name, free_port())
     before = inspect(dockerd, name)["Id"]
-    env = dict(dockerd.env, MTPTUI_AUDIT_LOG=str(audit), MTPTUI_TEST_HOLD="wait")
-    first = subprocess.Popen([sys.executable, "-m", "mtptui", "spec", "--config", os.devnull, "--local",
-                              "--container", name, "mtp1", "--yes"], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL)
-    try:
-        assert first.stderr is not None
-        for line in first.stderr:
-            if "held here" in line:
-                break
-        time.sleep(1.0)  # its heartbeat writes the phase into the lock's owner file
-        first.kill()  # SIGKILL: no rollback, no unlock, no audit end
-        first.wait(timeout=10)
-    finally:
-        if first.poll() is None:
-            first.kill()
+    killed_at_wait(dockerd, "--local", "--container", name, "mtp1", audit=audit)
     assert names(dockerd, name) == {name, f"{name}-mtptui-old"}  # the new one runs, the old one kept
 
     show = mtptui(dockerd, "spec", "--local", "--container", name, audit=audit)

@@ -7,8 +7,9 @@ concurrency send N streaming chat requests (a prompt set shipped with mtptui, or
 drawn by --seed)
 and measure output tokens/s, requests/s, TTFT and inter-token latency p50/p99 and errors, and
 the accept len and accept rate the unit's log shows meanwhile. At the end, after ctrl-c or a
-failure too, the unit is restored exactly as it was found (its drop-in byte for byte), restarted
-and verified. Results: a table per concurrency with deltas against `off`, bars, and JSON and
+failure too, the host is restored exactly as it was found (a unit's drop-in or a compose
+service's override byte for byte; a container recreated with its command, options and labels),
+restarted and verified. Results: a table per concurrency with deltas against `off`, bars, and JSON and
 CSV in the user's data directory (and --json/--csv FILE). With --from-tune FILE (a `tune
 --schedule`'s JSON) it measures the schedule the tune proposed against the best static setting, at
 the tune's concurrencies unless --concurrency says others, and says per concurrency which is ahead.

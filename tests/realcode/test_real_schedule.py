@@ -16,8 +16,8 @@ import types
 from contextlib import contextmanager
 
 import pytest
-from test_real_vllm import DYNAMIC_SD, _wanted
-from wheels import extracted, sources
+from test_real_vllm import dynamic_sd
+from wheels import extracted
 
 from mtptui.config.profile import BUILTINS, Profile
 from mtptui.control.version import vtuple
@@ -71,14 +71,7 @@ def test_vllm_runs_each_bucket_at_its_k(version, real_vllm_utils):
 @pytest.fixture(scope="module")
 def real_vllm_utils(need):
     def load(version):
-        root = sources("vllm", version, _wanted, need)  # the vLLM tests' own selection of files
-        path = root / DYNAMIC_SD
-        need(path.exists(), f"{path} is missing: remove {root} to fetch it again")
-        spec = importlib.util.spec_from_file_location(f"dynamic_sd_sched_{version.replace('.', '_')}", path)
-        assert spec and spec.loader
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod
+        return dynamic_sd(version, need)
     return load
 
 

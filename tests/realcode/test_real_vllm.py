@@ -336,6 +336,20 @@ SCHEDULES = [((1, 8, 3), (9, 64, 1), (65, 4096, 0)), ((1, 4096, 2),), ((1, 8, 3)
              ((0, 8, 3),), ((1, 8, 5),)]
 
 
+def dynamic_sd(version: str, need):
+    """The version's own vllm/v1/spec_decode/dynamic_sd module (DYNAMIC_SD), loaded from its sources."""
+    import importlib.util
+
+    root = sources("vllm", version, _wanted, need)  # the vLLM tests' own selection of files
+    path = root / DYNAMIC_SD
+    need(path.exists(), f"{path} is missing: a cache from before {DYNAMIC_SD} was kept (remove {root})")
+    spec = importlib.util.spec_from_file_location(f"dynamic_sd_{version.replace('.', '_')}", path)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 @pytest.mark.parametrize("version", SCHEDULE_VERSIONS)
 def test_schedules_against_the_real_rules(version, real, need):
     """The version's validate_and_normalize_dynamic_sd_schedule (its scheduler builds the lookup
@@ -343,16 +357,9 @@ def test_schedules_against_the_real_rules(version, real, need):
     vLLM refuses mtptui refuses; what mtptui refuses vLLM refuses or changes (a K above
     num_speculative_tokens, which build_dynamic_sd_schedule_lookup clamps); the field is in the
     version's SpeculativeConfig, and its data-parallel fallback is there from 0.26.0."""
-    import importlib.util
-
     real(version)  # its files fetched
     root = sources("vllm", version, _wanted, need)
-    path = root / DYNAMIC_SD
-    need(path.exists(), f"{path} is missing: a cache from before {DYNAMIC_SD} was kept (remove {root})")
-    spec = importlib.util.spec_from_file_location(f"dynamic_sd_{version.replace('.', '_')}", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = dynamic_sd(version, need)
     assert "num_speculative_tokens_per_batch_size" in (root / "vllm/config/speculative.py").read_text()
     problems = []
     for schedule in SCHEDULES:

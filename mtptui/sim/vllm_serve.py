@@ -430,13 +430,13 @@ class VllmLive:
                             self._next_stats += self.st.interval
                 self.writer.write(msgs)
                 if self._state == "starting" and now >= self.t_ready and not self._term:
+                    with self.lock:  # ready before it listens: uvicorn binds after the engine is up,
+                        self._state = "ready"  # so its first answer to /health is 200, never 503
+                        self.engine.set_ready(now)
+                        self._next_stats = now + self.st.interval
                     httpd = bind(self)
                     if httpd is None:
                         return 1
-                    with self.lock:
-                        self._state = "ready"
-                        self.engine.set_ready(now)
-                        self._next_stats = now + self.st.interval
                 if self._term and stopped_at is None:
                     stopped_at = now
                     with self.lock:

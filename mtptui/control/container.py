@@ -235,38 +235,77 @@ def create_argv(runtime: str, c: Container, name: str, argv: list[str], env: dic
     """`docker create` of a container like c (its image, network, mounts, ports, devices, GPUs,
     restart policy, user, workdir, labels, environment) that runs argv with env added; the
     label io.mtptui.spec says what mtptui asked (none: the container's own command)."""
-    raw = c.raw
-    hc = raw.get("HostConfig") or {}
-    cfg = raw.get("Config") or {}
+    hc = c.raw.get("HostConfig") or {}
+    cfg = c.raw.get("Config") or {}
     out = [runtime, "create", "--name", name]
+    for options in _HOST_OPTIONS:
+        out += options(hc)
+    out += _identity_options(cfg, spec)
+    for k, v in {**_quoted_env(cfg.get("Env") or []), **env}.items():
+        out += ["--env", f"{k}={v}"]
+    entry, cmd = _entrypoint_and_command(list(c.entrypoint), argv)
+    return [*out, *entry, "--", cfg.get("Image") or "", *cmd]
+
+
+def _network(hc: dict) -> list[str]:
     net = hc.get("NetworkMode") or ""
-    if net and net not in ("default", "bridge"):
-        out += ["--network", net]
+    return ["--network", net] if net and net not in ("default", "bridge") else []
+
+
+def _restart(hc: dict) -> list[str]:
     policy = hc.get("RestartPolicy") or {}
-    if policy.get("Name") and policy["Name"] != "no":
-        n = policy.get("MaximumRetryCount") or 0
-        out += ["--restart", policy["Name"] + (f":{n}" if policy["Name"] == "on-failure" and n else "")]
-    for b in hc.get("Binds") or []:
-        out += ["--volume", b]
+    if not policy.get("Name") or policy["Name"] == "no":
+        return []
+    n = policy.get("MaximumRetryCount") or 0
+    return ["--restart", policy["Name"] + (f":{n}" if policy["Name"] == "on-failure" and n else "")]
+
+
+def _volumes(hc: dict) -> list[str]:
+    return [x for b in hc.get("Binds") or [] for x in ("--volume", b)]
+
+
+def _ports(hc: dict) -> list[str]:
+    out = []
     for port, binds in sorted((hc.get("PortBindings") or {}).items()):
         for b in binds or []:
             ip, hp = b.get("HostIp") or "", b.get("HostPort") or ""
             out += ["--publish", ":".join(x for x in (ip, hp) if x) + f":{port}" if hp else port]
+    return out
+
+
+def _devices(hc: dict) -> list[str]:
+    out = []
     for d in hc.get("Devices") or []:
         out += ["--device", f"{d.get('PathOnHost')}:{d.get('PathInContainer')}:{d.get('CgroupPermissions') or 'rwm'}"]
     for req in hc.get("DeviceRequests") or []:
         ids, count = req.get("DeviceIDs") or [], req.get("Count")
         out += ["--gpus", "device=" + ",".join(ids) if ids else "all" if count in (-1, None) else str(count)]
-    if hc.get("Privileged"):
-        out.append("--privileged")
-    for cap in hc.get("CapAdd") or []:
-        out += ["--cap-add", cap]
+    return out
+
+
+def _privileges(hc: dict) -> list[str]:
+    out = ["--privileged"] if hc.get("Privileged") else []
+    return out + [x for cap in hc.get("CapAdd") or [] for x in ("--cap-add", cap)]
+
+
+def _runtime_options(hc: dict) -> list[str]:
+    """IPC, /dev/shm and the OCI runtime, each only where it is not the runtime's default."""
+    out = []
     if hc.get("IpcMode") and hc["IpcMode"] not in ("private", "shareable", ""):
         out += ["--ipc", hc["IpcMode"]]
     if hc.get("ShmSize") and hc["ShmSize"] != 64 << 20:
         out += ["--shm-size", str(hc["ShmSize"])]
     if hc.get("Runtime") and hc["Runtime"] != "runc":
         out += ["--runtime", hc["Runtime"]]
+    return out
+
+
+_HOST_OPTIONS = (_network, _restart, _volumes, _ports, _devices, _privileges, _runtime_options)
+
+
+def _identity_options(cfg: dict, spec: str | None) -> list[str]:
+    """User, workdir and labels; mtptui's own label replaced by what this action asks."""
+    out = []
     if cfg.get("User"):
         out += ["--user", cfg["User"]]
     if cfg.get("WorkingDir"):
@@ -276,15 +315,15 @@ def create_argv(runtime: str, c: Container, name: str, argv: list[str], env: dic
             out += ["--label", f"{k}={v}"]
     if spec is not None:
         out += ["--label", f"{SPEC_LABEL}={spec}"]
-    for k, v in {**_quoted_env(cfg.get("Env") or []), **env}.items():
-        out += ["--env", f"{k}={v}"]
-    ep = list(c.entrypoint)
+    return out
+
+
+def _entrypoint_and_command(ep: list[str], argv: list[str]) -> tuple[list[str], list[str]]:
+    """The image's entrypoint kept where argv starts with it; else argv's first word replaces it."""
     if ep and argv[:len(ep)] == ep:
-        cmd = argv[len(ep):]
-    else:
-        out += ["--entrypoint", argv[0]] if ep or not argv else []
-        cmd = argv[1:] if ep else argv
-    return [*out, "--", cfg.get("Image") or "", *cmd]
+        return [], argv[len(ep):]
+    entry = ["--entrypoint", argv[0]] if ep or not argv else []
+    return entry, argv[1:] if ep else argv
 
 
 class ContainerTarget(RuntimeTarget):

@@ -250,24 +250,7 @@ def _container(argv: list[str], i: int) -> Launch:
         j += 1
     if argv[j] != "run":
         raise LaunchError(f"`{tool} {argv[j]}` is not `{tool} run`: no server to find")
-    j += 1
-    entrypoint = None
-    while j < len(argv) and argv[j].startswith("-") and argv[j] != "--":
-        word = argv[j]
-        j += 1
-        if word.startswith("--"):
-            name, eq, value = word[2:].partition("=")
-            if name in _DOCKER_VALUED and not eq:
-                value, j = (argv[j] if j < len(argv) else ""), j + 1
-            elif not eq and name not in _DOCKER_VALUED and name not in _DOCKER_BOOL:
-                raise LaunchError(f"`{tool} run {word}`: mtptui cannot tell whether it takes a value")
-            if name == "entrypoint":
-                entrypoint = value
-            continue
-        for k, c in enumerate(word[1:], start=2):
-            if c in _DOCKER_SHORT_VALUED:
-                j += 0 if word[k:] else 1
-                break
+    j, entrypoint = _run_options(argv, j + 1, tool)
     if j < len(argv) and argv[j] == "--":
         j += 1
     if j >= len(argv):
@@ -283,6 +266,35 @@ def _container(argv: list[str], i: int) -> Launch:
     inner = _walk(command)
     shift = j + 1 - (1 if entrypoint else 0)
     return Launch(inner.engine, inner.index + shift, f"{tool} run: {inner.kind}")
+
+
+def _run_options(argv: list[str], j: int, tool: str) -> tuple[int, str | None]:
+    """Past `run`'s options: where the image (or `--`) is, and the --entrypoint given, if any. A long
+    option mtptui does not know is refused, as it cannot tell whether the next word is its value."""
+    entrypoint = None
+    while j < len(argv) and argv[j].startswith("-") and argv[j] != "--":
+        word = argv[j]
+        j += 1
+        if not word.startswith("--"):
+            j += _short_value_words(word)
+            continue
+        name, eq, value = word[2:].partition("=")
+        if name in _DOCKER_VALUED and not eq:
+            value, j = (argv[j] if j < len(argv) else ""), j + 1
+        elif not eq and name not in _DOCKER_VALUED and name not in _DOCKER_BOOL:
+            raise LaunchError(f"`{tool} run {word}`: mtptui cannot tell whether it takes a value")
+        if name == "entrypoint":
+            entrypoint = value
+    return j, entrypoint
+
+
+def _short_value_words(word: str) -> int:
+    """Words after a cluster of short options (`-it`, `-p8000:8000`, `-v X`) that are its value: 1
+    where the first valued letter ends the cluster, else 0."""
+    for k, c in enumerate(word[1:], start=2):
+        if c in _DOCKER_SHORT_VALUED:
+            return 0 if word[k:] else 1
+    return 0
 
 
 def _walk(argv: list[str]) -> Launch:

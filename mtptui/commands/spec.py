@@ -114,10 +114,7 @@ def _target(make):
 
 
 async def run(args, controls, profile) -> int:
-    from mtptui.control.plan import APPLY, RESTART, REVERT
-    from mtptui.control.restart import ROLLBACK_FAILED, UNIT_FAILED
-
-    results = []
+    results: list[dict] = []
     code = 0
     try:
         for hc in controls:
@@ -127,45 +124,15 @@ async def run(args, controls, profile) -> int:
             if cut_off:
                 print(printable(cut_off, newlines=True), file=out, flush=True)
             if profile is None and not (args.revert or args.restart or args.recover):
-                info = await show(hc, args.json)
-                results.append({**info, "interrupted": cut_off})
-                if info["active"] == "failed":
-                    print(f"mtptui spec: {hc.host}: {hc.unit} is failed: its server is not running"
-                          + ("" if cut_off else " (`systemctl status` tells why)"), file=sys.stderr)
-                    code = code or UNIT_FAILED
-                elif (looping := await restart_loop(hc)) is not None:
-                    results[-1]["restarts"] = looping
-                    print(f"mtptui spec: {hc.host}: {hc.unit} is in a restart loop: its server failed and systemd "
-                          f"restarts it ({looping} restarts so far; `systemctl status` tells why)", file=sys.stderr)
-                    code = code or UNIT_FAILED
+                shown = await _show_host(hc, args, cut_off, results)
+                code = code or shown
                 continue
-            if args.recover:
-                plan, said = await hc.recover_plan()
-                print(printable(said), file=out)
-            else:
-                plan = await hc.plan(REVERT if args.revert else RESTART if args.restart else APPLY, profile)
-            print(printable("\n".join(plan.preview_lines()), newlines=True), file=out)
-            bound = hc.settings.put_back_s()
-            print(f"ctrl-c:   stops and puts {hc.host} back as it is now, verified, within {-(-bound // 60):.0f} min "
-                  "at most (the wait limit, verification, retries); twice: asks to leave it as it stands", file=out)
-            if args.dry_run:
-                results.append({"host": hc.host, "unit": hc.unit, "dry_run": True, "plan": plan_json(plan)})
-                continue
-            if not args.yes and not confirm(plan):
-                print("mtptui spec: not applied", file=sys.stderr)
-                return 1 if sys.stdin.isatty() else 2
-            outcome = await execute(hc, plan, args.break_lock)
-            if outcome is None:  # left mid-action at the operator's word: said by Interrupts
-                results.append({"host": hc.host, "unit": hc.unit, "interrupted": cut_off, "result": "left",
-                                "exit_code": ROLLBACK_FAILED})
-                code = ROLLBACK_FAILED
-                break
-            said_outcome(hc, outcome, out)
-            results.append({"host": hc.host, "unit": hc.unit, "interrupted": cut_off, "result": outcome.result,
-                            "exit_code": outcome.exit_code, "message": outcome.message,
-                            "phases": [p.to_json() for p in outcome.phases]})
-            if outcome.exit_code != 0:
-                code = outcome.exit_code
+            try:
+                acted = await _act_on_host(hc, args, profile, cut_off, results, out)
+            except _NotApplied as e:
+                return e.code
+            if acted != 0:
+                code = acted
                 break
     finally:
         for hc in controls:
@@ -173,6 +140,63 @@ async def run(args, controls, profile) -> int:
     if args.json:
         print(json.dumps({"hosts": results}, indent=2))
     return code
+
+
+class _NotApplied(Exception):
+    """The operator said no: the command ends here, with this code and no JSON."""
+
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+
+async def _show_host(hc, args, cut_off, results: list[dict]) -> int:
+    """No profile: the host's settings shown; UNIT_FAILED where its server is failed or looping."""
+    from mtptui.control.restart import UNIT_FAILED
+
+    info = await show(hc, args.json)
+    results.append({**info, "interrupted": cut_off})
+    if info["active"] == "failed":
+        print(f"mtptui spec: {hc.host}: {hc.unit} is failed: its server is not running"
+              + ("" if cut_off else " (`systemctl status` tells why)"), file=sys.stderr)
+        return UNIT_FAILED
+    if (looping := await restart_loop(hc)) is not None:
+        results[-1]["restarts"] = looping
+        print(f"mtptui spec: {hc.host}: {hc.unit} is in a restart loop: its server failed and systemd "
+              f"restarts it ({looping} restarts so far; `systemctl status` tells why)", file=sys.stderr)
+        return UNIT_FAILED
+    return 0
+
+
+async def _act_on_host(hc, args, profile, cut_off, results: list[dict], out) -> int:
+    """The plan previewed, confirmed and carried out on one host: its exit code (0: go on to the next)."""
+    from mtptui.control.plan import APPLY, RESTART, REVERT
+    from mtptui.control.restart import ROLLBACK_FAILED
+
+    if args.recover:
+        plan, said = await hc.recover_plan()
+        print(printable(said), file=out)
+    else:
+        plan = await hc.plan(REVERT if args.revert else RESTART if args.restart else APPLY, profile)
+    print(printable("\n".join(plan.preview_lines()), newlines=True), file=out)
+    bound = hc.settings.put_back_s()
+    print(f"ctrl-c:   stops and puts {hc.host} back as it is now, verified, within {-(-bound // 60):.0f} min "
+          "at most (the wait limit, verification, retries); twice: asks to leave it as it stands", file=out)
+    if args.dry_run:
+        results.append({"host": hc.host, "unit": hc.unit, "dry_run": True, "plan": plan_json(plan)})
+        return 0
+    if not args.yes and not confirm(plan):
+        print("mtptui spec: not applied", file=sys.stderr)
+        raise _NotApplied(1 if sys.stdin.isatty() else 2)
+    outcome = await execute(hc, plan, args.break_lock)
+    if outcome is None:  # left mid-action at the operator's word: said by Interrupts
+        results.append({"host": hc.host, "unit": hc.unit, "interrupted": cut_off, "result": "left",
+                        "exit_code": ROLLBACK_FAILED})
+        return ROLLBACK_FAILED
+    said_outcome(hc, outcome, out)
+    results.append({"host": hc.host, "unit": hc.unit, "interrupted": cut_off, "result": outcome.result,
+                    "exit_code": outcome.exit_code, "message": outcome.message,
+                    "phases": [p.to_json() for p in outcome.phases]})
+    return outcome.exit_code
 
 
 async def execute(hc, plan, break_lock: bool):

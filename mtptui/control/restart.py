@@ -445,31 +445,54 @@ class Action:
         if watch.state in (STARTING, LOADING) and st.get("ActiveState", "active") == "active" and probe:
             if await probe.healthy():
                 watch.http_ready()
-        if watch.needs_settings:
-            info = await probe.server_info() if probe else None
-            if info is None:
-                why = f" and /server_info did not answer ({probe.why_not})" if probe and probe.why_not else ""
-                watch.fail(f"ready, but no server_args line was seen for the new run{why}")
-                return
-            watch.http_settings(settings_of(info))
-        if (probe and watch.state == READY and watch.decode == 0 and watch.seen is not None
-                and ready_at is not None and time.monotonic() - ready_at > IDLE_AFTER_S):
-            if await probe.idle():  # no batch can come: judged by its settings, not after a minute
-                now = time.monotonic()
-                if self._quiet is None or self._quiet[1] != probe.served:
-                    self._quiet = (now, probe.served)
-                elif now - self._quiet[0] >= IDLE_AFTER_S:
-                    watch.http_idle()
-                    return
-            else:
-                self._quiet = None
-        if (probe and watch.state == READY and ready_at is not None and watch.decode < watch.batches_needed
-                and time.monotonic() - ready_at > HTTP_ACCEPT_AFTER_S):
-            info = await probe.server_info()
-            accept, source = (accept_len_of(info) if info is not None else None), "/server_info"
-            if accept is None:  # an info without an accept length (or none): /metrics may have it
-                metered = await probe.metrics_accept_len()
-                if metered is not None:
-                    accept, source = metered, "/metrics"
-            if info is not None or accept is not None:
-                watch.http_accept(accept, source)
+        if watch.needs_settings and not await self._settings_by_http(watch):
+            return
+        if probe is None or watch.state != READY or ready_at is None:
+            return
+        if await self._idle_by_http(watch, probe, ready_at):
+            return
+        await self._accept_by_http(watch, probe, ready_at)
+
+    async def _settings_by_http(self, watch: Watch) -> bool:
+        """Ready without a server_args line: the settings from /server_info, else the run fails
+        (False)."""
+        probe = self.probe
+        info = await probe.server_info() if probe else None
+        if info is None:
+            why = f" and /server_info did not answer ({probe.why_not})" if probe and probe.why_not else ""
+            watch.fail(f"ready, but no server_args line was seen for the new run{why}")
+            return False
+        watch.http_settings(settings_of(info))
+        return True
+
+    async def _idle_by_http(self, watch: Watch, probe: ServerProbe, ready_at: float) -> bool:
+        """Ready, no decode batch, and the server says it serves nothing: no batch can come, so it is
+        judged by its settings, not after a minute, once that held IDLE_AFTER_S with the same
+        requests served (True when the watch was told)."""
+        if not (watch.decode == 0 and watch.seen is not None and time.monotonic() - ready_at > IDLE_AFTER_S):
+            return False
+        if not await probe.idle():
+            self._quiet = None
+            return False
+        now = time.monotonic()
+        if self._quiet is None or self._quiet[1] != probe.served:
+            self._quiet = (now, probe.served)
+            return False
+        if now - self._quiet[0] >= IDLE_AFTER_S:
+            watch.http_idle()
+            return True
+        return False
+
+    async def _accept_by_http(self, watch: Watch, probe: ServerProbe, ready_at: float) -> None:
+        """Ready a while with too few decode lines: the accept length from /server_info, else from
+        /metrics."""
+        if not (watch.decode < watch.batches_needed and time.monotonic() - ready_at > HTTP_ACCEPT_AFTER_S):
+            return
+        info = await probe.server_info()
+        accept, source = (accept_len_of(info) if info is not None else None), "/server_info"
+        if accept is None:  # an info without an accept length (or none): /metrics may have it
+            metered = await probe.metrics_accept_len()
+            if metered is not None:
+                accept, source = metered, "/metrics"
+        if info is not None or accept is not None:
+            watch.http_accept(accept, source)

@@ -713,51 +713,71 @@ def resolve_hosts(names: list[str], config: Config, *, unit: str | None = None,
                   sudo: bool | None = None, identity: str | None = None,
                   target: dict[str, Any] | None = None) -> list[HostConfig]:
     """Config names and ad hoc `user@host[:port]` specs -> hosts. Raises ConfigError."""
-    named: set[str] = set()  # bare names not in the config: mistyped, or the config not given
-    if not names:
-        if not config.hosts:
-            where = config.path or "the config file"
-            raise ConfigError(f"no hosts: name one (user@host[:port] --unit U) or add [[hosts]] "
-                              f"to {where}")
-        hosts = list(config.hosts)
-    else:
-        hosts = []
-        for spec in names:
-            h = config.host(spec)
-            if h is None:
-                user, addr, port = parse_target(spec)
-                h = config.new_host(spec if (user or port) else addr, address=addr, user=user,
-                                    port=port)
-                if not (user or port or "." in addr or ":" in addr):  # a bare name, not an address
-                    named.add(h.name)
-            hosts.append(h)
+    hosts, named = _hosts_named(names, config)
+    changes = _command_line_overrides(unit, sudo, identity, target)
     out = []
     seen = set()
     for h in hosts:
-        changes: dict = {}
-        if unit:
-            changes["unit"] = unit
-        if sudo:
-            changes["sudo"] = True
-        if identity:
-            changes["identity"] = os.path.expanduser(identity)
-        if target:  # --container, --compose/--service, --runtime: the target instead of a unit
-            changes.update({k: v for k, v in target.items() if v})
-            if target.get("container") or target.get("service"):
-                changes.setdefault("unit", "")
-                changes.update({k: "" for k in ("container", "service", "compose") if not target.get(k)})
         h = replace(h, **changes) if changes else h
-        why = target_mistake(vars(h).copy(), {"unit": h.unit})
-        if why and not (h.unit or h.container or h.service):
-            if h.name in named:  # most often a mistyped name, or a config not given: say that first
-                raise ConfigError(f"{h.name}: {not_in_config(config)}; for a host outside the config give "
-                                  "--unit, --container, or --compose and --service")
-            raise ConfigError(f"{h.name}: which unit? give --unit, --container, or --compose and --service "
-                              "(or unit = ... in the config)")
-        if why:
-            raise ConfigError(f"{h.name}: {why}")
+        _check_target(h, named, config)
         if h.name in seen:
             raise ConfigError(f"{h.name}: named twice")
         seen.add(h.name)
         out.append(h)
     return out
+
+
+def _hosts_named(names: list[str], config: Config) -> tuple[list[HostConfig], set[str]]:
+    """The hosts the names mean (every host of the config when none is named), and which names were
+    bare words that are not in the config: mistyped, or the config not given."""
+    named: set[str] = set()
+    if not names:
+        if not config.hosts:
+            where = config.path or "the config file"
+            raise ConfigError(f"no hosts: name one (user@host[:port] --unit U) or add [[hosts]] "
+                              f"to {where}")
+        return list(config.hosts), named
+    hosts = []
+    for spec in names:
+        h = config.host(spec)
+        if h is None:
+            user, addr, port = parse_target(spec)
+            h = config.new_host(spec if (user or port) else addr, address=addr, user=user,
+                                port=port)
+            if not (user or port or "." in addr or ":" in addr):  # a bare name, not an address
+                named.add(h.name)
+        hosts.append(h)
+    return hosts, named
+
+
+def _command_line_overrides(unit: str | None, sudo: bool | None, identity: str | None,
+                            target: dict[str, Any] | None) -> dict[str, Any]:
+    """What the command line sets on every host: --unit, --sudo, --identity, and a target
+    (--container, --compose/--service, --runtime) that replaces the host's unit."""
+    changes: dict = {}
+    if unit:
+        changes["unit"] = unit
+    if sudo:
+        changes["sudo"] = True
+    if identity:
+        changes["identity"] = os.path.expanduser(identity)
+    if target:
+        changes.update({k: v for k, v in target.items() if v})
+        if target.get("container") or target.get("service"):
+            changes.setdefault("unit", "")
+            changes.update({k: "" for k in ("container", "service", "compose") if not target.get(k)})
+    return changes
+
+
+def _check_target(h: HostConfig, named: set[str], config: Config) -> None:
+    """Raises ConfigError when the host has no target or a muddled one. With none at all, a bare
+    name not in the config is most often a mistyped name, or a config not given: that is said first."""
+    why = target_mistake(vars(h).copy(), {"unit": h.unit})
+    if why and not (h.unit or h.container or h.service):
+        if h.name in named:
+            raise ConfigError(f"{h.name}: {not_in_config(config)}; for a host outside the config give "
+                              "--unit, --container, or --compose and --service")
+        raise ConfigError(f"{h.name}: which unit? give --unit, --container, or --compose and --service "
+                          "(or unit = ... in the config)")
+    if why:
+        raise ConfigError(f"{h.name}: {why}")

@@ -105,6 +105,17 @@ class Settings:
         return STEPS_S + self.wait_timeout + self.idle_after_ready + UNLOCK_S
 
 
+@dataclass
+class _Waiting:
+    """Where the wait for the new run stands: its limit, where the journal was read to, when the
+    run became ready, and the watch's last step said."""
+
+    deadline: float
+    cursor: object
+    ready_at: float | None = None
+    last_step: str = ""
+
+
 class Action:
     def __init__(self, target: Target[Any], *, old_dropin: str | None, new_dropin: str | None, write: bool,
                  expect_new: dict[str, Any], expect_old: dict[str, Any], engine: str, who: str,
@@ -372,65 +383,76 @@ class Action:
         return watch.summary()
 
     async def _wait(self, watch: Watch, mark: object, prefix: str) -> None:
-        deadline = time.monotonic() + self.s.wait_timeout
+        w = _Waiting(deadline=time.monotonic() + self.s.wait_timeout, cursor=mark)
         await self._record(prefix + "wait")
         self._say(prefix + "wait", "start", "waiting for the stop")
         await self._held(prefix + "wait")
-        ready_at: float | None = None
-        last_step = ""
-        cursor = mark
         while not watch.done:
             try:
-                proc = await self.t.follow(cursor)
+                proc = await self.t.follow(w.cursor)
             except TransportError as e:
-                if e.permanent or time.monotonic() > deadline:
-                    raise StepFailed(f"cannot follow the journal: {e}") from None
-                self._say(prefix + "wait", "progress", f"link lost ({e}); reconnecting", keep=True)
-                await self._reconnect(deadline)
+                await self._link_lost(e, w, prefix, "cannot follow the journal")
                 continue
-            next_status = time.monotonic() + STATUS_EVERY_S
             try:
-                while not watch.done:
-                    now = time.monotonic()
-                    # wait_timeout bounds the wait for ready; after it, idle_after_ready bounds the
-                    # verification (an idle server ready just before the limit is still judged)
-                    if ready_at is None and now > deadline:
-                        raise StepFailed(f"not ready after {self.s.wait_timeout:.0f} s ({watch.step})")
-                    if ready_at is not None and now - ready_at > self.s.idle_after_ready:
-                        watch.idle_verdict()
-                        break
-                    got = await proc.lines(max(0.05, next_status - now))
-                    if got is None:
-                        break  # the follower ended: start it again after the last cursor
-                    if got:
-                        watch.feed(got)
-                        if watch.cursor:
-                            cursor = watch.cursor
-                    if time.monotonic() >= next_status:
-                        next_status = time.monotonic() + STATUS_EVERY_S
-                        await self._witnesses(watch, ready_at)
-                    if watch.state == READY and ready_at is None:
-                        ready_at = time.monotonic()
-                        self._quiet = None  # this run's idleness, not a run before it
-                        self._say(prefix + "wait", "ok", "ready")
-                        await self._record(prefix + "verify")
-                        self._say(prefix + "verify", "start", "waiting for decode batches")
-                        await self._held(prefix + "verify")
-                    if watch.step != last_step and not watch.done:
-                        last_step = watch.step
-                        self._say(prefix + ("verify" if ready_at else "wait"), "progress", watch.step)
+                await self._follow(watch, proc, w, prefix)
             except TransportError as e:
-                if e.permanent or time.monotonic() > deadline:
-                    raise StepFailed(f"lost the journal: {e}") from None
-                self._say(prefix + "wait", "progress", f"link lost ({e}); reconnecting", keep=True)
-                await self._reconnect(deadline)
+                await self._link_lost(e, w, prefix, "lost the journal")
             finally:
                 await proc.close()
+        self._verdict(watch, w, prefix)
+
+    async def _link_lost(self, e: TransportError, w: _Waiting, prefix: str, what: str) -> None:
+        """A lost link while waiting: reconnect and go on, unless it is for good or time is up."""
+        if e.permanent or time.monotonic() > w.deadline:
+            raise StepFailed(f"{what}: {e}") from None
+        self._say(prefix + "wait", "progress", f"link lost ({e}); reconnecting", keep=True)
+        await self._reconnect(w.deadline)
+
+    async def _follow(self, watch: Watch, proc: Any, w: _Waiting, prefix: str) -> None:
+        """Feeds the journal's lines to the watch, asking the other witnesses every STATUS_EVERY_S,
+        until it decides, the follower ends, or time is up. wait_timeout bounds the wait for ready;
+        after it, idle_after_ready bounds the verification (an idle server ready just before the
+        limit is still judged)."""
+        next_status = time.monotonic() + STATUS_EVERY_S
+        while not watch.done:
+            now = time.monotonic()
+            if w.ready_at is None and now > w.deadline:
+                raise StepFailed(f"not ready after {self.s.wait_timeout:.0f} s ({watch.step})")
+            if w.ready_at is not None and now - w.ready_at > self.s.idle_after_ready:
+                watch.idle_verdict()
+                return
+            got = await proc.lines(max(0.05, next_status - now))
+            if got is None:
+                return  # the follower ended: start it again after the last cursor
+            if got:
+                watch.feed(got)
+                if watch.cursor:
+                    w.cursor = watch.cursor
+            if time.monotonic() >= next_status:
+                next_status = time.monotonic() + STATUS_EVERY_S
+                await self._witnesses(watch, w.ready_at)
+            if watch.state == READY and w.ready_at is None:
+                await self._now_ready(w, prefix)
+            if watch.step != w.last_step and not watch.done:
+                w.last_step = watch.step
+                self._say(prefix + ("verify" if w.ready_at else "wait"), "progress", watch.step)
+
+    async def _now_ready(self, w: _Waiting, prefix: str) -> None:
+        """The new run is ready: the wait ends and the verification begins."""
+        w.ready_at = time.monotonic()
+        self._quiet = None  # this run's idleness, not a run before it
+        self._say(prefix + "wait", "ok", "ready")
+        await self._record(prefix + "verify")
+        self._say(prefix + "verify", "start", "waiting for decode batches")
+        await self._held(prefix + "verify")
+
+    def _verdict(self, watch: Watch, w: _Waiting, prefix: str) -> None:
+        """What the watch decided, said; a failure raises."""
         if watch.state == FAILED:
-            self._say(prefix + ("verify" if ready_at else "wait"), "fail", watch.reason)
+            self._say(prefix + ("verify" if w.ready_at else "wait"), "fail", watch.reason)
             raise StepFailed(watch.reason)
         if watch.state == VERIFIED:
-            if ready_at is None:
+            if w.ready_at is None:
                 self._say(prefix + "wait", "ok", "ready")
             self.verified = watch.summary()
             self._say(prefix + "verify", "ok", self.verified)
@@ -445,31 +467,54 @@ class Action:
         if watch.state in (STARTING, LOADING) and st.get("ActiveState", "active") == "active" and probe:
             if await probe.healthy():
                 watch.http_ready()
-        if watch.needs_settings:
-            info = await probe.server_info() if probe else None
-            if info is None:
-                why = f" and /server_info did not answer ({probe.why_not})" if probe and probe.why_not else ""
-                watch.fail(f"ready, but no server_args line was seen for the new run{why}")
-                return
-            watch.http_settings(settings_of(info))
-        if (probe and watch.state == READY and watch.decode == 0 and watch.seen is not None
-                and ready_at is not None and time.monotonic() - ready_at > IDLE_AFTER_S):
-            if await probe.idle():  # no batch can come: judged by its settings, not after a minute
-                now = time.monotonic()
-                if self._quiet is None or self._quiet[1] != probe.served:
-                    self._quiet = (now, probe.served)
-                elif now - self._quiet[0] >= IDLE_AFTER_S:
-                    watch.http_idle()
-                    return
-            else:
-                self._quiet = None
-        if (probe and watch.state == READY and ready_at is not None and watch.decode < watch.batches_needed
-                and time.monotonic() - ready_at > HTTP_ACCEPT_AFTER_S):
-            info = await probe.server_info()
-            accept, source = (accept_len_of(info) if info is not None else None), "/server_info"
-            if accept is None:  # an info without an accept length (or none): /metrics may have it
-                metered = await probe.metrics_accept_len()
-                if metered is not None:
-                    accept, source = metered, "/metrics"
-            if info is not None or accept is not None:
-                watch.http_accept(accept, source)
+        if watch.needs_settings and not await self._settings_by_http(watch):
+            return
+        if probe is None or watch.state != READY or ready_at is None:
+            return
+        if await self._idle_by_http(watch, probe, ready_at):
+            return
+        await self._accept_by_http(watch, probe, ready_at)
+
+    async def _settings_by_http(self, watch: Watch) -> bool:
+        """Ready without a server_args line: the settings from /server_info, else the run fails
+        (False)."""
+        probe = self.probe
+        info = await probe.server_info() if probe else None
+        if info is None:
+            why = f" and /server_info did not answer ({probe.why_not})" if probe and probe.why_not else ""
+            watch.fail(f"ready, but no server_args line was seen for the new run{why}")
+            return False
+        watch.http_settings(settings_of(info))
+        return True
+
+    async def _idle_by_http(self, watch: Watch, probe: ServerProbe, ready_at: float) -> bool:
+        """Ready, no decode batch, and the server says it serves nothing: no batch can come, so it is
+        judged by its settings, not after a minute, once that held IDLE_AFTER_S with the same
+        requests served (True when the watch was told)."""
+        if not (watch.decode == 0 and watch.seen is not None and time.monotonic() - ready_at > IDLE_AFTER_S):
+            return False
+        if not await probe.idle():
+            self._quiet = None
+            return False
+        now = time.monotonic()
+        if self._quiet is None or self._quiet[1] != probe.served:
+            self._quiet = (now, probe.served)
+            return False
+        if now - self._quiet[0] >= IDLE_AFTER_S:
+            watch.http_idle()
+            return True
+        return False
+
+    async def _accept_by_http(self, watch: Watch, probe: ServerProbe, ready_at: float) -> None:
+        """Ready a while with too few decode lines: the accept length from /server_info, else from
+        /metrics."""
+        if not (watch.decode < watch.batches_needed and time.monotonic() - ready_at > HTTP_ACCEPT_AFTER_S):
+            return
+        info = await probe.server_info()
+        accept, source = (accept_len_of(info) if info is not None else None), "/server_info"
+        if accept is None:  # an info without an accept length (or none): /metrics may have it
+            metered = await probe.metrics_accept_len()
+            if metered is not None:
+                accept, source = metered, "/metrics"
+        if info is not None or accept is not None:
+            watch.http_accept(accept, source)

@@ -26,6 +26,7 @@ import select
 import socket
 import time
 import uuid
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, cast
 
@@ -243,27 +244,14 @@ class Handler(BaseHTTPRequestHandler):
         if body is None:
             return
         chat = path == "/v1/chat/completions"
-        need = "messages" if chat else "prompt"
-        if need not in body:
-            self._vllm_error(400, f"1 validation error:\n  {{'type': 'missing', 'loc': 'body.{need}', 'msg': 'Field "
-                             f"required', 'input': '<dict of {len(body)} items>'}}", "Bad Request", f"body.{need}")
-            return
-        name = live.st.served
-        if body.get("model") not in (None, name):
-            shown = "<path>" if name.startswith("/") else name
-            message = f"The model `{body.get('model')}` does not exist. Valid aliases: {shown}"
-            live.log_error("serving.py:274", f"Error with model error=ErrorInfo(message={message!r}, "
-                           "type='NotFoundError', param='model', code=404)")
-            self._vllm_error(404, message, "NotFoundError", "model")
+        if self._vllm_refused(live, body, chat):
             return
         try:
             prompt, max_tokens, stream = _request_of(path, body)
         except ValueError as e:
             self._vllm_error(400, str(e), "Bad Request")
             return
-        tokens, finish = answers.reply(prompt, max_tokens if max_tokens is not None else 16)
-        if body.get("ignore_eos") and max_tokens:
-            tokens, finish = (tokens * (max_tokens // max(1, len(tokens)) + 1))[:max_tokens], "length"
+        tokens, finish = _vllm_tokens(prompt, max_tokens, body)
         q: queue.Queue = queue.Queue()
         t_sent = time.time()
         req = RealRequest(prompt=answers.count_prompt_tokens(prompt), tokens=tokens,
@@ -273,40 +261,42 @@ class Handler(BaseHTTPRequestHandler):
             self._vllm_error(503, "The engine is not running (mtptui simulator)", "ServiceUnavailableError")
             return
         rid = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:16]
-        created = int(t_sent)
-        def usage() -> dict:
-            return {"prompt_tokens": req.prompt, "total_tokens": req.prompt + req.sent, "completion_tokens": req.sent}
-
-        if not stream:
-            text = "".join(self._drain(q))
-            if not req.done or req.failed:
-                return  # stopped mid-request: the connection closes without an answer, as uvicorn's does
-            out = {"id": rid, "object": "chat.completion" if chat else "text_completion", "created": created,
-                   "model": name}
-            if chat:
-                out["choices"] = [{"index": 0, "message": {"role": "assistant", "content": text, "refusal": None,
-                                                           "annotations": None, "audio": None, "function_call": None,
-                                                           "reasoning": None},
-                                   "logprobs": None, "finish_reason": finish, "stop_reason": None, "token_ids": None,
-                                   "routed_experts": None}]
-            else:
-                out["choices"] = [{"index": 0, "text": text, "logprobs": None, "finish_reason": finish,
-                                   "stop_reason": None, "token_ids": None, "prompt_logprobs": None,
-                                   "prompt_token_ids": None, "routed_experts": None}]
-            out.update(service_tier=None, system_fingerprint=live.fingerprint,
-                       usage={**usage(), "prompt_tokens_details": None, "completion_tokens_details": None})
-            if chat:
-                out.update(prompt_logprobs=None, prompt_token_ids=None, prompt_text=None)
-            out.update(kv_transfer_params=None, ec_transfer_params=None, metrics=live.request_metrics(req))
-            self._json(200, out)
+        answer = _VllmAnswer(chat, rid, int(t_sent), live.st.served, req, finish)
+        if stream:
+            self._vllm_stream(live, answer, q, body)
             return
+        text = "".join(self._drain(q))
+        if not req.done or req.failed:
+            return  # stopped mid-request: the connection closes without an answer, as uvicorn's does
+        self._json(200, answer.whole(live, text))
+
+    def _vllm_refused(self, live: VllmLive, body: dict, chat: bool) -> bool:
+        """Answers vLLM's refusal when the body lacks its prompt (or messages) or names another
+        model (that one vLLM also logs); True when it did."""
+        need = "messages" if chat else "prompt"
+        if need not in body:
+            self._vllm_error(400, f"1 validation error:\n  {{'type': 'missing', 'loc': 'body.{need}', 'msg': 'Field "
+                             f"required', 'input': '<dict of {len(body)} items>'}}", "Bad Request", f"body.{need}")
+            return True
+        name = live.st.served
+        if body.get("model") not in (None, name):
+            shown = "<path>" if name.startswith("/") else name
+            message = f"The model `{body.get('model')}` does not exist. Valid aliases: {shown}"
+            live.log_error("serving.py:274", f"Error with model error=ErrorInfo(message={message!r}, "
+                           "type='NotFoundError', param='model', code=404)")
+            self._vllm_error(404, message, "NotFoundError", "model")
+            return True
+        return False
+
+    def _vllm_stream(self, live: VllmLive, answer: _VllmAnswer, q: queue.Queue, body: dict) -> None:
+        """The answer as server-sent events, as they come: vLLM holds each piece back until the
+        next, so the last carries the finish reason; then the usage chunk when asked, and [DONE]."""
         self.send_response(200)
         self.send_header("x-mtptui-simulator", "1")
         self.send_header("content-type", "text/event-stream; charset=utf-8")
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
         self._access(200)
-        obj = "chat.completion.chunk" if chat else "text_completion"
 
         def send(data) -> None:
             raw = ("data: " + (data if isinstance(data, str) else json.dumps(data, separators=(",", ":")))
@@ -314,40 +304,20 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(f"{len(raw):x}\r\n".encode() + raw + b"\r\n")
             self.wfile.flush()
 
-        def chunk(text: str, fin: str | None) -> dict:
-            """A piece of the answer; the last carries the finish reason (and a stop reason)."""
-            c: dict = ({"index": 0, "delta": {"content": text}, "logprobs": None, "finish_reason": fin} if chat
-                       else {"index": 0, "text": text, "logprobs": None, "finish_reason": fin})
-            if fin is not None or not chat:
-                c["stop_reason"] = None
-            if not chat:
-                c["prompt_token_ids"] = None
-            c["token_ids"] = None
-            return {"id": rid, "object": obj, "created": created, "model": name, "choices": [c]}
-
         try:
-            if chat:
-                send({"id": rid, "object": obj, "created": created, "model": name, "choices": [
-                    {"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None,
-                     "finish_reason": None}], "prompt_token_ids": None, "prompt_text": None})
+            if answer.chat:
+                send(answer.role_chunk())
             held = None
             for piece in self._drain(q):
                 if held is not None:
-                    send(chunk(held, None))
+                    send(answer.chunk(held, None))
                 held = piece
-            if not req.done or req.failed:
+            if not answer.req.done or answer.req.failed:
                 self.close_connection = True
                 return  # stopped mid-stream: no end, as the real one's client sees it
-            send(chunk(held or "", finish))
+            send(answer.chunk(held or "", answer.finish))
             if (body.get("stream_options") or {}).get("include_usage"):
-                # exclude_none: the usage chunk says only what it has (vLLM's model_dump_json)
-                last = {"id": rid, "object": obj, "created": created, "model": name, "choices": [], "usage": usage(),
-                        "system_fingerprint": live.fingerprint}
-                metrics = live.request_metrics(req)
-                if metrics is not None:
-                    last["metrics"] = {"speculative_decoding": {k: v for k, v in metrics["speculative_decoding"].items()
-                                                                if v is not None}}
-                send(last)
+                send(answer.usage_chunk(live))
             send("[DONE]")
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
@@ -430,6 +400,85 @@ def _request_of(path: str, body: dict) -> tuple[str, int | None, bool]:
                 c = " ".join(p.get("text", "") for p in c if isinstance(p, dict))
             prompt = str(c or "")
     return prompt, (int(mx) if mx is not None else None), stream
+
+
+def _vllm_tokens(prompt: str, max_tokens: int | None, body: dict) -> tuple[list, str]:
+    """The answer's tokens and finish reason (16 tokens at most unless asked; `ignore_eos` repeats
+    the answer up to max_tokens, finishing for length)."""
+    tokens, finish = answers.reply(prompt, max_tokens if max_tokens is not None else 16)
+    if body.get("ignore_eos") and max_tokens:
+        tokens, finish = (tokens * (max_tokens // max(1, len(tokens)) + 1))[:max_tokens], "length"
+    return tokens, finish
+
+
+@dataclass
+class _VllmAnswer:
+    """One vLLM completion (`chat`: a chat completion) as its bodies and chunks say it, in vLLM
+    0.32.0's keys and their order."""
+
+    chat: bool
+    rid: str
+    created: int
+    model: str
+    req: RealRequest
+    finish: str
+
+    @property
+    def object(self) -> str:
+        return "chat.completion.chunk" if self.chat else "text_completion"
+
+    def usage(self) -> dict:
+        req = self.req
+        return {"prompt_tokens": req.prompt, "total_tokens": req.prompt + req.sent, "completion_tokens": req.sent}
+
+    def whole(self, live: VllmLive, text: str) -> dict:
+        """The answer in one body (not streamed)."""
+        out: dict = {"id": self.rid, "object": "chat.completion" if self.chat else "text_completion",
+                     "created": self.created, "model": self.model}
+        if self.chat:
+            out["choices"] = [{"index": 0, "message": {"role": "assistant", "content": text, "refusal": None,
+                                                       "annotations": None, "audio": None, "function_call": None,
+                                                       "reasoning": None},
+                               "logprobs": None, "finish_reason": self.finish, "stop_reason": None, "token_ids": None,
+                               "routed_experts": None}]
+        else:
+            out["choices"] = [{"index": 0, "text": text, "logprobs": None, "finish_reason": self.finish,
+                               "stop_reason": None, "token_ids": None, "prompt_logprobs": None,
+                               "prompt_token_ids": None, "routed_experts": None}]
+        out.update(service_tier=None, system_fingerprint=live.fingerprint,
+                   usage={**self.usage(), "prompt_tokens_details": None, "completion_tokens_details": None})
+        if self.chat:
+            out.update(prompt_logprobs=None, prompt_token_ids=None, prompt_text=None)
+        out.update(kv_transfer_params=None, ec_transfer_params=None, metrics=live.request_metrics(self.req))
+        return out
+
+    def role_chunk(self) -> dict:
+        """A chat stream's first chunk: the assistant's role, no content yet."""
+        return {"id": self.rid, "object": self.object, "created": self.created, "model": self.model, "choices": [
+            {"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None,
+             "finish_reason": None}], "prompt_token_ids": None, "prompt_text": None}
+
+    def chunk(self, text: str, fin: str | None) -> dict:
+        """A piece of the answer; the last carries the finish reason (and a stop reason)."""
+        c: dict = ({"index": 0, "delta": {"content": text}, "logprobs": None, "finish_reason": fin} if self.chat
+                   else {"index": 0, "text": text, "logprobs": None, "finish_reason": fin})
+        if fin is not None or not self.chat:
+            c["stop_reason"] = None
+        if not self.chat:
+            c["prompt_token_ids"] = None
+        c["token_ids"] = None
+        return {"id": self.rid, "object": self.object, "created": self.created, "model": self.model, "choices": [c]}
+
+    def usage_chunk(self, live: VllmLive) -> dict:
+        """The stream's usage chunk (stream_options.include_usage), exclude_none: it says only what
+        it has (vLLM's model_dump_json)."""
+        last = {"id": self.rid, "object": self.object, "created": self.created, "model": self.model, "choices": [],
+                "usage": self.usage(), "system_fingerprint": live.fingerprint}
+        metrics = live.request_metrics(self.req)
+        if metrics is not None:
+            last["metrics"] = {"speculative_decoding": {k: v for k, v in metrics["speculative_decoding"].items()
+                                                        if v is not None}}
+        return last
 
 
 def _usage(req: RealRequest) -> dict:

@@ -76,83 +76,138 @@ def _mmss(secs: float) -> str:
     return f"{s // 60:02d}:{s % 60:02d}"
 
 
+@dataclass
+class _Boot:
+    """What every stage of one startup shares: the lines so far, the random draws in their order,
+    when each stage starts and for how long, and the scale of the whole (`S` seconds)."""
+    cfg: Config
+    lay: Layout
+    rng: random.Random
+    out: list[Msg]
+    S: float
+    starts: dict[str, tuple[float, float]]
+
+    def per_rank(self, at: float, text_of, spread: float = 0.03) -> None:
+        """One line from every GPU rank, each a little after `at`, in a shuffled order once sorted."""
+        for r in self.lay.ranks:
+            self.out.append(Msg(at + self.rng.uniform(0, spread * max(self.S, 0.05)), r.label, text_of(r), other()))
+
+
 def startup(cfg: Config, lay: Layout, t0: float, rng: random.Random, pid: int) -> Startup:
     """Every line from the banner's successor to just before the warm-up request."""
-    a, v, p = cfg.args, cfg.v, cfg.preset
     S = cfg.startup_seconds * 0.92  # the warm-up and the ready line take the rest
     st = Startup()
-    out = st.msgs
+    _preamble(cfg, t0, st.msgs)
+    starts, t_tail = _stage_starts(cfg, t0 + 0.01, S)
+    b = _Boot(cfg, lay, rng, st.msgs, S, starts)
+    mem = _rank_memory(b)
+    _torch_distributed(b, mem)
+    if not _load_weights(b, mem):
+        st.oom = True
+        ts, dur = starts["load"]
+        st.msgs.extend(oom_loading(cfg, lay, ts + dur * 0.6))
+        st.msgs.sort(key=lambda m: m.t)
+        return st
+    pool = _kv_pool(b, mem)
+    if pool is None:
+        st.oom = True
+        ts, dur = starts["kv"]
+        st.msgs.extend(oom_at_start(cfg, lay, ts + dur * 0.3, rng))
+        st.msgs.sort(key=lambda m: m.t)
+        return st
+    tokens, per_tok = pool
+    st.total_tokens = tokens
+    avail = {k: m.after_pool for k, m in mem.items()}
+    if "graph" in starts:
+        _capture(b, avail, "graph", "cuda graph", True)
+    if "draft_load" in starts:
+        _draft_model(b, avail, tokens, per_tok)
+    st.t_scheduler = t_tail
+    _serving(b, st, avail, tokens, t_tail, pid)
+    st.msgs.sort(key=lambda m: m.t)
+    return st
+
+
+def _preamble(cfg: Config, t0: float, out: list[Msg]) -> None:
+    """Flag warnings, server_args, and the DP launcher's lines (when DP runs without DP attention)."""
+    a = cfg.args
     for warning in cfg.warnings:
         out.append(Msg(t0, None, warning, other()))
-    out.append(Msg(t0, "", "server_args=" + flags.server_args_text(v, a), event("spec_config", flags.spec_truth(a))))
+    out.append(Msg(t0, "", "server_args=" + flags.server_args_text(cfg.v, a), event("spec_config", flags.spec_truth(a))))
     if a["dp_size"] > 1 and not a["enable_dp_attention"]:
         for d in range(a["dp_size"]):
             out.append(Msg(t0 + 0.001 * (d + 1), "", f"Launch DP{d} starting at GPU #{d * a['tp_size']}.", other()))
 
-    # Stage start times.
+
+def _stage_starts(cfg: Config, t: float, S: float) -> tuple[dict[str, tuple[float, float]], float]:
+    """When each stage starts and how long it takes, and when the last one ends."""
     starts: dict[str, tuple[float, float]] = {}
-    t = t0 + 0.01
     for name, frac in _stages(cfg):
         starts[name] = (t, frac * S)
         t += frac * S
-    t_tail = t
+    return starts, t
 
-    def per_rank(at: float, text_of, spread: float = 0.03) -> None:
-        for r in lay.ranks:
-            out.append(Msg(at + rng.uniform(0, spread * max(S, 0.05)), r.label, text_of(r), other()))
 
-    tp = a["tp_size"]
-    attn_tp = tp // a["dp_size"] if a["enable_dp_attention"] else tp
+def _rank_memory(b: _Boot) -> dict[str, RankMemory]:
+    """Each rank's free memory at the start, and what its share of the weights takes."""
+    p, tp = b.cfg.preset, b.cfg.args["tp_size"]
     mem: dict[str, RankMemory] = {}
-    for r in lay.ranks:
-        begin = round(p.gpu_mem_gb - 0.53 - rng.uniform(0, 0.08), 2)
-        w = models.weights_gb_per_rank(p, tp) * (1 + rng.uniform(-0.002, 0.002))
+    for r in b.lay.ranks:
+        begin = round(p.gpu_mem_gb - 0.53 - b.rng.uniform(0, 0.08), 2)
+        w = models.weights_gb_per_rank(p, tp) * (1 + b.rng.uniform(-0.002, 0.002))
         mem[r.label] = RankMemory(begin, w, begin - w)
+    return mem
 
-    ts, dur = starts["dist"]
-    per_rank(ts, lambda r: "Init torch distributed begin.")
-    per_rank(ts + dur * 0.8, lambda r: f"Init torch distributed ends. mem usage={p.gpu_mem_gb - mem[r.label].avail_begin:.2f} GB")
 
-    ts, dur = starts["load"]
-    per_rank(ts, lambda r: f"Load weight begin. avail mem={mem[r.label].avail_begin:.2f} GB")
+def _torch_distributed(b: _Boot, mem: dict[str, RankMemory]) -> None:
+    p = b.cfg.preset
+    ts, dur = b.starts["dist"]
+    b.per_rank(ts, lambda r: "Init torch distributed begin.")
+    b.per_rank(ts + dur * 0.8, lambda r: f"Init torch distributed ends. mem usage={p.gpu_mem_gb - mem[r.label].avail_begin:.2f} GB")
+
+
+def _load_weights(b: _Boot, mem: dict[str, RankMemory]) -> bool:
+    """The weights' lines and each replica's shard bar; False when the weights do not fit at all
+    (torch runs out of memory part way through the shards: the caller writes that)."""
+    p = b.cfg.preset
+    ts, dur = b.starts["load"]
+    b.per_rank(ts, lambda r: f"Load weight begin. avail mem={mem[r.label].avail_begin:.2f} GB")
     bar = "Loading safetensors checkpoint shards:"
     n = p.shards
-    # The weights do not fit at all: torch runs out of memory part way through the shards.
     fits = min(m.after_load for m in mem.values()) > 0.5
-    for r in lay.ranks:
+    for r in b.lay.ranks:
         if not r.tp0_of_replica:
             continue
         real_secs = max(dur, 1.0)  # what the bar reports, as if it took that long
-        out.append(Msg(ts + 0.001, None, f"{bar}   0% Completed | 0/{n} [00:00<?, ?it/s]", other()))
+        b.out.append(Msg(ts + 0.001, None, f"{bar}   0% Completed | 0/{n} [00:00<?, ?it/s]", other()))
         half = n // 2
-        out.append(Msg(ts + dur * 0.45, None,
-                       f"{bar} {int(100 * half / n):3d}% Completed | {half}/{n} "
-                       f"[{_mmss(real_secs * 0.5)}<{_mmss(real_secs * 0.5)}, {_tqdm_rate(half, real_secs * 0.5)}]", other()))
+        b.out.append(Msg(ts + dur * 0.45, None,
+                         f"{bar} {int(100 * half / n):3d}% Completed | {half}/{n} "
+                         f"[{_mmss(real_secs * 0.5)}<{_mmss(real_secs * 0.5)}, {_tqdm_rate(half, real_secs * 0.5)}]", other()))
         if fits:
             done = f"{bar} 100% Completed | {n}/{n} [{_mmss(real_secs)}<00:00, {_tqdm_rate(n, real_secs)}]"
-            out.append(Msg(ts + dur * 0.9, None, done, other()))
-            out.append(Msg(ts + dur * 0.9, None, done, other()))
+            b.out.append(Msg(ts + dur * 0.9, None, done, other()))
+            b.out.append(Msg(ts + dur * 0.9, None, done, other()))
     if not fits:
-        st.oom = True
-        out.extend(oom_loading(cfg, lay, ts + dur * 0.6))
-        out.sort(key=lambda m: m.t)
-        return st
-    per_rank(ts + dur * 0.93, lambda r: (
+        return False
+    b.per_rank(ts + dur * 0.93, lambda r: (
         f"Load weight end. type={p.arch}, dtype={p.dtype}, avail mem={mem[r.label].after_load:.2f} GB, "
         f"mem usage={mem[r.label].weights:.2f} GB."), spread=0.02)
+    return True
 
-    # KV cache: what is left of the static fraction after the weights (SGLang's rest_memory).
-    ts, dur = starts["kv"]
-    frac = a["mem_fraction_static"]
+
+def _kv_pool(b: _Boot, mem: dict[str, RankMemory]) -> tuple[int, float] | None:
+    """The KV cache: what is left of the static fraction after the weights (SGLang's rest_memory).
+    Its lines, each rank's memory after the pools, and (tokens, bytes per token); None when it does
+    not fit (or an `oom` fault asks for that at the start): the caller writes the failure."""
+    cfg, a, p = b.cfg, b.cfg.args, b.cfg.preset
+    ts, dur = b.starts["kv"]
+    attn_tp = a["tp_size"] // a["dp_size"] if a["enable_dp_attention"] else a["tp_size"]
     per_tok = p.kv_bytes_per_token / (1 if p.mla else max(1, attn_tp))
-    r0 = mem[lay.ranks[0].label]
-    rest = r0.after_load - p.gpu_mem_gb * (1 - frac)
+    rest = mem[b.lay.ranks[0].label].after_load - p.gpu_mem_gb * (1 - a["mem_fraction_static"])
     oom = cfg.fault("oom")
     if rest <= 0.5 or (oom is not None and oom.at is None):
-        st.oom = True
-        out.extend(oom_at_start(cfg, lay, ts + dur * 0.3, rng))
-        out.sort(key=lambda m: m.t)
-        return st
+        return None
     mamba_gb = rest * 0.12 if cfg.hybrid == "mamba" else 0.0
     kv_gb = rest - mamba_gb
     tokens = int(kv_gb * 1e9 / per_tok)
@@ -160,91 +215,97 @@ def startup(cfg: Config, lay: Layout, t0: float, rng: random.Random, pid: int) -
         tokens = min(tokens, a["max_total_tokens"])
         kv_gb = tokens * per_tok / 1e9
     tokens -= tokens % max(1, a["page_size"])
-    st.total_tokens = tokens
     for m in mem.values():
         m.kv_gb, m.mamba_gb = kv_gb, mamba_gb
         m.after_pool = m.after_load - kv_gb - mamba_gb
-    mamba_slots = min(2048, max(64, 3 * a["max_running_requests"]))
-
-    def kv_line(r) -> str:
-        if p.mla:
-            return f"KV Cache is allocated. #tokens: {tokens}, KV size: {kv_gb:.2f} GB"
-        return f"KV Cache is allocated. #tokens: {tokens}, K size: {kv_gb / 2:.2f} GB, V size: {kv_gb / 2:.2f} GB"
-
     if cfg.hybrid == "mamba":
-        per_rank(ts, lambda r: (f"Mamba Cache is allocated. max_mamba_cache_size: {mamba_slots}, "
-                                f"conv_state size: {mamba_gb * 0.07:.2f}GB, ssm_state size: {mamba_gb * 0.93:.2f}GB "))
-    per_rank(ts + dur * 0.2, kv_line)
-    per_rank(ts + dur * 0.6, lambda r: f"Memory pool end. avail mem={mem[r.label].after_pool:.2f} GB")
-    avail = {k: m.after_pool for k, m in mem.items()}
+        mamba_slots = min(2048, max(64, 3 * a["max_running_requests"]))
+        b.per_rank(ts, lambda r: (f"Mamba Cache is allocated. max_mamba_cache_size: {mamba_slots}, "
+                                  f"conv_state size: {mamba_gb * 0.07:.2f}GB, ssm_state size: {mamba_gb * 0.93:.2f}GB "))
+    kv = _kv_sizes(p.mla, kv_gb)
+    b.per_rank(ts + dur * 0.2, lambda r: f"KV Cache is allocated. #tokens: {tokens}, {kv}")
+    b.per_rank(ts + dur * 0.6, lambda r: f"Memory pool end. avail mem={mem[r.label].after_pool:.2f} GB")
+    return tokens, per_tok
 
-    def capture(stage: str, what: str, bars: bool) -> None:
-        ts, dur = starts[stage]
-        used = 0.35 + 0.004 * a["cuda_graph_max_bs"] if what == "cuda graph" else 0.12
-        per_rank(ts, lambda r: f"Capture {what} begin. This can take up to several minutes. avail mem={avail[r.label]:.2f} GB")
-        if bars:
-            bss = [b for b in (1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256)
-                   if b <= a["cuda_graph_max_bs"]]
-            nb = len(bss)
-            real = max(dur, 1.0)
-            for r in lay.ranks:
-                if not r.tp0_of_replica:
-                    continue
-                out.append(Msg(ts + 0.002, None, f"Capturing batches (bs={bss[-1]} avail_mem={avail[r.label]:.2f} GB):   0%|          | 0/{nb} [00:00<?, ?it/s]", other()))
-                out.append(Msg(ts + dur * 0.9, None, f"Capturing batches (bs=1 avail_mem={avail[r.label] - used:.2f} GB): 100%|██████████| {nb}/{nb} [{_mmss(real)}<00:00, {_tqdm_rate(nb, real)}]", other()))
-        elapsed = max(dur, 0.5) * (1 + rng.uniform(-0.05, 0.05))
-        for r in lay.ranks:
-            avail[r.label] -= used
-        per_rank(ts + dur * 0.92, lambda r: (f"Capture {what} end. Time elapsed: {elapsed:.2f} s. mem usage={used:.2f} GB. "
-                                             f"avail mem={avail[r.label]:.2f} GB."), spread=0.02)
 
-    if "graph" in starts:
-        capture("graph", "cuda graph", True)
-    if "draft_load" in starts:
-        ts, dur = starts["draft_load"]
-        dw = models.draft_weights_gb(p, tp, cfg.spec, a["speculative_draft_model_path"])
-        draft_arch = p.draft_arch if (p.draft_arch and (cfg.requested_algorithm == "NEXTN" or a["speculative_draft_model_path"] in (None, a["model_path"]))) else _draft_class(cfg)
-        before = dict(avail)
-        for k in avail:
-            avail[k] -= dw
-        per_rank(ts, lambda r: f"Load weight begin. avail mem={before[r.label]:.2f} GB")
-        per_rank(ts + dur * 0.85, lambda r: (f"Load weight end. type={draft_arch}, dtype={p.dtype}, "
-                                             f"avail mem={avail[r.label]:.2f} GB, mem usage={dw:.2f} GB."), spread=0.02)
-        ts, dur = starts["draft_kv"]
-        dkv = tokens * per_tok * 0.025 / 1e9
-        if p.mla:
-            per_rank(ts, lambda r: f"KV Cache is allocated. #tokens: {tokens}, KV size: {dkv:.2f} GB")
-        else:
-            per_rank(ts, lambda r: f"KV Cache is allocated. #tokens: {tokens}, K size: {dkv / 2:.2f} GB, V size: {dkv / 2:.2f} GB")
-        for k in avail:
-            avail[k] -= dkv
-        per_rank(ts + dur * 0.5, lambda r: f"Memory pool end. avail mem={avail[r.label]:.2f} GB")
-        if "draft_graph" in starts:
-            capture("draft_graph", "draft cuda graph", False)
-            capture("draft_extend_graph", "draft extend cuda graph", False)
+def _kv_sizes(mla: bool, gb: float) -> str:
+    """The sizes in SGLang's KV line: one for MLA's latent cache, else K and V halves."""
+    if mla:
+        return f"KV size: {gb:.2f} GB"
+    return f"K size: {gb / 2:.2f} GB, V size: {gb / 2:.2f} GB"
 
+
+def _capture(b: _Boot, avail: dict[str, float], stage: str, what: str, bars: bool) -> None:
+    """One CUDA graph capture: its lines (with tqdm's bar from each replica's TP0 when `bars`), and
+    the memory it takes from every rank."""
+    a = b.cfg.args
+    ts, dur = b.starts[stage]
+    used = 0.35 + 0.004 * a["cuda_graph_max_bs"] if what == "cuda graph" else 0.12
+    b.per_rank(ts, lambda r: f"Capture {what} begin. This can take up to several minutes. avail mem={avail[r.label]:.2f} GB")
+    if bars:
+        bss = [x for x in (1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256)
+               if x <= a["cuda_graph_max_bs"]]
+        nb = len(bss)
+        real = max(dur, 1.0)
+        for r in b.lay.ranks:
+            if not r.tp0_of_replica:
+                continue
+            b.out.append(Msg(ts + 0.002, None, f"Capturing batches (bs={bss[-1]} avail_mem={avail[r.label]:.2f} GB):   0%|          | 0/{nb} [00:00<?, ?it/s]", other()))
+            b.out.append(Msg(ts + dur * 0.9, None, f"Capturing batches (bs=1 avail_mem={avail[r.label] - used:.2f} GB): 100%|██████████| {nb}/{nb} [{_mmss(real)}<00:00, {_tqdm_rate(nb, real)}]", other()))
+    elapsed = max(dur, 0.5) * (1 + b.rng.uniform(-0.05, 0.05))
+    for r in b.lay.ranks:
+        avail[r.label] -= used
+    b.per_rank(ts + dur * 0.92, lambda r: (f"Capture {what} end. Time elapsed: {elapsed:.2f} s. mem usage={used:.2f} GB. "
+                                           f"avail mem={avail[r.label]:.2f} GB."), spread=0.02)
+
+
+def _draft_model(b: _Boot, avail: dict[str, float], tokens: int, per_tok: float) -> None:
+    """The draft model's weights, its KV cache and (with graphs) its two captures."""
+    cfg, a, p = b.cfg, b.cfg.args, b.cfg.preset
+    ts, dur = b.starts["draft_load"]
+    dw = models.draft_weights_gb(p, a["tp_size"], cfg.spec, a["speculative_draft_model_path"])
+    draft_arch = p.draft_arch if (p.draft_arch and (cfg.requested_algorithm == "NEXTN" or a["speculative_draft_model_path"] in (None, a["model_path"]))) else _draft_class(cfg)
+    before = dict(avail)
+    for k in avail:
+        avail[k] -= dw
+    b.per_rank(ts, lambda r: f"Load weight begin. avail mem={before[r.label]:.2f} GB")
+    b.per_rank(ts + dur * 0.85, lambda r: (f"Load weight end. type={draft_arch}, dtype={p.dtype}, "
+                                           f"avail mem={avail[r.label]:.2f} GB, mem usage={dw:.2f} GB."), spread=0.02)
+    ts, dur = b.starts["draft_kv"]
+    dkv = tokens * per_tok * 0.025 / 1e9
+    kv = _kv_sizes(p.mla, dkv)
+    b.per_rank(ts, lambda r: f"KV Cache is allocated. #tokens: {tokens}, {kv}")
+    for k in avail:
+        avail[k] -= dkv
+    b.per_rank(ts + dur * 0.5, lambda r: f"Memory pool end. avail mem={avail[r.label]:.2f} GB")
+    if "draft_graph" in b.starts:
+        _capture(b, avail, "draft_graph", "draft cuda graph", False)
+        _capture(b, avail, "draft_extend_graph", "draft extend cuda graph", False)
+
+
+def _serving(b: _Boot, st: Startup, avail: dict[str, float], tokens: int, t_tail: float, pid: int) -> None:
+    """The scheduler's summary line per replica, uvicorn's lines, and the model-info request that
+    comes just before the warm-up; sets when uvicorn is up and when the warm-up is sent."""
+    cfg, a, p = b.cfg, b.cfg.args, b.cfg.preset
     ctx = a["context_length"] or p.context_len
-    st.t_scheduler = t_tail
-    for r in lay.ranks:
+    for r in b.lay.ranks:
         if r.tp0_of_replica:
             text = (f"max_total_num_tokens={tokens}, chunked_prefill_size={a['chunked_prefill_size']}, "
                     f"max_prefill_tokens={a['max_prefill_tokens']}, max_running_requests={a['max_running_requests']}, "
                     f"context_len={ctx}")
-            if v >= (0, 5, 0):
+            if cfg.v >= (0, 5, 0):
                 text += f", available_gpu_mem={avail[r.label]:.2f} GB"
-            out.append(Msg(t_tail, r.label, text, other()))
-    tu = t_tail + 0.3 * S * 0.05
+            b.out.append(Msg(t_tail, r.label, text, other()))
+    tu = t_tail + 0.3 * b.S * 0.05
     st.t_uvicorn = tu
     for i, text in enumerate((f"INFO:     Started server process [{pid}]", "INFO:     Waiting for application startup.",
                               "INFO:     Application startup complete.",
                               f"INFO:     Uvicorn running on http://{a['host']}:{a['port']} (Press CTRL+C to quit)")):
-        out.append(Msg(tu + 0.0005 * i, "", text, other()))
-    st.t_warmup = tu + S * 0.02
-    info_path = "/model_info" if v >= (0, 5, 8) else "/get_model_info"
-    out.append(Msg(st.t_warmup - 0.001, "", access_line("127.0.0.1", rng.randint(40000, 60000), "GET", info_path, 200),
-                   other(), stream="stdout"))
-    out.sort(key=lambda m: m.t)
-    return st
+        b.out.append(Msg(tu + 0.0005 * i, "", text, other()))
+    st.t_warmup = tu + b.S * 0.02
+    info_path = "/model_info" if cfg.v >= (0, 5, 8) else "/get_model_info"
+    b.out.append(Msg(st.t_warmup - 0.001, "", access_line("127.0.0.1", b.rng.randint(40000, 60000), "GET", info_path, 200),
+                     other(), stream="stdout"))
 
 
 def _draft_class(cfg: Config) -> str:

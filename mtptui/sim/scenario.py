@@ -16,7 +16,7 @@ import json
 import math
 import random
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from mtptui.sim import flags, formats, vllm
@@ -74,18 +74,9 @@ def render_runs(runs: list[Run], *, envelope: str = "short-iso", host: str = "gp
     rng = random.Random(f"{seed}:{salt}:journal")
     run_seed = seed * 1000 + (zlib.crc32(salt.encode()) % 100_000) * 10
     jr = Journal(envelope, host, unit, unit_description, rng, t_boot=t0 - 3 * 86400 - rng.uniform(0, 3600))
-    env_host = None if envelope == "cat" else host
+    out = _Journaled(jr, envelope, None if envelope == "cat" else host, t_limit, systemd)
     t = t0
     restarts = 0
-
-    def sysd(t: float, items) -> Iterator[Line]:
-        for i, (text, prio, truth) in enumerate(items):
-            tt = t + 0.0001 * i
-            if tt > t_limit:
-                return
-            line = jr.systemd(tt, text, prio)
-            yield Line(line, dict(truth, ts=tt if envelope != "cat" else None, host=env_host, message=text))
-
     for n, run in enumerate(runs):
         argv = list(run.argv) + ["--sim-seed", str(run_seed + n)]
         if startup_seconds is not None:
@@ -94,57 +85,85 @@ def render_runs(runs: list[Run], *, envelope: str = "short-iso", host: str = "gp
         pid = rng.randint(2000, 60000)
         jr.new_invocation("python3 -m mtptui.sim " + " ".join(run.argv))
         t_start = t
-        if systemd:
-            yield from sysd(t, jr.started())
+        yield from out.systemd(t, jr.started())
         session = Session(cfg, t + 0.4, pid, mode="offline log")
-
-        def emit(msgs: list[Msg], pid: int = pid) -> Iterator[Line]:
-            for m in msgs:
-                if m.t > t_limit:
-                    continue
-                text = _text_of(m)
-                tj = m.t + JOURNAL_DELAY
-                ts = tj if envelope != "cat" else (m.t if m.who is not None else None)
-                yield Line(jr.server(tj, text, pid, m.stream), dict(m.truth, ts=ts, host=env_host, message=text))
-
-        now = t + 0.4
-        stop_at = None
-        while session.exit_code is None:
-            if session.ready_at is not None and stop_at is None and run.end != "die":
-                stop_at = session.ready_at + run.serve
-            target = min(now + CHUNK, t_limit)
-            if stop_at is not None and target >= stop_at and session.state == "ready":
-                yield from emit(session.advance(stop_at))
-                if run.end == "keep" or stop_at >= t_limit:
-                    return
-                if systemd:
-                    yield from sysd(stop_at, jr.stopping())
-                session.terminate(stop_at + 0.002)
-                now = stop_at
-                continue
-            if stop_at is None and session.next_time() == math.inf:
-                # Idle and nothing scheduled: only a "die" run without a timed fault gets here.
-                raise ValueError("a run that ends by its fault needs a timed --sim-fault")
-            yield from emit(session.advance(target))
-            now = target
-            if now >= t_limit:
-                return
-        t_end = session.exit_at if session.exit_at is not None else now
+        t_end = yield from _serve(out, session, run, pid, t + 0.4)
+        if t_end is None:
+            return
         cpu = (t_end - t_start) * (len(session.lay.ranks) + 2) * 0.93
         if session.exit_code == 0:
-            if systemd:
-                yield from sysd(t_end + 0.05, jr.stopped_ok(cpu))
+            yield from out.systemd(t_end + 0.05, jr.stopped_ok(cpu))
             t = t_end + 0.3
         else:
-            if systemd:
-                yield from sysd(t_end + 0.05, jr.failed(cpu))
+            yield from out.systemd(t_end + 0.05, jr.failed(cpu))
             t = t_end + restart_sec
             if n + 1 < len(runs) and systemd:
                 restarts += 1
-                yield from sysd(t, jr.restart_scheduled(restarts))
+                yield from out.systemd(t, jr.restart_scheduled(restarts))
                 t += 0.001
         if t > t_limit:
             return
+
+
+@dataclass
+class _Journaled:
+    """How an offline log's lines reach its journal, each with its truth, none past `t_limit`:
+    systemd's own (only when `systemd`) and the server's."""
+
+    jr: Journal
+    envelope: str
+    host: str | None  # None in a `cat` log, which names no host
+    t_limit: float
+    systemd_lines: bool
+
+    def systemd(self, t: float, items: list[tuple[str, int, dict]]) -> Iterator[Line]:
+        """systemd's lines ((text, priority, truth)), 0.1 ms apart from `t`."""
+        if not self.systemd_lines:
+            return
+        for i, (text, prio, truth) in enumerate(items):
+            tt = t + 0.0001 * i
+            if tt > self.t_limit:
+                return
+            line = self.jr.systemd(tt, text, prio)
+            yield Line(line, dict(truth, ts=tt if self.envelope != "cat" else None, host=self.host, message=text))
+
+    def server(self, msgs: list[Msg], pid: int) -> Iterator[Line]:
+        """The server's lines, as journald receives them a moment after they are written."""
+        for m in msgs:
+            if m.t > self.t_limit:
+                continue
+            text = _text_of(m)
+            tj = m.t + JOURNAL_DELAY
+            ts = tj if self.envelope != "cat" else (m.t if m.who is not None else None)
+            yield Line(self.jr.server(tj, text, pid, m.stream), dict(m.truth, ts=ts, host=self.host, message=text))
+
+
+def _serve(out: _Journaled, session: Session, run: Run, pid: int, now: float) -> Generator[Line, None, float | None]:
+    """One run from its start to its end, in CHUNK steps: a "stop" run is stopped `run.serve` s after
+    its ready line (systemd's stopping lines, then SIGTERM), a "die" run lives until its fault ends
+    it. Returns when the process ended, or None when the log ends first (a "keep" run, or `t_limit`)."""
+    t_limit = out.t_limit
+    stop_at = None
+    while session.exit_code is None:
+        if session.ready_at is not None and stop_at is None and run.end != "die":
+            stop_at = session.ready_at + run.serve
+        target = min(now + CHUNK, t_limit)
+        if stop_at is not None and target >= stop_at and session.state == "ready":
+            yield from out.server(session.advance(stop_at), pid)
+            if run.end == "keep" or stop_at >= t_limit:
+                return None
+            yield from out.systemd(stop_at, out.jr.stopping())
+            session.terminate(stop_at + 0.002)
+            now = stop_at
+            continue
+        if stop_at is None and session.next_time() == math.inf:
+            # Idle and nothing scheduled: only a "die" run without a timed fault gets here.
+            raise ValueError("a run that ends by its fault needs a timed --sim-fault")
+        yield from out.server(session.advance(target), pid)
+        now = target
+        if now >= t_limit:
+            return None
+    return session.exit_at if session.exit_at is not None else now
 
 
 # ---------------------------------------------------------------------------------------------

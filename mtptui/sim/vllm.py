@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 
 from mtptui.sim import behaviour, models
@@ -58,7 +58,6 @@ def render(*, envelope: str, host: str, unit: str, unit_description: str, seed: 
     new = version == "0.32.0"
     rng = random.Random(f"{seed}:vllm")
     jr = Journal(envelope, host, unit, unit_description, rng, t_boot=t0 - 86400)
-    env_host = None if envelope == "cat" else host
     api, core = rng.randint(2000, 30000), rng.randint(30001, 60000)
     worker = core + rng.randint(50, 200) if new else 0  # 0.32's worker process (the 0.10.2 sample has none)
     model = CPU_MODEL if new else MODEL
@@ -67,62 +66,101 @@ def render(*, envelope: str, host: str, unit: str, unit_description: str, seed: 
                           "--speculative-config ...")
     else:
         jr.new_invocation(f"/usr/bin/python3 /usr/local/bin/vllm serve {MODEL} --speculative-config ...")
+    out = _Journaled(jr, envelope, None if envelope == "cat" else host, api, new)
+    yield out.started(t0, unit, unit_description)
+    if new:
+        pids = {"APIServer": api, "EngineCore": core, "Worker": worker}
+        t_ready, tokens = yield from _start_lines_032(out, t0, version, model, pids)
+    else:
+        t_ready, tokens = yield from _start_lines_0102(out, t0, api, core)
+    step = interval if interval is not None else CPU_INTERVAL if new else INTERVAL
+    yield from _serving(out, rng, model=model, t_ready=t_ready, tokens=tokens, step=step, serve=serve,
+                        pattern=pattern, metrics=metrics)
 
-    def ts(t: float) -> float | None:
-        return t + JOURNAL_DELAY if envelope != "cat" else t
 
-    def line(t: float, proc: str, pid: int, where: str, msg: str, truth: dict, level: str = "INFO") -> Line:
+@dataclass
+class _Journaled:
+    """How one offline run's lines reach its journal: vLLM's own (with its logger's prefix) and
+    uvicorn's (bare), each with the truth of what it says."""
+
+    jr: Journal
+    envelope: str
+    host: str | None  # None in a `cat` log, which names no host
+    api: int  # the API server's pid
+    new: bool  # 0.32.0 (else 0.10.2)
+
+    def ts(self, t: float) -> float | None:
+        return t + JOURNAL_DELAY if self.envelope != "cat" else t
+
+    def started(self, t0: float, unit: str, unit_description: str) -> Line:
+        """systemd's line as the unit starts."""
+        started = f"Started {unit} - {unit_description}."
+        return Line(self.jr.systemd(t0, started), dict(event("started"), ts=t0 + JOURNAL_DELAY if self.envelope != "cat" else None,
+                                                       host=self.host, message=started))
+
+    def line(self, t: float, proc: str, pid: int, where: str, msg: str, truth: dict, level: str = "INFO") -> Line:
         text = prefixed(t, proc, pid, where, msg, level)
         # journald takes each write's sender: 0.32's engine core and worker lines carry their own
         # pid (seen in the engine tier's journal); the 0.10.2 sample keeps the API server's
-        return Line(jr.server(t + JOURNAL_DELAY, text, pid if new else api, "stderr", ident="python" if new else "vllm"),
-                    dict(truth, ts=ts(t), host=env_host, message=text))
+        return Line(self.jr.server(t + JOURNAL_DELAY, text, pid if self.new else self.api, "stderr",
+                                   ident="python" if self.new else "vllm"),
+                    dict(truth, ts=self.ts(t), host=self.host, message=text))
 
-    def bare(t: float, text: str, truth: dict) -> Line:
+    def bare(self, t: float, text: str, truth: dict) -> Line:
         """uvicorn's lines: no time stamp of their own (0.32: no process prefix either)."""
-        return Line(jr.server(t + JOURNAL_DELAY, text, api, ident="python" if new else "vllm"),
-                    dict(truth, ts=ts(t) if envelope != "cat" else None, host=env_host, message=text))
+        return Line(self.jr.server(t + JOURNAL_DELAY, text, self.api, ident="python" if self.new else "vllm"),
+                    dict(truth, ts=self.ts(t) if self.envelope != "cat" else None, host=self.host, message=text))
 
-    started = f"Started {unit} - {unit_description}."
-    yield Line(jr.systemd(t0, started), dict(event("started"), ts=t0 + JOURNAL_DELAY if envelope != "cat" else None,
-                                             host=env_host, message=started))
-    if new:
-        args = {"host": "0.0.0.0", "model": model, "max_model_len": 2048, "enforce_eager": True,
-                "load_format": "dummy", "per_request_spec_decode_metrics": "summary", "speculative_config": NGRAM}
-        tokens = 2_097_152
-        pids = {"APIServer": api, "EngineCore": core, "Worker": worker}
-        for said in start_032(version=version, model=model, args=args, max_len=2048, kv_tokens=tokens,
-                              listen=f"0.0.0.0:{PORT}", api_pid=api):
-            t = t0 + said.at
-            if said.proc is None:
-                yield bare(t, said.msg, said.truth)
-            else:
-                yield line(t, said.proc, pids[said.proc], said.where, said.msg, said.truth, said.level)
-    else:
-        t = t0 + 3.1
-        yield line(t, "APIServer", api, "api_server.py:1896", "vLLM API server version 0.10.2", event("starting"))
-        args_text = (f"non-default args: {{'model_tag': '{MODEL}', 'host': '0.0.0.0', 'model': '{MODEL}', "
-                     f"'speculative_config': {{'method': 'eagle3', 'model': '{DRAFT}', 'num_speculative_tokens': {K}}}}}")
-        settings = {"model_path": MODEL, "algorithm": "eagle3", "draft_model_path": DRAFT, "num_steps": K}
-        yield line(t + 0.01, "APIServer", api, "utils.py:328", args_text, event("spec_config", settings))
-        t += 9.0
-        yield line(t, "EngineCore_DP0", core, "gpu_model_runner.py:2007", f"Starting to load model {MODEL}...", other())
-        t += 14.0
-        yield line(t, "EngineCore_DP0", core, "gpu_model_runner.py:2039", "Model loading took 15.88 GiB and 13.72 seconds", other())
-        t += 9.0
-        tokens = 412_560
-        yield line(t, "EngineCore_DP0", core, "kv_cache_utils.py:864", f"GPU KV cache size: {tokens:,} tokens", other())
-        t += 11.0
-        yield line(t, "EngineCore_DP0", core, "gpu_model_runner.py:3118", "Graph capturing finished in 11 secs, took 0.62 GiB", other())
-        t += 1.5
-        for msg in (f"Started server process [{api}]", "Waiting for application startup.", "Application startup complete."):
-            truth = event("ready", {"by": "uvicorn"}) if msg.startswith("Application") else other()
-            yield bare(t, f"(APIServer pid={api}) INFO:     {msg}", truth)
-            t += 0.01
 
-    # Serving: 0.10.2 one Llama-3.1-8B on one GPU, EAGLE3 with 3 speculative tokens; 0.32.0 ngram
-    # with 3 on the CPU. Steady load, or the pattern's clients per interval.
-    step = interval if interval is not None else CPU_INTERVAL if new else INTERVAL
+def _start_lines_032(out: _Journaled, t0: float, version: str, model: str,
+                     pids: dict[str, int]) -> Generator[Line, None, tuple[float, int]]:
+    """0.32.0's start on the CPU (ngram); returns when it is ready and its KV cache's tokens."""
+    args = {"host": "0.0.0.0", "model": model, "max_model_len": 2048, "enforce_eager": True,
+            "load_format": "dummy", "per_request_spec_decode_metrics": "summary", "speculative_config": NGRAM}
+    tokens = 2_097_152
+    t = t0
+    for said in start_032(version=version, model=model, args=args, max_len=2048, kv_tokens=tokens,
+                          listen=f"0.0.0.0:{PORT}", api_pid=out.api):
+        t = t0 + said.at
+        if said.proc is None:
+            yield out.bare(t, said.msg, said.truth)
+        else:
+            yield out.line(t, said.proc, pids[said.proc], said.where, said.msg, said.truth, said.level)
+    return t, tokens
+
+
+def _start_lines_0102(out: _Journaled, t0: float, api: int, core: int) -> Generator[Line, None, tuple[float, int]]:
+    """0.10.2's start: Llama-3.1-8B on one GPU with an EAGLE3 draft; returns when it is ready and
+    its KV cache's tokens."""
+    t = t0 + 3.1
+    yield out.line(t, "APIServer", api, "api_server.py:1896", "vLLM API server version 0.10.2", event("starting"))
+    args_text = (f"non-default args: {{'model_tag': '{MODEL}', 'host': '0.0.0.0', 'model': '{MODEL}', "
+                 f"'speculative_config': {{'method': 'eagle3', 'model': '{DRAFT}', 'num_speculative_tokens': {K}}}}}")
+    settings = {"model_path": MODEL, "algorithm": "eagle3", "draft_model_path": DRAFT, "num_steps": K}
+    yield out.line(t + 0.01, "APIServer", api, "utils.py:328", args_text, event("spec_config", settings))
+    t += 9.0
+    yield out.line(t, "EngineCore_DP0", core, "gpu_model_runner.py:2007", f"Starting to load model {MODEL}...", other())
+    t += 14.0
+    yield out.line(t, "EngineCore_DP0", core, "gpu_model_runner.py:2039", "Model loading took 15.88 GiB and 13.72 seconds", other())
+    t += 9.0
+    tokens = 412_560
+    yield out.line(t, "EngineCore_DP0", core, "kv_cache_utils.py:864", f"GPU KV cache size: {tokens:,} tokens", other())
+    t += 11.0
+    yield out.line(t, "EngineCore_DP0", core, "gpu_model_runner.py:3118", "Graph capturing finished in 11 secs, took 0.62 GiB", other())
+    t += 1.5
+    for msg in (f"Started server process [{api}]", "Waiting for application startup.", "Application startup complete."):
+        truth = event("ready", {"by": "uvicorn"}) if msg.startswith("Application") else other()
+        yield out.bare(t, f"(APIServer pid={api}) INFO:     {msg}", truth)
+        t += 0.01
+    return t, tokens
+
+
+def _serving(out: _Journaled, rng: random.Random, *, model: str, t_ready: float, tokens: int, step: float,
+             serve: float, pattern: list[int] | None, metrics: VllmMetrics | None) -> Iterator[Line]:
+    """Serving: 0.10.2 one Llama-3.1-8B on one GPU, EAGLE3 with 3 speculative tokens; 0.32.0 ngram
+    with 3 on the CPU. Steady load, or the pattern's clients per interval: one stats interval's
+    lines every `step` seconds after `t_ready`."""
+    new = out.new
     preset = models.preset_for(MODEL)
     algo = "NGRAM" if new else "EAGLE3"
     served = {"tp_size": 1, "enable_dp_attention": False, "speculative_algorithm": algo,
@@ -132,11 +170,9 @@ def render(*, envelope: str, host: str, unit: str, unit_description: str, seed: 
     chain = behaviour.acceptance_chain(served, preset, algo)
     timing = behaviour.Timing(served, preset, graphs_broken=False)
     difficulty = behaviour.Difficulty(rng)
-    t_ready = t
     hit_rate = 0.0
     if pattern is None:
-        n = int(serve // step)
-        loads = [behaviour.clients_target("steady", i * step + step, 7.0) for i in range(n)]
+        loads = [behaviour.clients_target("steady", i * step + step, 7.0) for i in range(int(serve // step))]
     else:
         loads = list(pattern)
     last_gen = 0.0
@@ -147,20 +183,12 @@ def render(*, envelope: str, host: str, unit: str, unit_description: str, seed: 
         mult = difficulty.step(step)
         step_s = timing.decode_ms(max(1, running), rng) / 1000
         drafts = int(step / step_s * running)
-        # Per-position acceptance: P(position i accepted) = q1 ... qi, with sampling noise.
-        pos = []
-        p = 1.0
-        for q in chain:
-            p *= min(0.995, q * mult)
-            pos.append(min(1.0, max(0.0, p + rng.gauss(0, 0.4 * math.sqrt(p * (1 - p) / max(drafts, 1))))))
-        accepted_pos = [round(x * drafts) for x in pos]
+        accepted_pos = _accepted_positions(rng, chain, mult, drafts)
         if metrics is not None:
             metrics.interval(step_s=step_s, drafts=drafts, drafted=drafts * K, accepted_pos=accepted_pos,
                              running=running, waiting=waiting, prefill_s=timing.prefill_ms(1200) / 1000,
                              queue_s=waiting * step_s)
-        accepted = sum(accepted_pos)
-        gen_tokens = drafts + accepted
-        gen_tp = gen_tokens / step
+        gen_tp = (drafts + sum(accepted_pos)) / step
         prompt_tp = gen_tp / 350 * 1200 * rng.uniform(0.8, 1.2) if gen_tp else 0.0
         # loggers.py: an interval idle after an idle one is logged at debug (not shown at INFO)
         idle = new and not gen_tp and not last_gen
@@ -173,7 +201,18 @@ def render(*, envelope: str, host: str, unit: str, unit_description: str, seed: 
         for k, said in enumerate(stats_lines(new, step=step, prompt_tp=prompt_tp, gen_tp=gen_tp, running=running,
                                              waiting=waiting, usage=usage, hit_rate=hit_rate, drafts=drafts,
                                              accepted_pos=accepted_pos, k=K)):
-            yield line(t + 0.0004 * k, "APIServer", api, said.where, said.msg, said.truth)
+            yield out.line(t + 0.0004 * k, "APIServer", out.api, said.where, said.msg, said.truth)
+
+
+def _accepted_positions(rng: random.Random, chain: list[float], mult: float, drafts: int) -> list[int]:
+    """How many of the interval's drafts had each position accepted: P(position i accepted) =
+    q1 ... qi, with sampling noise."""
+    pos = []
+    p = 1.0
+    for q in chain:
+        p *= min(0.995, q * mult)
+        pos.append(min(1.0, max(0.0, p + rng.gauss(0, 0.4 * math.sqrt(p * (1 - p) / max(drafts, 1))))))
+    return [round(x * drafts) for x in pos]
 
 
 

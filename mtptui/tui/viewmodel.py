@@ -401,33 +401,18 @@ def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: 
     w = _window(series, t0, t1, spark_from, spark_points)
     metrics, last_t = _metric_views(series, w, t0, spark_points, exact)
     g_ts, g_vs = present(w.times, w.columns["graph"])
-    graph_off = g_vs.count(0.0)
-    n_decode = max([len(g_ts)] + [got["n"] for m in ("running_req", "gen_throughput")
-                                  if (got := metrics[m].stats)])
-    # The newest decode line decides the badges and the "now" column: a value from an older
-    # line (before a restart, say) is not "now".
-    cands = [t for t in ([g_ts[-1]] if g_ts else []) + [last_t.get(m) for m in MAIN_METRICS + SMALL_METRICS]
-             if t is not None]
-    newest = max(cands) if cands else None
-    now = {m: (got["last"] if (got := metrics[m].stats) and last_t.get(m) == newest else None)
-           for m in MAIN_METRICS + SMALL_METRICS}
+    newest, now = _newest(metrics, last_t, g_ts)
     graph_off_now = bool(g_ts) and g_ts[-1] == newest and g_vs[-1] == 0.0
-    steps = (spec or {}).get("num_steps")
+    graph_off, n_decode = _batch_counts(series, w, t0, exact, metrics, g_ts, g_vs)
     truncated = w.truncated
-    early = series.overview.totals("graph", t0, w.first) if truncated else None
-    if early is not None:  # the batches before the ring, and those without graphs, from the overview
-        n_early, on_early = early[0], early[1]
-        graph_off += round(n_early - on_early)
-        n_decode += n_early
     if truncated and exact is not None:
         # More than the ring holds: the figures from the value sets of every line there.
         for m, st in exact.describe(percentiles=False).items():
             if m in metrics:
                 metrics[m].stats = st
-        if exact is series.whole:
-            graph_off, n_decode = series.graph_off, series.decode_batches
         truncated = False  # the figures cover the window; the sparklines draw it from the overview
     began = run.epoch.start if run is not None and run.epoch is not None else None
+    steps = (spec or {}).get("num_steps")
     view = PanelView(series.host, series.rank, _spec_state(last_t, newest, now, began),
                      bool(spec and spec.get("algorithm")),
                      graph_off_now, graph_off, n_decode, _stale_s(series, t1, th),
@@ -436,6 +421,37 @@ def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: 
         _controller(view, series, w, spec or {}, host_steps, spark_points)
     _not_decoding(view, run, newest, t1)
     return view
+
+
+def _newest(metrics: dict[str, MetricView], last_t: dict[str, float],
+            g_ts: Sequence[float]) -> tuple[float | None, dict[str, float | None]]:
+    """The time of the newest decode line, and each metric's "now": its value on that line. The
+    newest line decides the badges and the "now" column: a value from an older line (before a
+    restart, say) is not "now"."""
+    cands = [t for t in ([g_ts[-1]] if g_ts else []) + [last_t.get(m) for m in MAIN_METRICS + SMALL_METRICS]
+             if t is not None]
+    newest = max(cands) if cands else None
+    now = {m: (got["last"] if (got := metrics[m].stats) and last_t.get(m) == newest else None)
+           for m in MAIN_METRICS + SMALL_METRICS}
+    return newest, now
+
+
+def _batch_counts(series: RankSeries, w: _Window, t0: float | None, exact: Rows | None,
+                  metrics: dict[str, MetricView], g_ts: Sequence[float], g_vs: Sequence[float]) -> tuple[int, int]:
+    """How many decode batches the window holds, and how many of them ran without CUDA graphs:
+    the ring's, with the overview's before it where the ring lost them; the run's own counts where
+    the window is the whole run and more than the ring holds."""
+    if w.truncated and exact is not None and exact is series.whole:
+        return series.graph_off, series.decode_batches
+    graph_off = g_vs.count(0.0)
+    n_decode = max([len(g_ts)] + [got["n"] for m in ("running_req", "gen_throughput")
+                                  if (got := metrics[m].stats)])
+    early = series.overview.totals("graph", t0, w.first) if w.truncated else None
+    if early is not None:  # the batches before the ring, and those without graphs, from the overview
+        n_early, on_early = early[0], early[1]
+        graph_off += round(n_early - on_early)
+        n_decode += n_early
+    return graph_off, n_decode
 
 
 def _controller(view: PanelView, series: RankSeries, w: _Window, spec: dict,

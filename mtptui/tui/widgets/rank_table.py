@@ -158,6 +158,55 @@ def _more(hidden: list[str], ranks: list[str], width: int) -> Content | str:
     return Content.assemble((more, "bold $warning"))
 
 
+def _table(views: list[PanelView], shown: list[PanelView], focused: str | None, alerts: dict[str, list[Alert]],
+           width: int) -> list:
+    """The table's lines: the headings over the columns that fit, then a row per shown rank (its
+    place among all, its name, its state badge, its figures; the focused one reversed)."""
+    all_groups = _groups(views)
+    cells = {(m, k): [_n(v, m, k) for v in shown] for _, _, cs in all_groups for m, k, _ in cs}
+    widths = {c: max([5, *map(len, vals)]) for c, vals in cells.items()}
+    badges = [state_badge(v, alerts.get(v.rank, [])) for v in shown]
+    idx = {v.rank: i for i, v in enumerate(views, start=1)}
+    w_idx = max(2, len(str(len(views))))
+    w_state = max([9, *(len(t) for t, _ in badges)])
+    names, w_rank, left = _rank_names([v.rank for v in views], width, widths, w_idx + 1, w_state, all_groups)
+    groups = _layout(width, left, widths, all_groups)
+    top, sub = _headings(groups, widths, left)
+    parts: list = [(top, "bold $text-muted"), "\n", (sub, "$text-muted")]
+    for row, v in enumerate(shown):
+        text, style = badges[row]
+        row_style = "reverse" if focused is not None and v.rank == focused else ""
+        nums = "".join(f" {cells[c][row]:>{widths[c]}}" for _, _, cols in groups for c in cols)
+        parts += ["\n", (f"{idx[v.rank]:>{w_idx}} {names[v.rank]:<{w_rank}} ", row_style or "bold"),
+                  (f"{text:<{w_state}}", style), (nums, row_style)]
+    if not views:
+        parts += ["\n", ("no batch lines yet", "$text-muted")]
+    return parts
+
+
+def _title(views: list[PanelView], width: int, enlarged: bool) -> Content:
+    """The border's title: what the table is, how to shrink it when enlarged, and what its figures
+    span, each part dropped in its turn where the width is short."""
+    scope = f" · min/mean/max over {views[0].scope if views and views[0].scope else 'the window'}"
+    return fit([Part.of(0, ("ranks", "bold $text")),
+                Part.of(1, (f" · {RANKS_KEY} or Esc shrinks", "bold $accent") if enlarged else ""),
+                Part.of(3, " · now = newest decode line"),
+                Part.of(2, f"{scope} (W: epoch or window)", scope)],
+               width - 4)
+
+
+def _subtitle(views: list[PanelView], shown: list[PanelView], width: int) -> Content | str:
+    """The border's subtitle: the ranks that did not fit, and the panels' badge where throughput fell
+    past an edge of the host's schedule, said once."""
+    on = {v.rank for v in shown}
+    hidden = [v.rank for v in views if v.rank not in on]
+    more = _more(hidden, [v.rank for v in views], width)
+    fell = next((v.fell for v in shown if v.fell is not None), None)
+    if fell is not None:
+        more = Content.assemble(more, (f" TOK/S FELL AT {fell.edge}+: {fell.words()} ", "bold $warning"))
+    return more
+
+
 class RankTable(Static):
     DEFAULT_CSS = """
     RankTable { height: auto; border: round $frame; padding: 0; text-wrap: nowrap;
@@ -170,39 +219,9 @@ class RankTable(Static):
         the table has the screen (its title says how to shrink it)."""
         alerts = alerts or {}
         shown = self._pick(views, focused, alerts, max_rows)
-        on = {v.rank for v in shown}
-        all_groups = _groups(views)
-        cells = {(m, k): [_n(v, m, k) for v in shown] for _, _, cs in all_groups for m, k, _ in cs}
-        widths = {c: max([5, *map(len, vals)]) for c, vals in cells.items()}
-        badges = [state_badge(v, alerts.get(v.rank, [])) for v in shown]
-        idx = {v.rank: i for i, v in enumerate(views, start=1)}
-        w_idx = max(2, len(str(len(views))))
-        w_state = max([9, *(len(t) for t, _ in badges)])
-        names, w_rank, left = _rank_names([v.rank for v in views], width, widths, w_idx + 1, w_state, all_groups)
-        groups = _layout(width, left, widths, all_groups)
-        top, sub = _headings(groups, widths, left)
-        parts: list = [(top, "bold $text-muted"), "\n", (sub, "$text-muted")]
-        for row, v in enumerate(shown):
-            text, style = badges[row]
-            row_style = "reverse" if focused is not None and v.rank == focused else ""
-            nums = "".join(f" {cells[c][row]:>{widths[c]}}" for _, _, cols in groups for c in cols)
-            parts += ["\n", (f"{idx[v.rank]:>{w_idx}} {names[v.rank]:<{w_rank}} ", row_style or "bold"),
-                      (f"{text:<{w_state}}", style), (nums, row_style)]
-        if not views:
-            parts += ["\n", ("no batch lines yet", "$text-muted")]
-        scope = f" · min/mean/max over {views[0].scope if views and views[0].scope else 'the window'}"
-        self.border_title = fit([Part.of(0, ("ranks", "bold $text")),
-                                 Part.of(1, (f" · {RANKS_KEY} or Esc shrinks", "bold $accent") if enlarged else ""),
-                                 Part.of(3, " · now = newest decode line"),
-                                 Part.of(2, f"{scope} (W: epoch or window)", scope)],
-                                width - 4)
-        hidden = [v.rank for v in views if v.rank not in on]
-        more = _more(hidden, [v.rank for v in views], width)
-        fell = next((v.fell for v in shown if v.fell is not None), None)
-        if fell is not None:  # the panels' badge, said once for the host's schedule
-            more = Content.assemble(more, (f" TOK/S FELL AT {fell.edge}+: {fell.words()} ", "bold $warning"))
-        self.border_subtitle = more
-        self.update(Content.assemble(*parts))
+        self.border_title = _title(views, width, enlarged)
+        self.border_subtitle = _subtitle(views, shown, width)
+        self.update(Content.assemble(*_table(views, shown, focused, alerts, width)))
 
     @staticmethod
     def _pick(views: list[PanelView], focused: str | None, alerts: dict, max_rows: int | None) -> list[PanelView]:

@@ -20,13 +20,10 @@ from typing import Final, Literal, TypeAlias
 
 from mtptui.core.parse import events, prefix, sglang, timeparse, vllm
 from mtptui.core.parse.envelope import SHORT_STAMP, EnvelopeError, EnvelopeReader
+from mtptui.core.parse.limits import MAX_LINE
 from mtptui.core.parse.cursors import SAME_ENTRY, Cursors
 from mtptui.core.parse.timeparse import STAMPS, LogDate
 from mtptui.core.records import DECODE, PREFILL, SGLANG, SPEC, BatchStats, Event, LogLine
-
-# Lines longer than this are counted as dropped rather than parsed: no stats line comes near it,
-# and a runaway line (a dumped tensor, a binary blob) must not stall the pipeline.
-MAX_LINE = 1 << 20
 
 # what became of a line (Parsed.outcome)
 BATCH: Final = "batch"

@@ -23,6 +23,7 @@ from mtptui.commands.process_end import kept_to_exit
 from mtptui.core.nogc import without_cycle_collector
 from mtptui.core.recorded import Recorded
 from mtptui.core.summary import EpochDocs
+from mtptui.sources.forked import Forked
 from mtptui.sources.parallel import summarise
 from mtptui.core.timespec import when
 
@@ -258,7 +259,12 @@ def runs_ahead(epochs: EpochDocs, loops: Callable[[], list[dict]]) -> None:
             spool.file.flush()
         return {name: spool.empty for name, spool in out.items()}
 
-    epochs.start_later(later, RUNS_AHEAD_SHARE, files)
+    epochs.start_later(later, RUNS_AHEAD_SHARE, files, Forked)
+
+
+def json_ahead(epochs: EpochDocs, loops: Callable[[], list[dict]]) -> None:
+    """Starts another core on the later epochs' JSON (Summary.document's `ahead`), written to a file."""
+    epochs.make_ahead(tempfile.TemporaryFile("w+b"), Forked)
 
 
 def _runs_lines(epochs: Iterable[dict], loops: list[dict]) -> Iterator[str]:
@@ -447,7 +453,7 @@ def _summary(args: argparse.Namespace) -> int:
     # the epochs' JSON, or the runs' sections, made on two cores when there are two (EpochDocs.start_later)
     ahead = None
     if (args.jobs or os.cpu_count() or 1) > 1:
-        ahead = (lambda epochs, _: epochs.make_ahead()) if args.json else runs_ahead
+        ahead = json_ahead if args.json else runs_ahead
     doc = summary.document(counts.to_json(), ahead=ahead, replicas=counts.replicas)
     seen: dict = {}
     for s in doc["series"]:

@@ -30,7 +30,8 @@ from cpython cimport array
 from libc.math cimport fabs, fmod
 from libc.string cimport memchr, memcmp, memcpy, memset
 
-from mtptui.core.parse import MAX_LINE, events, sglang
+from mtptui.core.parse import events, sglang
+from mtptui.core.parse.limits import MAX_LINE
 from mtptui.core.records import DECODE, PREFILL, TIME, Event
 
 cdef extern from "Python.h":

@@ -2,16 +2,17 @@
 
 A busy log has an event in every few dozen lines (a retract when the KV cache fills, say), so a
 week of journal holds millions, and `summary` lists each. The first few are held in memory; past
-``HELD`` they go, as JSON texts a line each, to temporary files that are read back for output.
-The parts of a file read in parallel each write their own file; joining two logs joins their
-lists of files, without copying.
+``HELD`` they go, as JSON texts a line each, to files that are read back for output: the files
+`spill` makes (its caller's temporary files: sources/parallel.py hands in tempfile's; the core
+makes no file), else buffers in memory. The parts of a file read in parallel each write their own
+file; joining two logs joins their lists of files, without copying.
 """
 
 from __future__ import annotations
 
+import io
 import json
-import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from mtptui.core import compiled
@@ -34,9 +35,13 @@ def _lines(docs: list[dict]) -> bytes:
 
 
 class EventLog:
-    def __init__(self, file: BinaryIO | None = None) -> None:
+    def __init__(self, file: BinaryIO | None = None, spill: Callable[[], BinaryIO] = io.BytesIO) -> None:
         """With `file`: the log writes there (a worker of a parallel read writes to a file its
-        parent made and reads back after; see adopt()), else to a temporary file of its own."""
+        parent made and reads back after; see adopt()), else to a file that spill() makes (a
+        temporary file, where the caller hands in tempfile.TemporaryFile; by default a buffer in
+        memory). spill crosses processes with the log: give a function of a module (pickled by
+        its name), not a lambda."""
+        self._spill = spill
         self._segments: list[BinaryIO] = [] if file is None else [file]
         self._writable = file  # the last segment, when this log may append to it
         self._held: list[Event] = []
@@ -56,7 +61,7 @@ class EventLog:
         if len(self._held) <= keep:
             return
         if self._writable is None:
-            self._writable = tempfile.TemporaryFile()
+            self._writable = self._spill()
             self._segments.append(self._writable)
         f = self._writable
         f.seek(0, 2)
@@ -94,10 +99,10 @@ class EventLog:
             raise TypeError("only an EventLog that writes to a file it was given crosses processes")
         self._write_held()
         self._writable.flush()
-        return (self.count,)
+        return (self.count, self._spill)
 
     def __setstate__(self, state: tuple) -> None:
-        (self.count,) = state
+        self.count, self._spill = state
         self._segments, self._writable, self._held = [], None, []
 
     def adopt(self, file: BinaryIO) -> None:

@@ -10,17 +10,15 @@ import itertools
 import json
 import math
 import shutil
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, TextIO
+from typing import Any, BinaryIO, Protocol, TextIO, TypeVar
 
 from mtptui.core import compiled
 from mtptui.core.compare import Comparison, EpochRow, compared, iter_epoch_rows
 from mtptui.core.epochs import EPOCH_EVENTS, EPOCH_METRICS, UNRESOLVED, Epoch, EpochTracker, crash_loops, rank_key
 from mtptui.core.eventlog import EventLog
-from mtptui.core.forked import Forked
 from mtptui.core.loadmatch import MATCH_FIELDS
 from mtptui.core.recorded import Recorded
 from mtptui.core.records import DECODE, PREFILL, SGLANG, SPEC, BatchStats, Event
@@ -440,6 +438,25 @@ class Summary:
 AHEAD_MIN_EPOCHS = 1000
 AHEAD_SHARE = 0.9
 
+_T_co = TypeVar("_T_co", covariant=True)
+
+
+class Elsewhere(Protocol[_T_co]):
+    """Work running in another process (sources/forked.Forked): its value, or what it raised, once
+    joined; leaving its `with` ends it. The core never starts one: its caller hands it a starter."""
+
+    def join(self) -> _T_co: ...
+
+    def __enter__(self) -> object: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+# what the other process sends back: what its work returned, and its pass's last rows
+Later = tuple[Any, dict]
+# makes a process that runs a function and gives back its value (sources/forked.Forked)
+Start = Callable[[Callable[[], Later]], Elsewhere[Later]]
+
 
 class EpochDocs:
     """The epochs of `summary --json` (Epoch.to_json() with compare.with_comparison's figures),
@@ -452,7 +469,7 @@ class EpochDocs:
         self._epochs = epochs
         self._last: dict[str | None, tuple[dict, EpochRow]] | None = None
         # start_later()'s: the first epoch the other process makes, it, and what it writes to
-        self._later: tuple[int, Forked[tuple[Any, dict]], Any] | None = None
+        self._later: tuple[int, Elsewhere[Later], Any] | None = None
 
     def __iter__(self) -> Iterator[dict]:
         return (compared(e, r) for e, r in self._compare(e.to_json() for e in self._epochs))
@@ -537,13 +554,12 @@ class EpochDocs:
             _write_texts(passing, out)
         out.write("]")
 
-    def make_ahead(self) -> None:
-        """Starts another process making the texts of the later epochs (start_later), written
-        to a file as write_json() writes them, while this one describes its series, writes its
-        events and then the first epochs: for 10,000 runs the second core halves what writing
-        their statistics takes."""
-        file = tempfile.TemporaryFile("w+b")
-        self.start_later(lambda split: self._make_later(split, file), AHEAD_SHARE, file)
+    def make_ahead(self, file: BinaryIO, start: Start) -> None:
+        """Starts another process (by `start`) making the texts of the later epochs (start_later),
+        written to `file` (made by the caller, before the fork) as write_json() writes them, while
+        this one describes its series, writes its events and then the first epochs: for 10,000 runs
+        the second core halves what writing their statistics takes."""
+        self.start_later(lambda split: self._make_later(split, file), AHEAD_SHARE, file, start)
 
     def _make_later(self, split: int, file: BinaryIO) -> None:  # in the child
         for i, (doc, row, e) in enumerate(self._pass(split)):
@@ -552,28 +568,29 @@ class EpochDocs:
                 file.write((", " + text if i else text).encode())  # json's text is ASCII
         file.flush()
 
-    def start_later(self, work: Callable[[int], Any], share: float, kept: Any = None) -> None:
-        """Starts another process on this share of the epochs, the last ones: work(split) runs
-        there, split the index of the first of them, in a pass over every epoch (a run is
-        compared with the runs before it), and writes what it makes to files made before. Its
-        pass's last rows are sent back (last_rows()). What reads the epochs then takes it
-        (take_later(), with `kept`: those files), makes the first ones itself meanwhile, and
-        joins it (join_later()); should it stop, makes the rest itself: the output byte for byte
-        the same. Only in a process without threads (a fork copies one)."""
+    def start_later(self, work: Callable[[int], Any], share: float, kept: Any, start: Start) -> None:
+        """Starts another process (start(fn): sources/forked.Forked, which the caller hands in) on
+        this share of the epochs, the last ones: work(split) runs there, split the index of the
+        first of them, in a pass over every epoch (a run is compared with the runs before it),
+        and writes what it makes to files made before. Its pass's last rows are sent back
+        (last_rows()). What reads the epochs then takes it (take_later(), with `kept`: those
+        files), makes the first ones itself meanwhile, and joins it (join_later()); should it
+        stop, makes the rest itself: the output byte for byte the same. Only in a process without
+        threads (a fork copies one)."""
         split = len(self._epochs) - int(len(self._epochs) * share)
         try:
-            self._later = (split, Forked(lambda: (work(split), self.last_rows())), kept)
+            self._later = (split, start(lambda: (work(split), self.last_rows())), kept)
         except OSError:  # no process to be had (a limit on them, no memory): this one makes them all
             pass
 
-    def take_later(self) -> tuple[int, Forked[tuple[Any, dict]], Any] | None:
+    def take_later(self) -> tuple[int, Elsewhere[Later], Any] | None:
         """start_later()'s split, process and what it was given to keep: once."""
         later, self._later = self._later, None
         return later
 
-    def join_later(self, forked: Forked[tuple[Any, dict]]) -> Any:
+    def join_later(self, forked: Elsewhere[Later]) -> Any:
         """What the work of start_later() returned, its last rows now this one's; raises as
-        Forked.join does."""
+        its join does (sources/forked.Forked.join)."""
         value, self._last = forked.join()
         return value
 

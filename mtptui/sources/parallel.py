@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import BinaryIO, Generic, Protocol, TypeAlias, TypeVar
 
 from mtptui.core.eventlog import EventLog
-from mtptui.core.forked import Forked, Gone
 from mtptui.core.ingest import Ingest, LineCounts
 from mtptui.core.nogc import without_cycle_collector
 from mtptui.core.parse import LineParser
@@ -31,6 +30,7 @@ from mtptui.core.records import BatchStats, Event
 from mtptui.core.epochs import UNRESOLVED
 from mtptui.core.summary import Summary
 from mtptui.sources.file import TRUNCATED, InputError, byte_blocks, open_lines, splittable
+from mtptui.sources.forked import Forked, Gone
 
 PARALLEL_MIN_BYTES = 32 << 20
 _S = TypeVar("_S", bound="PartSink")
@@ -175,7 +175,7 @@ def _read(part: Part, sink: _S, progress: Callable[[int], None] | None = None) -
 
 
 class _Worker(Generic[_S]):
-    """A forked process that reads one part of a file (core/forked.py). Its events cross back in a
+    """A forked process that reads one part of a file (sources/forked.py). Its events cross back in a
     file of their own made before the fork. The process ends when its part is read, and its memory
     with it."""
 
@@ -187,7 +187,8 @@ class _Worker(Generic[_S]):
             if done is not None:
                 done[slot] = n
 
-        self.forked = Forked(lambda: _read(part, make(EventLog(self.events)), None if done is None else progress))
+        self.forked = Forked(lambda: _read(part, make(EventLog(self.events, spill=tempfile.TemporaryFile)),
+                                           None if done is None else progress))
 
     def join(self, wait: Callable[[], None] | None = None) -> tuple[_S, LineCounts, Ranks]:
         """The part's results; `wait` is called every tenth of a second until it is read."""
@@ -207,7 +208,7 @@ class _Worker(Generic[_S]):
 
 @contextlib.contextmanager
 def _workers(parts: list[Part], make: Callable[..., _S], done: _Slots | None = None) -> Iterator[list[_Worker[_S]]]:
-    """Forked readers of the parts, that a Ctrl-C stops without a word from them (core/forked.py):
+    """Forked readers of the parts, that a Ctrl-C stops without a word from them (sources/forked.py):
     leaving this block ends them."""
     workers: list[_Worker[_S]] = []
     try:
@@ -236,8 +237,13 @@ class _Total(Generic[_S]):
 
 def summarise(paths: list[str], since: float | None = None, until: float | None = None,
               jobs: int | None = None) -> tuple[Summary, LineCounts]:
-    """Raises InputError (one line) for an input that cannot be read."""
-    return read_inputs(paths, lambda events=None: Summary(since, until, events=events), jobs)
+    """Raises InputError (one line) for an input that cannot be read. The summaries' events past
+    the first thousand wait in temporary files (core/eventlog.py)."""
+
+    def make(events: EventLog | None = None) -> Summary:
+        return Summary(since, until, events=EventLog(spill=tempfile.TemporaryFile) if events is None else events)
+
+    return read_inputs(paths, make, jobs)
 
 
 class Progress:

@@ -1,4 +1,4 @@
-"""core/forked.py: a function run in a forked process gives back its value, or raises what it
+"""sources/forked.py: a function run in a forked process gives back its value, or raises what it
 raised, or says it is gone when the process died; a Ctrl-C is the parent's alone."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from mtptui.core.forked import Forked, Gone
+from mtptui.sources.forked import Forked, Gone
 
 
 def test_the_value_crosses_back_whole():

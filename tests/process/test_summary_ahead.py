@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from mtptui.commands import summary as command
-from mtptui.core import forked, summary
+from mtptui.core import summary
+from mtptui.sources import forked
 from test_many_runs import log, many_runs_log  # noqa: F401 (the fixture shared with the unit tier)
 
 
@@ -69,7 +70,7 @@ def test_when_the_other_process_gives_nothing_this_one_makes_them(log, forks, mo
     alone = written(log, 1, form)
     start = summary.EpochDocs.start_later
 
-    def broken(self, work, share, kept):
+    def broken(self, work, share, kept, start_it):
         def fails(split):
             for f in kept if isinstance(kept, tuple) else (kept,):
                 f.write(b"{broken\n" if isinstance(f, io.BufferedIOBase) else "{broken\n")  # not read: it stopped
@@ -77,7 +78,7 @@ def test_when_the_other_process_gives_nothing_this_one_makes_them(log, forks, mo
             if end == "killed":
                 os._exit(9)
             raise MemoryError("out of memory")
-        start(self, fails, share, kept)
+        start(self, fails, share, kept, start_it)
 
     monkeypatch.setattr(summary.EpochDocs, "start_later", broken)
     assert written(log, 2, form, sink) == alone

@@ -146,3 +146,23 @@ def test_the_finder_finds_the_cycle_this_issue_found(tmp_path):
                                           "mtptui.core.parse.envelope", "mtptui.core.stats"]]
     (pkg / "core/parse/envelope.py").write_text("X = 1\n")
     assert cycles(module_names(pkg)) == []
+
+
+def test_the_lane_takes_whole_modules_from_a_package_never_a_name_of_its_init():
+    """`from package import NAME` fails while the package's __init__ is still loading (NAME is set
+    after its imports: "cannot import name MAX_LINE"); `from package import module` does not, Python
+    imports the module then. So whatever order a future import takes, the lane's imports from mtptui
+    name modules (MAX_LINE lives in core/parse/limits.py, a leaf the parser imports too)."""
+    modules = module_names()
+    lane = modules["mtptui.core._compiled"]
+    names_of_an_init = []
+    for m in _PYX_IMPORT.finditer(lane.read_text()):
+        base, names = m.group(1), m.group(2)
+        if not base or not names or not base.startswith("mtptui") or not modules[base].name == "__init__.py":
+            continue
+        for n in names.split(","):
+            name = n.strip().split()[0] if n.strip() else ""
+            if name and f"{base}.{name}" not in modules:
+                names_of_an_init.append(f"{base}.{name}")
+    assert names_of_an_init == []
+    assert "from mtptui.core.parse.limits import MAX_LINE" in lane.read_text()

@@ -20,13 +20,10 @@ from typing import Final, Literal, TypeAlias
 
 from mtptui.core.parse import events, prefix, sglang, timeparse, vllm
 from mtptui.core.parse.envelope import SHORT_STAMP, EnvelopeError, EnvelopeReader
+from mtptui.core.parse.limits import MAX_LINE
 from mtptui.core.parse.cursors import SAME_ENTRY, Cursors
 from mtptui.core.parse.timeparse import STAMPS, LogDate
 from mtptui.core.records import DECODE, PREFILL, SGLANG, SPEC, BatchStats, Event, LogLine
-
-# Lines longer than this are counted as dropped rather than parsed: no stats line comes near it,
-# and a runaway line (a dumped tensor, a binary blob) must not stall the pipeline.
-MAX_LINE = 1 << 20
 
 # what became of a line (Parsed.outcome)
 BATCH: Final = "batch"
@@ -189,6 +186,9 @@ class LineParser:
         return inner - off
 
     def parse(self, raw: str, host: str | None = None) -> Parsed:
+        """A line (what general() gives for it, faster): by a head remembered from an earlier line
+        where there is one (a busy log repeats each for a second of lines), else by what its start
+        matches (_by_start)."""
         if len(raw) > MAX_LINE:
             return ParsedOther(DROPPED, None, reason=f"line over {MAX_LINE} bytes")
         key = None
@@ -207,30 +207,40 @@ class LineParser:
                         return fast
                     key = None  # a body the fast path does not read: as below, without it
                 else:
-                    self._misses += 1
-                    if self._misses > HEAD_MISSES:
-                        self._misses = 0
-                        self._skip_lookups = HEAD_PAUSE
+                    self._missed()
+        return self._by_start(raw, host, key)
+
+    def _missed(self) -> None:
+        """A head not remembered: after HEAD_MISSES in a row, lookups pause for HEAD_PAUSE lines
+        (stamps with milliseconds, vLLM's lines: nothing repeats)."""
+        self._misses += 1
+        if self._misses > HEAD_MISSES:
+            self._misses = 0
+            self._skip_lookups = HEAD_PAUSE
+
+    def _by_start(self, raw: str, host: str | None, key: str | None) -> Parsed:
+        """A line whose head was not remembered, by what its start matches (_FAST): a batch head
+        (remembered under `key` when the key is that head whole), a Ray actor's line, any other
+        line with SGLang's prefix; each by its fast path, and what that leaves by general()."""
         m = _FAST.match(raw)
-        head = m is not None and m.group(7) is not None  # a batch head
-        if m is not None and head:
+        if m is None:
+            if raw[:1] == "(":
+                fast = self._actor_fast(raw, host, key)
+                if fast is not None:
+                    return fast
+            return self.general(raw, host)
+        if m.group(7) is not None:  # a batch head
             known = self._head(m)
             if key is not None and m.end() == len(key) and known[4] is None:
                 if len(self._heads) >= HEAD_CACHE:
                     self._heads.clear()
                 self._heads[key] = known
             fast = self._fast(known, m.end(), raw, host)
-            if fast is not None:
-                return fast
-        elif m is None and raw[:1] == "(":
-            fast = self._actor_fast(raw, host, key)
-            if fast is not None:
-                return fast
-        if m is not None and not head and "\x00" not in raw and "\r" not in raw and "\x1b" not in raw:
+        elif "\x00" not in raw and "\r" not in raw and "\x1b" not in raw:
             fast = self._fast_other(m, raw, host)
-            if fast is not None:
-                return fast
-        return self.general(raw, host)
+        else:
+            fast = None
+        return self.general(raw, host) if fast is None else fast
 
     def general(self, raw: str, host: str | None = None) -> Parsed:
         """Any line, read step by step: what parse() gives for it, without the fast paths."""

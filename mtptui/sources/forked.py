@@ -1,4 +1,5 @@
-"""A function run on another core: a forked process whose value crosses back pickled.
+"""A function run on another core: a forked process whose value crosses back pickled (here, not in
+core/: the core never forks; `summary`'s EpochDocs is handed this by its caller).
 
 The value (or what it raised) comes back through a file made before the fork, written and read a
 piece at a time, where a pipe would hold all of it at once on each side. The process ignores

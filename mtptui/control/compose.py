@@ -192,21 +192,31 @@ class ComposeTarget(RuntimeTarget):
         command asked; else `up` goes again, and waits for a first one still running (flock), so
         it recreates only what that one left. Said in the action's phases either way."""
         found = await self.containers()
-        want = self._want if self._written and not self._unchanged else None
-        done = [c for c in found if c.run not in mark.runs and c.started_at and (want is None or c.argv == want)]
+        done = self._recreated(found, mark)
         finished = len(done) == self._replicas == len(found)
         if self.on_note is not None:
-            what = "the command asked" if want is not None else "its command"
             self.on_note(f"{self.host}: after the lost link, {len(done)} of {self._replicas} replicas of "
-                         f"{self.sel.service} run {what} in a new run"
-                         + (": the host finished without the console" if finished else
-                            f"; {len(found)} there: asked again, after any still running there (flock)"))
+                         f"{self.sel.service} run {'its command' if self._restarts else 'the command asked'} "
+                         "in a new run" + (": the host finished without the console" if finished else
+                                           f"; {len(found)} there: asked again, after any still running "
+                                           "there (flock)"))
         return finished
+
+    @property
+    def _restarts(self) -> bool:
+        """The next restart restarts the replicas as they are (compose's `restart`), not `up`."""
+        return not self._written or self._unchanged
+
+    def _recreated(self, found: list[Container], mark: Mark) -> list[Container]:
+        """The replicas the restart under way has done: a run since the mark, started, of the
+        command asked (any command, for a restart as is)."""
+        return [c for c in found if c.run not in mark.runs and c.started_at
+                and (self._restarts or c.argv == self._want)]
 
     async def restart(self) -> None:
         """`up` of the override written; a restart where `up` would find nothing to recreate (the
         same override again, as a recovery writes it): a new run to verify either way."""
-        if not self._written or self._unchanged:
+        if self._restarts:
             argv = self.restart_command()
         else:
             argv = self.up_command(self._override is not None)

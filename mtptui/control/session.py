@@ -382,10 +382,7 @@ class HostControl:
                      phases=[p.to_json() for p in outcome.phases])
         if outcome.result == RESULT_INTERRUPTED:
             entry["restored"] = True  # put back as it was (else the result is rollback_failed)
-        # which settings this action saw verified on a new run: what `spec HOST --recover` puts back
-        verified = {"applied": "after", "rolled_back": "before"}.get(outcome.result)
-        if outcome.result == RESULT_INTERRUPTED and action.restarted:
-            verified = "before"
+        verified = _verified_by(outcome, action)
         if verified:
             entry["verified"] = verified
         else:  # verified, then put back after all (an interrupt in the finish): not these settings
@@ -627,6 +624,14 @@ class _Heartbeat:
 
 
 _ACTIONS = (APPLY, REVERT, RESTART, RESTORE)  # the audit entries of one action (not bench's, tune's)
+
+
+def _verified_by(outcome: Outcome, action: Action) -> str | None:
+    """Which settings an ended action saw verified on a new run ("after": its own, "before": those
+    put back), what `spec HOST --recover` puts back; None: neither."""
+    if outcome.result == RESULT_INTERRUPTED and action.restarted:
+        return "before"
+    return {"applied": "after", "rolled_back": "before"}.get(outcome.result)
 
 
 def _verified_on_record(entry: dict[str, Any], action: Action) -> None:

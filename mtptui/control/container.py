@@ -30,7 +30,7 @@ from mtptui.control.target import LOCK_ROOT, HostTarget, UnitState
 from mtptui.sources.base import FAILED, SourceStatus
 from mtptui.sources.container import ContainerLogSource, containers
 from mtptui.sources.journal import Run
-from mtptui.sources.runtime import Container, RuntimeError_, Selector
+from mtptui.sources.runtime import Container, RuntimeError_, Selector, daemon_argv
 from mtptui.transport.aio import wait_for
 from mtptui.transport.errors import TransportError
 from mtptui.transport.process import CompletedCommand, Transport
@@ -73,13 +73,39 @@ class RuntimeTarget(HostTarget):
     compose service's replicas (control/compose.py)."""
 
     def __init__(self, runner: Transport, sel: Selector, *, host: str, sudo: bool = False) -> None:
-        slug = re.sub(r"[^A-Za-z0-9_.-]", "-", sel.name)
-        digest = hashlib.sha256(sel.name.encode() + sel.project_dir.encode()).hexdigest()[:8]
-        super().__init__(runner, sel.name, sudo=sudo, host=host, lock_dir=f"{LOCK_ROOT}/mtptui-{slug}-{digest}")
+        # the lock's name until the daemon is known (identify(): every use of the lock asks first)
+        super().__init__(runner, sel.name, sudo=sudo, host=host, lock_dir=lock_dir_of(sel, ""))
         self.sel = sel
         self.exec_runner = ExecRunner(self)
         self._replaced: frozenset[str] = frozenset()  # the runs at the last mark
         self._last: list[Container] = []  # as the last read() found them
+        self.daemon: str | None = None  # the runtime's identity on this host, once asked
+
+    # --- the daemon, and the lock named by it ------------------------------------------------------
+
+    async def identify(self) -> str:
+        """The daemon's identity, asked once per target: the lock is the container's on that
+        daemon, so two hosts of the config that reach one daemon by two names share it, and one
+        name on two daemons (a rootless and a system one, Docker and Podman) does not."""
+        if self.daemon is None:
+            argv = daemon_argv(self.sel.runtime)
+            r = await self.run(argv, check=False)
+            said = r.stdout.strip()
+            if r.returncode != 0 or not said:
+                raise ControlError(f"{self.host}: `{shlex.join(argv)}` failed: "
+                                   f"{(r.stderr or r.stdout or '').strip()[-200:] or f'exit status {r.returncode}'}")
+            self.daemon = said
+            self.lock_dir = lock_dir_of(self.sel, said)
+        return self.daemon
+
+    async def lock(self, who: str, *, stale_after: float, break_lock: bool = False,
+                   now: float | None = None) -> None:
+        await self.identify()
+        await super().lock(who, stale_after=stale_after, break_lock=break_lock, now=now)
+
+    async def lock_owner(self) -> dict[str, Any] | None:
+        await self.identify()  # the heartbeat, the unlock and a cut-off action's report read it first
+        return await super().lock_owner()
 
     # --- the runtime's answers ---------------------------------------------------------------------
 
@@ -221,6 +247,14 @@ class ContainerFollower:
         await asyncio.wait({self.task})
 
 
+def lock_dir_of(sel: Selector, daemon: str) -> str:
+    """The lock of a target on a daemon (its identity as `daemon_argv` tells it; "" before it is
+    known): readable by its name, unique by a digest of the daemon, the runtime and the target."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]", "-", sel.name)
+    key = "\0".join((daemon, sel.runtime, sel.name, sel.project_dir)) if daemon else sel.name + sel.project_dir
+    return f"{LOCK_ROOT}/mtptui-{slug}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
+
+
 def _quoted_env(env: list[str]) -> dict[str, str]:
     out = {}
     for item in env:
@@ -339,14 +373,16 @@ class ContainerTarget(RuntimeTarget):
         self._swap_spec: str | None = None  # the spec of the container the pending swap sets aside
         self._has_kept = False
         self._stale = False  # NAME-mtptui-old is there, left by an action that did not finish
+        self._leftover = False  # ... by an action whose settings were verified: it goes at finish
 
     def _rt(self, *args: str) -> list[str]:
         return self.priv([self.sel.runtime, *args])
 
     async def read(self) -> UnitState:
+        await self.identify()
         c = await self.first()
         kept = await self.run(self._rt("inspect", "--type", "container", "--", self.kept), check=False)
-        self._stale = kept.returncode == 0 and not self._has_kept
+        self._stale = kept.returncode == 0 and not self._has_kept and not self._leftover
         self._last = [c]
         spec = c.labels.get(SPEC_LABEL)
         base = c.argv
@@ -381,8 +417,21 @@ class ContainerTarget(RuntimeTarget):
         return [self._rt("stop", "-t", str(STOP_S), "--", self.name), self._rt("rename", self.name, self.kept),
                 self._rt("rename", self.new, self.name), self._rt("start", "--", self.name)]
 
+    def settle(self, verified: str | None) -> None:
+        """The audit log says an action verified `verified` (its drop-in: here the spec label)
+        and was cut off before it finished: where the container running now is that very one,
+        the container kept for its rollback is what that action left to remove. A recovery then
+        restarts and verifies the running one, and removes the kept one only after (finish)."""
+        now = self._last[0].labels.get(SPEC_LABEL) if self._last else None
+        if self._stale and now == verified:
+            self._stale, self._leftover = False, True
+
     def commands_for(self, new_dropin: str | None, *, write: bool = True) -> list[list[str]]:
         cmds = list(self.lock_commands())
+        if self._leftover and write and self._last and new_dropin == self._last[0].labels.get(SPEC_LABEL):
+            # a recovery of the settings running now: restarted, verified, then the kept one goes
+            return [*cmds, self._rt("restart", "-t", str(STOP_S), "--", self.name),
+                    self._rt("rm", "-f", "--", self.kept), self.unlock_command()]
         if not write:
             cmds.append(self._rt("restart", "-t", str(STOP_S), "--", self.name))
         else:
@@ -461,9 +510,9 @@ class ContainerTarget(RuntimeTarget):
 
     async def finish(self) -> None:
         """The new container is verified: the old one kept for a rollback goes."""
-        if self._has_kept:
+        if self._has_kept or self._leftover:
             await self.run(self._rt("rm", "-f", "--", self.kept))
-            self._has_kept = False
+            self._has_kept = self._leftover = False
 
 
 def target_for(runner: Transport, sel: Selector, *, host: str, sudo: bool = False) -> ContainerTarget | ComposeTarget:

@@ -122,7 +122,8 @@ class Action:
                  settings: Settings | None = None,
                  on_phase: Callable[[PhaseEvent], None] | None = None,
                  probe: ServerProbe | None = None,
-                 record_phase: Callable[[str], Awaitable[None]] | None = None) -> None:
+                 record_phase: Callable[[str], Awaitable[None]] | None = None,
+                 on_verified: Callable[[], None] | None = None) -> None:
         self.t = target
         self.probe = probe  # the server's HTTP side; None: the journal and systemd decide alone
         self._quiet: tuple[float, float] | None = None  # (since, requests served then): idle per /metrics
@@ -138,6 +139,9 @@ class Action:
         # awaited as each step that touches the host begins: the lock's owner file names the
         # phase before the host changes, so a console killed there is reported at its true phase
         self.record_phase = record_phase
+        # told once the new run is verified, before the finish: the audit log then holds that
+        # verify passed, so a console killed in the finish is recovered forward, not rolled back
+        self.on_verified = on_verified
         self.phases: list[PhaseEvent] = []
         self._t0 = time.monotonic()
         self.verified = ""
@@ -165,6 +169,10 @@ class Action:
             self.phases.append(ev)
         if self.on_phase is not None:
             self.on_phase(ev)
+
+    def note(self, detail: str) -> None:
+        """What the target found on the host, said as the phase under way and kept in the audit."""
+        self._say(self.phase or "lock", "progress", detail, keep=True)
 
     async def _step(self, phase: str, make: Callable[[], Awaitable[_T]], deadline: float, detail: str = "") -> _T:
         """One step, retried across a lost link until the deadline."""
@@ -334,13 +342,20 @@ class Action:
         return await self._step("rollback_verify", read_back, steps_deadline, "the drop-in read back")
 
     async def _finish(self) -> None:
-        """The new run is verified: what the target kept for a rollback goes (a `docker run`
-        container's old container, control/container.py). A failure here is said, not rolled back."""
+        """The new run is verified (said to on_verified first): what the target kept for a
+        rollback goes (a `docker run` container's old container, control/container.py). A
+        failure here is said, not rolled back."""
+        if self.on_verified is not None:
+            self.on_verified()
         finish = getattr(self.t, "finish", None)
-        if finish is None:
-            return
+
+        async def finishing() -> None:
+            await self._held("finish")  # (tests) verified, and what was kept not yet removed
+            if finish is not None:
+                await finish()
+
         try:
-            await self._step("finish", finish, time.monotonic() + UNLOCK_S)
+            await self._step("finish", finishing, time.monotonic() + UNLOCK_S)
         except ControlError:
             pass  # said in the phases; what was kept stays, stopped
 

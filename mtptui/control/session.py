@@ -262,6 +262,10 @@ class HostControl:
                                f"{self.unit} to recover: name a PROFILE, or --revert")
         entry, dropin, argv = found
         before = UnitState(argv=argv, source="the audit log", dropin=dropin, agrees=True, active="")
+        settle = getattr(self.target, "settle", None)  # a container kept by a verified action cut off
+        if settle is not None:
+            await self.state()
+            settle(dropin)
         plan = await self.plan(RESTORE, before=before)
         said = (f"{self.host}: recovering the settings verified by {entry.get('user') or 'someone'} at "
                 f"{lockinfo.clock(entry.get('time'))}: {dropin_name(dropin, argv)}")
@@ -334,7 +338,8 @@ class HostControl:
                         write=plan.action != RESTART, expect_new=expected(plan.new_argv, plan.server_version),
                         expect_old=expected(plan.old_argv, plan.server_version), engine=plan.engine,
                         who=entry["user"], settings=settings, on_phase=on_phase,
-                        probe=ServerProbe(self.endpoint), record_phase=beat.record)
+                        probe=ServerProbe(self.endpoint), record_phase=beat.record,
+                        on_verified=lambda: _verified_on_record(entry, action))
         beat.action = self.action = action
         if self._interrupt is not None:
             action.interrupt(self._interrupt)
@@ -377,12 +382,11 @@ class HostControl:
                      phases=[p.to_json() for p in outcome.phases])
         if outcome.result == RESULT_INTERRUPTED:
             entry["restored"] = True  # put back as it was (else the result is rollback_failed)
-        # which settings this action saw verified on a new run: what `spec HOST --recover` puts back
-        verified = {"applied": "after", "rolled_back": "before"}.get(outcome.result)
-        if outcome.result == RESULT_INTERRUPTED and action.restarted:
-            verified = "before"
+        verified = _verified_by(outcome, action)
         if verified:
             entry["verified"] = verified
+        else:  # verified, then put back after all (an interrupt in the finish): not these settings
+            entry.pop("verified", None)
         audit.append(entry)
         return outcome
 
@@ -542,8 +546,11 @@ class _Heartbeat:
             self.target.on_note = self.note
 
     def note(self, text: str) -> None:
-        """The lock of a gone owner was taken: said as the lock phase's progress."""
-        if self.outer is not None:
+        """The target's word: the lock of a gone owner taken (said as the lock phase's progress),
+        or, while the action runs, what it found on the host (kept in the action's phases)."""
+        if self.action is not None and self.acting and self.action.phase:
+            self.action.note(text)
+        elif self.outer is not None:
             self.outer(PhaseEvent("lock", "progress", text))
 
     async def record(self, phase: str) -> None:
@@ -619,6 +626,21 @@ class _Heartbeat:
 _ACTIONS = (APPLY, REVERT, RESTART, RESTORE)  # the audit entries of one action (not bench's, tune's)
 
 
+def _verified_by(outcome: Outcome, action: Action) -> str | None:
+    """Which settings an ended action saw verified on a new run ("after": its own, "before": those
+    put back), what `spec HOST --recover` puts back; None: neither."""
+    if outcome.result == RESULT_INTERRUPTED and action.restarted:
+        return "before"
+    return {"applied": "after", "rolled_back": "before"}.get(outcome.result)
+
+
+def _verified_on_record(entry: dict[str, Any], action: Action) -> None:
+    """The action's new settings verified, in the audit log before its finish: a console killed
+    from here on leaves an entry whose settings `--recover` keeps (audit.last_verified)."""
+    entry.update(verified="after", phases=[p.to_json() for p in action.phases])
+    audit.append(entry)
+
+
 def _last_unverified(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The last action, where it ended with the host not verified (said again until one verifies)."""
     acted = [e for e in entries if e.get("action") in _ACTIONS]
@@ -628,8 +650,8 @@ def _last_unverified(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
 def _left_unverified(entry: dict[str, Any]) -> bool:
     """An action that ended with the host neither as it asked nor put back verified."""
     result = entry.get("result")
-    if result == RESULT_INTERRUPTED:
-        return entry.get("restored") is not True
+    if result == RESULT_INTERRUPTED:  # cut off after its settings were verified: verified
+        return entry.get("restored") is not True and entry.get("verified") != "after"
     return result in ("rollback_failed", RESULT_LOCK_LOST)
 
 

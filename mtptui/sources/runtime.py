@@ -87,6 +87,16 @@ def default_files_argv(project_dir: str) -> list[str]:
                         f"for f in {overs}; do [ -e \"$f\" ] && {{ echo \"$f\"; break; }}; done; true"]
 
 
+def daemon_argv(runtime: str) -> list[str]:
+    """What names the daemon a client reaches, one line: Docker's engine id with its data root
+    (dockerd 20.10's id is the machine's trust key, /etc/docker/key.json, shared by every daemon
+    of the machine: the data root tells two of them apart), Podman's storage root (no daemon:
+    its store is what two names share)."""
+    if runtime == "podman":
+        return [runtime, "info", "--format", "{{.Store.GraphRoot}}"]
+    return [runtime, "info", "--format", "{{.ID}} {{.DockerRootDir}}"]
+
+
 def inspect_argv(runtime: str, refs: list[str]) -> list[str]:
     return [runtime, "inspect", "--type", "container", "--", *refs]
 

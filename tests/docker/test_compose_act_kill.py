@@ -14,9 +14,8 @@ import subprocess
 from containers import audit_entries, compose_project, digest, killed_at_wait, mtptui
 from test_compose_spec import OVERRIDE, replicas, steps
 
-from mtptui.control.compose import ComposeTarget
-from mtptui.sources.runtime import Selector
-from mtptui.transport.local import LocalRunner
+from mtptui.control.container import lock_dir_of
+from mtptui.sources.runtime import Selector, daemon_argv
 
 
 def spec(d, cfg, audit, *args: str) -> subprocess.CompletedProcess[str]:
@@ -30,7 +29,8 @@ def test_killed_console_is_reported_and_reverted_with_the_users_files_untouched(
     cfg = tmp_path / "config.toml"
     cfg.write_text(f'[[hosts]]\nname = "sim"\ncompose = "{root}"\nservice = "sim"\nlocal = true\n'
                    "[control]\nwait_timeout = 120\n")
-    lock = ComposeTarget(LocalRunner(), Selector("docker", project_dir=str(root), service="sim"), host="sim").lock_dir
+    daemon = dockerd.docker(*daemon_argv("docker")[1:]).stdout.strip()  # the lock is the service's on that daemon
+    lock = lock_dir_of(Selector("docker", project_dir=str(root), service="sim"), daemon)
 
     killed_at_wait(dockerd, "sim", "mtp1", audit=audit, config=cfg)
     cut = replicas(dockerd, root)

@@ -26,9 +26,8 @@ from containers import audit_entries, free_port, inspect, run_sim
 from dockerd import PROJECT
 from test_container_spec import names
 
-from mtptui.control.container import ContainerTarget
-from mtptui.sources.runtime import Selector
-from mtptui.transport.local import LocalRunner
+from mtptui.control.container import lock_dir_of
+from mtptui.sources.runtime import Selector, daemon_argv
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "integration"))
 from hosts import nspawn, rootfs  # noqa: E402
@@ -83,8 +82,9 @@ def until_reconnecting(proc: subprocess.Popen[str], seen: list[str]) -> None:
             return
 
 
-def lock_of(name: str) -> str:
-    return ContainerTarget(LocalRunner(), Selector("docker", container=name), host="far").lock_dir
+def lock_of(d, name: str) -> str:
+    """The container's lock on the tests' dockerd (the daemon's identity names it)."""
+    return lock_dir_of(Selector("docker", container=name), d.docker(*daemon_argv("docker")[1:]).stdout.strip())
 
 
 def hold(tmp_path, when: str) -> tuple[Path, Path]:
@@ -153,7 +153,7 @@ def test_link_cut_mid_wait_ends_verified_with_nothing_left(dockerd, cable, tmp_p
     cmd = inspect(dockerd, name)["Config"]["Cmd"]
     assert cmd[cmd.index("--speculative-num-steps") + 1] == "1"
     assert names(dockerd, name) == {name}  # the kept one removed once the new one was verified
-    assert not os.path.exists(lock_of(name))
+    assert not os.path.exists(lock_of(dockerd, name))
     last = audit_entries(audit)[-1]
     assert last["result"] == "applied" and last["profile"] == "mtp1"
     lost = [p for p in last["phases"] if p["detail"].startswith("link lost")]
@@ -178,7 +178,7 @@ def test_link_cut_while_the_containers_are_swapped_is_finished_on_reconnect(dock
     assert "verified: accept len" in said, said
     cmd = inspect(dockerd, name)["Config"]["Cmd"]
     assert cmd[cmd.index("--speculative-num-steps") + 1] == "1"
-    assert names(dockerd, name) == {name} and not os.path.exists(lock_of(name))
+    assert names(dockerd, name) == {name} and not os.path.exists(lock_of(dockerd, name))
     last = audit_entries(audit)[-1]
     assert last["result"] == "applied"
     assert [p["phase"] for p in last["phases"] if p["detail"].startswith("link lost")] == ["restart"], last["phases"]

@@ -30,15 +30,22 @@ if TYPE_CHECKING:
 _HEALTH_OK = re.compile(r'"GET /health(?:\?[^" ]*)? HTTP/[\d.]+" 200\b')
 # The log read from a start: up to LIMIT_S after it (a large model on a GPU loads for many minutes;
 # a server not ready in three hours is unknown, not read to the end of a log of days), and the
-# first MATCHES of its lines that the grep keeps (the ready lines come within the first few; a
-# probe polling /health every second cannot crowd them out before they come).
+# first MATCHES of its lines that the grep keeps (a start's ready lines are its first one or two;
+# only a server answering /health 200 that many times before its ready line would push it out).
 LIMIT_S = 3 * 3600
 MATCHES = 40
-_GREP = "|".join([re.sub(r"([.^$*+?()[\]{}|\\])", r"\\\1", x) for x in (READY_LINE, HTTP_READY)]
-                 + [r'"GET /health(\?[^" ]*)? HTTP/[0-9.]+" 200'])  # ERE, the words escaped (grep warns of `\ `)
 
 
-def logs_argv(runtime: str, c: Container) -> list[str]:
+def _ere(words: str) -> str:
+    """Words as a POSIX extended regex of themselves (re.escape would escape the spaces too, and
+    GNU grep 3.8+ warns of each escaped space)."""
+    return re.sub(r"([.^$*+?()[\]{}|\\])", r"\\\1", words)
+
+
+_GREP = "|".join([_ere(READY_LINE), _ere(HTTP_READY), r'"GET /health(\?[^" ]*)? HTTP/[0-9.]+" 200'])
+
+
+def run_logs_argv(runtime: str, c: Container) -> list[str]:
     """`logs` of the container's last run, stamped, bounded in time: from its StartedAt."""
     started = c.started_ts or 0.0
     until = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started + LIMIT_S))
@@ -77,7 +84,7 @@ async def container_starts(target: RuntimeTarget, found: list[Container]) -> dic
 
 
 async def _one(target: RuntimeTarget, c: Container) -> float | None:
-    logs = shlex.join(target.priv(logs_argv(target.sel.runtime, c)))
+    logs = shlex.join(target.priv(run_logs_argv(target.sel.runtime, c)))
     try:
         r = await target.runner.run(["sh", "-c", f"{logs} 2>&1 | grep -m {MATCHES} -E {shlex.quote(_GREP)}"],
                                     timeout=20)

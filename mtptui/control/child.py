@@ -13,7 +13,7 @@ import os
 import time
 
 from mtptui.control import systemd
-from mtptui.control.target import UnitState, start_durations
+from mtptui.control.target import HTTP_READY, READY_LINE, UnitState, start_durations
 from mtptui.transport.aio import wait_for
 from mtptui.sources.process import ProcessSource
 from mtptui.transport.errors import TransportError
@@ -46,7 +46,7 @@ class ChildTarget:
 
     def _watch(self, lines: list[str]) -> None:
         for line in lines:
-            if "fired up and ready" not in line and "Application startup complete" not in line:
+            if READY_LINE not in line and HTTP_READY not in line:
                 continue
             if self._run_seen != self.source.starts and self.source.started_at is not None:
                 self._run_seen = self.source.starts

@@ -22,6 +22,7 @@ import shlex
 from dataclasses import replace
 
 from mtptui.control.container import Mark, RuntimeTarget
+from mtptui.control.container_start import container_starts
 from mtptui.control.errors import ControlError
 from mtptui.control.target import UnitState
 from mtptui.sources.runtime import Container, Selector, default_files_argv
@@ -122,7 +123,7 @@ class ComposeTarget(RuntimeTarget):
             raise ControlError(f"{self.host}: the replicas of {self.sel.service} run different commands "
                                f"({', '.join(differ)}): recreate them first (`up -d`)")
         return UnitState(argv=c.argv, base_argv=base, source=" ".join(self.sel.files), dropin=self._override,
-                         agrees=True, active=self.active(c))
+                         agrees=True, active=self.active(c), **await container_starts(self, found))
 
     def render(self, argv: list[str], env: dict[str, str], *, profile: str, written_by: str,
                prefix: str = "") -> str:

@@ -25,6 +25,7 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mtptui.control.container_start import container_starts
 from mtptui.control.errors import ControlError
 from mtptui.control.target import LOCK_ROOT, HostTarget, UnitState
 from mtptui.sources.base import FAILED, SourceStatus
@@ -392,7 +393,7 @@ class ContainerTarget(RuntimeTarget):
             except (ValueError, KeyError, TypeError):
                 raise ControlError(f"{self.host}: {self.name}'s label {SPEC_LABEL} is not mtptui's") from None
         return UnitState(argv=c.argv, base_argv=base, source=f"{self.sel.runtime} inspect {self.name}", dropin=spec,
-                         agrees=True, active=self.active(c))
+                         agrees=True, active=self.active(c), **await container_starts(self, [c]))
 
     def render(self, argv: list[str], env: dict[str, str], *, profile: str, written_by: str,
                prefix: str = "") -> str:

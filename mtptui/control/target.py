@@ -16,7 +16,7 @@ import json
 import os
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -30,8 +30,15 @@ from mtptui.transport.process import CompletedCommand, StreamedProcess, Transpor
 
 LOCK_ROOT = "/run/lock"
 STATUS_PROPS = ("ActiveState", "SubState", "Result", "NRestarts", "MainPID", "ExecMainStatus", "InvocationID")
-# What marks a start and its end in the journal, for the downtime to expect.
-_START_GREP = r"^Started |fired up and ready to roll|Application startup complete"
+# What says a server is ready (the end of a start, for the downtime to expect): SGLang's "The server
+# is fired up and ready to roll!", else uvicorn's "Application startup complete." of that run
+# (vLLM's ready line; SGLang logs it before its warm-up, so there it is not the end). One home for
+# both: ready_at() below, read by the systemd target, the demo child and a container's start
+# (control/container_start.py).
+READY_LINE = "fired up and ready to roll"
+HTTP_READY = "Application startup complete"
+# What marks a start and its end in the journal.
+_START_GREP = rf"^Started |{READY_LINE}|{HTTP_READY}"
 _START_LINES = 60  # the newest matching entries asked for: a start is two or three of them
 _STARTS_KEPT = 5  # the starts a plan shows the median of
 _STARTED_ID = "39f53479d3a045ac8e11786248231fbf"  # systemd's MESSAGE_ID for "Started UNIT"
@@ -539,33 +546,42 @@ def start_durations(json_lines: list[str]) -> list[float]:
         order = sorted(range(len(entries)), key=lambda i: entries[i][1])
     out: list[float] = []
     started: tuple[float, str | None] | None = None  # (time, its run's invocation id)
-    fallback: float | None = None  # uvicorn's startup complete, if no "fired up" comes
+    run: list[tuple[float, str]] = []  # the server's lines of that run: (time, message)
 
     def done() -> None:
-        if started is not None and fallback is not None:
-            out.append(max(0.0, fallback - started[0]))
+        ready = ready_at(run) if started is not None else None
+        if started is not None and ready is not None:
+            # systemd's Started and the server's own line are stamped by different writers: a
+            # server up within a second can come out stamped before it; that start took ~0 s
+            out.append(max(0.0, ready - started[0]))
 
     for i in order:
         e, ts = entries[i]
         msg = e["MESSAGE"]
         if msg.startswith("Started ") and (e.get("MESSAGE_ID") == _STARTED_ID or e.get("_PID", "1") == "1"):
             done()
-            started, fallback = (ts, e.get("INVOCATION_ID")), None
+            started, run = (ts, e.get("INVOCATION_ID")), []
             continue
         if started is None:
             continue
-        run = e.get("_SYSTEMD_INVOCATION_ID")
-        if started[1] and run and run != started[1]:
+        inv = e.get("_SYSTEMD_INVOCATION_ID")
+        if started[1] and inv and inv != started[1]:
             continue  # a line of another run of the unit
-        if "fired up and ready" in msg:
-            # systemd's Started and the server's own line are stamped by different writers: a
-            # server up within a second can come out stamped before it; that start took ~0 s
-            out.append(max(0.0, ts - started[0]))
-            started, fallback = None, None
-        elif "Application startup complete" in msg and fallback is None:
-            fallback = ts
+        run.append((ts, msg))
     done()
     return out
+
+
+def ready_at(lines: Iterable[tuple[float, str]]) -> float | None:
+    """When one run's server said it was ready, from its lines in order ((time, message)): its
+    first READY_LINE, else its first HTTP_READY (a vLLM run has no READY_LINE); None when neither."""
+    http: float | None = None
+    for ts, msg in lines:
+        if READY_LINE in msg:
+            return ts
+        if http is None and HTTP_READY in msg:
+            http = ts
+    return http
 
 
 def _seqnum(e: dict[str, Any]) -> tuple[str, int] | None:

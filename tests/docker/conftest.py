@@ -46,6 +46,23 @@ def dockerd(need, tmp_path_factory):
         d.stop()
 
 
+@pytest.fixture(autouse=True)
+def _containers_removed_at_the_end(request):
+    """Every container a test of this tier made is removed when it ends, passed or failed (`rm
+    --force`: a kill, where compose's `down` waits out each replica's stop): a simulator left
+    running takes the CPU of the tests after it on its worker's daemon (one per worker, its tests
+    one at a time, so what was not there before the test is the test's)."""
+    if "dockerd" not in request.fixturenames:
+        yield
+        return
+    d = request.getfixturevalue("dockerd")
+    before = set(d.docker("ps", "--all", "--quiet", "--no-trunc").stdout.split())
+    yield
+    left = [c for c in d.docker("ps", "--all", "--quiet", "--no-trunc", check=False).stdout.split() if c not in before]
+    if left:
+        d.docker("rm", "--force", *left, check=False)
+
+
 @pytest.fixture
 def audit(tmp_path) -> Path:
     return tmp_path / "audit.jsonl"

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from dockerd import IMAGE, PROJECT, Dockerd
 
+from mtptui.sources.runtime import NUMBER_LABEL, SERVICE_LABEL, WORKDIR_LABEL
+
 SIM = ["python3", "-m", "mtptui.sim", "--model-path", "Qwen/Qwen3-8B", "--tp", "1", "--sim-load", "steady",
        "--sim-startup-seconds", "1", "--decode-log-interval", "10", "--speculative-algorithm", "NEXTN",
        "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"]
@@ -51,6 +53,16 @@ def compose(d: Dockerd, root: Path, *args: str) -> subprocess.CompletedProcess[s
     if r.returncode != 0:
         raise RuntimeError(f"docker-compose {' '.join(args)}: {r.stderr.strip()}")
     return r
+
+
+def replicas(d: Dockerd, root: Path, service: str = "sim") -> list[dict]:
+    """The service's containers as `inspect` tells them, by replica number: found by the labels
+    compose puts on each (its project's directory, the service), as mtptui finds them, with the
+    daemon's own client (no `docker-compose ps`, a Python start of a second or more each)."""
+    ids = d.docker("ps", "--all", "--quiet", "--no-trunc", "--filter", f"label={WORKDIR_LABEL}={root}",
+                   "--filter", f"label={SERVICE_LABEL}={service}").stdout.split()
+    found = json.loads(d.docker("inspect", "--type", "container", *ids).stdout) if ids else []
+    return sorted(found, key=lambda c: int(c["Config"]["Labels"][NUMBER_LABEL]))
 
 
 def digest(root: Path, but: str = "compose.mtptui.yml") -> dict[str, str]:

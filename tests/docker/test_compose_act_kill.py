@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import subprocess
 
-from containers import audit_entries, compose_project, digest, killed_at_wait, mtptui
-from test_compose_spec import OVERRIDE, replicas, steps
+from containers import audit_entries, compose_project, digest, killed_at_wait, mtptui, replicas
+from test_compose_spec import OVERRIDE, steps
 
 from mtptui.control.container import lock_dir_of
 from mtptui.sources.runtime import Selector, daemon_argv

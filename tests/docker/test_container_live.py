@@ -11,7 +11,7 @@ import json
 import subprocess
 import sys
 
-from containers import compose, compose_project, free_port, inspect, mtptui, run_sim
+from containers import compose_project, free_port, inspect, mtptui, run_sim
 from dockerd import Dockerd
 
 from mtptui.sources.container import ContainerLogSource
@@ -144,4 +144,3 @@ def test_compose_replicas_are_engines_of_their_own_in_a_record(dockerd, tmp_path
         first = min(stamp_key(x.split()[0]) for x in got)
         want = [x for x in docker_logs(dockerd, ref[0]) if first <= stamp_key(x.split()[0]) <= last]
         assert sorted(got, key=order) == sorted(want, key=order)
-    compose(dockerd, root, "down")

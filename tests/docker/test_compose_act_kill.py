@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from containers import audit_entries, compose_project, digest, killed_at_wait, mtptui, replicas
+from containers import audit_entries, compose_project, digest, killed_at, mtptui, replicas
 from test_compose_spec import OVERRIDE, steps
 
 from mtptui.control.container import lock_dir_of
@@ -32,7 +32,7 @@ def test_killed_console_is_reported_and_reverted_with_the_users_files_untouched(
     daemon = dockerd.docker(*daemon_argv("docker")[1:]).stdout.strip()  # the lock is the service's on that daemon
     lock = lock_dir_of(Selector("docker", project_dir=str(root), service="sim"), daemon)
 
-    killed_at_wait(dockerd, "sim", "mtp1", audit=audit, config=cfg)
+    killed_at(dockerd, "sim", "mtp1", audit=audit, config=cfg)
     cut = replicas(dockerd, root)
     assert [steps(c) for c in cut] == ["1"]  # the cut-off action's replica runs
     written = (root / OVERRIDE).read_bytes()

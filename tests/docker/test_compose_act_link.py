@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import time
 
 from containers import audit_entries, compose_project, digest
 from test_compose_spec import OVERRIDE, replicas, steps
@@ -25,17 +24,6 @@ from mtptui.control.container import lock_dir_of
 from mtptui.sources.runtime import SERVICE_LABEL, WORKDIR_LABEL, Selector, daemon_argv
 
 cable = link.cable  # the console's netns and the host's sshd, as the `docker run` link test has them
-
-
-def far_compose(tmp_path, h, box, root) -> os.PathLike:
-    known = tmp_path / "known_hosts"
-    known.write_text(f"[{h.gateway}]:{box.port} {box.host_key}\n")
-    cfg = tmp_path / "config.toml"
-    cfg.write_text(f'[[hosts]]\nname = "far"\naddress = "{h.gateway}"\nport = {box.port}\nuser = "{box.user}"\n'
-                   f'identity = "{box.identity}"\nknown_hosts = "{known}"\nssh_config = "/dev/null"\n'
-                   f'compose = "{root}"\nservice = "sim"\nconnect_timeout = 3\nkeepalive_interval = 0.5\n'
-                   "keepalive_count_max = 2\n[control]\nwait_timeout = 120\n")
-    return cfg
 
 
 def hold_up(tmp_path, root) -> tuple:
@@ -72,55 +60,20 @@ exit $rc
     return held, release, log
 
 
-def cut_mid_up(h, proc, held, release, during) -> str:
-    """Once the host's `up` is held mid-way: the cable down, `during()` run, the lines read until
-    the console says it lost the link; the cable up, and the lines read until it has counted the
-    replicas on reconnect; only then the first `up` let go (so that a second one, if asked, is
-    asked while the first still runs there). All the console said."""
-    seen: list[str] = []
-    try:
-        while not held.exists():
-            assert proc.poll() is None, proc.communicate()
-            time.sleep(0.05)
-        h.link(False)
-        during()
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            seen.append(line)
-            if "reconnecting" in line:
-                break
-        h.link(True)
-        for line in proc.stderr:
-            seen.append(line)
-            if "after the lost link" in line:
-                break
-        time.sleep(1.0)  # a second `up` asked now waits for the first on the host
-        release.touch()
-        out, err = proc.communicate(timeout=300)
-    finally:
-        release.touch()
-        h.link(True)
-        if proc.poll() is None:
-            proc.kill()
-    said = "".join(seen) + out + err
-    assert "link lost" in said and proc.returncode == 0, said
-    return said
-
-
 def test_link_cut_mid_up_goes_on_from_where_the_host_stands(dockerd, cable, tmp_path, audit):
     h, box = cable
     root = compose_project(dockerd, tmp_path / "linkup", replicas=2)
     users = digest(root)
     before = {c["Id"] for c in replicas(dockerd, root)}
     held, release, log = hold_up(tmp_path, root)
-    proc = spec_in(h, far_compose(tmp_path, h, box, root), audit, "mtp1")
+    proc = spec_in(h, link.far_config(tmp_path, h, box, f'compose = "{root}"\nservice = "sim"'), audit, "mtp1")
 
     def mid_up() -> None:
         now = replicas(dockerd, root)
         assert any(c["Id"] not in before and steps(c) == "1" for c in now), now  # one recreated, or being
 
     try:
-        said = cut_mid_up(h, proc, held, release, mid_up)
+        said = link.cut_while_held(h, proc, held, release, mid_up, counted="after the lost link")
         assert "verified: accept len" in said, said
         now = replicas(dockerd, root)
         assert [steps(c) for c in now] == ["1", "1"] and all(c["State"]["Running"] for c in now)

@@ -54,13 +54,15 @@ def cable(dockerd, tmp_path, need):
         cluster.stop()
 
 
-def far_config(tmp_path, h, box, name: str) -> Path:
+def far_config(tmp_path, h, box, target: str) -> Path:
+    """The config of host `far`, the sshd beyond the cable, whose server is `target` (TOML: a
+    container, or a compose project and service), with short keepalives so a cut is seen soon."""
     known = tmp_path / "known_hosts"
     known.write_text(f"[{h.gateway}]:{box.port} {box.host_key}\n")
     cfg = tmp_path / "config.toml"
     cfg.write_text(f'[[hosts]]\nname = "far"\naddress = "{h.gateway}"\nport = {box.port}\nuser = "{box.user}"\n'
                    f'identity = "{box.identity}"\nknown_hosts = "{known}"\nssh_config = "/dev/null"\n'
-                   f'container = "{name}"\nconnect_timeout = 3\nkeepalive_interval = 0.5\nkeepalive_count_max = 2\n'
+                   f'{target}\nconnect_timeout = 3\nkeepalive_interval = 0.5\nkeepalive_count_max = 2\n'
                    "[control]\nwait_timeout = 120\n")
     return cfg
 
@@ -73,12 +75,12 @@ def spec_in(h, cfg: Path, audit: Path, profile: str) -> subprocess.Popen[str]:
                             text=True, env=env, stdin=subprocess.DEVNULL, cwd=PROJECT)
 
 
-def until_reconnecting(proc: subprocess.Popen[str], seen: list[str]) -> None:
-    """Reads the console's lines until it says it lost the link (or it ends)."""
+def read_until(proc: subprocess.Popen[str], seen: list[str], words: str) -> None:
+    """Reads the console's lines into `seen` until one says `words` (or it ends)."""
     assert proc.stderr is not None
     for line in proc.stderr:
         seen.append(line)
-        if "reconnecting" in line:
+        if words in line:
             return
 
 
@@ -106,9 +108,12 @@ exit $rc
     return held, release
 
 
-def cut_while_held(h, proc: subprocess.Popen[str], held: Path, release: Path, during) -> str:
+def cut_while_held(h, proc: subprocess.Popen[str], held: Path, release: Path, during,
+                   counted: str | None = None) -> str:
     """Once an answer is held: the cable down, `during()` run, the lines read until the console
-    says it lost the link, the answers let go, the cable up; all the console said."""
+    says it lost the link; then the answers let go and the cable up or, where `counted` is given,
+    the cable up, the lines read until the console says `counted`, and only then the answers let
+    go (the host's command still running as the console comes back). All the console said."""
     seen: list[str] = []
     try:
         while not held.exists():
@@ -116,22 +121,24 @@ def cut_while_held(h, proc: subprocess.Popen[str], held: Path, release: Path, du
             time.sleep(0.05)
         h.link(False)
         during()
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            seen.append(line)
-            if "reconnecting" in line:
-                break
-        release.touch()
-        h.link(True)
+        read_until(proc, seen, "reconnecting")
+        if counted is None:
+            release.touch()
+            h.link(True)
+        else:
+            h.link(True)
+            read_until(proc, seen, counted)
+            time.sleep(1.0)  # a command asked again now meets the first still running on the host
+            release.touch()
         out, err = proc.communicate(timeout=300)
     finally:
         release.touch()
         h.link(True)
         if proc.poll() is None:
             proc.kill()
-    assert "link lost" in "".join(seen), "".join(seen) + out + err
-    assert proc.returncode == 0, "".join(seen) + out + err
-    return "".join(seen) + out + err
+    said = "".join(seen) + out + err
+    assert "link lost" in "".join(seen) and proc.returncode == 0, said
+    return said
 
 
 def test_link_cut_mid_wait_ends_verified_with_nothing_left(dockerd, cable, tmp_path, audit):
@@ -143,7 +150,7 @@ def test_link_cut_mid_wait_ends_verified_with_nothing_left(dockerd, cable, tmp_p
     started = tmp_path / "started"
     held, release = hold(tmp_path, f'{{ [ "$1 $3" != "start {name}" ] || touch {started}; }} && '
                                    f'[ "$1" = inspect ] && [ -e {started} ]')
-    proc = spec_in(h, far_config(tmp_path, h, box, name), audit, "mtp1")
+    proc = spec_in(h, far_config(tmp_path, h, box, f'container = "{name}"'), audit, "mtp1")
 
     def kept() -> None:
         assert names(dockerd, name) == {name, f"{name}-mtptui-old"}  # recreated, the old one kept
@@ -169,7 +176,7 @@ def test_link_cut_while_the_containers_are_swapped_is_finished_on_reconnect(dock
     name = "act-swap"
     run_sim(dockerd, name, free_port())
     held, release = hold(tmp_path, f'[ "$1 $3" = "rename {name}-mtptui-old" ]')
-    proc = spec_in(h, far_config(tmp_path, h, box, name), audit, "mtp1")
+    proc = spec_in(h, far_config(tmp_path, h, box, f'container = "{name}"'), audit, "mtp1")
 
     def aside() -> None:
         assert names(dockerd, name) == {f"{name}-mtptui-old", f"{name}-mtptui-new"}  # the host did the step

@@ -9,41 +9,13 @@ a rollback, and the user's compose files untouched throughout."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
-from containers import audit_entries, compose_project, digest, free_port, inspect, mtptui, run_sim
+from containers import audit_entries, compose_project, digest, free_port, inspect, killed_at, mtptui, run_sim
 from test_compose_spec import OVERRIDE, replicas, steps
 from test_container_spec import names
 
 from mtptui.control.container import lock_dir_of
 from mtptui.sources.runtime import Selector, daemon_argv
-
-
-def killed_at(d, *args: str, audit, phase: str, config=None) -> None:
-    """`mtptui spec ARGS --yes` held at `phase` (MTPTUI_TEST_HOLD), then SIGKILLed: no unlock, no
-    end in the audit log, as a console lost to the OOM killer leaves a host."""
-    import time
-
-    env = dict(d.env, MTPTUI_AUDIT_LOG=str(audit), MTPTUI_TEST_HOLD=phase)
-    cfg = ["--config", str(config) if config is not None else os.devnull]
-    first = subprocess.Popen([sys.executable, "-m", "mtptui", "spec", *cfg, *args, "--yes"], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL)
-    try:
-        assert first.stderr is not None
-        said = []
-        for line in first.stderr:
-            said.append(line)
-            if "held here" in line:
-                break
-        else:
-            raise AssertionError("".join(said) + first.stdout.read() if first.stdout else "")
-        time.sleep(1.0)  # its heartbeat writes the phase into the lock's owner file
-        first.kill()
-        first.wait(timeout=10)
-    finally:
-        if first.poll() is None:
-            first.kill()
 
 
 def lock_of(d, sel: Selector) -> str:

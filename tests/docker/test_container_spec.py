@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import subprocess
 
-from containers import BROKEN, audit_entries, free_port, inspect, killed_at_wait, mtptui, run_sim
+from containers import BROKEN, audit_entries, free_port, inspect, killed_at, mtptui, run_sim
 
 
 def names(d, name: str) -> set[str]:
@@ -55,7 +55,7 @@ def test_a_console_killed_mid_action_is_reported_and_the_kept_container_is_left_
     name = "sim-kill"
     run_sim(dockerd, name, free_port())
     before = inspect(dockerd, name)["Id"]
-    killed_at_wait(dockerd, "--local", "--container", name, "mtp1", audit=audit)
+    killed_at(dockerd, "--local", "--container", name, "mtp1", audit=audit)
     assert names(dockerd, name) == {name, f"{name}-mtptui-old"}  # the new one runs, the old one kept
 
     show = mtptui(dockerd, "spec", "--local", "--container", name, audit=audit)

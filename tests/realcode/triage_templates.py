@@ -15,6 +15,7 @@ import ast
 import json
 import re
 import tempfile
+import threading
 from pathlib import Path
 
 import wheels
@@ -24,6 +25,10 @@ LEVELS = ("error", "exception", "critical", "fatal")
 _CALL = re.compile(rb"\b(?:logger|logging|log)\.(?:error|exception|critical|fatal)\(|\braise \w+(?:Error|Exception)\(")
 _PLACEHOLDER = re.compile(r"%(?:\([^)]*\))?[-+ #0]*\d*(?:\.\d+)?[sdrfigxXeE]")
 # the words that make a raised exception's text a line for the triage (else its traceback's event says it)
+# CPython 3.11.2 (Debian's) can fail ast.parse run in two threads at once with "SystemError: AST
+# constructor recursion depth mismatch" (CPython gh-106905; make test, 13:45): the pool below extracts
+# releases side by side, so their parsing takes turns (it holds the GIL throughout anyway).
+_PARSING = threading.Lock()
 TROUBLE_WORDS = re.compile(r"memory|OOM|NCCL|nccl|died|dead|[Kk]illed|timed out|[Ww]atchdog|crash|terminated")
 FILL = "1"
 
@@ -67,7 +72,8 @@ def templates(root: Path, top: str) -> list[dict]:
         if not _CALL.search(data):
             continue
         try:
-            tree = ast.parse(data)
+            with _PARSING:
+                tree = ast.parse(data)
         except (SyntaxError, ValueError):
             continue
         rel = f.relative_to(root).as_posix()

@@ -81,23 +81,22 @@ def _interrupted() -> int:
 
 
 def run() -> None:
-    """The `mtptui` command: main() in a process that ends with it, without freeing one by one
-    what the command left to its end (commands/process_end.py)."""
-    from mtptui.commands.process_end import command_line_process, exit_now, keeping
-
-    command_line_process()
+    """The `mtptui` command: main(), its exit code once stdout is flushed (_flushed)."""
     code = main()
-    if keeping():
-        code = _flushed(code, sys.argv[1])
-    exit_now(code)
+    raise SystemExit(_flushed(code, sys.argv[1] if len(sys.argv) > 1 else "--help"))
 
 
 def _flushed(code: int, command: str) -> int:
-    """The exit code once stdout is flushed, as main() says a failed write: before an exit that
-    flushes nothing itself (process_end.exit_now), where Python's own would only warn."""
+    """The exit code once stdout is flushed, as main() says a failed write: a broken pipe 141, quietly,
+    any other failed write one line and 1 (Python's own flush at exit would print a traceback-like
+    warning and exit 120). What waits to be written then goes to /dev/null, so that flush finds
+    nothing to fail on. Without a stdout at all (`>&-`: sys.stdout is None) there is nothing to flush."""
+    if sys.stdout is None:
+        return code
     try:
         sys.stdout.flush()
     except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except OSError as e:
         _write_failed(command, e)

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import itertools
 import json
-import os
 import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from typing import Any, TextIO
 
@@ -19,11 +17,9 @@ from mtptui.config import ranges
 from mtptui.core.advisor import advise_last
 from mtptui.core.compare import DELTA_MIN_BATCHES, EpochRow, bucket_cells, delta_text, iter_epoch_rows
 from mtptui.core.loadmatch import CONTEXT, LOAD, Scale
-from mtptui.commands.process_end import kept_to_exit
 from mtptui.core.nogc import without_cycle_collector
 from mtptui.core.recorded import Recorded
 from mtptui.core.summary import EpochDocs
-from mtptui.sources.forked import Forked
 from mtptui.sources.parallel import summarise
 from mtptui.core.timespec import when
 
@@ -141,7 +137,7 @@ def write_json(doc: dict, out: TextIO) -> None:
     for i, (key, value) in enumerate(doc.items()):
         out.write(("{" if not i else ", ") + json.dumps(key) + ": ")
         value = resolved(value)
-        if hasattr(value, "write_json"):  # the epochs, some written by another core (EpochDocs)
+        if hasattr(value, "write_json"):  # the epochs (EpochDocs)
             value.write_json(out)
             continue
         if not hasattr(value, "texts"):
@@ -185,9 +181,9 @@ class _Spool:
     """Lines written now and read back later, in memory up to a megabyte, then on disk: a table's
     later sections while the first is printed from the same pass over 10,000 runs."""
 
-    def __init__(self, file: TextIO | None = None, empty: bool = True) -> None:
-        self.file = file or tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES, mode="w+", encoding="utf-8")
-        self.empty = empty
+    def __init__(self) -> None:
+        self.file = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES, mode="w+", encoding="utf-8")
+        self.empty = True
 
     def __enter__(self) -> _Spool:
         return self
@@ -212,19 +208,12 @@ def _compared(epochs: Iterable[dict]) -> Iterator[tuple[dict, EpochRow]]:
 
 # The runs' sections of the table, each written in one pass over the runs, in this order
 SECTIONS = ("epochs", "load", "context", "paying", "ended")
-# Of 10,000 runs' sections, the share that another core writes (EpochDocs.start_later): it
-# starts while this one describes the series and lists the events, and compares every run first
-RUNS_AHEAD_SHARE = 0.6
 
 
-def _fill(pairs: Iterable[tuple[dict, EpochRow]], ending: _Ending, out: dict[str, _Spool], shown: bool,
-          skip: int = 0) -> None:
-    """The runs' lines of each section (SECTIONS) from their rows, those of the first `skip`
-    runs left out (another process writes them; how each ended is still followed through them)."""
-    for i, (e, r) in enumerate(pairs):
+def _fill(pairs: Iterable[tuple[dict, EpochRow]], ending: _Ending, out: dict[str, _Spool], shown: bool) -> None:
+    """The runs' lines of each section (SECTIONS) from their rows."""
+    for e, r in pairs:
         line = ending.line(e)
-        if i < skip:
-            continue
         if line is not None:
             out["ended"].write(line)
         if not shown:
@@ -247,76 +236,34 @@ def _shown(epochs: Iterable[dict]) -> bool:
     return any(n > 1 for n in hosts.values())
 
 
-def runs_ahead(epochs: EpochDocs, loops: Callable[[], list[dict]]) -> None:
-    """Starts another core on the later runs' sections (Summary.document's `ahead`), a file each."""
-    shown = _shown(epochs)
-    files = tuple(tempfile.TemporaryFile("w+", encoding="utf-8") for _ in SECTIONS)
-
-    def later(split: int) -> dict[str, bool]:  # in the child: which sections it wrote nothing to
-        out = {name: _Spool(f) for name, f in zip(SECTIONS, files)}
-        _fill(epochs.rows(), _Ending(loops()), out, shown, skip=split)
-        for spool in out.values():
-            spool.file.flush()
-        return {name: spool.empty for name, spool in out.items()}
-
-    epochs.start_later(later, RUNS_AHEAD_SHARE, files, Forked)
-
-
-def json_ahead(epochs: EpochDocs, loops: Callable[[], list[dict]]) -> None:
-    """Starts another core on the later epochs' JSON (Summary.document's `ahead`), written to a file."""
-    epochs.make_ahead(tempfile.TemporaryFile("w+b"), Forked)
-
-
 def _runs_lines(epochs: Iterable[dict], loops: list[dict]) -> Iterator[str]:
     """The epochs' sections (runs between restarts with their settings, the host's throughput
     summed over DP groups and its change against the run before and against the last run without
     speculation; then their buckets of load and of context), and how each run ended: from one pass
-    over the epochs, compared, none of them held (the sections wait in spools). After runs_ahead(),
-    another process writes the later runs' lines meanwhile."""
+    over the epochs, compared, none of them held (the sections wait in spools)."""
     shown = _shown(epochs)
-    pairs, ending = _compared(epochs), _Ending(loops)
-    docs = epochs if isinstance(epochs, EpochDocs) else None
-    later = docs.take_later() if docs is not None else None
     with contextlib.ExitStack() as stack:
-        mine = {name: stack.enter_context(_Spool()) for name in SECTIONS}
-        parts = [mine]
-        if docs is not None and later is not None:
-            split, forked, files = later
-            stack.enter_context(forked)
-            _fill(itertools.islice(pairs, split), ending, mine, shown)
-            try:
-                empty = docs.join_later(forked)
-            except Exception:  # noqa: BLE001 - it stopped, or raised: what it wrote not, this one writes
-                for f in files:
-                    f.close()
-            else:
-                parts.append({name: stack.enter_context(_Spool(f, empty[name])) for name, f in zip(SECTIONS, files)})
-                pairs = iter(())
-        _fill(pairs, ending, mine, shown)
+        out = {name: stack.enter_context(_Spool()) for name in SECTIONS}
+        _fill(_compared(epochs), _Ending(loops), out, shown)
         if shown:
             yield from ["", "epochs (runs between restarts; host tok/s: summed over DP groups; "
                             f"changes need {DELTA_MIN_BATCHES} decode lines a DP group):",
                         f"  {'host':<12} {'#':>2} {'from':<19} {'settings':<28} {'decode':>7} {'acc len':>7} "
                         f"{'host tok/s':>10} {'vs prev':>7} {'vs spec off':>11}"]
-            for part in parts:
-                yield from part["epochs"].lines()
+            yield from out["epochs"].lines()
             yield from _bucket_head(LOAD, "epochs at the same load (decode lines by #running-req; tok/s: gen "
                                           f"throughput of a line; changes need {DELTA_MIN_BATCHES} lines in the "
                                           "bucket in both epochs):")
-            for part in parts:
-                yield from part["load"].lines()
-            if not all(part["context"].empty for part in parts):
+            yield from out["load"].lines()
+            if not out["context"].empty:
                 yield from _bucket_head(CONTEXT, "epochs by context (decode lines by tokens in use per running "
                                                  "request; `below`: speculation slower there than the last run "
                                                  "without it):")
-                for part in parts:
-                    yield from part["context"].lines()
-                for part in parts:
-                    yield from part["paying"].lines()
-        if not all(part["ended"].empty for part in parts):
+                yield from out["context"].lines()
+                yield from out["paying"].lines()
+        if not out["ended"].empty:
             yield from ["", "runs (how each ended):"]
-            for part in parts:
-                yield from part["ended"].lines()
+            yield from out["ended"].lines()
 
 
 def _bucket_head(scale: Scale, title: str) -> list[str]:
@@ -450,11 +397,7 @@ def _summary(args: argparse.Namespace) -> int:
 
         raise UsageError("--since is after --until: no record could be in between")
     summary, counts = summarise(args.paths, args.since, args.until, args.jobs)
-    # the epochs' JSON, or the runs' sections, made on two cores when there are two (EpochDocs.start_later)
-    ahead = None
-    if (args.jobs or os.cpu_count() or 1) > 1:
-        ahead = json_ahead if args.json else runs_ahead
-    doc = summary.document(counts.to_json(), ahead=ahead, replicas=counts.replicas)
+    doc = summary.document(counts.to_json(), replicas=counts.replicas)
     seen: dict = {}
     for s in doc["series"]:
         if s["last"] is not None:
@@ -478,5 +421,4 @@ def _summary(args: argparse.Namespace) -> int:
 
         for line in table_lines(doc):
             print(printable(line, newlines=True))
-    kept_to_exit(summary, doc)  # 10,000 runs' objects: not freed one by one once all is written
     return 0

@@ -1,6 +1,5 @@
 """Reading without the cycle collector: for work that makes many short-lived or all-alive objects
-and no cycles. (A command line's process that ends without freeing them is commands/process_end.py:
-the core never ends a process.)"""
+and no cycles."""
 
 from __future__ import annotations
 

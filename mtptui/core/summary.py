@@ -6,14 +6,12 @@ exact over the whole input, in memory that stops growing; its events wait on dis
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
-import shutil
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Protocol, TextIO, TypeVar
+from typing import TextIO
 
 from mtptui.core import compiled
 from mtptui.core.compare import Comparison, EpochRow, compared, iter_epoch_rows
@@ -386,35 +384,21 @@ class Summary:
     def ordered(self) -> list[SeriesSummary]:
         return sorted(self.series.values(), key=lambda s: (s.host or "", rank_key(s.rank), s.engine))
 
-    def document(self, lines: dict, ahead: Callable[[EpochDocs, Callable[[], list[dict]]], None] | None = None,
-                 replicas: dict[str, str] | None = None) -> dict:
+    def document(self, lines: dict, replicas: dict[str, str] | None = None) -> dict:
         """to_json() with the events left in their EventLog (iterate it for their dicts, or its
-        texts() for their JSON): a week of journal has millions. ahead(epochs, crash loops): for
-        AHEAD_MIN_EPOCHS runs or more, called before the series are described, to start another
-        core on the later epochs meanwhile (EpochDocs.start_later); the crash loops a function that
-        finds them when first called (in that process, or after the fork in this one: 10,000 runs'
-        endings are 60M instructions the other core need not wait for). replicas: host -> its compose
-        service or workload (LineCounts.replicas), whose throughput `services` sums (core/services.py)."""
+        texts() for their JSON): a week of journal has millions; and the epochs in an EpochDocs,
+        made one at a time as they are read. replicas: host -> its compose service or workload
+        (LineCounts.replicas), whose throughput `services` sums (core/services.py)."""
         self.flush()
         self._share_descriptions()  # first: describing puts values in order, and the check compares orders
         epochs = self.epochs.all()
-        docs = EpochDocs(epochs)
-        found: list[list[dict]] = []
-
-        def loops() -> list[dict]:
-            if not found:
-                found.append(crash_loops({"host": e.host, "index": e.index, "start": e.start, "end": e.end,
-                                          "ended": e.ending(e.end is None)} if e.may_have_crashed else _NO_CRASH
-                                         for e in epochs))
-            return found[0]
-
-        if ahead is not None and len(epochs) >= AHEAD_MIN_EPOCHS:
-            ahead(docs, loops)
         return {
             "series": [s.to_json() for s in self.ordered()],
             "events": self.events,
-            "epochs": docs,
-            "crash_loops": loops(),
+            "epochs": EpochDocs(epochs),
+            "crash_loops": crash_loops({"host": e.host, "index": e.index, "start": e.start, "end": e.end,
+                                        "ended": e.ending(e.end is None)} if e.may_have_crashed else _NO_CRASH
+                                       for e in epochs),
             "services": service_totals(replicas or {}, self.epochs.epochs),
             "lines": lines,
         }
@@ -427,37 +411,6 @@ class Summary:
         return doc
 
 
-# Runs from which `summary` makes the later epochs' texts or lines on another core (EpochDocs.start_later):
-# below, the fork costs more than it saves. The other process first compares the epochs before
-# its own (a pass, about as costly as writing a run's text), and this one describes the series and
-# writes the events meanwhile: this share of the epochs evens out the CPU time the two spend after
-# the fork (10,000 runs of 100 lines, three turns each: at 0.78 this one spent 206-240 ms, the other
-# 179-192; at 0.92 200-209 against 205-215; the two processes' wall time follows where both run
-# at once). It moves with what a run's text costs against its pass: 0.62 was best when a text cost
-# 278k instructions, 0.78 at 203k, this at 81k (and a pass 65k).
-AHEAD_MIN_EPOCHS = 1000
-AHEAD_SHARE = 0.9
-
-_T_co = TypeVar("_T_co", covariant=True)
-
-
-class Elsewhere(Protocol[_T_co]):
-    """Work running in another process (sources/forked.Forked): its value, or what it raised, once
-    joined; leaving its `with` ends it. The core never starts one: its caller hands it a starter."""
-
-    def join(self) -> _T_co: ...
-
-    def __enter__(self) -> object: ...
-
-    def __exit__(self, *exc: object) -> None: ...
-
-
-# what the other process sends back: what its work returned, and its pass's last rows
-Later = tuple[Any, dict]
-# makes a process that runs a function and gives back its value (sources/forked.Forked)
-Start = Callable[[Callable[[], Later]], Elsewhere[Later]]
-
-
 class EpochDocs:
     """The epochs of `summary --json` (Epoch.to_json() with compare.with_comparison's figures),
     made one at a time each time they are read: 10,000 runs are written, compared and shown
@@ -468,8 +421,6 @@ class EpochDocs:
     def __init__(self, epochs: list[Epoch]) -> None:
         self._epochs = epochs
         self._last: dict[str | None, tuple[dict, EpochRow]] | None = None
-        # start_later()'s: the first epoch the other process makes, it, and what it writes to
-        self._later: tuple[int, Elsewhere[Later], Any] | None = None
 
     def __iter__(self) -> Iterator[dict]:
         return (compared(e, r) for e, r in self._compare(e.to_json() for e in self._epochs))
@@ -493,18 +444,17 @@ class EpochDocs:
             yield e, r
         self._last = last
 
-    def _pass(self, outlined_from: int = 0) -> Iterator[tuple[dict, EpochRow, Epoch]]:
+    def _pass(self) -> Iterator[tuple[dict, EpochRow, Epoch]]:
         """Each epoch with its row, compared with the epochs before it (compare.Comparison): a run
         that is over from its figures as kept (compiled.frozen_row), where built, with its outline
         (Epoch.outline, all that its text and its lines in a table are written around); any other
         with its brief form (Epoch.to_json(brief=True), what the comparison reads of an epoch: each
         rank's n and mean), which has the outline's keys too. A pass that goes through keeps each
-        host's last epoch, brief (what the advice reads), and its row. Before `outlined_from` a
-        run that is over has an empty outline ({}): a pass that writes only the later ones."""
+        host's last epoch, brief (what the advice reads), and its row."""
         comparison = Comparison()
         last: dict[str | None, tuple[Epoch, EpochRow]] = {}
         frozen_row = compiled.frozen_row
-        for i, e in enumerate(self._epochs):
+        for e in self._epochs:
             row = None
             if frozen_row is not None:
                 label, ended = e.label, e.ending(e.end is None)
@@ -513,7 +463,7 @@ class EpochDocs:
                 doc = e.to_json(brief=True)
                 row = comparison.row(doc)
             else:
-                doc = e.outline(label, ended) if i >= outlined_from else _NO_OUTLINE
+                doc = e.outline(label, ended)
             last[e.host] = (e, row)
             yield doc, row, e
         self._last = {host: (e.to_json(brief=True), row) for host, (e, row) in last.items()}
@@ -534,87 +484,11 @@ class EpochDocs:
         return (_text(doc, row, e) for doc, row, e in self._pass())
 
     def write_json(self, out: TextIO) -> None:
-        """Writes json.dumps(list(self)): the texts() one by one, and after make_ahead() the later
-        ones as the other process wrote them, copied whole (a file's bytes into out's, where it
-        has them: 6,000 runs' 27 MB in 5 ms, not the 20 ms of a text each)."""
+        """Writes json.dumps(list(self)): the texts() one by one."""
         out.write("[")
-        passing = self._pass()  # the pass first: it ends, and keeps its last rows
-        later = self.take_later()
-        if later is not None:
-            split, forked, file = later
-            with forked, file:
-                _write_texts(itertools.islice(passing, split), out)
-                try:
-                    self.join_later(forked)
-                except Exception:  # noqa: BLE001 - it stopped, or raised: what it made not, this one makes
-                    _write_texts(passing, out, split > 0)
-                else:
-                    _copy(file, out)
-        else:
-            _write_texts(passing, out)
+        for i, text in enumerate(self.texts()):
+            out.write(", " + text if i else text)
         out.write("]")
-
-    def make_ahead(self, file: BinaryIO, start: Start) -> None:
-        """Starts another process (by `start`) making the texts of the later epochs (start_later),
-        written to `file` (made by the caller, before the fork) as write_json() writes them, while
-        this one describes its series, writes its events and then the first epochs: for 10,000 runs
-        the second core halves what writing their statistics takes."""
-        self.start_later(lambda split: self._make_later(split, file), AHEAD_SHARE, file, start)
-
-    def _make_later(self, split: int, file: BinaryIO) -> None:  # in the child
-        for i, (doc, row, e) in enumerate(self._pass(split)):
-            if i >= split:
-                text = _text(doc, row, e)
-                file.write((", " + text if i else text).encode())  # json's text is ASCII
-        file.flush()
-
-    def start_later(self, work: Callable[[int], Any], share: float, kept: Any, start: Start) -> None:
-        """Starts another process (start(fn): sources/forked.Forked, which the caller hands in) on
-        this share of the epochs, the last ones: work(split) runs there, split the index of the
-        first of them, in a pass over every epoch (a run is compared with the runs before it),
-        and writes what it makes to files made before. Its pass's last rows are sent back
-        (last_rows()). What reads the epochs then takes it (take_later(), with `kept`: those
-        files), makes the first ones itself meanwhile, and joins it (join_later()); should it
-        stop, makes the rest itself: the output byte for byte the same. Only in a process without
-        threads (a fork copies one)."""
-        split = len(self._epochs) - int(len(self._epochs) * share)
-        try:
-            self._later = (split, start(lambda: (work(split), self.last_rows())), kept)
-        except OSError:  # no process to be had (a limit on them, no memory): this one makes them all
-            pass
-
-    def take_later(self) -> tuple[int, Elsewhere[Later], Any] | None:
-        """start_later()'s split, process and what it was given to keep: once."""
-        later, self._later = self._later, None
-        return later
-
-    def join_later(self, forked: Elsewhere[Later]) -> Any:
-        """What the work of start_later() returned, its last rows now this one's; raises as
-        its join does (sources/forked.Forked.join)."""
-        value, self._last = forked.join()
-        return value
-
-
-def _write_texts(items: Iterable[tuple[dict, EpochRow, Epoch]], out: TextIO, after: bool = False) -> None:
-    """The epochs' texts, with `, ` between them (and before the first, `after` others)."""
-    for doc, row, e in items:
-        out.write(", " + _text(doc, row, e) if after else _text(doc, row, e))
-        after = True
-
-
-def _copy(file: BinaryIO, out: TextIO) -> None:
-    """What file holds (ASCII) written to out: its bytes to out's buffer where it has one."""
-    file.seek(0)
-    buffer = getattr(out, "buffer", None)
-    if buffer is None:  # a text in memory (io.StringIO)
-        while chunk := file.read(COPY_BYTES):
-            out.write(chunk.decode("ascii"))
-        return
-    out.flush()  # what out holds goes before
-    shutil.copyfileobj(file, buffer, COPY_BYTES)
-
-
-COPY_BYTES = 1 << 20
 
 
 def _text(doc: dict, row: EpochRow, e: Epoch) -> str:
@@ -627,7 +501,6 @@ def _text(doc: dict, row: EpochRow, e: Epoch) -> str:
 
 
 _NO_CRASH: dict = {}  # what crash_loops() reads of a run that cannot have crashed: no ending
-_NO_OUTLINE: dict = {}  # EpochDocs._pass's, for a run that no one writes
 
 # json.dumps' text; the check for reference cycles left out (a document has none)
 _encode = json.JSONEncoder(check_circular=False).encode

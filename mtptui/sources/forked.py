@@ -1,5 +1,5 @@
 """A function run on another core: a forked process whose value crosses back pickled (here, not in
-core/: the core never forks; `summary`'s EpochDocs is handed this by its caller).
+core/: the core never forks). The readers of a big file's parts run in these (sources/parallel.py).
 
 The value (or what it raised) comes back through a file made before the fork, written and read a
 piece at a time, where a pipe would hold all of it at once on each side. The process ignores

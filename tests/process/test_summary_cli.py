@@ -223,9 +223,8 @@ def test_a_reader_that_goes_away_gets_no_traceback(tmp_path):
 
 @pytest.mark.parametrize("as_json", [True, False])
 def test_the_process_ends_once_all_it_wrote_is_out(tmp_path, capsys, as_json):
-    """The command line's process leaves the runs `summary` made to its end, not freed one by one
-    (commands/process_end.exit_now): it ends with all of its output written first, byte for byte what main()
-    writes, to a pipe and to a file, and with its exit code."""
+    """The command line's process (cli.run) ends with all of its output written, flushed from its buffer,
+    byte for byte what main() writes, to a pipe and to a file, and with its exit code."""
     from mtptui.cli import main
 
     start = ("Mar 09 16:03:25 gpu-a python3[1]: [2026-03-09 16:03:25 TP0] server_args=ServerArgs("
@@ -247,41 +246,22 @@ def test_the_process_ends_once_all_it_wrote_is_out(tmp_path, capsys, as_json):
         assert len(json.loads(want)["epochs"]) == 1500
 
 
-# Run as `python -m mtptui` is (cli.run), with each cycle collection's objects counted from the
-# moment the command leaves what it made to the end of the process (process_end.kept_to_exit, patched
-# before the command's module is imported, which takes it by name)
-_COUNTED_RUN = """
-import gc, sys
-from mtptui import cli
-from mtptui.commands import process_end as nogc
-kept, seen = nogc.kept_to_exit, []
-def counted(*objects):
-    kept(*objects)
-    gc.callbacks.append(lambda phase, info: phase == "start" and seen.append(len(gc.get_objects(info["generation"]))))
-nogc.kept_to_exit = counted
-exit_now = nogc.exit_now
-def reported(code):
-    sys.stderr.write(f"{max(seen, default=0)} {len(gc.get_objects()) + gc.get_freeze_count()}\\n")
-    exit_now(code)
-nogc.exit_now = reported
-sys.argv = ["mtptui", *sys.argv[1:]]
-cli.run()
-"""
-
-
-def test_the_cycle_collector_passes_over_nothing_the_command_left_to_the_end(tmp_path):
-    """Once `summary` has left its 3,000 runs to the end of the process, the cycle collector (on
-    again as the command returns) passes over none of what it made while it was off: its first
-    pass would go over every one of them (35 ms for 10,000 runs)."""
-    start = ("Mar 09 16:03:25 gpu-a python3[1]: [2026-03-09 16:03:25 TP0] server_args=ServerArgs("
-             "model_path='m', speculative_algorithm='EAGLE', speculative_num_steps={})\n")
-    f = tmp_path / "runs.log"
-    f.write_text("".join(start.format(r % 4) + LINE * 4 for r in range(3000)))
-    r = subprocess.run([sys.executable, "-c", _COUNTED_RUN, "summary", "--json", str(f)], capture_output=True)
-    assert r.returncode == 0 and len(json.loads(r.stdout)["epochs"]) == 3000
-    most, alive = map(int, r.stderr.split())
-    assert alive > 30_000  # what the command made is alive at the exit, in the collector's reach or not
-    assert most < 1000, r.stderr
+@pytest.mark.parametrize("as_json", [True, False])
+def test_a_reader_gone_before_the_last_flush_is_141_without_a_word(tmp_path, as_json):
+    """`summary small.log | true`: the output waits in its buffer until the process ends, and the flush
+    there (cli.run) meets a pipe whose reader is gone: exit 141 and nothing on stderr, not Python's own
+    "Exception ignored ... BrokenPipeError" and exit 120."""
+    f = tmp_path / "small.log"
+    f.write_text(LINE * 10)
+    buffered = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        r = subprocess.run([sys.executable, "-m", "mtptui", "summary", *(["--json"] if as_json else []), str(f)],
+                           stdout=write, stderr=subprocess.PIPE, env=buffered)
+    finally:
+        os.close(write)
+    assert (r.returncode, r.stderr) == (141, b"")
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")

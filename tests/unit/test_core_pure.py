@@ -1,7 +1,7 @@
 """The core is pure (issue 44, DESIGN.md's rules): nothing under mtptui/core/ forks, starts a process,
 exits the process, freezes the cycle collector or makes a temporary file. What needs those lives
-where its callers are (sources/forked.py, commands/process_end.py) and is handed in: EpochDocs takes
-the starter of its other process (Forked) and the file it writes to, EventLog the files it spills to.
+where its callers are (sources/forked.py, sources/parallel.py) and is handed in: EventLog takes the
+files it spills to.
 
 Read statically: every module's code (inside functions too), by ast for the .py files and by text for
 the lane's .pyx."""
@@ -91,7 +91,7 @@ def test_nothing_in_core_forks_exits_freezes_or_makes_a_temporary_file():
 
 
 def test_the_checker_finds_each_trick():
-    """What it must find (the old core/forked.py's and commands/process_end.py's ways among them),
+    """What it must find (the ways of the old core/forked.py and of the process end `summary` once had among them),
     and what it must not (a name that only looks like one)."""
     tricks = """
 import os, gc as collector, tempfile

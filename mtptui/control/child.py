@@ -94,7 +94,8 @@ class ChildTarget:
         return UnitState(argv=list(self.source.argv), base_argv=list(self.base_argv),
                          source="the simulator child", dropin=self.dropin, agrees=True,
                          active="active" if self.source.running else "inactive",
-                         last_start_s=starts[-1] if starts else None, starts_s=starts)
+                         last_start_s=starts[-1] if starts else None, starts_s=starts,
+                         starts_from="the simulator's lines")
 
     async def lock(self, who: str, *, stale_after: float, break_lock: bool = False) -> None:
         """One console owns its child: nothing to lock."""

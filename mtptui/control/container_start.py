@@ -74,13 +74,14 @@ def start_seconds(started_at: str, lines: list[str]) -> float | None:
 
 
 async def container_starts(target: RuntimeTarget, found: list[Container]) -> dict[str, Any]:
-    """UnitState's start fields for the target's containers (last_start_s, starts_s): each
+    """UnitState's start fields for the target's containers (last_start_s, starts_s, starts_from): each
     started container's last start, oldest first; unknown where the log cannot be read."""
     runs = sorted((c for c in found if c.started_ts is not None), key=lambda c: c.started_ts or 0.0)
     got = await asyncio.gather(*(_one(target, c) for c in runs))
     # a replica still starting (or never ready) is no start, as a unit's start that never came ready
     starts = [s for s in got if s is not None]
-    return {"last_start_s": starts[-1] if starts else None, "starts_s": starts}
+    return {"last_start_s": starts[-1] if starts else None, "starts_s": starts,
+            "starts_from": f"`{target.sel.runtime} logs`"}
 
 
 async def _one(target: RuntimeTarget, c: Container) -> float | None:

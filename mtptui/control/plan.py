@@ -34,6 +34,7 @@ class Plan:
     current: dict[str, Any] = field(default_factory=dict)  # speculation settings as ExecStart has them now
     last_start_s: float | None = None  # the last start, `Started` to the ready line
     starts_s: list[float] = field(default_factory=list)  # the last few starts, oldest first
+    starts_from: str = "the journal"  # where they were read (UnitState.starts_from)
     prod: bool = False  # the host is tagged prod: its name must be typed to confirm
     where: str = ""  # how the host is reached (user@address:port, "this machine", "simulator")
     warnings: list[str] = field(default_factory=list)
@@ -66,7 +67,7 @@ class Plan:
         """The downtime to expect: the last start, and the median of the last few when there
         are several (`last start 3.8 s (Started → ready), median of 5: 3.9 s`)."""
         if self.last_start_s is None:
-            return "unknown (no start to ready seen in the journal)"
+            return f"unknown (no start to ready seen in {self.starts_from})"
         text = f"last start {duration_text(self.last_start_s)} (Started → ready)"
         if len(self.starts_s) > 1:
             text += f", median of {len(self.starts_s)}: {duration_text(statistics.median(self.starts_s))}"

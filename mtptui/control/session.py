@@ -242,7 +242,8 @@ class HostControl:
         plan = Plan(host=self.host, unit=self.unit, action=action, profile=profile, engine=found.engine,
                     old_argv=list(st.argv), new_argv=new_argv, old_dropin=st.dropin,
                     new_dropin=new_dropin, commands=commands, current=current,
-                    last_start_s=st.last_start_s, starts_s=list(st.starts_s), prod=self.prod, where=self.where)
+                    last_start_s=st.last_start_s, starts_s=list(st.starts_s), starts_from=st.starts_from,
+                    prod=self.prod, where=self.where)
         plan.server_version, plan.version_from = server_version, version_from
         if not st.agrees:
             plan.warnings = ["systemctl show differs from the unit files: a daemon-reload is pending "

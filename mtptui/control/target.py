@@ -56,6 +56,7 @@ class UnitState:
     environment: dict[str, str] = field(default_factory=dict)
     base_argv: list[str] | None = None  # the ExecStart without our drop-in (what a profile edits)
     starts_s: list[float] = field(default_factory=list)  # the last few starts (Started to ready), oldest first
+    starts_from: str = "the journal"  # where the starts are read (a container's: its runtime's logs)
 
     @property
     def base(self) -> list[str]:

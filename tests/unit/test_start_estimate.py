@@ -102,9 +102,10 @@ async def test_the_target_keeps_the_last_five_starts():
     assert await SystemdTarget(FakeRunner("", returncode=1), "a.service").last_start() == []
 
 
-def plan(last, starts) -> Plan:
+def plan(last, starts, **more) -> Plan:
     return Plan(host="gpu1", unit="a.service", action=RESTART, profile=None, engine="sglang", old_argv=["x"],
-                new_argv=["x"], old_dropin=None, new_dropin=None, commands=[], last_start_s=last, starts_s=starts)
+                new_argv=["x"], old_dropin=None, new_dropin=None, commands=[], last_start_s=last, starts_s=starts,
+                **more)
 
 
 def test_the_preview_shows_the_last_start_and_the_median_of_the_last_few():
@@ -113,3 +114,6 @@ def test_the_preview_shows_the_last_start_and_the_median_of_the_last_few():
     assert "downtime: last start 3.8 s (Started → ready)" in plan(3.8, [3.8]).preview_lines()
     assert "downtime: last start 10 min 12 s (Started → ready)" in plan(612.0, []).preview_lines()
     assert "downtime: unknown (no start to ready seen in the journal)" in plan(None, []).preview_lines()
+    # a container's starts are read from its runtime's logs, not a journal
+    assert "downtime: unknown (no start to ready seen in `docker logs`)" in plan(
+        None, [], starts_from="`docker logs`").preview_lines()

@@ -55,14 +55,16 @@ def test_live_shows_the_real_stream_on_the_first_screen(engine, tmp_path, need):
         try:
             # accept len of the real SpecDecoding lines in the rank's panel beside its badge, the
             # settings and the version (asked of the unit's interpreter) in the status bar
+            # "GPU panel off": the host has no GPU tool, said rather than drawn; the probe runs over its
+            # own channel and may answer after the stream's first lines, so it is waited for too
             needed = ("host engine", "SPEC ON", "Engine 000", "ngram steps=3", "vLLM 0.32.0", "LIVE",
-                      "non-default args: speculation ngram")  # the last: the events pane, in vLLM's name
+                      "non-default args: speculation ngram",  # the events pane, in vLLM's name
+                      "GPU panel off")
             screen = pane.wait_for(lambda s: all(x in s for x in needed) and re.search(r"accept len +[1-4]\.\d\d", s),
                                    180)
         finally:
             pane.close()
     assert "KV use -" not in screen, screen  # the CPU build's KV cache is its KV cache
-    assert "GPU panel off" in screen, screen  # the host has none: said, not drawn
 
 
 def test_record_then_summary_gives_the_lines_values(engine, tmp_path):

@@ -207,7 +207,12 @@ async def execute(hc, plan, break_lock: bool):
     bound = -(-hc.settings.put_back_s() // 60)
 
     def stop(why: str) -> None:
-        if hc.interrupt(why):
+        if not hc.interrupt(why):
+            return
+        if hc.finishing:
+            say(f"\nmtptui spec: {why}: {hc.host}'s new settings are verified: kept; removing what was kept for "
+                "a rollback, then done; ctrl-c again to leave it as it stands")
+        else:
             say(f"\nmtptui spec: {why}: stopping; putting {hc.host} back as it was, verified (within {bound:.0f} min "
                 "at most); ctrl-c again to leave it as it stands")
 

@@ -155,6 +155,8 @@ class Action:
         self.abandoned = False
         self.left_at = ""  # the phase it was abandoned at
         self._ending = False  # decided: only the unlock is left
+        self.finishing = False  # verified: only the finish and the unlock are left
+        self._release = asyncio.Event()  # a test's hold (HOLD_ENV) let go
         self._task: asyncio.Task[Any] | None = None
         self._hold = set(filter(None, os.environ.get(HOLD_ENV, "").split(",")))
 
@@ -204,18 +206,22 @@ class Action:
         if phase in self._hold:
             self._hold.discard(phase)
             self._say(phase, "progress", f"held here ({HOLD_ENV})")
-            await asyncio.Event().wait()
+            await self._release.wait()  # an interrupt once verified lets the finish go on
 
     # --- interrupts ------------------------------------------------------------------------------
 
     def interrupt(self, why: str) -> bool:
         """Stops the change and puts the host back as it was, verified (the action's run() then
         returns `interrupted`, exit 130). A rollback under way goes on (it is putting the host
-        back). False when there is nothing to interrupt, or it was already."""
+        back). Once the new run is verified (`finishing`) nothing is put back: the finish, bounded
+        by UNLOCK_S, completes and the action ends applied. False when there is nothing to
+        interrupt, or it was already."""
         if self.interrupted is not None or self.abandoned or self._ending:
             return False
         self.interrupted = why
-        if self._task is not None and not self.putting_back:
+        if self.finishing:
+            self._release.set()
+        elif self._task is not None and not self.putting_back:
             self._task.cancel()
         return True
 
@@ -279,7 +285,10 @@ class Action:
             try:
                 msg = await self._bring_up(self.new_dropin, self.expect_new, "")
                 if self.interrupted is None:
+                    self.finishing = True
                     await self._finish()
+                    if self.interrupted is not None:
+                        msg += f"; {self.interrupted} after verify: kept, not put back"
                     return Outcome(APPLIED, OK, msg, self.phases, *self._times)
                 # its cancel was lost (a wait_for whose inner step ended at that very moment)
                 why, by_interrupt = f"interrupted ({self.interrupted}) at {self.phase}", True

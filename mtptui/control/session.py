@@ -282,6 +282,11 @@ class HostControl:
             return True
         return False
 
+    @property
+    def finishing(self) -> bool:
+        """The action under way has verified its run: an interrupt no longer puts anything back."""
+        return self.action is not None and self.action.finishing
+
     def abandon(self) -> None:
         """The action under way stops at once, leaving the host where it stands."""
         if self.action is not None:

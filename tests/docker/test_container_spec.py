@@ -6,7 +6,10 @@ it back."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
+import sys
 
 from containers import BROKEN, audit_entries, free_port, inspect, killed_at, mtptui, run_sim
 
@@ -71,3 +74,37 @@ def test_a_console_killed_mid_action_is_reported_and_the_kept_container_is_left_
     subprocess.run(["sh", "-c", back], env=dockerd.env, check=True, capture_output=True, timeout=120)
     assert inspect(dockerd, name)["Id"] == before and names(dockerd, name) == {name}
     assert [e["result"] for e in audit_entries(audit)] == ["interrupted", "not_run"]
+
+
+def test_a_ctrl_c_once_verified_keeps_the_new_container_and_removes_the_old(dockerd, audit):
+    # The new container has verified: the first ctrl-c no longer puts the old one back (a second
+    # restart for nothing, the verified settings thrown away); the finish completes, exit 0.
+    name = "sim-int"
+    run_sim(dockerd, name, free_port())
+    env = dict(dockerd.env, MTPTUI_AUDIT_LOG=str(audit), MTPTUI_TEST_HOLD="finish")
+    spec = subprocess.Popen([sys.executable, "-m", "mtptui", "spec", "--config", os.devnull, "--local", "--container",
+                             name, "mtp1", "--yes"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, stdin=subprocess.DEVNULL)
+    try:
+        assert spec.stderr is not None
+        said = []
+        for line in spec.stderr:
+            said.append(line)
+            if "held here" in line:
+                break
+        assert names(dockerd, name) == {name, f"{name}-mtptui-old"}, said  # verified, the old one kept
+        spec.send_signal(signal.SIGINT)
+        out, err = spec.communicate(timeout=120)
+    finally:
+        if spec.poll() is None:
+            spec.kill()
+    err = "".join(said) + err
+    assert spec.returncode == 0, out + err
+    assert "new settings are verified: kept" in err and "putting" not in err, err
+    assert "ctrl-c after verify: kept, not put back" in out, out
+    cmd = inspect(dockerd, name)["Config"]["Cmd"]
+    assert cmd[cmd.index("--speculative-num-steps") + 1] == "1"
+    assert names(dockerd, name) == {name}  # the old one removed: the finish ran to its end
+    entry = audit_entries(audit)[-1]
+    assert (entry["result"], entry.get("verified")) == ("applied", "after"), entry
+    assert ("finish", "ok") in [(p["phase"], p["state"]) for p in entry["phases"]]

@@ -83,24 +83,31 @@ def mtptui(d: Dockerd, *args: str, audit: Path, config: Path | None = None, time
                           text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL, cwd=PROJECT)
 
 
-def killed_at(d: Dockerd, *args: str, audit: Path, phase: str = "wait", config: Path | None = None) -> None:
-    """`mtptui spec ARGS --yes` held at `phase` (MTPTUI_TEST_HOLD), then SIGKILLed: no rollback, no
-    unlock, no audit end, as a console lost to the OOM killer leaves a host."""
-    import time
-
+def held_at(d: Dockerd, *args: str, audit: Path, phase: str, config: Path | None = None
+            ) -> tuple[subprocess.Popen[str], list[str]]:
+    """`mtptui spec ARGS --yes` started and held at `phase` (MTPTUI_TEST_HOLD): the process and
+    what it said on stderr so far."""
     env = dict(d.env, MTPTUI_AUDIT_LOG=str(audit), MTPTUI_TEST_HOLD=phase)
     cfg = ["--config", str(config) if config is not None else os.devnull]
-    first = subprocess.Popen([sys.executable, "-m", "mtptui", "spec", *cfg, *args, "--yes"], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL)
+    spec = subprocess.Popen([sys.executable, "-m", "mtptui", "spec", *cfg, *args, "--yes"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL)
+    assert spec.stderr is not None
+    said = []
+    for line in spec.stderr:
+        said.append(line)
+        if "held here" in line:
+            return spec, said
+    spec.kill()
+    raise AssertionError(f"never held at {phase}: " + "".join(said) + (spec.stdout.read() if spec.stdout else ""))
+
+
+def killed_at(d: Dockerd, *args: str, audit: Path, phase: str = "wait", config: Path | None = None) -> None:
+    """`mtptui spec ARGS --yes` held at `phase`, then SIGKILLed: no rollback, no unlock, no audit
+    end, as a console lost to the OOM killer leaves a host."""
+    import time
+
+    first, _ = held_at(d, *args, audit=audit, phase=phase, config=config)
     try:
-        assert first.stderr is not None
-        said = []
-        for line in first.stderr:
-            said.append(line)
-            if "held here" in line:
-                break
-        else:
-            raise AssertionError(f"never held at {phase}: " + "".join(said) + (first.stdout.read() if first.stdout else ""))
         time.sleep(1.0)  # its heartbeat writes the phase into the lock's owner file
         first.kill()
         first.wait(timeout=10)

@@ -6,12 +6,10 @@ it back."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 
-from containers import BROKEN, audit_entries, free_port, inspect, killed_at, mtptui, run_sim
+from containers import BROKEN, audit_entries, free_port, held_at, inspect, killed_at, mtptui, run_sim
 
 
 def names(d, name: str) -> set[str]:
@@ -81,17 +79,8 @@ def test_a_ctrl_c_once_verified_keeps_the_new_container_and_removes_the_old(dock
     # restart for nothing, the verified settings thrown away); the finish completes, exit 0.
     name = "sim-int"
     run_sim(dockerd, name, free_port())
-    env = dict(dockerd.env, MTPTUI_AUDIT_LOG=str(audit), MTPTUI_TEST_HOLD="finish")
-    spec = subprocess.Popen([sys.executable, "-m", "mtptui", "spec", "--config", os.devnull, "--local", "--container",
-                             name, "mtp1", "--yes"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env, stdin=subprocess.DEVNULL)
+    spec, said = held_at(dockerd, "--local", "--container", name, "mtp1", audit=audit, phase="finish")
     try:
-        assert spec.stderr is not None
-        said = []
-        for line in spec.stderr:
-            said.append(line)
-            if "held here" in line:
-                break
         assert names(dockerd, name) == {name, f"{name}-mtptui-old"}, said  # verified, the old one kept
         spec.send_signal(signal.SIGINT)
         out, err = spec.communicate(timeout=120)

@@ -20,15 +20,19 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mtptui.config.keys import BY_ID
 from mtptui.config.thresholds import Thresholds
 from mtptui.core import alerts
 from mtptui.core.alerts import Alert, epoch_at, where
 from mtptui.core.compare import BucketRow, EpochRow, epoch_rows, iter_epoch_rows, stops_paying_from
+from mtptui.core.epochs import spec_label
 from mtptui.core.gpus import HELD, GpuSample
 from mtptui.core.loadmatch import LOAD, Scale
-from mtptui.core.store import Store, spec_label
+
+if TYPE_CHECKING:  # the dashboard's store: `summary` reads no store and need not load it
+    from mtptui.core.store import Store
 
 
 @dataclass(frozen=True)

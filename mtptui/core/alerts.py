@@ -29,10 +29,13 @@ import math
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from mtptui.config.thresholds import Thresholds
-from mtptui.core.epochs import short_rank_labels
-from mtptui.core.store import Epoch, RankSeries, Store, spec_label
+from mtptui.core.epochs import short_rank_labels, spec_label
+
+if TYPE_CHECKING:  # the dashboard's store: `summary` reads no store and need not load it
+    from mtptui.core.store import Epoch, RankSeries, Store
 
 ERROR = "error"
 WARNING = "warning"

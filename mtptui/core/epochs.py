@@ -9,17 +9,16 @@ Used by the dashboard's store and by `summary`.
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from json.encoder import encode_basestring_ascii
-from typing import Any
+from typing import Any, NamedTuple
 
-from mtptui.core import compiled
-from mtptui.core.loadmatch import Buckets, FrozenBuckets, matched
+from mtptui.core.loadmatch import SCALES, Buckets, matched
 from mtptui.core.parse import events
 from mtptui.core.records import DECODE, SPEC, BatchStats, Event
-from mtptui.core.valueset import FrozenRows, Rows
+from mtptui.core.valueset import STAT_KEYS, Rows
 
 EPOCH_METRICS = ("accept_len", "accept_rate", "gen_throughput")
 # The rank of vLLM spec lines that come before any throughput line of their input: a reader that
@@ -38,6 +37,53 @@ MTPTUI, SYSTEMD, STOPPED, CRASHED, RUNNING, ENDED = (
     "restarted by mtptui", "restarted by systemd", "stopped", "crashed", "still running", "ended")
 LOOP_WINDOW = 600.0  # a crashed run that starts within this of the one before it is in its crash loop
 LOOP_RUNS = 3  # runs in a row that end in the same error: a crash loop
+_BRIEF = STAT_KEYS[:2]  # n and mean: what a comparison reads of a rank's metric
+
+
+class Figures(NamedTuple):
+    """What a run that is over keeps (Epoch.freeze): its ranks in rank order, and as doubles
+    (bytes: one object a run, pickled as it is), each rank's statistics (STAT_KEYS for each of
+    EPOCH_METRICS; a NaN n: no values) and each bucket's decode lines, mean gen throughput and
+    mean accept len, scale after scale (loadmatch.SCALES; NaN: no value)."""
+    ranks: tuple[str, ...]
+    stats: bytes
+    buckets: bytes
+
+    def ranks_json(self, brief: bool = False) -> dict[str, dict[str, dict | None]]:
+        """{rank: {metric: its statistics or None}}, as Rows.describe() (brief: .brief()) gave them."""
+        flat = memoryview(self.stats).cast("d").tolist()
+        keys = _BRIEF if brief else STAT_KEYS
+        out: dict[str, dict[str, dict | None]] = {}
+        at = 0
+        for rank in self.ranks:
+            figures: dict[str, dict | None] = {}
+            for metric in EPOCH_METRICS:
+                n = flat[at]
+                if n == n:
+                    d = dict(zip(keys, flat[at:at + 7]))
+                    d["n"] = int(n)
+                    figures[metric] = d
+                else:
+                    figures[metric] = None
+                at += 7
+            out[rank] = figures
+        return out
+
+    def buckets_json(self) -> dict[str, list[dict]]:
+        """{scale's json_key: its buckets with decode lines}, as Buckets.to_json() gave them."""
+        flat = memoryview(self.buckets).cast("d").tolist()
+        out: dict[str, list[dict]] = {}
+        at = 0
+        for scale in SCALES:
+            rows = out[scale.json_key] = []
+            name = scale.name
+            for label, _ in scale.buckets:
+                decode, gen, accept = flat[at:at + 3]
+                at += 3
+                if decode:
+                    rows.append({name: label, "decode": int(decode), "gen_throughput": None if gen != gen else gen,
+                                 "accept_len": None if accept != accept else accept})
+        return out
 
 
 def error_signature(kind: str, text: str) -> str:
@@ -152,18 +198,21 @@ class Epoch:
     stop: bool = False
     restart_requested: bool = False
     profile: str | None = None
-    # Over for good: its statistics described once and its value sets let go (freeze())
-    frozen: bool = False
+    # Over for good: its figures, made once (freeze()), its rows and buckets let go
+    figures: Figures | None = None
     # its label, once it is over: the one of the same settings (freeze()'s specs), made once
     kept_label: str | None = None
 
-    def freeze(self, specs: dict[tuple, tuple[dict, str]] | None = None, figures: tuple | None = None) -> None:
-        """Keeps this epoch's figures and lets its value sets and sums go: a run that is over
-        takes no more values, and a log of 10,000 runs must cost what one of 10 does. Its
-        to_json() is the same as before. specs: settings already kept (their items -> the dict and its label),
-        whose equal this run's become: a crash loop's 10,000 runs share one. figures: its
-        (per_rank, matched) frozen already, from rows it was not handed (compiled.freeze_rows)."""
-        if self.frozen:
+    @property
+    def frozen(self) -> bool:
+        return self.figures is not None
+
+    def freeze(self, specs: dict[tuple, tuple[dict, str]] | None = None) -> None:
+        """Keeps this epoch's figures (Figures) and lets its rows, value sets and sums go: a run
+        that is over takes no more values, and a log of 10,000 runs must cost what one of 10
+        does. Its to_json() is the same as before. specs: settings already kept (their items ->
+        the dict and its label), whose equal this run's become: a crash loop's 10,000 runs share one."""
+        if self.figures is not None:
             return
         if specs is not None:
             try:
@@ -175,14 +224,16 @@ class Epoch:
                 if kept is None:
                     kept = specs[key] = (self.spec, self.label)
                 self.spec, self.kept_label = kept
-        if figures is not None:
-            self.per_rank, self.matched = figures
-        elif compiled.freeze_figures is not None:
-            self.per_rank, self.matched = compiled.freeze_figures(self.per_rank, self.matched)
-        else:
-            self.per_rank = {rank: FrozenRows(rows) for rank, rows in self.per_rank.items()}
-            self.matched = tuple(FrozenBuckets(b) for b in self.matched)
-        self.frozen = True
+        ranks = tuple(sorted(self.per_rank, key=rank_key))
+        stats: array[float] = array("d")
+        for rank in ranks:
+            stats.extend(self.per_rank[rank].figures())
+        buckets: array[float] = array("d")
+        for b in self.matched:
+            buckets.extend(b.figures())
+        self.figures = Figures(_shared(ranks), stats.tobytes(), buckets.tobytes())
+        self.per_rank = {}
+        self.matched = ()
 
     @property
     def empty(self) -> bool:
@@ -241,9 +292,16 @@ class Epoch:
             rows = self.per_rank[rank] = Rows(EPOCH_METRICS, self.tally, carried)
         return rows
 
-    def stats(self, metric: str, rank: str) -> dict | None:
+    def described(self, rank: str, percentiles: bool = True) -> dict[str, dict | None] | None:
+        """A rank's statistics per metric (Rows.describe), running or over; None: no such rank."""
+        if self.figures is not None:
+            return self.figures.ranks_json(brief=False).get(rank)
         rows = self.per_rank.get(rank)
-        return rows.describe()[metric] if rows is not None else None
+        return rows.describe(percentiles) if rows is not None else None
+
+    def stats(self, metric: str, rank: str) -> dict | None:
+        described = self.described(rank)
+        return described[metric] if described is not None else None
 
     def note_event(self, ev: Event) -> None:
         """What an event says about how this run ends."""
@@ -315,32 +373,26 @@ class Epoch:
         alone, not of every run of a log that restarts thousands of times."""
         return (self.trouble is not None or self.failed is not None) and not self.restart_requested
 
-    def ranks_json(self) -> str:
-        """json.dumps of to_json()'s `ranks`, each rank's statistics written from its rows
-        (FrozenRows.describe_json: a run that is over, from its figures as kept; in C where built,
-        the ranks' order there kept per set of ranks, as a run's comparison keeps it)."""
-        if compiled.ranks_json is not None:
-            text = compiled.ranks_json(self.per_rank)
-            if text is not None:
-                return text
-        ranks = sorted(self.per_rank, key=rank_key)
-        return "{" + ", ".join(f"{encode_basestring_ascii(rank)}: {self.per_rank[rank].describe_json()}"
-                               for rank in ranks) + "}"
-
     def to_json(self, brief: bool = False) -> dict:
         """As in `summary --json`; brief: each rank's statistics only n and mean (no sort)."""
-        ranks = {rank: (self.per_rank[rank].brief() if brief else self.per_rank[rank].describe())
-                 for rank in sorted(self.per_rank, key=rank_key)}
-        return self.outline(self.label, self.ending(self.end is None), ranks,
-                            {b.scale.json_key: b.to_json() for b in self.matched})
-
-    def outline(self, label: str, ended: dict, ranks: dict | None = None, buckets: dict | None = None) -> dict:
-        """to_json() with these ranks and buckets (None: the keys, each None, in their places),
-        its label and ending as given (what a text written around it needs of it)."""
+        f = self.figures
+        if f is not None:
+            ranks, buckets = f.ranks_json(brief), f.buckets_json()
+        else:
+            ranks = {rank: (self.per_rank[rank].brief() if brief else self.per_rank[rank].describe())
+                     for rank in sorted(self.per_rank, key=rank_key)}
+            buckets = {b.scale.json_key: b.to_json() for b in self.matched}
         return {"host": self.host, "index": self.index, "start": self.start, "end": self.end,
-                "reason": self.reason, "label": label, "spec": self.spec, "ended": ended,
-                "decode_batches": self.batches, "ranks": ranks,
-                **(buckets if buckets is not None else dict.fromkeys(b.scale.json_key for b in self.matched))}
+                "reason": self.reason, "label": self.label, "spec": self.spec, "ended": self.ending(self.end is None),
+                "decode_batches": self.batches, "ranks": ranks, **buckets}
+
+
+_SHARED: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _shared(ranks: tuple[str, ...]) -> tuple[str, ...]:
+    """The one tuple equal to these ranks that every run over keeps (10,000 runs of the same ranks: one)."""
+    return _SHARED.setdefault(ranks, ranks)
 
 
 class EpochTracker:
@@ -352,21 +404,6 @@ class EpochTracker:
         self.spec: dict[str | None, dict] = {}  # host -> latest server_args speculation settings
         # the settings of the runs that are over, each once, with their label (Epoch.freeze)
         self._specs: dict[tuple, tuple[dict, str]] = {}
-
-    # A parallel reader's part sends its runs back: packed (compiled.pack_epochs), 5,000 of them
-    # cross in a fraction of the time their objects take one by one.
-    def __getstate__(self) -> dict:
-        state = self.__dict__.copy()
-        if compiled.pack_epochs is not None and compiled.thaw_epochs is not None:
-            state["epochs"] = {host: compiled.pack_epochs(eps) for host, eps in self.epochs.items()}
-            state["packed"] = True
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        if state.pop("packed", False):
-            thaw = compiled.thaw_epochs or compiled._compiled.thaw_epochs  # packed where it was built
-            state["epochs"] = {host: thaw(packed) for host, packed in state["epochs"].items()}
-        self.__dict__.update(state)
 
     def add_batch(self, rec: BatchStats, ts: float) -> None:
         """Counts a record, and its values, into its host's epoch: the dashboard's way (its ring
@@ -416,19 +453,6 @@ class EpochTracker:
             if ev.kind in LIFECYCLE_EVENTS:
                 cur.lifecycle.append((ts, ev.kind))
             cur.note_event(ev)
-
-    def ending(self, ev: Event) -> Epoch | None:
-        """The run that add_event(ev) ends and freezes (_close), if any: a host's run, not its
-        first, whose ranks wait for none before, with batches or settings, that a new process
-        (server_args) or systemd's start of one ends."""
-        epochs = self.epochs.get(ev.host)
-        if not epochs or not _begins_run(ev, epochs[-1]) or not _frozen_when_over(epochs[-1], len(epochs) == 1):
-            return None
-        return epochs[-1]
-
-    def freeze(self, e: Epoch, figures: tuple) -> None:
-        """Freezes a run with its figures made (Epoch.freeze), before the event that ends it."""
-        e.freeze(self._specs, figures)
 
     def _new_epoch(self, host: str | None, ts: float, reason: str) -> Epoch:
         epochs = self.epochs.setdefault(host, [])

@@ -9,16 +9,18 @@ Used by the dashboard's store and by `summary`.
 from __future__ import annotations
 
 import re
-from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
-from mtptui.core.loadmatch import SCALES, Buckets, matched
+from mtptui.core.loadmatch import Buckets, matched
 from mtptui.core.parse import events
 from mtptui.core.records import DECODE, SPEC, BatchStats, Event
-from mtptui.core.valueset import STAT_KEYS, Rows
+from mtptui.core.valueset import Rows
+
+if TYPE_CHECKING:
+    from mtptui.core.figures import Figures
 
 EPOCH_METRICS = ("accept_len", "accept_rate", "gen_throughput")
 # The rank of vLLM spec lines that come before any throughput line of their input: a reader that
@@ -37,53 +39,9 @@ MTPTUI, SYSTEMD, STOPPED, CRASHED, RUNNING, ENDED = (
     "restarted by mtptui", "restarted by systemd", "stopped", "crashed", "still running", "ended")
 LOOP_WINDOW = 600.0  # a crashed run that starts within this of the one before it is in its crash loop
 LOOP_RUNS = 3  # runs in a row that end in the same error: a crash loop
-_BRIEF = STAT_KEYS[:2]  # n and mean: what a comparison reads of a rank's metric
-
-
-class Figures(NamedTuple):
-    """What a run that is over keeps (Epoch.freeze): its ranks in rank order, and as doubles
-    (bytes: one object a run, pickled as it is), each rank's statistics (STAT_KEYS for each of
-    EPOCH_METRICS; a NaN n: no values) and each bucket's decode lines, mean gen throughput and
-    mean accept len, scale after scale (loadmatch.SCALES; NaN: no value)."""
-    ranks: tuple[str, ...]
-    stats: bytes
-    buckets: bytes
-
-    def ranks_json(self, brief: bool = False) -> dict[str, dict[str, dict | None]]:
-        """{rank: {metric: its statistics or None}}, as Rows.describe() (brief: .brief()) gave them."""
-        flat = memoryview(self.stats).cast("d").tolist()
-        keys = _BRIEF if brief else STAT_KEYS
-        out: dict[str, dict[str, dict | None]] = {}
-        at = 0
-        for rank in self.ranks:
-            figures: dict[str, dict | None] = {}
-            for metric in EPOCH_METRICS:
-                n = flat[at]
-                if n == n:
-                    d = dict(zip(keys, flat[at:at + 7]))
-                    d["n"] = int(n)
-                    figures[metric] = d
-                else:
-                    figures[metric] = None
-                at += 7
-            out[rank] = figures
-        return out
-
-    def buckets_json(self) -> dict[str, list[dict]]:
-        """{scale's json_key: its buckets with decode lines}, as Buckets.to_json() gave them."""
-        flat = memoryview(self.buckets).cast("d").tolist()
-        out: dict[str, list[dict]] = {}
-        at = 0
-        for scale in SCALES:
-            rows = out[scale.json_key] = []
-            name = scale.name
-            for label, _ in scale.buckets:
-                decode, gen, accept = flat[at:at + 3]
-                at += 3
-                if decode:
-                    rows.append({name: label, "decode": int(decode), "gen_throughput": None if gen != gen else gen,
-                                 "accept_len": None if accept != accept else accept})
-        return out
+# Runs that are over are frozen this many at a time (EpochTracker.freeze): a crash loop's runs,
+# 100 lines each, are described together, a few hundred in one pass of numpy
+FREEZE_AT = 256
 
 
 def error_signature(kind: str, text: str) -> str:
@@ -208,32 +166,20 @@ class Epoch:
         return self.figures is not None
 
     def freeze(self, specs: dict[tuple, tuple[dict, str]] | None = None) -> None:
-        """Keeps this epoch's figures (Figures) and lets its rows, value sets and sums go: a run
-        that is over takes no more values, and a log of 10,000 runs must cost what one of 10
-        does. Its to_json() is the same as before. specs: settings already kept (their items ->
-        the dict and its label), whose equal this run's become: a crash loop's 10,000 runs share one."""
-        if self.figures is not None:
+        """Keeps this epoch's figures and lets its rows, value sets and sums go (freeze_runs())."""
+        freeze_runs([self], specs)
+
+    def keep_spec(self, specs: dict[tuple, tuple[dict, str]]) -> None:
+        """Its settings become the equal ones kept already (specs: their items -> the dict and its
+        label), or are kept: a crash loop's 10,000 runs share one dict and one label."""
+        try:
+            key = tuple(self.spec.items())
+            kept = specs.get(key)
+        except TypeError:  # a setting that is a list: kept as it is
             return
-        if specs is not None:
-            try:
-                key = tuple(self.spec.items())
-                kept = specs.get(key)
-            except TypeError:  # a setting that is a list: kept as it is
-                pass
-            else:
-                if kept is None:
-                    kept = specs[key] = (self.spec, self.label)
-                self.spec, self.kept_label = kept
-        ranks = tuple(sorted(self.per_rank, key=rank_key))
-        stats: array[float] = array("d")
-        for rank in ranks:
-            stats.extend(self.per_rank[rank].figures())
-        buckets: array[float] = array("d")
-        for b in self.matched:
-            buckets.extend(b.figures())
-        self.figures = Figures(_shared(ranks), stats.tobytes(), buckets.tobytes())
-        self.per_rank = {}
-        self.matched = ()
+        if kept is None:
+            kept = specs[key] = (self.spec, self.label)
+        self.spec, self.kept_label = kept
 
     @property
     def empty(self) -> bool:
@@ -387,12 +333,24 @@ class Epoch:
                 "decode_batches": self.batches, "ranks": ranks, **buckets}
 
 
-_SHARED: dict[tuple[str, ...], tuple[str, ...]] = {}
+def freeze_runs(runs: Sequence[Epoch], specs: dict[tuple, tuple[dict, str]] | None = None) -> None:
+    """Keeps each run's figures (figures.Figures, made for all of them in one pass:
+    figures.freeze) and lets its rows, value sets and sums go: a run that is over takes no more
+    values, and a log of 10,000 runs must cost what one of 10 does. Its to_json() is the same as
+    before. specs: as Epoch.keep_spec's."""
+    runs = [e for e in runs if e.figures is None]
+    if not runs:
+        return
+    from mtptui.core import figures  # and numpy: a log without restarts loads neither
 
-
-def _shared(ranks: tuple[str, ...]) -> tuple[str, ...]:
-    """The one tuple equal to these ranks that every run over keeps (10,000 runs of the same ranks: one)."""
-    return _SHARED.setdefault(ranks, ranks)
+    order = [tuple(sorted(e.per_rank, key=rank_key)) for e in runs]
+    made = figures.freeze([([e.per_rank[r] for r in ranks], e.matched) for e, ranks in zip(runs, order)])
+    for e, ranks, (stats, buckets) in zip(runs, order, made):
+        if specs is not None:
+            e.keep_spec(specs)
+        e.figures = figures.Figures(figures.shared(ranks), EPOCH_METRICS, stats, buckets)
+        e.per_rank = {}
+        e.matched = ()
 
 
 class EpochTracker:
@@ -402,8 +360,10 @@ class EpochTracker:
         self.tally = tally  # the epochs' value sets keep exact sums as they come (Epoch.tally)
         self.epochs: dict[str | None, list[Epoch]] = {}
         self.spec: dict[str | None, dict] = {}  # host -> latest server_args speculation settings
-        # the settings of the runs that are over, each once, with their label (Epoch.freeze)
+        # the settings of the runs that are over, each once, with their label (Epoch.keep_spec)
         self._specs: dict[tuple, tuple[dict, str]] = {}
+        # runs that are over, frozen FREEZE_AT at a time (freeze()): their figures made in one pass
+        self._over: list[Epoch] = []
 
     def add_batch(self, rec: BatchStats, ts: float) -> None:
         """Counts a record, and its values, into its host's epoch: the dashboard's way (its ring
@@ -478,6 +438,7 @@ class EpochTracker:
         a single tracker would have had (used to join the parts of a file read in parallel). Its
         UNRESOLVED ranks take the rank that `ranks_before` (host -> rank) says came before."""
         ranks_before = ranks_before or {}
+        later.freeze()
         for host, eps in later.epochs.items():
             for e in eps:
                 if UNRESOLVED in e.per_rank:
@@ -506,10 +467,24 @@ class EpochTracker:
         on in it: merge()) and one whose vLLM spec lines wait for the rank before (UNRESOLVED):
         each is a single epoch of a part, held until the parts are joined."""
         if _frozen_when_over(e, first):
-            e.freeze(self._specs)
+            e.keep_spec(self._specs)
+            self._over.append(e)
+            if len(self._over) >= FREEZE_AT:
+                self.freeze()
+
+    def freeze(self) -> None:
+        """Freezes the runs that are over and wait for it (freeze_runs): before the runs are read
+        or sent, and every FREEZE_AT of them. Until then each reads as a run that goes on."""
+        freeze_runs(self._over)
+        self._over = []
 
     def all(self) -> list[Epoch]:
+        self.freeze()
         return [e for host in self.epochs for e in self.epochs[host]]
+
+    def __getstate__(self) -> dict:
+        self.freeze()  # a parallel reader's part sends its runs over as their figures
+        return self.__dict__
 
 
 def _begins_run(ev: Event, cur: Epoch) -> bool:

@@ -334,7 +334,7 @@ class Summary:
         for s in self.series.values():
             s.decode.seal()
             s.prefill.seal()
-        for e in self.epochs.all():
+        for e in self.epochs.all():  # which freezes the runs that are over (EpochTracker.freeze)
             for rows in e.per_rank.values():
                 rows.seal()
 

@@ -186,7 +186,8 @@ def _described(bufs: list[array], k: int, m: int) -> list[bytes]:
             at = starts + lo.astype(np.intp)
             a = ordered[at]
             b = ordered[np.minimum(at + 1, starts + n - 1)]
-            o[:, c] = tidied(np.where(lo + 1 >= n, a, a + (b - a) * (pos - lo)))
+            with np.errstate(invalid="ignore"):  # inf - inf: NaN, where `a` is taken (as stats.quantile)
+                o[:, c] = tidied(np.where(lo + 1 >= n, a, a + (b - a) * (pos - lo)))
         o[:, 4] = ordered[starts]
         o[:, 5] = ordered[starts + n - 1]
         o[:, 6] = values[starts + n - 1]  # the last value of each: the rows are in time order

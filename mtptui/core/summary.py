@@ -359,7 +359,7 @@ class Summary:
 
     def document(self, lines: dict, replicas: dict[str, str] | None = None) -> dict:
         """to_json() with the events left in their EventLog (iterate it for their dicts, or its
-        texts() for their JSON): a week of journal has millions; and the epochs in an EpochDocs,
+        json_texts() for their JSON): a week of journal has millions; and the epochs in an EpochDocs,
         made one at a time as they are read. replicas: host -> its compose service or workload
         (LineCounts.replicas), whose throughput `services` sums (core/services.py)."""
         self.flush()

@@ -9,6 +9,7 @@ Used by the dashboard's store and by `summary`.
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -42,6 +43,9 @@ LOOP_RUNS = 3  # runs in a row that end in the same error: a crash loop
 # Runs that are over are frozen this many at a time (EpochTracker.freeze): a crash loop's runs,
 # 100 lines each, are described together, a few hundred in one pass of numpy
 FREEZE_AT = 256
+# A run's rows are kept as its series handed them over until this many (Epoch.take_rows), then
+# folded into its ranks' Rows and its Buckets: a crash loop's run is never folded
+TAKEN_ROWS = 1 << 14
 
 
 def error_signature(kind: str, text: str) -> str:
@@ -160,6 +164,44 @@ class Epoch:
     figures: Figures | None = None
     # its label, once it is over: the one of the same settings (freeze()'s specs), made once
     kept_label: str | None = None
+    # `summary`'s rows of it as its series handed them over (take_rows): (rank, the rows as
+    # doubles, in the fields `taken_names`), not yet in its ranks' Rows and its Buckets (fold()).
+    # A run of a crash loop stays so until its figures are made from them (freeze_runs).
+    taken: list[tuple[str, bytes]] = field(default_factory=list)
+    taken_names: tuple[str, ...] = ()
+    taken_rows: int = 0
+
+    def take_rows(self, rank: str, rows: array[float], names: tuple[str, ...]) -> None:
+        """A rank's rows (summary's hand-over: rows of these fields, EPOCH_METRICS first), kept as
+        they are until it is over or they are many (TAKEN_ROWS: then folded)."""
+        if names != self.taken_names:
+            self.fold()
+            self.taken_names = names
+        self.taken.append((rank, rows.tobytes()))
+        self.taken_rows += len(rows) // len(names)
+        if self.taken_rows >= TAKEN_ROWS:
+            self.fold()
+
+    def fold(self) -> None:
+        """Hands the rows taken (take_rows) to its ranks' Rows and its Buckets: before they are
+        read as those (to_json, a merge), and when they are many (a long run)."""
+        if not self.taken:
+            return
+        names = self.taken_names
+        carried = names[len(EPOCH_METRICS):]
+        for rank, raw in self.taken:
+            rows: array[float] = array("d")
+            rows.frombytes(raw)
+            self.rows(rank, carried).add_rows(rows, names)
+            for b in self.matched:
+                b.add_rows(rows, names)
+        self.taken = []
+        self.taken_rows = 0
+
+    @property
+    def ranks(self) -> list[str]:
+        """Its ranks, in the order their rows came."""
+        return list(dict.fromkeys([*self.per_rank, *(rank for rank, _ in self.taken)]))
 
     @property
     def frozen(self) -> bool:
@@ -187,6 +229,8 @@ class Epoch:
 
     def absorb(self, other: Epoch) -> None:
         """Adds another epoch's statistics to this one (the same epoch, read in two parts)."""
+        self.fold()
+        other.fold()
         if self.trouble is None:
             self.trouble, self.ready_after_trouble = other.trouble, other.ready_after_trouble
         elif other.trouble is not None or any(k == "ready" for _, k in other.lifecycle):
@@ -213,6 +257,7 @@ class Epoch:
     def rename_rank(self, old: str, new: str) -> None:
         """Moves one rank's statistics to another name, merging with what that name has, and
         keeping the place of the first of the two in the order ranks were seen."""
+        self.fold()
         merged: dict[str, Rows] = {}
         for rank, rows in self.per_rank.items():
             if rank == old or rank == new:
@@ -242,6 +287,7 @@ class Epoch:
         """A rank's statistics per metric (Rows.describe), running or over; None: no such rank."""
         if self.figures is not None:
             return self.figures.ranks_json(brief=False).get(rank)
+        self.fold()
         rows = self.per_rank.get(rank)
         return rows.describe(percentiles) if rows is not None else None
 
@@ -322,6 +368,7 @@ class Epoch:
     def to_json(self, brief: bool = False) -> dict:
         """As in `summary --json`; brief: each rank's statistics only n and mean (no sort)."""
         f = self.figures
+        self.fold()
         if f is not None:
             ranks, buckets = f.ranks_json(brief), f.buckets_json()
         else:
@@ -343,14 +390,25 @@ def freeze_runs(runs: Sequence[Epoch], specs: dict[tuple, tuple[dict, str]] | No
         return
     from mtptui.core import figures  # and numpy: a log without restarts loads neither
 
-    order = [tuple(sorted(e.per_rank, key=rank_key)) for e in runs]
-    made = figures.freeze([([e.per_rank[r] for r in ranks], e.matched) for e, ranks in zip(runs, order)])
-    for e, ranks, (stats, buckets) in zip(runs, order, made):
+    # a run whose rows are all as its series handed them over (a crash loop's) is frozen from
+    # them; any other from its ranks' Rows and its Buckets, the rows it took folded into them first
+    taken = [e for e in runs if e.taken and not e.per_rank and not any(b.holds() for b in e.matched)]
+    rest = [e for e in runs if not (e.taken and not e.per_rank and not any(b.holds() for b in e.matched))]
+    for e in rest:
+        e.fold()
+    order = {id(e): tuple(sorted(e.ranks, key=rank_key)) for e in runs}
+    made = dict(zip(map(id, taken), figures.freeze_taken(
+        [(order[id(e)], e.taken, e.taken_names) for e in taken], len(EPOCH_METRICS))))
+    made.update(zip(map(id, rest), figures.freeze(
+        [([e.per_rank[r] for r in order[id(e)]], e.matched) for e in rest])))
+    for e in runs:
         if specs is not None:
             e.keep_spec(specs)
-        e.figures = figures.Figures(figures.shared(ranks), EPOCH_METRICS, stats, buckets)
+        stats, buckets = made[id(e)]
+        e.figures = figures.Figures(figures.shared(order[id(e)]), EPOCH_METRICS, stats, buckets)
         e.per_rank = {}
         e.matched = ()
+        e.taken = []
 
 
 class EpochTracker:
@@ -441,7 +499,7 @@ class EpochTracker:
         later.freeze()
         for host, eps in later.epochs.items():
             for e in eps:
-                if UNRESOLVED in e.per_rank:
+                if UNRESOLVED in e.ranks:
                     e.rename_rank(UNRESOLVED, ranks_before.get(host, ""))
             mine = self.epochs.setdefault(host, [])
             for i, e in enumerate(eps):
@@ -498,7 +556,7 @@ def _begins_run(ev: Event, cur: Epoch) -> bool:
 def _frozen_when_over(e: Epoch, first: bool) -> bool:
     """Whether a run that another ended is frozen (EpochTracker._close): not a host's first, nor one
     whose vLLM spec lines wait for the rank before."""
-    return not first and UNRESOLVED not in e.per_rank
+    return not first and UNRESOLVED not in e.ranks
 
 
 def crash_loops(epochs: Iterable[dict]) -> list[dict]:

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mtptui.core.loadmatch import SCALES, Buckets
+from mtptui.core.loadmatch import SCALES, Buckets, Scale
 from mtptui.core.stats import tidy
 from mtptui.core.valueset import STAT_KEYS, Rows
 
@@ -100,6 +100,51 @@ def freeze(runs: Sequence[tuple[Sequence[Rows], Sequence[Buckets]]]) -> list[tup
     return out
 
 
+def freeze_taken(runs: Sequence[tuple[tuple[str, ...], list[tuple[str, bytes]], tuple[str, ...]]],
+                 m: int) -> list[tuple[bytes, bytes]]:
+    """freeze() of runs whose rows are all still as their series handed them over (Epoch.take_rows):
+    (its ranks in order, its chunks of rows (rank, the rows as doubles), their fields, the m
+    metrics first). The runs' rows are read as one table: each rank's statistics from its rows
+    (in time order), each scale's buckets from all the run's rows."""
+    out: list[tuple[bytes, bytes]] = []
+    by_names: dict[tuple[str, ...], list[int]] = {}
+    for i, (_, _, names) in enumerate(runs):
+        by_names.setdefault(names, []).append(i)
+    made: dict[int, tuple[bytes, bytes]] = {}
+    for names, at in by_names.items():
+        k = len(names)
+        pieces: list[bytes] = []
+        groups: list[int] = []
+        lengths: list[int] = []
+        run_rows: list[int] = []
+        g = 0
+        for i in at:
+            ranks, chunks, _ = runs[i]
+            place = {rank: g + j for j, rank in enumerate(ranks)}
+            rows = 0
+            for rank, raw in chunks:
+                pieces.append(raw)
+                groups.append(place[rank])
+                n = len(raw) // (8 * k)
+                lengths.append(n)
+                rows += n
+            run_rows.append(rows)
+            g += len(ranks)
+        data = np.frombuffer(b"".join(pieces), dtype=np.float64).reshape(-1, k)
+        every = np.repeat(np.asarray(groups, dtype=np.int32 if g < 2**31 else np.int64), lengths)
+        order = np.argsort(every.astype(np.uint16) if g < 2**16 else every, kind="stable")  # a rank's rows together, in order
+        stats = _described_rows(data[order], every[order], g, m)
+        runs_of = np.repeat(np.arange(len(at)), run_rows)
+        buckets = [_split_rows(scale, data, names, runs_of, len(at)) for scale in SCALES]
+        g = 0
+        for j, i in enumerate(at):
+            n = len(runs[i][0])
+            made[i] = (b"".join(stats[g:g + n]), b"".join(scale_figures[j] for scale_figures in buckets))
+            g += n
+    out = [made[i] for i in range(len(runs))]
+    return out
+
+
 def _rows_figures(all_rows: list[Rows]) -> list[bytes]:
     """Each Rows' statistics as doubles (Rows.figures); those of the same fields whose values all
     wait in their buffers, described together (_described)."""
@@ -117,13 +162,24 @@ def _rows_figures(all_rows: list[Rows]) -> list[bytes]:
     return [b"" if f is None else f for f in out]
 
 
-def _sums(values: list[float], ends: list[int]) -> list[float]:
-    """The exact sum (math.fsum's) of each run of values that ends where `ends` say, one after another."""
-    out = []
-    a = 0
-    for b in ends:
-        out.append(fsum(values[a:b]))
-        a = b
+def _means(values: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """tidy(math.fsum(v) / len(v)) of each group's values v (one group after another, n values
+    each, every n above 0), to the bit. Each group is summed in numpy, with a bound on that sum's
+    error (n ulps of the sum of magnitudes, twice over): the exact sum lies within it, and so,
+    rounding being monotone, does fsum's, and tidy of fsum's over n lies between tidy of the
+    bounds' over n. Where those two are one double, it is the mean; elsewhere (a mean a hair from
+    a tie of the 9th place, a value not finite) math.fsum sums the group."""
+    starts = np.cumsum(n) - n
+    with np.errstate(all="ignore"):
+        total = np.add.reduceat(values, starts)
+        bound = np.add.reduceat(np.abs(values), starts) * n * 2.0**-51 + 2.0**-1000
+        out = tidied(total / n)
+        sure = tidied((total - bound) / n) == tidied((total + bound) / n)
+    if not sure.all():
+        flat = values.tolist()
+        for i in np.flatnonzero(~sure).tolist():
+            a = int(starts[i])
+            out[i] = tidy(fsum(flat[a:a + int(n[i])]) / int(n[i]))
     return out
 
 
@@ -164,7 +220,12 @@ def _described(bufs: list[array], k: int, m: int) -> list[bytes]:
     g = len(bufs)
     lengths = np.fromiter((len(b) // k for b in bufs), dtype=np.intp, count=g)
     data = np.frombuffer(b"".join(bufs), dtype=np.float64).reshape(-1, k)
-    every = np.repeat(np.arange(g), lengths)
+    return _described_rows(data, np.repeat(np.arange(g), lengths), g, m)
+
+
+def _described_rows(data: np.ndarray, every: np.ndarray, g: int, m: int) -> list[bytes]:
+    """_described() of rows of g groups (every: each row's group; a group's rows one after
+    another, in time order)."""
     out = np.full((g, m, _K), np.nan)
     for j in range(m):
         column = data[:, j]
@@ -179,7 +240,7 @@ def _described(bufs: list[array], k: int, m: int) -> list[bytes]:
         ordered = _in_order(values, counts, ids)
         o = np.empty((len(n), _K))
         o[:, 0] = n
-        o[:, 1] = tidied(np.asarray(_sums(values.tolist(), ends[has].tolist())) / n)
+        o[:, 1] = _means(values, n)
         for c, q in ((2, 0.5), (3, 0.9)):  # stats.quantile's
             pos = (n - 1) * q
             lo = np.floor(pos)
@@ -222,27 +283,33 @@ def _split(all_buckets: list[Buckets], names: tuple[str, ...]) -> Iterable[bytes
     """Buckets of one scale whose lines wait in rows of these fields: each one's decode lines,
     mean gen throughput and mean accept len per bucket (ExactSum.mean's), as doubles."""
     scale = all_buckets[0].scale
-    g, nb = len(all_buckets), len(scale.buckets)
+    g = len(all_buckets)
     k = len(names)
     lengths = np.fromiter((len(b.rows) // k for b in all_buckets), dtype=np.intp, count=g)
     data = np.frombuffer(b"".join(b.rows for b in all_buckets), dtype=np.float64).reshape(-1, k)
+    return _split_rows(scale, data, names, np.repeat(np.arange(g), lengths), g)
+
+
+def _split_rows(scale: Scale, data: np.ndarray, names: tuple[str, ...], every: np.ndarray, g: int) -> list[bytes]:
+    """_split() of rows of g groups (every: each row's group, in order)."""
+    nb = len(scale.buckets)
     columns = [data[:, names.index(name)] for name in scale.row]
     nk = len(scale.fields)
     keys = np.asarray(scale.keys(*map(_doubles, columns[:nk])), dtype=np.float64)
     bounds = np.asarray(scale.bounds)
     inside = keys >= bounds[0]  # NaN: in no bucket
-    bucket = np.searchsorted(bounds, keys[inside], side="right") - 1  # bisect_right's
-    ids = np.repeat(np.arange(g), lengths)[inside]  # in order
-    gen, accept = columns[nk][inside], columns[nk + 1][inside]
-    out = np.full((g, nb, 3), np.nan)
-    for i in range(nb):
-        here = bucket == i
-        out[:, i, 0] = np.bincount(ids[here], minlength=g)
-        for c, column in ((1, gen[here]), (2, accept[here])):
-            present = ~np.isnan(column)
-            counts = np.bincount(ids[here][present], minlength=g)
-            has = counts > 0
-            if has.any():
-                sums = _sums(column[present].tolist(), np.cumsum(counts)[has].tolist())
-                out[has, i, c] = tidied(np.asarray(sums) / counts[has])
-    return (block.tobytes() for block in out)
+    # each line's group and bucket, the lines put in that order (a stable sort of small integers)
+    cells = every[inside] * nb + (np.searchsorted(bounds, keys[inside], side="right") - 1)  # bisect_right's
+    order = np.argsort(cells.astype(np.uint16) if g * nb < 2**16 else cells, kind="stable")
+    cells = cells[order]
+    out = np.full((g * nb, 3), np.nan)
+    out[:, 0] = np.bincount(cells, minlength=g * nb)
+    for c, column in ((1, columns[nk]), (2, columns[nk + 1])):
+        values = column[inside][order]
+        present = ~np.isnan(values)
+        counts = np.bincount(cells[present], minlength=g * nb)
+        has = counts > 0
+        if has.any():
+            out[has, c] = _means(values[present], counts[has])
+    out = out.reshape(g, nb * 3)
+    return [block.tobytes() for block in out]

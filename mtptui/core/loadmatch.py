@@ -231,6 +231,10 @@ class Buckets:
                 for i, (label, _) in enumerate(self.scale.buckets) if self.decode[i]]
 
 
+    def holds(self) -> bool:
+        """Whether any line reached these buckets."""
+        return bool(self.buf or self.rows or any(self.decode))
+
     def figures(self) -> list[float]:
         """Each bucket's decode lines, mean gen throughput and mean accept len (NaN: none), in
         the scale's order: what a run that is over keeps (epochs.Figures). A short run's lines,

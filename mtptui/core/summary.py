@@ -142,11 +142,11 @@ class SeriesSummary:
             return
         if len(buf) > at:
             rows = buf if at == 0 else buf[at:]
-            # the epoch's buckets take the rows whole (they pair a line's load with its throughput)
-            for buckets in epoch.matched:
-                buckets.add_rows(rows, d.names)
-            if not self.epoch_whole:
-                epoch.rows(self.rank, EPOCH_CARRIED).add_rows(rows, d.names)
+            if self.epoch_whole:  # its ranks' rows: a copy of the series' value sets (settle()); its buckets take these
+                for buckets in epoch.matched:
+                    buckets.add_rows(rows, d.names)
+            else:  # the rows whole, for its ranks and its buckets (which pair a line's load with its throughput)
+                epoch.take_rows(self.rank, rows, d.names)
         self._count_over(epoch)
 
     def _count_over(self, epoch: Epoch) -> None:
@@ -335,6 +335,7 @@ class Summary:
             s.decode.seal()
             s.prefill.seal()
         for e in self.epochs.all():  # which freezes the runs that are over (EpochTracker.freeze)
+            e.fold()  # the runs that go on: their rows in their value sets, on this core
             for rows in e.per_rank.values():
                 rows.seal()
 

@@ -150,11 +150,21 @@ def pooled_mean(ranks: dict, metric: str) -> float | None:
 def _pooled(stats: list[dict]) -> float | None:
     """The mean over every value of these statistics (a metric's of some ranks), from each one's
     mean and count."""
+    return _pooled_n(stats)[0]
+
+
+def _pooled_n(stats: list[dict]) -> tuple[float | None, int]:
+    """_pooled(), and the count of the values."""
     if len(stats) == 1:
-        mean: float = stats[0]["mean"]  # as it is, without the rounding of mean * n / n
-        return mean
-    n = sum(s["n"] for s in stats)
-    return sum(s["mean"] * s["n"] for s in stats) / n if n else None
+        one = stats[0]
+        return one["mean"], one["n"]  # the mean as it is, without the rounding of mean * n / n
+    n = 0
+    total = 0  # summed as sum() sums: from the int 0, in order
+    for s in stats:
+        k = s["n"]
+        n += k
+        total += s["mean"] * k
+    return (total / n if n else None), n
 
 
 def _delta(row: EpochRow, other: EpochRow | None) -> Delta | None:
@@ -209,8 +219,15 @@ class Comparison:
                 lens.append(r["accept_len"])
             if r.get("accept_rate"):
                 rates.append(r["accept_rate"])
-        per_dp = {g: m for g, members in groups.items() if (m := _pooled(members)) is not None}
-        min_batches = min([sum(s["n"] for s in members) for members in groups.values()], default=0)
+        per_dp: dict[str, float] = {}
+        min_batches = -1
+        for g, members in groups.items():
+            mean, n = _pooled_n(members)
+            if mean is not None:
+                per_dp[g] = mean
+            if min_batches < 0 or n < min_batches:
+                min_batches = n
+        min_batches = max(min_batches, 0)
         accept_len, accept_rate = _pooled(lens), _pooled(rates)
         host, label = e["host"], e["label"]
         # Without speculation: server_args said so, or (no server_args seen) it decoded and no

@@ -171,7 +171,7 @@ class Epoch:
     taken_names: tuple[str, ...] = ()
     taken_rows: int = 0
 
-    def take_rows(self, rank: str, rows: array[float], names: tuple[str, ...]) -> None:
+    def take_rows(self, rank: str, rows: memoryview, names: tuple[str, ...]) -> None:
         """A rank's rows (summary's hand-over: rows of these fields, EPOCH_METRICS first), kept as
         they are until it is over or they are many (TAKEN_ROWS: then folded)."""
         if names != self.taken_names:

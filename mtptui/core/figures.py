@@ -171,7 +171,7 @@ def _means(values: np.ndarray, n: np.ndarray) -> np.ndarray:
     a tie of the 9th place, a value not finite) math.fsum sums the group."""
     starts = np.cumsum(n) - n
     with np.errstate(all="ignore"):
-        total = np.add.reduceat(values, starts)
+        total = np.add.reduceat(values, starts) + 0.0  # fsum's zero is +0.0
         bound = np.add.reduceat(np.abs(values), starts) * n * 2.0**-51 + 2.0**-1000
         out = tidied(total / n)
         sure = tidied((total - bound) / n) == tidied((total + bound) / n)

@@ -141,16 +141,12 @@ class SeriesSummary:
         if epoch is None:
             return
         if len(buf) > at:
-            rows = buf if at == 0 else buf[at:]
             if self.epoch_whole:  # its ranks' rows: a copy of the series' value sets (settle()); its buckets take these
+                rows = buf if at == 0 else buf[at:]
                 for buckets in epoch.matched:
                     buckets.add_rows(rows, d.names)
             else:  # the rows whole, for its ranks and its buckets (which pair a line's load with its throughput)
-                epoch.take_rows(self.rank, rows, d.names)
-        self._count_over(epoch)
-
-    def _count_over(self, epoch: Epoch) -> None:
-        """Gives the epoch the counts since the last hand-over."""
+                epoch.take_rows(self.rank, memoryview(buf)[at:], d.names)
         records, batches = self.records, self.decode_batches
         epoch.records += records - self._records_folded
         epoch.batches += batches - self._batches_folded

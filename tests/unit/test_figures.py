@@ -10,6 +10,7 @@ import json
 import math
 import pickle
 import struct
+from array import array
 from bisect import bisect_right
 
 import pytest
@@ -51,8 +52,9 @@ def _same(a: object, b: object) -> bool:
 
 
 def _epoch(index: int, lines: list, tally: bool, way: str) -> Epoch:
-    """A run fed as summary feeds it (its rows handed over in a buffer: `buffer`), or with its
-    values in value sets and sums (`folded`), or line by line as the dashboard feeds it (`lines`)."""
+    """A run fed as summary feeds it (its rows taken as its series hands them over: `taken`), or
+    its rows in its ranks' and buckets' buffers (`buffer`), or with its values in value sets and
+    sums (`folded`), or line by line as the dashboard feeds it (`lines`)."""
     e = Epoch(index, "h", float(index), tally=tally)
     names = EPOCH_METRICS + tuple(f for f in MATCH_FIELDS if f not in EPOCH_METRICS)
     for rank, fields in lines:
@@ -60,8 +62,10 @@ def _epoch(index: int, lines: list, tally: bool, way: str) -> Epoch:
             e.rows(rank).add(fields)
             for b in e.matched:
                 b.add(fields)
+        elif way == "taken":  # as summary hands a run its rows (Epoch.take_rows)
+            e.take_rows(rank, memoryview(array("d", [fields.get(n, math.nan) for n in names])), names)
         else:
-            row = [fields.get(n, math.nan) for n in names]
+            row = array("d", [fields.get(n, math.nan) for n in names])
             e.rows(rank, names[len(EPOCH_METRICS):]).add_rows(row, names)
             for b in e.matched:
                 b.add_rows(row, names)
@@ -108,7 +112,7 @@ def _reference(lines: list) -> dict:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(_run, min_size=1, max_size=6), st.booleans(), st.sampled_from(["buffer", "folded", "lines"]))
+@given(st.lists(_run, min_size=1, max_size=6), st.booleans(), st.sampled_from(["taken", "buffer", "folded", "lines"]))
 def test_runs_frozen_together_read_as_they_did_and_as_their_values_say(runs, tally, way):
     eps = [_epoch(i, lines, tally, way) for i, lines in enumerate(runs)]
     before = [(e.to_json(), e.to_json(brief=True)) for e in (_epoch(i, lines, tally, way) for i, lines in enumerate(runs))]
@@ -126,8 +130,8 @@ def test_a_long_run_among_short_ones_is_described_as_alone():
     runs = [[("TP0", {"accept_len": float(i % 7), "accept_rate": math.nan, "gen_throughput": float(i % 13),
                       "running_req": 3.0, "num_token": 100.0, "full_token": math.nan})
              for i in range(n)] for n in (3, 5000, 4, 1)]
-    eps = [_epoch(i, lines, False, "buffer") for i, lines in enumerate(runs)]
-    before = [_epoch(i, lines, False, "buffer").to_json() for i, lines in enumerate(runs)]
+    eps = [_epoch(i, lines, False, "taken") for i, lines in enumerate(runs)]
+    before = [_epoch(i, lines, False, "taken").to_json() for i, lines in enumerate(runs)]
     freeze_runs(eps)
     assert all(_same(e.to_json(), b) for e, b in zip(eps, before))
 
@@ -135,7 +139,7 @@ def test_a_long_run_among_short_ones_is_described_as_alone():
 def test_a_value_that_is_no_finite_number_gives_what_python_gives():
     lines = [("TP0", {"accept_len": v, "accept_rate": 0.5, "gen_throughput": v, "running_req": 2.0,
                       "num_token": 10.0, "full_token": math.nan}) for v in (1.0, math.inf, 3.0)]
-    e = _epoch(0, lines, False, "buffer")
+    e = _epoch(0, lines, False, "taken")
     freeze_runs([e])
     got = e.to_json()
     assert got["ranks"]["TP0"]["gen_throughput"]["mean"] == math.inf
@@ -177,8 +181,8 @@ def test_a_rank_with_more_rows_than_a_fold_is_described_from_its_value_sets():
     lines = [("TP0", {"accept_len": (i % 500) / 100, "accept_rate": math.nan, "gen_throughput": float(i % 3000),
                       "running_req": float(i % 70), "num_token": float(i), "full_token": math.nan})
              for i in range(FOLD + 10)]
-    e = _epoch(0, lines, False, "buffer")
-    before = _epoch(0, lines, False, "buffer").to_json()
+    e = _epoch(0, lines, False, "taken")
+    before = _epoch(0, lines, False, "taken").to_json()
     freeze_runs([e])
     assert _same(e.to_json(), before)
     want = _reference(lines)
@@ -204,3 +208,32 @@ _doubles = st.one_of(
 def test_tidied_is_tidy_of_each_value_to_the_bit(values):
     got = tidied(np.array(values, dtype=np.float64)).tolist()
     assert json.dumps(got) == json.dumps([tidy(x) for x in values])  # to the bit: floats by their repr
+
+
+_finite = st.one_of(
+    st.floats(min_value=-1e12, max_value=1e12),
+    st.integers(-2**40, 2**40).map(lambda k: k / 1024),  # means that are ties of the 9th place
+    st.tuples(st.integers(-10**8, 10**8), st.integers(0, 12)).map(lambda kd: kd[0] / 10**kd[1]),
+    st.sampled_from([0.0, -0.0, 5e-324, 1e300, -1e300, 2.0**-1074 * 3]),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.lists(_finite, min_size=1, max_size=30), min_size=1, max_size=8))
+def test_means_are_fsums_over_n_tidied_to_the_bit(groups):
+    from mtptui.core.figures import _means
+
+    values = np.array([v for g in groups for v in g], dtype=np.float64)
+    n = np.array([len(g) for g in groups])
+    got = _means(values, n).tolist()
+    assert json.dumps(got) == json.dumps([tidy(math.fsum(g) / len(g)) for g in groups])
+
+
+def test_a_mean_on_a_tie_of_the_9th_place_is_summed_by_fsum():
+    from mtptui.core.figures import _means
+
+    groups = [[1 / 1024], [3 / 1024, 3 / 1024], [0.1] * 10, [1e16, 1.0, -1e16]]
+    values = np.array([v for g in groups for v in g])
+    got = _means(values, np.array([len(g) for g in groups])).tolist()
+    assert got == [tidy(math.fsum(g) / len(g)) for g in groups]
+    assert got[3] == tidy(1 / 3), "the exact sum (1.0), not numpy's"

@@ -57,7 +57,7 @@ class SeriesSummary:
     # per-line path feeds one buffer, not two (folds happen before every epoch change).
     epoch: Epoch | None = None
     # While every value of the series belongs to its epoch (no restart since it began), the
-    # epoch's copy is made once, by settle(), instead of counting each value twice.
+    # epoch's copy is made once, by hand_over(), instead of counting each value twice.
     epoch_whole: bool = True
     # the counts and decode rows already handed to an epoch: a hand-over gives what grew since
     _records_folded: int = 0
@@ -124,7 +124,7 @@ class SeriesSummary:
         if last > self.last_ts:
             self.last_ts = last
 
-    def _hand_over(self) -> None:
+    def _hand_over_rows(self) -> None:
         """Gives the epoch the decode rows added since it last had some (the end of the row
         buffer, from _at), and the counts. The series' own value sets take the rows later, when
         the buffer is full or the figures are read (fold()): a restart every few lines then
@@ -141,7 +141,7 @@ class SeriesSummary:
         if epoch is None:
             return
         if len(buf) > at:
-            if self.epoch_whole:  # its ranks' rows: a copy of the series' value sets (settle()); its buckets take these
+            if self.epoch_whole:  # its ranks' rows: a copy of the series' value sets (hand_over()); its buckets take these
                 rows = buf if at == 0 else buf[at:]
                 for buckets in epoch.matched:
                     buckets.add_rows(rows, d.names)
@@ -154,15 +154,15 @@ class SeriesSummary:
 
     def fold(self) -> None:
         """Hands what was added since the last fold to the epoch and to the value sets."""
-        self._hand_over()
+        self._hand_over_rows()
         self.decode.fold()
         self._at = 0
 
-    def settle(self) -> None:
+    def hand_over(self) -> None:
         """Hands the epoch what it has not had yet (before the epoch changes, and before results
         are read or sent): the rows since the last hand-over, or, while every value of the
         series is the epoch's, a copy of them all, made once."""
-        self._hand_over()
+        self._hand_over_rows()
         if self.epoch_whole and self.epoch is not None:
             self.epoch.rows(self.rank).add_copy(self.decode)  # which folds the series' rows
             self._at = 0
@@ -273,7 +273,7 @@ class Summary:
         if ev.kind in EPOCH_EVENTS:
             series = self._host_series.get(ev.host, ())
             for s in series:
-                s.settle()  # what came before the event belongs to the epoch before it
+                s.hand_over()  # what came before the event belongs to the epoch before it
             self.epochs.add_event(ev, ts)
             current = self.epochs.current(ev.host)
             for s in series:
@@ -317,7 +317,7 @@ class Summary:
         if self.lane is not None:
             self.lane.flush()
         for s in self.series.values():
-            s.settle()
+            s.hand_over()
             s.fold()  # the rows in the series' own value sets too: what reads them reads those
 
     def seal(self) -> None:

@@ -23,10 +23,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import repeat
-from math import fsum
 
 from mtptui.core import compiled
-from mtptui.core.stats import ExactSum, tidy
+from mtptui.core.stats import ExactSum
 
 VALUE_FIELDS = ("gen_throughput", "accept_len")  # what a bucket sums, after the key's fields in a row
 _ROWS_PER_FOLD = 4096  # the dashboard's buffered rows are summed at least this often
@@ -237,18 +236,8 @@ class Buckets:
 
     def figures(self) -> list[float]:
         """Each bucket's decode lines, mean gen throughput and mean accept len (NaN: none), in
-        the scale's order: what a run that is over keeps (epochs.Figures). A short run's lines,
-        all still in its rows, are split once and each bucket's values summed exactly there
-        (math.fsum: the mean ExactSum gives, to the bit), no sums kept first."""
-        if self.rows and not self.buf and self.gen is _NO_SUMS:
-            scale = self.scale
-            n = len(scale.fields)
-            columns = self.columns(self.rows, self.rows_of)
-            counts, gens, accepts = split(scale.keys(*columns[:n]), columns[n], columns[n + 1], scale.bounds)
-            out: list[float] = []
-            for c, g, a in zip(counts, gens, accepts):
-                out += (c, tidy(fsum(g) / len(g)) if len(g) else _NAN, tidy(fsum(a) / len(a)) if len(a) else _NAN)
-            return out
+        the scale's order, from its sums: what a run that is over keeps (epochs.Figures). Buckets
+        whose lines all wait in their rows are read together, without sums (figures.freeze)."""
         self.fold()
         gen, accept = self._sums()
         return [x for c, g, a in zip(self.decode, gen, accept) for x in (c, _mean(g), _mean(a))]

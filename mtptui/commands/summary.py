@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import sys
 import tempfile
 import time
@@ -13,13 +12,15 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from typing import Any, TextIO
 
+import orjson
+
 from mtptui.config import ranges
 from mtptui.core.advisor import advise_last
 from mtptui.core.compare import DELTA_MIN_BATCHES, EpochRow, bucket_cells, delta_text, iter_epoch_rows
 from mtptui.core.loadmatch import CONTEXT, LOAD, Scale
 from mtptui.core.nogc import without_cycle_collector
 from mtptui.core.recorded import Recorded
-from mtptui.core.summary import EpochDocs
+from mtptui.core.summary import JSON_OPTIONS, EpochDocs
 from mtptui.sources.parallel import summarise
 from mtptui.core.timespec import when
 
@@ -131,23 +132,31 @@ def resolved(value: Any) -> Any:
 
 
 def write_json(doc: dict, out: TextIO) -> None:
-    """Writes json.dumps(doc), byte for byte, with the events and the epochs written one by one
-    as their EventLog and EpochDocs make them (doc from Summary.document()), and a value judged
-    on being reached (resolved()) when it is."""
+    """Writes doc as JSON (orjson), with the events and the epochs written one by one as their
+    EventLog and EpochDocs make them (doc from Summary.document()), and a value judged on being
+    reached (resolved()) when it is. Bytes go to out's buffer where it has one."""
+    binary = getattr(out, "buffer", None)
+    if binary is not None:
+        out.flush()
+        write = binary.write
+    else:
+        def write(b: bytes) -> None:
+            out.write(b.decode())
+    dumps = orjson.dumps
     for i, (key, value) in enumerate(doc.items()):
-        out.write(("{" if not i else ", ") + json.dumps(key) + ": ")
+        write((b"{" if not i else b",") + dumps(key) + b":")
         value = resolved(value)
-        if hasattr(value, "write_json"):  # the epochs (EpochDocs)
-            value.write_json(out)
+        texts = getattr(value, "json_texts", None)  # the events (EventLog), the epochs (EpochDocs)
+        if texts is None:
+            write(dumps(value, option=JSON_OPTIONS))
             continue
-        if not hasattr(value, "texts"):
-            out.write(json.dumps(value))  # dumps encodes in C; dump goes chunk by chunk
-            continue
-        out.write("[")
-        for j, text in enumerate(value.texts()):
-            out.write(", " + text if j else text)
-        out.write("]")
-    out.write("}\n")
+        write(b"[")
+        for j, text in enumerate(texts()):
+            write(b"," + text if j else text)
+        write(b"]")
+    write(b"}\n")
+    if binary is not None:
+        binary.flush()
 
 
 class _Ending:

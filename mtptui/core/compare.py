@@ -79,13 +79,6 @@ class BucketRow:
                 "accept_len": self.accept_len, "vs_previous": self.vs_previous, "vs_baseline": self.vs_baseline}
 
 
-def _bucket_change(row: dict, other: BucketRow | None) -> float | None:
-    if other is None or other.gen_throughput is None or row["decode"] < DELTA_MIN_BATCHES or row["gen_throughput"] is None:
-        return None
-    gen: float = row["gen_throughput"]
-    return gen / other.gen_throughput - 1
-
-
 def stops_paying_from(buckets: list[BucketRow]) -> str | None:
     """The first bucket from which speculation is slower than the run without it: below the
     baseline there, and in every later bucket that can be compared with it; None when the last
@@ -101,7 +94,7 @@ def stops_paying_from(buckets: list[BucketRow]) -> str | None:
     return found
 
 
-@dataclass(slots=True)  # one per run compared (compiled.frozen_row sets its slots)
+@dataclass(slots=True)  # one per run compared
 class EpochRow:
     host: str | None
     index: int
@@ -151,24 +144,27 @@ class EpochRow:
 
 def pooled_mean(ranks: dict, metric: str) -> float | None:
     """The mean over every value of every rank, from each rank's mean and count."""
-    stats = [r[metric] for r in ranks.values() if r.get(metric)]
+    return _pooled([r[metric] for r in ranks.values() if r.get(metric)])
+
+
+def _pooled(stats: list[dict]) -> float | None:
+    """The mean over every value of these statistics (a metric's of some ranks), from each one's
+    mean and count."""
+    return _pooled_n(stats)[0]
+
+
+def _pooled_n(stats: list[dict]) -> tuple[float | None, int]:
+    """_pooled(), and the count of the values."""
     if len(stats) == 1:
-        mean: float = stats[0]["mean"]  # as it is, without the rounding of mean * n / n
-        return mean
-    n = sum(s["n"] for s in stats)
-    return sum(s["mean"] * s["n"] for s in stats) / n if n else None
-
-
-def _dp_totals(ranks: dict) -> tuple[dict[str, float], int]:
-    """DP group -> pooled mean gen throughput of its ranks, and the fewest lines of a group."""
-    groups: dict[str, dict] = {}
-    for rank, r in ranks.items():
-        if r.get("gen_throughput"):
-            groups.setdefault(dp_group(rank), {})[rank] = r
-    means = {g: pooled_mean(members, "gen_throughput") for g, members in groups.items()}
-    per_dp = {g: m for g, m in means.items() if m is not None}  # each has lines: all of them
-    counts = [sum(r["gen_throughput"]["n"] for r in members.values()) for members in groups.values()]
-    return per_dp, min(counts, default=0)
+        one = stats[0]
+        return one["mean"], one["n"]  # the mean as it is, without the rounding of mean * n / n
+    n = 0
+    total = 0  # summed as sum() sums: from the int 0, in order
+    for s in stats:
+        k = s["n"]
+        n += k
+        total += s["mean"] * k
+    return (total / n if n else None), n
 
 
 def _delta(row: EpochRow, other: EpochRow | None) -> Delta | None:
@@ -193,8 +189,7 @@ def iter_epoch_rows(epochs: Iterable[dict]) -> Iterator[tuple[dict, EpochRow]]:
 class Comparison:
     """Epochs compared one after another (each host's oldest first): each one's row, against
     what came before it, of which only what later rows are compared with is kept (per host, the
-    latest comparable row and bucket). compiled.frozen_row() takes a run that is over through the
-    same state, from its figures as kept (summary's EpochDocs)."""
+    latest comparable row and bucket)."""
 
     __slots__ = ("previous", "baseline", "decoded", "previous_bucket", "baseline_bucket")
 
@@ -210,22 +205,39 @@ class Comparison:
         """The row of the next epoch, as Epoch.to_json() gives it (brief or whole)."""
         previous, baseline, decoded = self.previous, self.baseline, self.decoded
         previous_bucket, baseline_bucket = self.previous_bucket, self.baseline_bucket
-        ranks = e["ranks"]
-        per_rank = {rank: r["gen_throughput"]["mean"] for rank, r in ranks.items() if r.get("gen_throughput")}
-        per_dp, min_batches = _dp_totals(ranks)
-        accept_len = pooled_mean(ranks, "accept_len")
-        host = e["host"]
+        # each rank's figures, in one pass: gen throughput by DP group, accept len and rate
+        per_rank: dict[str, float] = {}
+        groups: dict[str, list[dict]] = {}
+        lens: list[dict] = []
+        rates: list[dict] = []
+        for rank, r in e["ranks"].items():
+            gen = r.get("gen_throughput")
+            if gen:
+                per_rank[rank] = gen["mean"]
+                groups.setdefault(dp_group(rank), []).append(gen)
+            if r.get("accept_len"):
+                lens.append(r["accept_len"])
+            if r.get("accept_rate"):
+                rates.append(r["accept_rate"])
+        per_dp: dict[str, float] = {}
+        min_batches = -1
+        for g, members in groups.items():
+            mean, n = _pooled_n(members)
+            if mean is not None:
+                per_dp[g] = mean
+            if min_batches < 0 or n < min_batches:
+                min_batches = n
+        min_batches = max(min_batches, 0)
+        accept_len, accept_rate = _pooled(lens), _pooled(rates)
+        host, label = e["host"], e["label"]
         # Without speculation: server_args said so, or (no server_args seen) it decoded and no
         # line carried accept len.
-        spec_off = e["label"] == "spec off" or (e["label"] == "settings unknown" and e["decode_batches"] > 0
-                                                 and accept_len is None and pooled_mean(ranks, "accept_rate") is None)
+        spec_off = label == "spec off" or (label == "settings unknown" and e["decode_batches"] > 0
+                                           and accept_len is None and accept_rate is None)
         row = EpochRow(
-            host=host, index=e["index"], start=e["start"], end=e["end"], label=e["label"], reason=e["reason"],
-            decode_batches=e["decode_batches"], spec_off=spec_off, accept_len=accept_len,
-            accept_rate=pooled_mean(ranks, "accept_rate"), gen_per_rank=per_rank,
-            gen_mean=sum(per_rank.values()) / len(per_rank) if per_rank else None, gen_per_dp=per_dp,
-            gen_total=sum(per_dp.values()) if per_dp else None, min_batches=min_batches,
-            vs_previous=None, vs_baseline=None, ended=e.get("ended"))
+            host, e["index"], e["start"], e["end"], label, e["reason"], e["decode_batches"], spec_off, accept_len,
+            accept_rate, per_rank, sum(per_rank.values()) / len(per_rank) if per_rank else None, per_dp,
+            sum(per_dp.values()) if per_dp else None, min_batches, None, None, ended=e.get("ended"))
         row.vs_previous = _delta(row, previous.get(host))
         row.vs_baseline = _delta(row, baseline.get(host))
         last = decoded.get(host)
@@ -233,20 +245,30 @@ class Comparison:
             row.short_before = (last.index, last.min_batches)
         if row.gen_total is not None:
             decoded[host] = row
+        matched = row.matched
         for scale in SCALES:
-            buckets = row.matched[scale.json_key] = []
+            name = scale.name
+            buckets: list[BucketRow] = []
+            matched[scale.json_key] = buckets
             for b in e.get(scale.json_key, ()):
-                key = (host, scale.name, b[scale.name])
-                base = _bucket_change(b, baseline_bucket.get(key))
-                bucket = BucketRow(scale.name, b[scale.name], b["decode"], b["gen_throughput"], b["accept_len"],
-                                   _bucket_change(b, previous_bucket.get(key)), base,
-                                   not spec_off and base is not None and base < 0)
+                label, n, gen = b[name], b["decode"], b["gen_throughput"]
+                key = (host, name, label)
+                vs_previous = vs_baseline = None
+                if n >= DELTA_MIN_BATCHES and gen is not None:  # _bucket_change, in line
+                    other = previous_bucket.get(key)
+                    if other is not None and other.gen_throughput is not None:
+                        vs_previous = gen / other.gen_throughput - 1
+                    other = baseline_bucket.get(key)
+                    if other is not None and other.gen_throughput is not None:
+                        vs_baseline = gen / other.gen_throughput - 1
+                bucket = BucketRow(name, label, n, gen, b["accept_len"], vs_previous, vs_baseline,
+                                   not spec_off and vs_baseline is not None and vs_baseline < 0)
                 buckets.append(bucket)
-                if bucket.comparable:
+                if gen and n >= DELTA_MIN_BATCHES:  # bucket.comparable
                     previous_bucket[key] = bucket
                     if spec_off:
                         baseline_bucket[key] = bucket
-        row.stops_paying_from = stops_paying_from(row.by_context)
+        row.stops_paying_from = stops_paying_from(matched[CONTEXT.json_key])
         if row.comparable:
             previous[host] = row
             if spec_off:

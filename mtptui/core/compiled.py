@@ -11,20 +11,11 @@ results (tests/unit/test_compiled.py holds the two to it), more slowly. It holds
   counts merged, read back as values, and their k-th found (valueset.py);
 - split_sums(), split_means(), context_keys() and exact_parts(): decode lines sorted into buckets
   of load or context, and their exact sums (or a run's means, once it is over), in C (loadmatch.py);
-- describe_columns(), stats_json() and tidy(): a run that is over described from its rows, and
-  its figures written as JSON, without a dict or a float made for each (valueset.FrozenRows), and
-  stats.tidy's rounding: a log of 10,000 runs does these tens of thousands of times;
-- frozen_row(), ranks_json() and epoch_json(): a run of `summary --json` that is over compared
-  with the runs before it (compare.Comparison) from its figures as kept, and written as its JSON
-  text from them and its row (summary._text), without the dicts of each figure that its brief
-  form and json would make;
-- json_lines(): the events of `summary` written as JSON lines (eventlog.EventLog), one buffer for
-  a thousand of them;
-- pack_epochs() and thaw_epochs(): a parallel reader's runs that are over, sent as a few arrays
-  and a tuple each instead of some 27 objects each (EpochTracker.__getstate__).
-- freeze_figures(): a run frozen once it is over (Epoch.freeze), its ranks described and its
-  buckets averaged straight from their buffers in one call; freeze_rows(): the same from its
-  series' row buffers, where its rows still wait (Summary.add_event), none handed over first.
+- describe_columns() and tidy(): a run that is over described from its rows, and stats.tidy's
+  rounding.
+
+A run that is over, its comparison with the runs before it, and the JSON of `summary --json` are
+Python's (epochs.Epoch.freeze, compare.Comparison, orjson).
 
 Why compiled, and what it buys: docs/performance.md.
 """
@@ -98,21 +89,11 @@ dense_add = _compiled.dense_add if ENABLED else None
 dense_nonzero = _compiled.dense_nonzero if ENABLED else None
 at_scale = _compiled.at_scale if ENABLED else None
 describe_columns = _compiled.describe_columns if ENABLED else None
-stats_json = _compiled.stats_json if ENABLED else None
 tidy = _compiled.tidy if ENABLED else None
-epoch_json = _compiled.epoch_json if ENABLED else None
-json_lines = _compiled.json_lines if ENABLED else None
-frozen_row = _compiled.frozen_row if ENABLED else None
-ranks_json = _compiled.ranks_json if ENABLED else None
-pack_epochs = _compiled.pack_epochs if ENABLED else None
-thaw_epochs = _compiled.thaw_epochs if ENABLED else None
-freeze_figures = _compiled.freeze_figures if ENABLED else None
-freeze_rows = _compiled.freeze_rows if ENABLED else None
 # every helper above: a test sets each to None for the Python path, which must give the same
 HELPERS = ("count_values", "sort_values", "split_sums", "split_means", "dense_scatter", "dense_sums", "dense_kth",
            "without_nan", "context_keys", "exact_parts", "dense_add", "dense_nonzero", "at_scale",
-           "describe_columns", "stats_json", "tidy", "epoch_json", "json_lines",
-           "frozen_row", "ranks_json", "pack_epochs", "thaw_epochs", "freeze_figures", "freeze_rows")
+           "describe_columns", "tidy")
 
 
 class LaneSeries(Protocol):

@@ -9,17 +9,19 @@ Used by the dashboard's store and by `summary`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from array import array
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from json.encoder import encode_basestring_ascii
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mtptui.core import compiled
-from mtptui.core.loadmatch import Buckets, FrozenBuckets, matched
+from mtptui.core.loadmatch import Buckets, matched
 from mtptui.core.parse import events
 from mtptui.core.records import DECODE, SPEC, BatchStats, Event
-from mtptui.core.valueset import FrozenRows, Rows
+from mtptui.core.valueset import Rows
+
+if TYPE_CHECKING:
+    from mtptui.core.figures import Figures
 
 EPOCH_METRICS = ("accept_len", "accept_rate", "gen_throughput")
 # The rank of vLLM spec lines that come before any throughput line of their input: a reader that
@@ -38,6 +40,12 @@ MTPTUI, SYSTEMD, STOPPED, CRASHED, RUNNING, ENDED = (
     "restarted by mtptui", "restarted by systemd", "stopped", "crashed", "still running", "ended")
 LOOP_WINDOW = 600.0  # a crashed run that starts within this of the one before it is in its crash loop
 LOOP_RUNS = 3  # runs in a row that end in the same error: a crash loop
+# Runs that are over are frozen this many at a time (EpochTracker.freeze): a crash loop's runs,
+# 100 lines each, are described together, a few hundred in one pass of numpy
+FREEZE_AT = 256
+# A run's rows are kept as its series handed them over until this many (Epoch.take_rows), then
+# folded into its ranks' Rows and its Buckets: a crash loop's run is never folded
+TAKEN_ROWS = 1 << 14
 
 
 def error_signature(kind: str, text: str) -> str:
@@ -152,37 +160,68 @@ class Epoch:
     stop: bool = False
     restart_requested: bool = False
     profile: str | None = None
-    # Over for good: its statistics described once and its value sets let go (freeze())
-    frozen: bool = False
+    # Over for good: its figures, made once (freeze()), its rows and buckets let go
+    figures: Figures | None = None
     # its label, once it is over: the one of the same settings (freeze()'s specs), made once
     kept_label: str | None = None
+    # `summary`'s rows of it as its series handed them over (take_rows): (rank, the rows as
+    # doubles, in the fields `taken_names`), not yet in its ranks' Rows and its Buckets (fold()).
+    # A run of a crash loop stays so until its figures are made from them (freeze_runs).
+    taken: list[tuple[str, bytes]] = field(default_factory=list)
+    taken_names: tuple[str, ...] = ()
+    taken_rows: int = 0
 
-    def freeze(self, specs: dict[tuple, tuple[dict, str]] | None = None, figures: tuple | None = None) -> None:
-        """Keeps this epoch's figures and lets its value sets and sums go: a run that is over
-        takes no more values, and a log of 10,000 runs must cost what one of 10 does. Its
-        to_json() is the same as before. specs: settings already kept (their items -> the dict and its label),
-        whose equal this run's become: a crash loop's 10,000 runs share one. figures: its
-        (per_rank, matched) frozen already, from rows it was not handed (compiled.freeze_rows)."""
-        if self.frozen:
+    def take_rows(self, rank: str, rows: memoryview, names: tuple[str, ...]) -> None:
+        """A rank's rows (summary's hand-over: rows of these fields, EPOCH_METRICS first), kept as
+        they are until it is over or they are many (TAKEN_ROWS: then folded)."""
+        if names != self.taken_names:
+            self.fold()
+            self.taken_names = names
+        self.taken.append((rank, rows.tobytes()))
+        self.taken_rows += len(rows) // len(names)
+        if self.taken_rows >= TAKEN_ROWS:
+            self.fold()
+
+    def fold(self) -> None:
+        """Hands the rows taken (take_rows) to its ranks' Rows and its Buckets: before they are
+        read as those (to_json, a merge), and when they are many (a long run)."""
+        if not self.taken:
             return
-        if specs is not None:
-            try:
-                key = tuple(self.spec.items())
-                kept = specs.get(key)
-            except TypeError:  # a setting that is a list: kept as it is
-                pass
-            else:
-                if kept is None:
-                    kept = specs[key] = (self.spec, self.label)
-                self.spec, self.kept_label = kept
-        if figures is not None:
-            self.per_rank, self.matched = figures
-        elif compiled.freeze_figures is not None:
-            self.per_rank, self.matched = compiled.freeze_figures(self.per_rank, self.matched)
-        else:
-            self.per_rank = {rank: FrozenRows(rows) for rank, rows in self.per_rank.items()}
-            self.matched = tuple(FrozenBuckets(b) for b in self.matched)
-        self.frozen = True
+        names = self.taken_names
+        carried = names[len(EPOCH_METRICS):]
+        for rank, raw in self.taken:
+            rows: array[float] = array("d")
+            rows.frombytes(raw)
+            self.rows(rank, carried).add_rows(rows, names)
+            for b in self.matched:
+                b.add_rows(rows, names)
+        self.taken = []
+        self.taken_rows = 0
+
+    @property
+    def ranks(self) -> list[str]:
+        """Its ranks, in the order their rows came."""
+        return list(dict.fromkeys([*self.per_rank, *(rank for rank, _ in self.taken)]))
+
+    @property
+    def frozen(self) -> bool:
+        return self.figures is not None
+
+    def freeze(self, specs: dict[tuple, tuple[dict, str]] | None = None) -> None:
+        """Keeps this epoch's figures and lets its rows, value sets and sums go (freeze_runs())."""
+        freeze_runs([self], specs)
+
+    def keep_spec(self, specs: dict[tuple, tuple[dict, str]]) -> None:
+        """Its settings become the equal ones kept already (specs: their items -> the dict and its
+        label), or are kept: a crash loop's 10,000 runs share one dict and one label."""
+        try:
+            key = tuple(self.spec.items())
+            kept = specs.get(key)
+        except TypeError:  # a setting that is a list: kept as it is
+            return
+        if kept is None:
+            kept = specs[key] = (self.spec, self.label)
+        self.spec, self.kept_label = kept
 
     @property
     def empty(self) -> bool:
@@ -190,6 +229,8 @@ class Epoch:
 
     def absorb(self, other: Epoch) -> None:
         """Adds another epoch's statistics to this one (the same epoch, read in two parts)."""
+        self.fold()
+        other.fold()
         if self.trouble is None:
             self.trouble, self.ready_after_trouble = other.trouble, other.ready_after_trouble
         elif other.trouble is not None or any(k == "ready" for _, k in other.lifecycle):
@@ -216,6 +257,7 @@ class Epoch:
     def rename_rank(self, old: str, new: str) -> None:
         """Moves one rank's statistics to another name, merging with what that name has, and
         keeping the place of the first of the two in the order ranks were seen."""
+        self.fold()
         merged: dict[str, Rows] = {}
         for rank, rows in self.per_rank.items():
             if rank == old or rank == new:
@@ -241,9 +283,17 @@ class Epoch:
             rows = self.per_rank[rank] = Rows(EPOCH_METRICS, self.tally, carried)
         return rows
 
-    def stats(self, metric: str, rank: str) -> dict | None:
+    def described(self, rank: str, percentiles: bool = True) -> dict[str, dict | None] | None:
+        """A rank's statistics per metric (Rows.describe), running or over; None: no such rank."""
+        if self.figures is not None:
+            return self.figures.ranks_json(brief=False).get(rank)
+        self.fold()
         rows = self.per_rank.get(rank)
-        return rows.describe()[metric] if rows is not None else None
+        return rows.describe(percentiles) if rows is not None else None
+
+    def stats(self, metric: str, rank: str) -> dict | None:
+        described = self.described(rank)
+        return described[metric] if described is not None else None
 
     def note_event(self, ev: Event) -> None:
         """What an event says about how this run ends."""
@@ -315,32 +365,50 @@ class Epoch:
         alone, not of every run of a log that restarts thousands of times."""
         return (self.trouble is not None or self.failed is not None) and not self.restart_requested
 
-    def ranks_json(self) -> str:
-        """json.dumps of to_json()'s `ranks`, each rank's statistics written from its rows
-        (FrozenRows.describe_json: a run that is over, from its figures as kept; in C where built,
-        the ranks' order there kept per set of ranks, as a run's comparison keeps it)."""
-        if compiled.ranks_json is not None:
-            text = compiled.ranks_json(self.per_rank)
-            if text is not None:
-                return text
-        ranks = sorted(self.per_rank, key=rank_key)
-        return "{" + ", ".join(f"{encode_basestring_ascii(rank)}: {self.per_rank[rank].describe_json()}"
-                               for rank in ranks) + "}"
-
     def to_json(self, brief: bool = False) -> dict:
         """As in `summary --json`; brief: each rank's statistics only n and mean (no sort)."""
-        ranks = {rank: (self.per_rank[rank].brief() if brief else self.per_rank[rank].describe())
-                 for rank in sorted(self.per_rank, key=rank_key)}
-        return self.outline(self.label, self.ending(self.end is None), ranks,
-                            {b.scale.json_key: b.to_json() for b in self.matched})
-
-    def outline(self, label: str, ended: dict, ranks: dict | None = None, buckets: dict | None = None) -> dict:
-        """to_json() with these ranks and buckets (None: the keys, each None, in their places),
-        its label and ending as given (what a text written around it needs of it)."""
+        f = self.figures
+        self.fold()
+        if f is not None:
+            ranks, buckets = f.ranks_json(brief), f.buckets_json()
+        else:
+            ranks = {rank: (self.per_rank[rank].brief() if brief else self.per_rank[rank].describe())
+                     for rank in sorted(self.per_rank, key=rank_key)}
+            buckets = {b.scale.json_key: b.to_json() for b in self.matched}
         return {"host": self.host, "index": self.index, "start": self.start, "end": self.end,
-                "reason": self.reason, "label": label, "spec": self.spec, "ended": ended,
-                "decode_batches": self.batches, "ranks": ranks,
-                **(buckets if buckets is not None else dict.fromkeys(b.scale.json_key for b in self.matched))}
+                "reason": self.reason, "label": self.label, "spec": self.spec, "ended": self.ending(self.end is None),
+                "decode_batches": self.batches, "ranks": ranks, **buckets}
+
+
+def freeze_runs(runs: Sequence[Epoch], specs: dict[tuple, tuple[dict, str]] | None = None) -> None:
+    """Keeps each run's figures (figures.Figures, made for all of them in one pass:
+    figures.freeze) and lets its rows, value sets and sums go: a run that is over takes no more
+    values, and a log of 10,000 runs must cost what one of 10 does. Its to_json() is the same as
+    before. specs: as Epoch.keep_spec's."""
+    runs = [e for e in runs if e.figures is None]
+    if not runs:
+        return
+    from mtptui.core import figures  # and numpy: a log without restarts loads neither
+
+    # a run whose rows are all as its series handed them over (a crash loop's) is frozen from
+    # them; any other from its ranks' Rows and its Buckets, the rows it took folded into them first
+    taken = [e for e in runs if e.taken and not e.per_rank and not any(b.holds() for b in e.matched)]
+    rest = [e for e in runs if not (e.taken and not e.per_rank and not any(b.holds() for b in e.matched))]
+    for e in rest:
+        e.fold()
+    order = {id(e): tuple(sorted(e.ranks, key=rank_key)) for e in runs}
+    made = dict(zip(map(id, taken), figures.freeze_taken(
+        [(order[id(e)], e.taken, e.taken_names) for e in taken], len(EPOCH_METRICS))))
+    made.update(zip(map(id, rest), figures.freeze(
+        [([e.per_rank[r] for r in order[id(e)]], e.matched) for e in rest])))
+    for e in runs:
+        if specs is not None:
+            e.keep_spec(specs)
+        stats, buckets = made[id(e)]
+        e.figures = figures.Figures(figures.shared(order[id(e)]), EPOCH_METRICS, stats, buckets)
+        e.per_rank = {}
+        e.matched = ()
+        e.taken = []
 
 
 class EpochTracker:
@@ -350,23 +418,10 @@ class EpochTracker:
         self.tally = tally  # the epochs' value sets keep exact sums as they come (Epoch.tally)
         self.epochs: dict[str | None, list[Epoch]] = {}
         self.spec: dict[str | None, dict] = {}  # host -> latest server_args speculation settings
-        # the settings of the runs that are over, each once, with their label (Epoch.freeze)
+        # the settings of the runs that are over, each once, with their label (Epoch.keep_spec)
         self._specs: dict[tuple, tuple[dict, str]] = {}
-
-    # A parallel reader's part sends its runs back: packed (compiled.pack_epochs), 5,000 of them
-    # cross in a fraction of the time their objects take one by one.
-    def __getstate__(self) -> dict:
-        state = self.__dict__.copy()
-        if compiled.pack_epochs is not None and compiled.thaw_epochs is not None:
-            state["epochs"] = {host: compiled.pack_epochs(eps) for host, eps in self.epochs.items()}
-            state["packed"] = True
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        if state.pop("packed", False):
-            thaw = compiled.thaw_epochs or compiled._compiled.thaw_epochs  # packed where it was built
-            state["epochs"] = {host: thaw(packed) for host, packed in state["epochs"].items()}
-        self.__dict__.update(state)
+        # runs that are over, frozen FREEZE_AT at a time (freeze()): their figures made in one pass
+        self._over: list[Epoch] = []
 
     def add_batch(self, rec: BatchStats, ts: float) -> None:
         """Counts a record, and its values, into its host's epoch: the dashboard's way (its ring
@@ -417,19 +472,6 @@ class EpochTracker:
                 cur.lifecycle.append((ts, ev.kind))
             cur.note_event(ev)
 
-    def ending(self, ev: Event) -> Epoch | None:
-        """The run that add_event(ev) ends and freezes (_close), if any: a host's run, not its
-        first, whose ranks wait for none before, with batches or settings, that a new process
-        (server_args) or systemd's start of one ends."""
-        epochs = self.epochs.get(ev.host)
-        if not epochs or not _begins_run(ev, epochs[-1]) or not _frozen_when_over(epochs[-1], len(epochs) == 1):
-            return None
-        return epochs[-1]
-
-    def freeze(self, e: Epoch, figures: tuple) -> None:
-        """Freezes a run with its figures made (Epoch.freeze), before the event that ends it."""
-        e.freeze(self._specs, figures)
-
     def _new_epoch(self, host: str | None, ts: float, reason: str) -> Epoch:
         epochs = self.epochs.setdefault(host, [])
         if epochs:
@@ -454,9 +496,10 @@ class EpochTracker:
         a single tracker would have had (used to join the parts of a file read in parallel). Its
         UNRESOLVED ranks take the rank that `ranks_before` (host -> rank) says came before."""
         ranks_before = ranks_before or {}
+        later.freeze()
         for host, eps in later.epochs.items():
             for e in eps:
-                if UNRESOLVED in e.per_rank:
+                if UNRESOLVED in e.ranks:
                     e.rename_rank(UNRESOLVED, ranks_before.get(host, ""))
             mine = self.epochs.setdefault(host, [])
             for i, e in enumerate(eps):
@@ -482,10 +525,24 @@ class EpochTracker:
         on in it: merge()) and one whose vLLM spec lines wait for the rank before (UNRESOLVED):
         each is a single epoch of a part, held until the parts are joined."""
         if _frozen_when_over(e, first):
-            e.freeze(self._specs)
+            e.keep_spec(self._specs)
+            self._over.append(e)
+            if len(self._over) >= FREEZE_AT:
+                self.freeze()
+
+    def freeze(self) -> None:
+        """Freezes the runs that are over and wait for it (freeze_runs): before the runs are read
+        or sent, and every FREEZE_AT of them. Until then each reads as a run that goes on."""
+        freeze_runs(self._over)
+        self._over = []
 
     def all(self) -> list[Epoch]:
+        self.freeze()
         return [e for host in self.epochs for e in self.epochs[host]]
+
+    def __getstate__(self) -> dict:
+        self.freeze()  # a parallel reader's part sends its runs over as their figures
+        return self.__dict__
 
 
 def _begins_run(ev: Event, cur: Epoch) -> bool:
@@ -499,7 +556,7 @@ def _begins_run(ev: Event, cur: Epoch) -> bool:
 def _frozen_when_over(e: Epoch, first: bool) -> bool:
     """Whether a run that another ended is frozen (EpochTracker._close): not a host's first, nor one
     whose vLLM spec lines wait for the rank before."""
-    return not first and UNRESOLVED not in e.per_rank
+    return not first and UNRESOLVED not in e.ranks
 
 
 def crash_loops(epochs: Iterable[dict]) -> list[dict]:

@@ -11,11 +11,11 @@ file; joining two logs joins their lists of files, without copying.
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
-from mtptui.core import compiled
+import orjson
+
 from mtptui.core.records import Event
 
 HELD = 1024
@@ -24,14 +24,14 @@ HELD = 1024
 RECENT = 16
 
 
-_encode = json.JSONEncoder(check_circular=False).encode
+# an event's data is the log's: a key that is not a string is written as json.dumps wrote it
+_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
 
 
 def _lines(docs: list[dict]) -> bytes:
-    """The docs as the file holds them: json.dumps of each, a line each."""
-    if compiled.json_lines is not None:
-        return compiled.json_lines(docs, _encode)
-    return "".join(json.dumps(d) + "\n" for d in docs).encode()
+    """The docs as the file holds them: JSON (orjson), a line each."""
+    dumps = orjson.dumps
+    return b"".join([dumps(d, option=_OPTIONS) for d in docs])
 
 
 class EventLog:
@@ -78,19 +78,19 @@ class EventLog:
         self.count += later.count
         later._segments, later.count = [], 0
 
-    def texts(self) -> Iterator[str]:
-        """The events as JSON texts (json.dumps of Event.to_json()), in order."""
+    def json_texts(self) -> Iterator[bytes]:
+        """The events as JSON (orjson, of Event.to_json()), in order."""
         for f in self._segments:
             f.flush()
             f.seek(0)
             for line in f:
-                yield line[:-1].decode()
+                yield line[:-1]
         for e in self._held:
-            yield json.dumps(e.to_json())
+            yield orjson.dumps(e.to_json(), option=orjson.OPT_NON_STR_KEYS)
 
     def __iter__(self) -> Iterator[dict]:
         """The events as Event.to_json() gives them, in order."""
-        return map(json.loads, self.texts())
+        return map(orjson.loads, self.json_texts())
 
     # A parallel read's worker writes its events to the file it was given (its parent made it
     # before the fork); only the count and what it did not write cross back.

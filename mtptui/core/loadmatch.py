@@ -30,12 +30,7 @@ from mtptui.core.stats import ExactSum
 VALUE_FIELDS = ("gen_throughput", "accept_len")  # what a bucket sums, after the key's fields in a row
 _ROWS_PER_FOLD = 4096  # the dashboard's buffered rows are summed at least this often
 _NAN = float("nan")
-_NO_ROWS: array = array("d")  # the buffers of every frozen Buckets: nothing adds to them
-_NO_SUMS: list = []  # and their sums, let go
-
-
-def _value(mean: float | None) -> float | None:
-    return None if mean is None or mean != mean else mean
+_NO_SUMS: list = []  # the sums of Buckets that have had no lines yet
 
 
 def _running_keys(running: Sequence[float]) -> Sequence[float]:
@@ -116,7 +111,7 @@ class Buckets:
         self.scale = scale
         self.decode = [0] * k
         # each bucket's exact sums, made when lines first come (_sums()): a run of 100 lines is
-        # frozen from its rows without them (FrozenBuckets)
+        # frozen from its rows without them (figures())
         self.gen: list[ExactSum] = _NO_SUMS
         self.accept: list[ExactSum] = _NO_SUMS
         self.buf = array("d")  # add()'s rows, the scale's row fields each, until fold()
@@ -204,8 +199,6 @@ class Buckets:
         return self.gen, self.accept
 
     def merge(self, later: Buckets) -> None:
-        if isinstance(later, FrozenBuckets):
-            raise TypeError("buckets that are frozen are merged into nothing: their sums are gone")
         self.fold()
         later.fold()
         if later.gen is _NO_SUMS:
@@ -237,77 +230,24 @@ class Buckets:
                 for i, (label, _) in enumerate(self.scale.buckets) if self.decode[i]]
 
 
+    def holds(self) -> bool:
+        """Whether any line reached these buckets."""
+        return bool(self.buf or self.rows or any(self.decode))
+
+    def figures(self) -> list[float]:
+        """Each bucket's decode lines, mean gen throughput and mean accept len (NaN: none), in
+        the scale's order, from its sums: what a run that is over keeps (epochs.Figures). Buckets
+        whose lines all wait in their rows are read together, without sums (figures.freeze)."""
+        self.fold()
+        gen, accept = self._sums()
+        return [x for c, g, a in zip(self.decode, gen, accept) for x in (c, _mean(g), _mean(a))]
+
+
+def _mean(s: ExactSum) -> float:
+    mean = s.mean()
+    return _NAN if mean is None else mean
+
+
 def matched() -> tuple[Buckets, ...]:
     """An epoch's buckets, one per scale."""
     return tuple(Buckets(s) for s in SCALES)
-
-
-class FrozenBuckets(Buckets):
-    """An epoch's Buckets once it is over: per bucket its decode lines and means, as to_json()
-    gives them, the exact sums let go (see valueset.FrozenRows); nothing adds to it."""
-
-    __slots__ = ("means",)
-
-    def __init__(self, buckets: Buckets) -> None:  # not Buckets.__init__: no sums
-        # A short run's lines all wait in its rows, summed in C here in one pass: each bucket's
-        # mean is then its sum's parts' over its count (ExactSum.mean's, to the bit), without an
-        # exact sum kept per bucket first. A run of 100 lines in a log of 10,000 runs.
-        means = (buckets._compiled(compiled.split_means, buckets.columns(buckets.rows, buckets.rows_of))
-                 if buckets.rows and not buckets.buf and not any(buckets.decode) else None)
-        # gen throughput then accept len of each bucket (None, or in C's array NaN: no value)
-        if means is not None:
-            decode, kept = means
-        else:
-            buckets.fold()
-            decode = list(buckets.decode)
-            kept = tuple(m for g, a in zip(*buckets._sums()) for m in (g.mean(), a.mean()))
-        self._keep(buckets.scale, decode, kept)
-
-    def add(self, fields: dict) -> None:
-        raise TypeError("buckets that are frozen take no more lines")
-
-    def add_columns(self, *columns: Sequence[float]) -> None:
-        raise TypeError("buckets that are frozen take no more lines")
-
-    def add_rows(self, buf: array, names: tuple[str, ...]) -> None:
-        raise TypeError("buckets that are frozen take no more lines")
-
-    def merge(self, later: Buckets) -> None:
-        raise TypeError("buckets that are frozen take no more lines")
-
-    def fold(self) -> None:
-        """Nothing is buffered."""
-
-    def __getstate__(self) -> tuple:  # C's means as bytes, as FrozenRows' figures cross
-        means = self.means
-        return self.scale.json_key, self.decode, means.tobytes() if isinstance(means, array) else means
-
-    def __setstate__(self, state: tuple) -> None:
-        key, decode, means = state
-        if isinstance(means, bytes):
-            raw, means = means, array("d")
-            means.frombytes(raw)
-        self._keep(next(s for s in SCALES if s.json_key == key), decode, means)
-
-    @classmethod
-    def kept(cls, scale: Scale, decode: list[int], means: Sequence[float | None]) -> FrozenBuckets:
-        """Frozen buckets of a scale with these decode lines and means (gen throughput, accept len
-        of each bucket; None or NaN: none), as freezing buckets made them."""
-        buckets = cls.__new__(cls)
-        buckets._keep(scale, decode, means)
-        return buckets
-
-    def _keep(self, scale: Scale, decode: list[int], means: Sequence[float | None]) -> None:
-        self.scale = scale
-        self.decode = decode
-        self.means: Sequence[float | None] = means
-        self.gen = self.accept = _NO_SUMS
-        self.buf = self.rows = _NO_ROWS
-        self.rows_of = ()
-
-    def to_json(self) -> list[dict]:
-        """As Buckets.to_json() gave it when frozen."""
-        means = self.means
-        return [{self.scale.name: label, "decode": self.decode[i], "gen_throughput": _value(means[2 * i]),
-                 "accept_len": _value(means[2 * i + 1])}
-                for i, (label, _) in enumerate(self.scale.buckets) if self.decode[i]]

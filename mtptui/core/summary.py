@@ -6,15 +6,14 @@ exact over the whole input, in memory that stops growing; its events wait on dis
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TextIO
 
-from mtptui.core import compiled
-from mtptui.core.compare import Comparison, EpochRow, compared, iter_epoch_rows
+import orjson
+
+from mtptui.core.compare import Comparison, EpochRow, compared
 from mtptui.core.epochs import EPOCH_EVENTS, EPOCH_METRICS, UNRESOLVED, Epoch, EpochTracker, crash_loops, rank_key
 from mtptui.core.eventlog import EventLog
 from mtptui.core.loadmatch import MATCH_FIELDS
@@ -28,11 +27,13 @@ DECODE_METRICS = ("accept_len", "accept_rate", "gen_throughput", "running_req", 
 DECODE_CARRIED = tuple(f for f in MATCH_FIELDS if f not in DECODE_METRICS)
 PREFILL_METRICS = ("input_throughput",)
 # An epoch's rows of a rank carry the rest of a decode row: they take the series' rows as they are
-# (Rows.add_rows), a run's statistics then described from them when it is over (FrozenRows)
+# (Rows.add_rows), a run's statistics then described from them when it is over (Epoch.freeze)
 EPOCH_CARRIED = tuple(f for f in DECODE_METRICS + DECODE_CARRIED if f not in EPOCH_METRICS)
 # an epoch's rows of a rank hold what a series' decode row holds, in its order (Rows.add_rows copies them whole)
-_EPOCH_ROW = EPOCH_METRICS + EPOCH_CARRIED
-assert _EPOCH_ROW == DECODE_METRICS + DECODE_CARRIED, "an epoch's rows are a series' decode rows"
+assert EPOCH_METRICS + EPOCH_CARRIED == DECODE_METRICS + DECODE_CARRIED, "an epoch's rows are a series' decode rows"
+# summary --json's options for orjson: a host that is None keys its services as json.dumps did
+# ("null"), and a figure that numpy made is written as a float
+JSON_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
 
 @dataclass
@@ -56,7 +57,7 @@ class SeriesSummary:
     # per-line path feeds one buffer, not two (folds happen before every epoch change).
     epoch: Epoch | None = None
     # While every value of the series belongs to its epoch (no restart since it began), the
-    # epoch's copy is made once, by settle(), instead of counting each value twice.
+    # epoch's copy is made once, by hand_over(), instead of counting each value twice.
     epoch_whole: bool = True
     # the counts and decode rows already handed to an epoch: a hand-over gives what grew since
     _records_folded: int = 0
@@ -123,7 +124,7 @@ class SeriesSummary:
         if last > self.last_ts:
             self.last_ts = last
 
-    def _hand_over(self) -> None:
+    def _hand_over_rows(self) -> None:
         """Gives the epoch the decode rows added since it last had some (the end of the row
         buffer, from _at), and the counts. The series' own value sets take the rows later, when
         the buffer is full or the figures are read (fold()): a restart every few lines then
@@ -140,16 +141,12 @@ class SeriesSummary:
         if epoch is None:
             return
         if len(buf) > at:
-            rows = buf if at == 0 else buf[at:]
-            # the epoch's buckets take the rows whole (they pair a line's load with its throughput)
-            for buckets in epoch.matched:
-                buckets.add_rows(rows, d.names)
-            if not self.epoch_whole:
-                epoch.rows(self.rank, EPOCH_CARRIED).add_rows(rows, d.names)
-        self._count_over(epoch)
-
-    def _count_over(self, epoch: Epoch) -> None:
-        """Gives the epoch the counts since the last hand-over."""
+            if self.epoch_whole:  # its ranks' rows: a copy of the series' value sets (hand_over()); its buckets take these
+                rows = buf if at == 0 else buf[at:]
+                for buckets in epoch.matched:
+                    buckets.add_rows(rows, d.names)
+            else:  # the rows whole, for its ranks and its buckets (which pair a line's load with its throughput)
+                epoch.take_rows(self.rank, memoryview(buf)[at:], d.names)
         records, batches = self.records, self.decode_batches
         epoch.records += records - self._records_folded
         epoch.batches += batches - self._batches_folded
@@ -157,15 +154,15 @@ class SeriesSummary:
 
     def fold(self) -> None:
         """Hands what was added since the last fold to the epoch and to the value sets."""
-        self._hand_over()
+        self._hand_over_rows()
         self.decode.fold()
         self._at = 0
 
-    def settle(self) -> None:
+    def hand_over(self) -> None:
         """Hands the epoch what it has not had yet (before the epoch changes, and before results
         are read or sent): the rows since the last hand-over, or, while every value of the
         series is the epoch's, a copy of them all, made once."""
-        self._hand_over()
+        self._hand_over_rows()
         if self.epoch_whole and self.epoch is not None:
             self.epoch.rows(self.rank).add_copy(self.decode)  # which folds the series' rows
             self._at = 0
@@ -275,42 +272,14 @@ class Summary:
         ts = self._time(ev.ts)
         if ev.kind in EPOCH_EVENTS:
             series = self._host_series.get(ev.host, ())
-            if not self._freeze_in_place(ev, series):
-                for s in series:
-                    s.settle()  # what came before the event belongs to the epoch before it
+            for s in series:
+                s.hand_over()  # what came before the event belongs to the epoch before it
             self.epochs.add_event(ev, ts)
             current = self.epochs.current(ev.host)
             for s in series:
                 s.epoch = current
         else:
             self.epochs.add_event(ev, ts)  # how the run ends (Epoch.note_event)
-
-    def _freeze_in_place(self, ev: Event, series: Sequence[SeriesSummary]) -> bool:
-        """Freezes the run that this event ends where all its rows still wait in its series' row
-        buffers (none handed over yet, no series new in it): its figures made from them there
-        (compiled.freeze_rows), not from a copy of them handed to its ranks and buckets first.
-        A run of a crash loop is such a run, 100 lines long. True when done: the series have
-        handed it over all they had."""
-        freeze = compiled.freeze_rows
-        epoch = series[0].epoch if series else None
-        if freeze is None or epoch is None or epoch.per_rank or epoch.tally:
-            return False
-        spans = []
-        for s in series:
-            if s.epoch is not epoch or s.epoch_whole or s.decode.names != _EPOCH_ROW:
-                return False
-            s._count_over(epoch)  # whether the event ends the run reads its counts
-            if len(s.decode.buf) > s._at:
-                spans.append((s.rank, s.decode.buf, s._at))
-        if not spans or self.epochs.ending(ev) is not epoch:
-            return False
-        figures = freeze(spans, _EPOCH_ROW, EPOCH_METRICS, epoch.matched)
-        if figures is None:
-            return False
-        for s in series:
-            s._at = len(s.decode.buf)  # its rows are the run's, as a hand-over leaves them
-        self.epochs.freeze(epoch, figures)
-        return True
 
     def add_recorded(self, key: str, host: str | None, payload: object) -> None:
         self.recorded.add(key, host, payload)
@@ -348,7 +317,7 @@ class Summary:
         if self.lane is not None:
             self.lane.flush()
         for s in self.series.values():
-            s.settle()
+            s.hand_over()
             s.fold()  # the rows in the series' own value sets too: what reads them reads those
 
     def seal(self) -> None:
@@ -361,7 +330,8 @@ class Summary:
         for s in self.series.values():
             s.decode.seal()
             s.prefill.seal()
-        for e in self.epochs.all():
+        for e in self.epochs.all():  # which freezes the runs that are over (EpochTracker.freeze)
+            e.fold()  # the runs that go on: their rows in their value sets, on this core
             for rows in e.per_rank.values():
                 rows.seal()
 
@@ -370,8 +340,8 @@ class Summary:
         statistics for it: computed once, not twice (they sort every value of a metric)."""
         for s in self.series.values():
             for e in self.epochs.epochs.get(s.host, ()):
-                rows = e.per_rank.get(s.rank)
-                if rows is not None and not e.frozen:  # a frozen one is described already
+                rows = e.per_rank.get(s.rank)  # a run that is over has none: it is described already
+                if rows is not None:
                     s.decode.share_descriptions(rows)
 
     def _time(self, ts: float | None) -> float:
@@ -386,7 +356,7 @@ class Summary:
 
     def document(self, lines: dict, replicas: dict[str, str] | None = None) -> dict:
         """to_json() with the events left in their EventLog (iterate it for their dicts, or its
-        texts() for their JSON): a week of journal has millions; and the epochs in an EpochDocs,
+        json_texts() for their JSON): a week of journal has millions; and the epochs in an EpochDocs,
         made one at a time as they are read. replicas: host -> its compose service or workload
         (LineCounts.replicas), whose throughput `services` sums (core/services.py)."""
         self.flush()
@@ -412,10 +382,10 @@ class Summary:
 
 
 class EpochDocs:
-    """The epochs of `summary --json` (Epoch.to_json() with compare.with_comparison's figures),
-    made one at a time each time they are read: 10,000 runs are written, compared and shown
-    without 10,000 documents in memory at once. Iterate it for the dicts, or texts() for their
-    JSON, as an EventLog is read. Each pass that goes through keeps each host's last epoch and
+    """The epochs of `summary --json` (Epoch.to_json() with compare.compared's figures), made one
+    at a time each time they are read: 10,000 runs are written, compared and shown without
+    10,000 documents in memory at once. Iterate it for the dicts, or json_texts() for their JSON,
+    as an EventLog is read. Each pass that goes through keeps each host's last epoch (brief) and
     its row (last_rows()): what the advice is judged from, without comparing every run again."""
 
     def __init__(self, epochs: list[Epoch]) -> None:
@@ -423,7 +393,7 @@ class EpochDocs:
         self._last: dict[str | None, tuple[dict, EpochRow]] | None = None
 
     def __iter__(self) -> Iterator[dict]:
-        return (compared(e, r) for e, r in self._compare(e.to_json() for e in self._epochs))
+        return (compared(doc, row) for doc, row in self._pass(brief=False))
 
     def __len__(self) -> int:
         return len(self._epochs)
@@ -433,87 +403,37 @@ class EpochDocs:
         return Counter(e.host for e in self._epochs)
 
     def rows(self) -> Iterator[tuple[dict, EpochRow]]:
-        """Each epoch's outline (Epoch.outline: what a table of the runs reads of it besides its
-        row), or its brief form, with its row, compared (_pass)."""
-        return ((doc, row) for doc, row, _ in self._pass())
+        """Each epoch, brief (Epoch.to_json(brief=True): each rank's n and mean, what the
+        comparison reads), with its row, compared (_pass)."""
+        return self._pass(brief=True)
 
-    def _compare(self, docs: Iterable[dict]) -> Iterator[tuple[dict, EpochRow]]:
-        last: dict[str | None, tuple[dict, EpochRow]] = {}
-        for e, r in iter_epoch_rows(docs):
-            last[e["host"]] = (e, r)
-            yield e, r
-        self._last = last
-
-    def _pass(self) -> Iterator[tuple[dict, EpochRow, Epoch]]:
-        """Each epoch with its row, compared with the epochs before it (compare.Comparison): a run
-        that is over from its figures as kept (compiled.frozen_row), where built, with its outline
-        (Epoch.outline, all that its text and its lines in a table are written around); any other
-        with its brief form (Epoch.to_json(brief=True), what the comparison reads of an epoch: each
-        rank's n and mean), which has the outline's keys too. A pass that goes through keeps each
-        host's last epoch, brief (what the advice reads), and its row."""
+    def _pass(self, brief: bool) -> Iterator[tuple[dict, EpochRow]]:
+        """Each epoch (Epoch.to_json) with its row, compared with the epochs before it
+        (compare.Comparison). A pass that goes through keeps each host's last epoch, brief (what
+        the advice reads), and its row."""
         comparison = Comparison()
         last: dict[str | None, tuple[Epoch, EpochRow]] = {}
-        frozen_row = compiled.frozen_row
         for e in self._epochs:
-            row = None
-            if frozen_row is not None:
-                label, ended = e.label, e.ending(e.end is None)
-                row = frozen_row(comparison, e, label, ended)
-            if row is None:
-                doc = e.to_json(brief=True)
-                row = comparison.row(doc)
-            else:
-                doc = e.outline(label, ended)
+            doc = e.to_json(brief=brief)
+            row = comparison.row(doc)
             last[e.host] = (e, row)
-            yield doc, row, e
+            yield doc, row
         self._last = {host: (e.to_json(brief=True), row) for host, (e, row) in last.items()}
 
     def last_rows(self) -> dict[str | None, tuple[dict, EpochRow]]:
-        """host -> its last epoch (brief, or whole as a pass read it) and its row, compared with
-        every epoch before it: from the last pass that went through, else from one of its own."""
+        """host -> its last epoch (brief) and its row, compared with every epoch before it: from
+        the last pass that went through, else from one of its own."""
         if self._last is None:
-            for _ in self._pass():
+            for _ in self._pass(brief=True):
                 pass
         assert self._last is not None
         return self._last
 
-    def texts(self) -> Iterator[str]:
-        """Each epoch as json.dumps gives it, in order: compared from its brief form (what the
-        comparison reads of its ranks), its ranks' statistics written apart (Epoch.ranks_json: a
-        run that is over, from its figures as kept), without a dict made for each figure."""
-        return (_text(doc, row, e) for doc, row, e in self._pass())
-
-    def write_json(self, out: TextIO) -> None:
-        """Writes json.dumps(list(self)): the texts() one by one."""
-        out.write("[")
-        for i, text in enumerate(self.texts()):
-            out.write(", " + text if i else text)
-        out.write("]")
-
-
-def _text(doc: dict, row: EpochRow, e: Epoch) -> str:
-    """json.dumps of the epoch compared (compare.compared), its ranks written apart, from its
-    brief form or its outline (EpochDocs._pass)."""
-    ranks = e.ranks_json()
-    if compiled.epoch_json is not None:
-        return compiled.epoch_json(doc, row, ranks, _encode)
-    return _encode_with(compared(doc, row), "ranks", ranks)
+    def json_texts(self) -> Iterator[bytes]:
+        """Each epoch compared (compare.compared), as JSON (orjson), in order."""
+        options = JSON_OPTIONS
+        dumps = orjson.dumps
+        return (dumps(compared(doc, row), option=options) for doc, row in self._pass(brief=False))
 
 
 _NO_CRASH: dict = {}  # what crash_loops() reads of a run that cannot have crashed: no ending
-
-# json.dumps' text; the check for reference cycles left out (a document has none)
-_encode = json.JSONEncoder(check_circular=False).encode
-
-
-def _encode_with(doc: dict, key: str, text: str) -> str:
-    """json.dumps(doc), with doc[key] given as its JSON text: the items before it and after it
-    encoded apart."""
-    items = list(doc.items())
-    at = next(i for i, (k, _) in enumerate(items) if k == key)
-    parts = [_encode(key) + ": " + text]
-    if at:
-        parts.insert(0, _encode(dict(items[:at]))[1:-1])
-    if at + 1 < len(items):
-        parts.append(_encode(dict(items[at + 1:]))[1:-1])
-    return "{" + ", ".join(parts) + "}"

@@ -20,7 +20,6 @@ for the same multiset of values.
 
 from __future__ import annotations
 
-import json
 import math
 from array import array
 from bisect import bisect_right
@@ -568,7 +567,7 @@ class Rows:
         self.metrics = names
         self.tally = tally
         # The value sets (`sets`), made when values first reach them: a short run's rows are
-        # described from their buffer once it is over (FrozenRows), and so make none. A view's
+        # described from their buffer once it is over (figures()), and so make none. A view's
         # (tally) are made at once, so that they outgrow counting in the order rows were made.
         self._sets: dict[str, ValueSet] | None = self._make_sets() if tally else None
         self.buf = array("d")
@@ -626,7 +625,7 @@ class Rows:
         names = self.names
         # `also` takes the rows into its buffer (one interleave in C), when each of its fields is
         # one of these rows': an epoch of a few rows is then described from them once, never
-        # counted in value sets (FrozenRows)
+        # counted in value sets (figures())
         buffered = also is not None and all(name in names for name in also.names)
         if buffered:
             assert also is not None
@@ -639,8 +638,6 @@ class Rows:
         del buf[:]
 
     def merge(self, later: Rows) -> None:
-        if isinstance(later, FrozenRows):
-            raise TypeError("rows that are frozen are merged into nothing: their values are gone")
         self.fold()
         later.fold()
         if later._sets is None:
@@ -660,9 +657,16 @@ class Rows:
             return dict.fromkeys(self.metrics)
         return {name: values.brief() for name, values in self._sets.items()}
 
-    def describe_json(self) -> str:
-        """json.dumps(self.describe())."""
-        return json.dumps(self.describe())
+    def figures(self) -> list[float]:
+        """describe() as doubles, STAT_KEYS for each metric (NaNs: no values), what a run that is
+        over keeps (epochs.Figures). Rows whose values all still wait in their buffer (a short
+        run's) are described from it, a column at a time, no value set made."""
+        sets = self._sets
+        if self.buf and (sets is None or not any(v.n for v in sets.values())):
+            k = len(self.names)
+            buf = self.buf
+            return _figures(describe_values([v for v in buf[i::k] if v == v]) for i in range(len(self.metrics)))
+        return _figures(self.describe().values())
 
     def _pairs(self, other: Rows) -> Iterator[tuple[ValueSet, ValueSet]]:
         """(this set, other's set) for each metric both rows have, both folded."""
@@ -677,8 +681,6 @@ class Rows:
 
     def add_copy(self, other: Rows) -> None:
         """Adds the values `other` holds for the metrics these rows have (other is unchanged)."""
-        if isinstance(other, FrozenRows):
-            raise TypeError("rows that are frozen are copied into nothing: their values are gone")
         for mine, theirs in self._pairs(other):
             mine.merge(theirs)
 
@@ -706,123 +708,13 @@ class Rows:
         self.limit = FOLD * len(names)
 
 
-_STAT_KEYS = ("n", "mean", "p50", "p90", "min", "max", "last")
-_NO_SETS: dict[str, ValueSet] = {}
-_NO_ROWS: array[float] = array("d")
-_JSON_KEYS: dict[tuple[str, ...], tuple[bytes, ...]] = {}  # metrics -> each one's `"name": `
-_SHARED: dict[tuple, tuple] = {}
+STAT_KEYS = ("n", "mean", "p50", "p90", "min", "max", "last")  # a metric's figures, in this order
+_NO_FIGURES = (NAN,) * len(STAT_KEYS)
 
 
-def _shared(names: tuple) -> tuple:
-    """The one tuple equal to `names` (of names, or of the one NaN object) that frozen rows keep."""
-    return _SHARED.setdefault(names, names)
-
-
-def _frozen_stats(rows: Rows) -> array[float]:
-    """The statistics FrozenRows keeps of rows: 7 doubles a metric (_STAT_KEYS; NaN: no values)."""
-    sets = rows._sets
-    if rows.buf and (sets is None or not any(v.n for v in sets.values())):
-        k, m = len(rows.names), len(rows.metrics)
-        if compiled.describe_columns is not None:
-            stats = compiled.describe_columns(rows.buf, k, m)
-            if stats is not None:
-                return stats
-        described = [describe_values([v for v in rows.buf[i::k] if v == v]) for i in range(m)]
-    else:
-        described = list(rows.describe().values())
-    stats = array("d")
+def _figures(described: Iterable[dict | None]) -> list[float]:
+    """Statistics dicts (or None) as doubles: STAT_KEYS each (None: NaNs)."""
+    out: list[float] = []
     for d in described:
-        stats.extend([NAN] * 7 if d is None else [d[key] for key in _STAT_KEYS])
-    return stats
-
-
-class FrozenRows(Rows):
-    """Rows that take no more values (an epoch that is over): their statistics, described once,
-    kept as one array of doubles (7 per metric; NaN: none), the value sets let go. What a run
-    costs once it is over is then a few hundred bytes, however many values it had, so a log of
-    10,000 runs holds what one of 10 does. Reads as Rows read (describe, brief); it holds no
-    value sets (`sets` is empty), so nothing adds to it or merges it."""
-
-    __slots__ = ("stats",)
-
-    def __init__(self, rows: Rows) -> None:  # not Rows.__init__: no value sets
-        # Rows whose values are all still in their buffer (a short run's) are described from
-        # it, as their value sets would describe them (stats.describe: the same figures to the bit)
-        # one tuple of names, of NaNs, one empty dict and buffer for all frozen rows alike: 10,000
-        # runs hold (and a parallel read's part pickles) them once, not 40,000 times
-        self._keep(rows.names, rows.metrics, _frozen_stats(rows), rows.tally)
-
-    def _one(self, i: int) -> dict[str, Any] | None:
-        s = self.stats[7 * i:7 * i + 7]
-        if s[0] != s[0]:
-            return None
-        n, mean, p50, p90, lo, hi, last = s
-        return {"n": int(n), "mean": mean, "p50": p50, "p90": p90, "min": lo, "max": hi, "last": last}
-
-    def describe(self, percentiles: bool = True) -> dict[str, dict | None]:
-        """As Rows.describe(); with the percentiles however asked, as a value set gives them
-        once it has been described and took no more values."""
-        return {name: self._one(i) for i, name in enumerate(self.metrics)}
-
-    def describe_json(self) -> str:
-        """json.dumps(self.describe()), written from the figures as kept (in C, where built)."""
-        if compiled.stats_json is None:
-            return json.dumps(self.describe())
-        keys = _JSON_KEYS.get(self.metrics)
-        if keys is None:
-            keys = _JSON_KEYS[self.metrics] = tuple(json.dumps(m).encode() + b": " for m in self.metrics)
-        return compiled.stats_json(self.stats, keys)
-
-    def brief(self) -> dict[str, dict | None]:
-        out: dict[str, dict | None] = {}
-        for i, name in enumerate(self.metrics):
-            n = self.stats[7 * i]
-            out[name] = None if n != n else {"n": int(n), "mean": self.stats[7 * i + 1]}
-        return out
-
-    def add(self, fields: dict) -> None:
-        raise TypeError("rows that are frozen take no more values")
-
-    def add_columns(self, columns: dict[str, array]) -> None:
-        raise TypeError("rows that are frozen take no more values")
-
-    def add_rows(self, rows: array, names: tuple[str, ...]) -> None:
-        raise TypeError("rows that are frozen take no more values")
-
-    def merge(self, later: Rows) -> None:
-        raise TypeError("rows that are frozen take no more values")
-
-    def fold(self, also: Rows | None = None) -> None:
-        """Nothing is buffered."""
-
-    def seal(self) -> None:
-        """Already in order."""
-
-    # the figures cross as bytes: a parallel read's part pickles 20,000 of them, and an array
-    # each is a call to its reconstructor each way (0.15 s -> 0.09 s to dump 5,000 runs)
-    def __getstate__(self) -> tuple[Any, ...]:
-        return self.names, self.metrics, self.stats.tobytes()
-
-    def __setstate__(self, state: tuple[Any, ...]) -> None:
-        names, metrics, raw = state
-        stats = array("d")
-        stats.frombytes(raw)
-        self._keep(names, metrics, stats)
-
-    @classmethod
-    def kept(cls, names: tuple[str, ...], metrics: tuple[str, ...], stats: array[float],
-             tally: bool = False) -> FrozenRows:
-        """Frozen rows of these figures (7 doubles a metric), as freezing rows of these names made them."""
-        rows = cls.__new__(cls)
-        rows._keep(names, metrics, stats, tally)
-        return rows
-
-    def _keep(self, names: tuple[str, ...], metrics: tuple[str, ...], stats: array[float], tally: bool = False) -> None:
-        self.stats = stats
-        self.names = _shared(names)
-        self.metrics = _shared(metrics)
-        self.tally = tally  # an unpickled one keeps no tally (ValueSet.__setstate__)
-        self._sets = _NO_SETS  # nothing adds to them
-        self.buf = _NO_ROWS
-        self.nans = _shared((NAN,) * len(names))
-        self.limit = 0  # nothing adds to it
+        out.extend(_NO_FIGURES if d is None else (d["n"], d["mean"], d["p50"], d["p90"], d["min"], d["max"], d["last"]))
+    return out

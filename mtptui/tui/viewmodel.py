@@ -260,7 +260,7 @@ class PanelView:
 
 
 def exact_rows(series: RankSeries, t0: float | None, t1: float | None, run: RunState | None,
-               epoch_scope: bool) -> Rows | None:
+               epoch_scope: bool) -> Rows | dict[str, dict | None] | None:
     """The value sets that hold exactly the rank's lines in [t0, t1], where there are such: all
     its lines (the window "all" over the whole span, at or past its last line), or all of the
     epoch's (the epoch at the playhead, its whole span in the window, at or past its end). For
@@ -273,7 +273,10 @@ def exact_rows(series: RankSeries, t0: float | None, t1: float | None, run: RunS
     if e is None or (t0 is not None and t0 > after(e.start)):
         return None
     end = e.end if e.end is not None else series.last_batch_ts
-    return e.per_rank.get(series.rank) if t1 >= end else None
+    if t1 < end:
+        return None
+    # a run that is over keeps its figures, described already (Epoch.freeze)
+    return e.described(series.rank) if e.frozen else e.per_rank.get(series.rank)
 
 
 @dataclass
@@ -324,7 +327,7 @@ def _sparkline(series: RankSeries, w: _Window, m: str, ts: array[float], vs: arr
 
 
 def _metric_views(series: RankSeries, w: _Window, t0: float | None, spark_points: int,
-                  exact: Rows | None) -> tuple[dict[str, MetricView], dict[str, float]]:
+                  exact: Rows | dict[str, dict | None] | None) -> tuple[dict[str, MetricView], dict[str, float]]:
     """Each panel metric's figures and sparkline over the window, and the time of its newest value."""
     metrics: dict[str, MetricView] = {}
     last_t: dict[str, float] = {}
@@ -392,7 +395,7 @@ def _not_decoding(view: PanelView, run: RunState | None, newest: float | None, t
 
 def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: dict | None,
                th: Thresholds, run: RunState | None = None, spark_from: float | None = None,
-               spark_points: int = SPARK_POINTS, exact: Rows | None = None,
+               spark_points: int = SPARK_POINTS, exact: Rows | dict[str, dict | None] | None = None,
                host_steps: Sequence[tuple[float, float]] | None = None) -> PanelView:
     """One rank over [t0, t1]. `run`: the epoch at t1, for the state before its first decode
     line; `spark_from`: where the sparklines begin when t0 is None (the window "all"); `exact`:
@@ -407,7 +410,7 @@ def panel_view(series: RankSeries, t0: float | None, t1: float | None, *, spec: 
     truncated = w.truncated
     if truncated and exact is not None:
         # More than the ring holds: the figures from the value sets of every line there.
-        for m, st in exact.describe(percentiles=False).items():
+        for m, st in (exact.describe(percentiles=False) if isinstance(exact, Rows) else exact).items():
             if m in metrics:
                 metrics[m].stats = st
         truncated = False  # the figures cover the window; the sparklines draw it from the overview
@@ -436,7 +439,7 @@ def _newest(metrics: dict[str, MetricView], last_t: dict[str, float],
     return newest, now
 
 
-def _batch_counts(series: RankSeries, w: _Window, t0: float | None, exact: Rows | None,
+def _batch_counts(series: RankSeries, w: _Window, t0: float | None, exact: Rows | dict[str, dict | None] | None,
                   metrics: dict[str, MetricView], g_ts: Sequence[float], g_vs: Sequence[float]) -> tuple[int, int]:
     """How many decode batches the window holds, and how many of them ran without CUDA graphs:
     the ring's, with the overview's before it where the ring lost them; the run's own counts where

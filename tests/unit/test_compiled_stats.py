@@ -1,13 +1,11 @@
-"""A run's statistics in C (describe_columns, stats_json, tidy in core/_compiled.pyx): the same
-doubles and the same JSON text, to the byte, as stats.describe, round(x, 9) and json.dumps give;
-and `summary --json`'s epochs as EpochDocs.texts() writes them (brief forms compared, the ranks'
-figures written apart) are json.dumps of the epochs' documents, compiled or not."""
+"""A run's statistics in C (describe_columns, tidy in core/_compiled.pyx): the same doubles as
+stats.describe and round(x, 9) give; and `summary --json`'s epochs as EpochDocs.json_texts() writes
+them read as the epochs' documents."""
 
 from __future__ import annotations
 
 import json
 import math
-import random
 import struct
 from array import array
 
@@ -18,7 +16,7 @@ from hypothesis import strategies as st
 from mtptui.core import compiled
 from mtptui.core.compare import iter_epoch_rows
 from mtptui.core.stats import describe
-from mtptui.core.valueset import _STAT_KEYS, FrozenRows, Rows
+from mtptui.core.valueset import STAT_KEYS, Rows
 from mtptui.sources.parallel import summarise
 from test_many_runs import many_runs_log
 
@@ -51,41 +49,6 @@ _doubles = st.one_of(
 @given(_doubles)
 def test_tidy_is_pythons_round_to_9_places(x):
     assert same_double(C.tidy(x), round(x, 9))
-
-
-@built
-@settings(max_examples=3000, deadline=None)
-@given(_doubles)
-def test_a_double_is_written_as_json_writes_it(x):
-    assert C.json_double(x) == json.dumps(x)
-
-
-def _around(x: float) -> list[float]:
-    return [y for y in (x, math.nextafter(x, 0.0), math.nextafter(x, math.inf)) if y and math.isfinite(y)]
-
-
-@built
-def test_every_kind_of_double_is_written_as_json_writes_it():
-    """The shortest digits found in C (Ryu's way: _shortest) against float.__repr__: 200,000
-    doubles of random bits (every exponent alike), each power of 2 and of 10 and its neighbours
-    (the bounds' uneven spacing, subnormals, exact ties), whole numbers up to 10**17, short
-    decimals at every scale, and those written from their digits."""
-    rnd = random.Random(20261204)
-    xs = [struct.unpack("d", struct.pack("Q", rnd.getrandbits(64)))[0] for _ in range(200_000)]
-    xs += [y for e in range(-1074, 1024) for y in _around(math.ldexp(1.0, e))]
-    xs += [y for e in range(-323, 309) for y in _around(float(f"1e{e}")) + _around(float(f"7.77e{e}"))]
-    xs += [float(rnd.randrange(10**17)) for _ in range(20_000)]
-    xs += [rnd.randrange(10**9) / 10**rnd.randrange(12) * 10.0**rnd.randrange(-30, 30) for _ in range(20_000)]
-    # the decimals written from their digits (_put_fixed): of 9 places below 10**6, of 6 places (a
-    # time since 1970 to the microsecond) from 10**6 to 2**33, the doubles next to them, and the edges
-    xs += [rnd.randrange(10**15) / 10**rnd.randrange(10) for _ in range(20_000)]
-    xs += [rnd.randrange(10**6, 2**33) + rnd.randrange(10**6) / 10**rnd.randrange(7) for _ in range(20_000)]
-    xs += [y for x in xs[-2000:] for y in _around(x)]
-    xs += [y for x in (1e-4, 1e6, 2.0**33, 2.0**33 - 1e-6, 999999.999999999, 1773072002.123456) for y in _around(x)]
-    xs = [x for x in xs if x == x]
-    xs += [-x for x in xs[:50_000]]
-    wrong = [x for x in xs if C.json_double(x) != json.dumps(x)]
-    assert not wrong, f"{len(wrong)} of {len(xs)}, e.g. {wrong[:3]}"
 
 
 _summed = st.one_of(
@@ -128,7 +91,7 @@ def test_columns_are_described_as_stats_describe_describes_them(km):
     want = array("d")
     for i in range(m):
         d = describe([v for v in rows[i::k] if v == v])
-        want.extend([math.nan] * 7 if d is None else [d[key] for key in _STAT_KEYS])
+        want.extend([math.nan] * 7 if d is None else [d[key] for key in STAT_KEYS])
     assert len(got) == len(want) and all(map(same_double, got, want))
 
 
@@ -144,44 +107,25 @@ def test_a_value_that_is_no_finite_number_is_left_to_python():
 def test_a_sum_of_zero_and_one_to_round_half_even_are_fsums(values):
     got = C.describe_columns(array("d", values), 1, 1)
     want = describe(values)
-    assert all(map(same_double, got, [want[key] for key in _STAT_KEYS]))
+    assert all(map(same_double, got, [want[key] for key in STAT_KEYS]))
 
 
-@built
-@settings(max_examples=500, deadline=None)
-@given(st.lists(st.one_of(st.none(), st.lists(_doubles, min_size=6, max_size=6)), min_size=0, max_size=4),
-       st.integers(1, 10**9))
-def test_a_frozen_runs_figures_are_written_as_json_dumps_writes_them(metrics, n):
-    names = tuple(f"m{i} é\"" for i in range(len(metrics)))
-    stats = array("d")
-    want = {}
-    for name, six in zip(names, metrics):
-        if six is None:
-            stats.extend([math.nan] * 7)
-            want[name] = None
-        else:
-            stats.extend([n, *six])
-            want[name] = {"n": n, **dict(zip(_STAT_KEYS[1:], six))}
-    keys = tuple(json.dumps(name).encode() + b": " for name in names)
-    assert C.stats_json(stats, keys) == json.dumps(want)
-
-
-def test_frozen_rows_describe_as_the_rows_did(monkeypatch):
-    """From the buffer (a short run's rows), in C and in Python, as the value sets describe them."""
+def test_rows_still_in_their_buffer_have_the_figures_their_value_sets_give(monkeypatch):
+    """A short run's rows, described from the buffer (Rows.figures: in C where built, else
+    stats.describe of each column), as the value sets describe the same rows."""
     names = ("a", "b", "c")
     for compiled_on in (True, False):
         if not compiled_on:
             monkeypatch.setattr(compiled, "describe_columns", None)
-            monkeypatch.setattr(compiled, "stats_json", None)
         rows = Rows(names, carried=("x",))
         for i in range(50):
             rows.add({"a": i / 4, "b": (i * 7919 % 101) / 100, "x": 3.0, "c": math.nan if i % 3 else -0.5 * i})
         held = Rows(names)
         held.add_rows(rows.buf, rows.names)
-        frozen = FrozenRows(rows)
+        figures = rows.figures()
         assert rows._sets is None, "a short run's rows make no value sets"
-        assert frozen.describe() == held.describe()
-        assert frozen.describe_json() == json.dumps(held.describe()) == held.describe_json()
+        want = [x for d in held.describe().values() for x in (d[k] for k in STAT_KEYS)]
+        assert figures == want
 
 
 @pytest.fixture(scope="module")
@@ -191,20 +135,20 @@ def many_runs(tmp_path_factory):
     return path
 
 
-@pytest.mark.parametrize("compiled_on", [True, False])
-def test_the_epochs_texts_are_json_dumps_of_their_documents(many_runs, monkeypatch, compiled_on):
-    if not compiled_on:
-        for name in ("describe_columns", "stats_json", "tidy", "frozen_row", "epoch_json"):
-            monkeypatch.setattr(compiled, name, None)
+def test_the_epochs_json_reads_as_their_documents(many_runs):
+    """EpochDocs.json_texts(): each run's JSON (orjson) reads as its document (EpochDocs'
+    iteration: Epoch.to_json() compared), whose rows are those of the runs' brief forms."""
     summary, counts = summarise([str(many_runs)], jobs=1)
     epochs = summary.document(counts.to_json())["epochs"]
     assert len(epochs) == 121
-    assert list(epochs.texts()) == [json.dumps(e) for e in epochs]
+    docs = list(epochs)
+    assert [json.loads(t) for t in epochs.json_texts()] == [json.loads(json.dumps(e)) for e in docs]
     assert sum(r.vs_baseline is not None for _, r in epochs.rows()) > 50, "the runs compare with a baseline"
-    # what a table and the advice read: the rows of the runs' brief forms, compared in Python
+    # what a table and the advice read: the rows of the runs' brief forms
     briefs = [e.to_json(brief=True) for e in epochs._epochs]
     pairs = list(epochs.rows())
     assert [r for _, r in pairs] == [r for _, r in iter_epoch_rows(briefs)]
+    assert [r for _, r in pairs] == [r for _, r in iter_epoch_rows(e.to_json() for e in epochs._epochs)]
     assert all(doc.items() >= {k: v for k, v in brief.items() if k not in ("ranks", "by_load", "by_context")}.items()
                for (doc, _), brief in zip(pairs, briefs))
     last = {e["host"]: (e, r) for e, r in iter_epoch_rows(briefs)}

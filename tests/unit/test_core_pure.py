@@ -138,7 +138,7 @@ def test_an_event_log_spills_to_the_files_its_caller_hands_in(monkeypatch, tmp_p
     plain = EventLog()
     for i in range(9):
         plain.append(_event(i))
-    assert list(plain.texts()) == list(log.texts())
+    assert list(plain.json_texts()) == list(log.json_texts())
     given = EventLog(tempfile.TemporaryFile(dir=tmp_path), spill=tempfile.TemporaryFile)
     given.append(_event(0))
     assert pickle.loads(pickle.dumps(given))._spill is tempfile.TemporaryFile

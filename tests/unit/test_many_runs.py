@@ -4,6 +4,8 @@ when every run kept every value; the parts of a file read in parallel (summary, 
 
 from __future__ import annotations
 
+import json
+
 import random
 import time
 from pathlib import Path
@@ -144,15 +146,14 @@ def test_a_summary_of_many_runs_is_freed_without_the_cycle_collector(log, capsys
             gc.enable()
 
 
-def test_a_run_frozen_from_its_series_rows_is_the_run_frozen_from_its_own(tmp_path, monkeypatch):
-    """A run whose rows all still wait in its series' buffers when it ends is frozen from there
-    (Summary._freeze_in_place, compiled.freeze_rows), not from the copies handed to its ranks and
-    buckets: the same document to the bit. The log has runs that go the other way too: runs
-    longer than a fold (rows handed over on the way), and a rank first seen in a later run."""
-    from mtptui.core import compiled, valueset
+def test_runs_frozen_in_batches_or_one_by_one_give_the_document_kept_whole(tmp_path, monkeypatch, unfrozen):
+    """Runs that are over are frozen FREEZE_AT at a time, their figures made from their rows
+    together (core/figures.py): the document is the one they give frozen one at a time, and the
+    one they give never frozen (every value kept in its rows and value sets), to the bit. The log
+    has runs that go other ways too: runs longer than a fold (their rows in value sets on the
+    way), and a rank first seen in a later run."""
+    from mtptui.core import epochs, valueset
 
-    if compiled.freeze_rows is None:
-        pytest.skip("the compiled hot path was not built")
     path = tmp_path / "runs.log"
     many_runs_log(path, 120, seed=11)
     lines = []
@@ -161,19 +162,11 @@ def test_a_run_frozen_from_its_series_rows_is_the_run_frozen_from_its_own(tmp_pa
         if i % 997 == 500 and "gpu-a" in line and "Decode batch" in line:  # a rank not seen before
             lines.append(line.replace(" TP", " TP1", 1))
     path.write_text("\n".join(lines) + "\n")
-    taken = []
-    fast = compiled.freeze_rows
-
-    def counted(*args):
-        figures = fast(*args)
-        taken.append(figures is not None)
-        return figures
-
     monkeypatch.setattr(valueset, "FOLD", 64)  # the rows a series holds before its value sets take them
-    monkeypatch.setattr(compiled, "freeze_rows", counted)
-    in_place = doc(path, 1)
-    monkeypatch.setattr(compiled, "freeze_rows", None)
-    handed = doc(path, 1)
-    assert in_place == handed
-    assert len(in_place["epochs"]) == 121
-    assert all(taken) and 40 < len(taken) < 119  # most runs frozen in place, some handed over
+    batched = doc(path, 1)
+    monkeypatch.setattr(epochs, "FREEZE_AT", 1)
+    one_by_one = doc(path, 1)
+    unfrozen()
+    kept = doc(path, 1)
+    assert len(batched["epochs"]) == 121
+    assert json.dumps(batched) == json.dumps(one_by_one) == json.dumps(kept)

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """The compiled hot path of `summary` (see compiled.py): the common lines of SGLang's logs read in
 C, the values of batch lines written straight into the rows of the summary's series, no object
-made per line; and a metric's values counted and ordered in C.
+made per line.
 
 What it reads, exactly as LineParser.parse reads it (tests/unit/test_compiled.py, test_lane_envelopes.py and
 test_fast_general.py hold it to that):
@@ -1220,9 +1220,9 @@ cdef class Lane:
         return lay
 
 
-# ---- value sets (valueset.py): counting and ordering a metric's values --------------------------
+# ---- what a frozen run's figures (below) still use: a sort, exact sums, the buckets' split --------
 
-from libc.stdlib cimport malloc, calloc, free
+from libc.stdlib cimport malloc, free
 from libc.stdint cimport uint64_t
 
 
@@ -1232,67 +1232,7 @@ cdef inline uint64_t bits(double v) nogil:
     return u
 
 
-cdef struct Tally:
-    double* keys
-    Py_ssize_t* seen  # times seen; 0: a free slot
-    Py_ssize_t size  # a power of two
-
-
-cdef inline Py_ssize_t _slot(Tally* t, double v) nogil:
-    cdef uint64_t h = bits(v + 0.0) * 0x9E3779B97F4A7C15ULL  # + 0.0: -0.0 hashes as 0.0
-    cdef Py_ssize_t slot = <Py_ssize_t>(h >> 32) & (t.size - 1)
-    while t.seen[slot] and t.keys[slot] != v:
-        slot = (slot + 1) & (t.size - 1)
-    return slot
-
-
-def count_values(array.array values, counts):
-    """counts[v] += times seen, for NaN-free doubles: what Counter.update(values) does, with one
-    dict update per distinct value instead of one per value. New values go in in the order they
-    were first seen, an equal one (0.0 and -0.0) under the one first seen, as Counter.update's."""
-    cdef Py_ssize_t n = len(values), i, k, slot, distinct = 0
-    cdef double* v = values.data.as_doubles
-    cdef Tally t, old
-    cdef double* first = <double*>malloc((n + 1) * sizeof(double))  # the distinct values, as first seen
-    t.size = 1024  # grown as distinct values come: most metrics have a few hundred
-    t.keys = <double*>malloc(t.size * sizeof(double))
-    t.seen = <Py_ssize_t*>calloc(t.size, sizeof(Py_ssize_t))
-    try:
-        if first == NULL or t.keys == NULL or t.seen == NULL:
-            raise MemoryError()
-        for i in range(n):
-            slot = _slot(&t, v[i])
-            if t.seen[slot] == 0:
-                if 2 * (distinct + 1) > t.size:
-                    old = t
-                    t.size *= 4
-                    t.keys = <double*>malloc(t.size * sizeof(double))
-                    t.seen = <Py_ssize_t*>calloc(t.size, sizeof(Py_ssize_t))
-                    if t.keys == NULL or t.seen == NULL:
-                        free(old.keys)
-                        free(old.seen)
-                        raise MemoryError()
-                    for k in range(old.size):
-                        if old.seen[k]:
-                            slot = _slot(&t, old.keys[k])
-                            t.keys[slot], t.seen[slot] = old.keys[k], old.seen[k]
-                    free(old.keys)
-                    free(old.seen)
-                    slot = _slot(&t, v[i])
-                t.keys[slot] = v[i]
-                first[distinct] = v[i]
-                distinct += 1
-            t.seen[slot] += 1
-        for i in range(distinct):
-            key = first[i]
-            counts[key] = counts.get(key, 0) + t.seen[_slot(&t, first[i])]
-    finally:
-        free(t.keys)
-        free(t.seen)
-        free(first)
-
-
-def sort_values(array.array values):
+cdef int _sort_values(array.array values) except -1:
     """Puts NaN-free doubles in order in place, equal ones (0.0 and -0.0) in the order they came:
     what sorted() gives (a stable sort), by a radix sort of their bits instead of comparisons."""
     cdef Py_ssize_t n = len(values), i, zeros = 0, z
@@ -1305,7 +1245,7 @@ def sort_values(array.array values):
     cdef Py_ssize_t total, c
     cdef int shift, b
     if n < 2:
-        return
+        return 0
     key = <uint64_t*>malloc(n * sizeof(uint64_t))
     tmp = <uint64_t*>malloc(n * sizeof(uint64_t))
     signs = <unsigned char*>malloc(n)
@@ -1350,28 +1290,10 @@ def sort_values(array.array values):
         free(key)
         free(tmp)
         free(signs)
+    return 0
 
 
 cdef array.array _DOUBLES = array.array("d")
-
-
-cdef array.array _doubles(values):
-    return values if type(values) is array.array and values.typecode == "d" else array.array("d", values)
-
-
-def context_keys(tokens_, full_, running_):
-    """loadmatch.context_keys: per line, tokens (or, where NaN, full) over running, NaN where
-    running is below 1 or NaN; the same division Python does (IEEE, correctly rounded)."""
-    cdef array.array tokens = _doubles(tokens_), full = _doubles(full_), running = _doubles(running_)
-    cdef Py_ssize_t n = min(len(tokens), len(full), len(running)), i
-    cdef array.array out = array.clone(_DOUBLES, n, False)
-    cdef double* ts = tokens.data.as_doubles
-    cdef double* fs = full.data.as_doubles
-    cdef double* rs = running.data.as_doubles
-    cdef double* o = out.data.as_doubles
-    for i in range(n):
-        o[i] = _context_key(ts[i], fs[i], rs[i])
-    return out
 
 
 cdef inline double _context_key(double t, double f, double r) noexcept nogil:
@@ -1453,25 +1375,6 @@ cdef inline double _fixed_value(i128 s) noexcept nogil:
     return ldexp(<double>s, -FIXED_BITS)
 
 
-cdef list _nonzero(double* p, int count):
-    return [p[i] for i in range(count) if p[i] != 0.0]
-
-
-def exact_parts(list parts, list values):
-    """Floats that do not overlap and whose sum is exactly that of parts and values, without
-    zeros: loadmatch's exact sums in one pass. None when a value is not finite or a sum overflows
-    (the caller's own way handles those)."""
-    cdef double[MAX_PARTIALS] p
-    cdef int count = 0
-    cdef double x
-    for source in (parts, values):
-        for v in <list>source:
-            x = v
-            if not isfinite(x) or not _grow(p, &count, x):
-                return None
-    return _nonzero(p, count)
-
-
 DEF MAX_BUCKETS = 16
 
 
@@ -1490,24 +1393,6 @@ cdef struct Split:
     bint redo
     i128[MAX_BUCKETS] gen_s
     i128[MAX_BUCKETS] accept_s
-
-
-cdef bint _split(keys_, gen_, accept_, tuple bounds, Split* sp, bint fixed=False) except -1:
-    """split_sums' pass into sp (fixed: its sums in 128 bits where they fit, for means alone);
-    False when a value is not finite or a sum overflows."""
-    cdef array.array keys = _doubles(keys_), gen = _doubles(gen_), accept = _doubles(accept_)
-    cdef Py_ssize_t n = min(len(keys), len(gen), len(accept)), i
-    cdef double[MAX_BUCKETS] lo
-    _split_start(bounds, sp, lo, fixed and n <= FIXED_TERMS)
-    cdef double* ks = keys.data.as_doubles
-    cdef double* gs = gen.data.as_doubles
-    cdef double* acs = accept.data.as_doubles
-    for i in range(n):
-        if not _split_line(sp, lo, ks[i], gs[i], acs[i]):
-            return False
-    if sp.redo:
-        return _split(keys_, gen_, accept_, bounds, sp)
-    return True
 
 
 cdef int _split_start(tuple bounds, Split* sp, double* lo, bint fixed=False) except -1:
@@ -1555,37 +1440,8 @@ cdef inline bint _split_line(Split* sp, const double* lo, double key, double g, 
     return True
 
 
-def split_sums(keys_, gen_, accept_, tuple bounds):
-    """loadmatch.split's loop and the exact sums of what it splits, in one pass, no float object
-    made per line: per bucket, its lines, and of the gen throughputs and accept lens its lines
-    carried, how many and their exact sum as parts (exact_parts'). A line's bucket: the last bound
-    at or below its key; none below the first bound, or for NaN. None when a value is not finite
-    or a sum overflows (the caller's own way handles those). The columns: arrays of doubles (or
-    sequences of numbers)."""
-    cdef Split sp
-    cdef int b
-    if not _split(keys_, gen_, accept_, bounds, &sp):
-        return None
-    return ([sp.lines[b] for b in range(sp.k)],
-            [sp.gen_n[b] for b in range(sp.k)],
-            [_nonzero(&sp.gen_p[b * MAX_PARTIALS], sp.gen_count[b]) for b in range(sp.k)],
-            [sp.accept_n[b] for b in range(sp.k)],
-            [_nonzero(&sp.accept_p[b * MAX_PARTIALS], sp.accept_count[b]) for b in range(sp.k)])
-
-
 cdef double _mean_of(double* p, int count, Py_ssize_t n) except? -1.0:
     return _tidy(_sum_partials(p, count) / <double>n) if n else NAN
-
-
-def split_means(keys_, gen_, accept_, tuple bounds):
-    """split_sums' split, and each bucket's mean of gen throughput and of accept len as
-    ExactSum.mean() gives it from those sums (tidy(sum / n); NaN for none): (lines per bucket,
-    an array of the gen mean then the accept mean of each bucket in turn). None where split_sums
-    gives None (its values are all finite otherwise, so a mean is never NaN but for none)."""
-    cdef Split sp
-    if not _split(keys_, gen_, accept_, bounds, &sp, True):
-        return None
-    return _means(&sp)
 
 
 cdef tuple _means(Split* sp):
@@ -1600,163 +1456,6 @@ cdef tuple _means(Split* sp):
             m[2 * b] = _mean_of(&sp.gen_p[b * MAX_PARTIALS], sp.gen_count[b], sp.gen_n[b])
             m[2 * b + 1] = _mean_of(&sp.accept_p[b * MAX_PARTIALS], sp.accept_count[b], sp.accept_n[b])
     return [sp.lines[b] for b in range(sp.k)], means
-
-
-# -- dense counts (valueset.py's dense form): arrays of counts of any of the widths B, H, I, Q ------
-cdef inline unsigned long long _count_at(const char* p, Py_ssize_t i, int size) noexcept nogil:
-    if size == 1:
-        return (<const unsigned char*>p)[i]
-    if size == 2:
-        return (<const unsigned short*>p)[i]
-    if size == 4:
-        return (<const unsigned int*>p)[i]
-    return (<const unsigned long long*>p)[i]
-
-
-cdef inline void _count_set(char* p, Py_ssize_t i, int size, unsigned long long v) noexcept nogil:
-    if size == 1:
-        (<unsigned char*>p)[i] = <unsigned char>v
-    elif size == 2:
-        (<unsigned short*>p)[i] = <unsigned short>v
-    elif size == 4:
-        (<unsigned int*>p)[i] = <unsigned int>v
-    else:
-        (<unsigned long long*>p)[i] = v
-
-
-def dense_add(array.array dst, Py_ssize_t at, array.array src):
-    """dst[at + i] += src[i] for every i, when every sum fits dst's width; returns the greatest
-    sum either way, so that the caller widens dst and adds again when it did not fit (nothing was
-    written then). What valueset's merge of two dense parts does range to range in Python."""
-    cdef Py_ssize_t i, n = len(src)
-    cdef int ds = dst.ob_descr.itemsize, ss = src.ob_descr.itemsize
-    cdef unsigned long long top = 0, v, room
-    cdef char* d = dst.data.as_chars
-    cdef const char* s = src.data.as_chars
-    if at < 0 or at + n > len(dst):
-        raise IndexError("dense_add: the counts do not fall inside dst")
-    room = 0xFFFFFFFFFFFFFFFFULL if ds == 8 else (1ULL << (8 * ds)) - 1
-    for i in range(n):
-        v = _count_at(d, at + i, ds) + _count_at(s, i, ss)
-        if v > top:
-            top = v
-    if top <= room:
-        for i in range(n):
-            _count_set(d, at + i, ds, _count_at(d, at + i, ds) + _count_at(s, i, ss))
-    return top
-
-
-def dense_scatter(array.array dense, list keys, long long lo, list cnts=None):
-    """dense[key - lo] += 1 (or the count cnts gives it) for each key in turn, keys inside the
-    range: valueset's _scatter loop. Returns -1 when all were added, else the index of the first
-    key whose count would not fit dense's width (those before it were added): the caller widens
-    dense and goes on from there."""
-    cdef Py_ssize_t i, n = len(keys), at, size = len(dense)
-    cdef int width = dense.ob_descr.itemsize
-    cdef unsigned long long room = 0xFFFFFFFFFFFFFFFFULL if width == 8 else (1ULL << (8 * width)) - 1
-    cdef unsigned long long have, add = 1
-    cdef char* d = dense.data.as_chars
-    if cnts is not None and len(cnts) != n:
-        raise ValueError("dense_scatter: a count for each key")
-    for i in range(n):
-        at = <long long>keys[i] - lo
-        if not 0 <= at < size:
-            raise IndexError("dense_scatter: a key outside the range")
-        if cnts is not None:
-            add = <unsigned long long>cnts[i]
-        have = _count_at(d, at, width)
-        if add > room - have:
-            return i
-        _count_set(d, at, width, have + add)
-    return -1
-
-
-def dense_sums(array.array dense, Py_ssize_t chunk):
-    """The sum of the counts of each chunk of dense in turn (the last may be short)."""
-    cdef Py_ssize_t i, j, n = len(dense)
-    cdef int width = dense.ob_descr.itemsize
-    cdef const char* d = dense.data.as_chars
-    cdef unsigned long long total
-    out = []
-    for i in range(0, n, chunk):
-        total = 0
-        for j in range(i, min(i + chunk, n)):
-            total += _count_at(d, j, width)
-        out.append(total)
-    return out
-
-
-def dense_kth(array.array dense, Py_ssize_t start, unsigned long long k):
-    """The offset from start of the key that holds the k-th (from 0) of the counts from start on:
-    the first place where the running sum of counts passes k (len(dense) - start if it never does)."""
-    cdef Py_ssize_t i, n = len(dense)
-    cdef int width = dense.ob_descr.itemsize
-    cdef const char* d = dense.data.as_chars
-    cdef unsigned long long seen = 0
-    for i in range(start, n):
-        seen += _count_at(d, i, width)
-        if seen > k:
-            return i - start
-    return n - start
-
-
-def without_nan(array.array values):
-    """values itself when none is NaN, else a new array of those that are numbers, in order."""
-    cdef Py_ssize_t i, n = len(values), m = 0
-    cdef const double* v = values.data.as_doubles
-    cdef array.array out
-    cdef double* o
-    for i in range(n):
-        if v[i] != v[i]:
-            break
-    else:
-        return values
-    out = array.clone(_DOUBLES, n, False)
-    o = out.data.as_doubles
-    for i in range(n):
-        if v[i] == v[i]:
-            o[m] = v[i]
-            m += 1
-    array.resize(out, m)
-    return out
-
-
-def dense_nonzero(array.array counts, long long key, long long scale):
-    """(values, counts) of the keys that have a count, the value of key k being k / scale: what
-    valueset._nonzero gives. Keys and scale are below 2**53, so the division of their doubles is
-    the correctly rounded quotient that Python's int / int gives."""
-    cdef Py_ssize_t i, n = len(counts)
-    cdef int size = counts.ob_descr.itemsize
-    cdef const char* p = counts.data.as_chars
-    cdef unsigned long long c
-    cdef double sc = <double>scale
-    vals, cnts = [], []
-    for i in range(n):
-        c = _count_at(p, i, size)
-        if c:
-            vals.append(<double>(key + i) / sc)
-            cnts.append(c)
-    return vals, cnts
-
-
-def at_scale(array.array values, long long scale):
-    """valueset._at_scale in one pass over an array of doubles: each value times scale, rounded
-    half to even (as round() does), when every value is that whole number over scale exactly and
-    below 2**52 at scale; else None. Keys and scale are exact doubles, so the check's division is
-    the correctly rounded one of Python's int / int."""
-    cdef Py_ssize_t i, n = len(values)
-    cdef const double* v = values.data.as_doubles
-    cdef double sc = <double>scale, k
-    for i in range(n):
-        if fabs(v[i]) * sc >= 4503599627370496.0:  # 2**52
-            return None
-    keys = []
-    for i in range(n):
-        k = nearbyint(v[i] * sc)
-        if k / sc != v[i]:
-            return None
-        keys.append(<long long>k)
-    return keys
 
 
 # -- a short run's statistics from its rows (valueset.FrozenRows) ---------------------------------
@@ -1809,13 +1508,6 @@ cdef bint _fsum(const double* v, Py_ssize_t n, double* out) noexcept nogil:
     return True
 
 
-def fsum(array.array values):
-    """_fsum of an array of doubles (None where it gives none), for the test that holds it to
-    math.fsum."""
-    cdef double out
-    return out if _fsum(values.data.as_doubles, len(values), &out) else None
-
-
 cdef double _sum_partials(double* p, int count) noexcept nogil:
     """The correctly rounded sum of the partials that _grow keeps (math.fsum's last step)."""
     cdef double x, y, hi = 0.0, lo = 0.0, yr
@@ -1850,19 +1542,6 @@ cdef double _quantile(const double* s, Py_ssize_t n, double q) noexcept nogil:
     if lo + 1 >= n:
         return a
     return a + (s[lo + 1] - a) * (pos - <double>lo)
-
-
-def tidy(double x):
-    """_tidy: stats.tidy's rounding of a float (there, and in its test against round())."""
-    return _tidy(x)
-
-
-def describe_columns(array.array rows, Py_ssize_t k, Py_ssize_t m):
-    """stats.describe of each of the first m columns of rows of k doubles (NaN: none, left out),
-    as valueset.FrozenRows keeps them: 7 doubles a column (n, mean, p50, p90, min, max, last; NaN
-    for a column without values), the same to the bit. None where a value is not finite (the
-    caller describes those in Python)."""
-    return _describe_columns(rows, k, m)
 
 
 cdef object _describe_columns(array.array rows, Py_ssize_t k, Py_ssize_t m):
@@ -1906,7 +1585,7 @@ cdef object _describe_rows(const double* r, Py_ssize_t n_rows, Py_ssize_t k, Py_
                 s[j + 1] = x
         else:
             array.resize(col, n)
-            sort_values(col)
+            _sort_values(col)
             s = col.data.as_doubles
         o[7 * c] = n
         o[7 * c + 1] = _tidy(summed / n)

@@ -6,8 +6,8 @@ interval over requests with a fixed seed, and the requests it would take to sepa
 Percentiles interpolate linearly between the two nearest ranks (numpy's default, and
 ``statistics.quantiles(method="inclusive")``). The mean is the exact sum of the values, correctly
 rounded (``math.fsum``), over n, rounded to 9 places: whichever way a sum was kept (all values,
-value x count, a running ExactSum), it is the same double, so every mean of the same values agrees
-to the bit.
+value x count, a running ExactSum: integers, see exact_sum), it is the same double, so every mean of
+the same values agrees to the bit.
 """
 
 from __future__ import annotations
@@ -15,20 +15,17 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Iterable, Sequence
-from itertools import chain, repeat
-from operator import and_, mul, rshift, sub
 
-from mtptui.core import compiled
+import numpy as np
 
-_SPLIT = float((1 << 27) + 1)  # Veltkamp's constant: splits a double into two halves of 26 bits
-_DIGIT = 1 << 26  # a half times a count below this is exact
+FIXED = 80  # a value a log prints (at most 6 decimals, below 2**32) is a whole number of 2**-FIXED
+UNIT = 1074  # any finite double is a whole number of 2**-UNIT: exact sums are kept as such integers
+_CHUNK = 1 << 16
+
 
 def tidy(x: float) -> float:
     # Logged values have at most a few decimals; 9 places drop float noise such as 2.8899999999999997.
-    # Compiled: the same double without round()'s trip through decimal digits (a run's means and
-    # its buckets' take tens of thousands in a log of many runs); an int stays an int, as round's.
-    fast = compiled.tidy
-    return fast(x) if fast is not None and type(x) is float else round(x, 9)
+    return round(x, 9)
 
 
 def quantile(kth: Callable[[int], float], n: int, q: float) -> float:
@@ -64,87 +61,113 @@ def describe(values: Sequence[float], percentiles: bool = True) -> dict | None:
     return assemble(len(s), math.fsum(values), s[0], s[-1], values[-1], s.__getitem__)
 
 
-class ExactSum:
-    """n values and their sum, kept exactly as a few doubles that do not overlap (each the rounded
-    rest of the others' sum), so a mean does not depend on the order or the parts values came in:
-    fsum(parts) is the correctly rounded sum."""
+# --- exact sums: integers ----------------------------------------------------------------------------
+# A value a log prints is a whole number of 2**-80 of at most 112 bits: four limbs of 28 bits,
+# each an exact double (np.trunc of the value scaled by a power of two), whose sums over up to
+# 2**25 values are exact in doubles and over up to 2**35 in int64. Any other finite double is
+# summed as a Python integer (as_integer_ratio), a rare slow way.
 
-    __slots__ = ("n", "parts")
+def _limbs(values: np.ndarray) -> tuple[np.ndarray | None, list[np.ndarray]]:
+    """The values' limbs (most significant first; 0 for a value that is not a whole number of
+    2**-80 below 2**32), and which values those are not (None: none)."""
+    small = np.abs(values) < 2.0**32
+    u = np.where(small, values, 0.0) * 2.0**FIXED
+    odd = ~small | (u != np.trunc(u))
+    if odd.any():
+        u[odd] = 0.0
+    limbs = []
+    for shift in (84, 56, 28):
+        limb = np.trunc(u * 2.0**-shift)
+        u = u - limb * 2.0**shift
+        limbs.append(limb)
+    return (odd if odd.any() else None), [*limbs, u]
+
+
+def _units(limb_sums: Iterable[float | int], odd: Iterable[float] = (), counts: Iterable[int] = ()) -> int:
+    """The exact sum, in units of 2**-UNIT, of limb sums (most significant first) and of other
+    finite values (times their counts)."""
+    fixed = 0
+    for s in limb_sums:
+        fixed = (fixed << 28) + int(s)
+    total = fixed << (UNIT - FIXED)
+    for v, c in zip(odd, counts):
+        p, q = v.as_integer_ratio()  # q: a power of two, at most 2**UNIT
+        total += p * c << (UNIT + 1 - q.bit_length())
+    return total
+
+
+def exact_sum(values: np.ndarray, counts: np.ndarray | None = None) -> int:
+    """The exact sum of finite doubles (each times its count), in units of 2**-UNIT."""
+    if len(values) > _CHUNK:  # a chunk at a time: the limbs of many values would take memory
+        return sum(exact_sum(values[i:i + _CHUNK], None if counts is None else counts[i:i + _CHUNK])
+                   for i in range(0, len(values), _CHUNK))
+    odd, limbs = _limbs(values)
+    if counts is None:
+        sums = [int(limb.astype(np.int64).sum()) for limb in limbs]
+    elif counts.sum(dtype=float) < 2.0**34:  # each limb times its count, summed, fits in int64
+        sums = [int(limb.astype(np.int64) @ counts.astype(np.int64)) for limb in limbs]
+    else:  # too many to sum in int64
+        sums = [sum(map(int.__mul__, limb.astype(np.int64).tolist(), counts.tolist())) for limb in limbs]
+    if odd is None:
+        return _units(sums)
+    return _units(sums, values[odd].tolist(), [1] * int(odd.sum()) if counts is None else counts[odd].tolist())
+
+
+def exact_sums(values: np.ndarray, groups: np.ndarray, k: int) -> list[int]:
+    """exact_sum() of the values of each group 0..k-1 (groups: each value's), at most 2**25 values."""
+    assert len(values) <= 1 << 25
+    odd, limbs = _limbs(values)
+    sums = [np.bincount(groups, limb, k) for limb in limbs]
+    out = [_units(s[g] for s in sums) for g in range(k)]
+    if odd is not None:
+        for g, v in zip(groups[odd].tolist(), values[odd].tolist()):
+            out[g] += _units((), (v,), (1,))
+    return out
+
+
+def rounded(units: int) -> float:
+    """The double nearest a sum in units of 2**-UNIT, ties to even (what math.fsum gives)."""
+    return units / (1 << UNIT)  # int / int is correctly rounded
+
+
+class ExactSum:
+    """n values and their exact sum (in units of 2**-UNIT), so that a mean does not depend on the
+    order or the parts values came in; values that are no finite number add to `special`
+    (infinite, or NaN), which is then the total."""
+
+    __slots__ = ("n", "units", "special")
 
     def __init__(self) -> None:
         self.n = 0
-        self.parts: list[float] = []
+        self.units = 0
+        self.special = 0.0
 
-    def add(self, values: Iterable[float], n: int | None = None) -> None:
-        values = values if isinstance(values, list) else list(values)
-        parts = None if compiled.exact_parts is None else compiled.exact_parts(self.parts, values)
-        if parts is None:
-            rest = self.parts + values
-            parts = []
-            while True:
-                # fsum rounds the exact sum correctly, so s is 0 only when what is left is exactly 0
-                s = math.fsum(rest)
-                if s == 0 or not math.isfinite(s):
-                    break
-                parts.append(s)
-                rest.append(-s)
-            if s != 0:
-                parts = [s]
-        self.parts = parts  # other parts of the same sum (in C: one pass) give the same mean
-        self.n += len(values) if n is None else n
+    def add(self, values: np.ndarray) -> None:
+        finite = np.isfinite(values)
+        if not finite.all():
+            self.special += float(values[~finite].sum())
+            self.units += exact_sum(values[finite])
+        else:
+            self.units += exact_sum(values)
+        self.n += len(values)
+
+    @classmethod
+    def of(cls, units: int, n: int, special: float = 0.0) -> ExactSum:
+        """n values whose exact sum is `units` (and `special`)."""
+        out = cls()
+        out.units, out.n, out.special = units, n, special
+        return out
 
     def merge(self, other: ExactSum) -> None:
-        self.add(other.parts, other.n)
+        self.units += other.units
+        self.n += other.n
+        self.special += other.special
 
     def total(self) -> float:
-        return math.fsum(self.parts)
+        return self.special if self.special else rounded(self.units)
 
     def mean(self) -> float | None:
         return tidy(self.total() / self.n) if self.n else None
-
-
-def weighted_sum(vals: Sequence[float], cnts: list[int]) -> float:
-    """The sum of each value times its count, exact, then correctly rounded (what math.fsum over
-    every repeat gives), in C loops over the distinct values only."""
-    if not vals:
-        return 0.0
-    if max(map(abs, vals)) > 2.0**900 or min(filter(None, map(abs, vals)), default=1.0) < 2.0**-900:
-        return _integer_sum(vals, cnts)  # far beyond what a log prints: no double product is safe
-    return math.fsum(exact_terms(vals, cnts))
-
-
-def exact_terms(vals: Sequence[float], cnts: list[int]) -> Iterable[float]:
-    """Doubles whose exact sum is that of each value times its count (values between 2**-900 and
-    2**900 in size). Each value is split into two halves of 26 bits (Veltkamp), and each count
-    into digits of 26 bits, so that every product of a half, a digit and the digit's power of two
-    is an exact double; fsum adds exact doubles exactly."""
-    if not vals:
-        return ()
-    t = list(map(mul, vals, repeat(_SPLIT)))
-    hi = list(map(sub, t, map(sub, t, vals)))
-    lo = list(map(sub, vals, hi))
-    terms = []
-    level = 1.0
-    while True:
-        digits = list(map(and_, cnts, repeat(_DIGIT - 1))) if max(cnts) >= _DIGIT else cnts
-        terms += [map(mul, map(mul, hi, digits), repeat(level)), map(mul, map(mul, lo, digits), repeat(level))]
-        if digits is cnts:
-            return chain.from_iterable(terms)
-        cnts = list(map(rshift, cnts, repeat(26)))
-        level *= _DIGIT
-
-
-def _integer_sum(vals: Sequence[float], cnts: list[int]) -> float:
-    """weighted_sum() in integers: a finite double is an integer over a power of two, so the sum
-    is kept exactly as one integer over the largest such power."""
-    num, den = 0, 1
-    for v, c in zip(vals, cnts):
-        p, q = v.as_integer_ratio()
-        if q > den:
-            num *= q // den
-            den = q
-        num += p * c * (den // q)
-    return num / den  # int / int is correctly rounded
 
 
 # --- how sure a comparison is ---------------------------------------------------------------------

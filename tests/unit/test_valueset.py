@@ -8,6 +8,9 @@ import random
 import statistics
 from array import array
 from contextlib import contextmanager
+from fractions import Fraction
+
+import numpy as np
 
 import pytest
 from hypothesis import given, settings
@@ -15,7 +18,7 @@ from hypothesis import strategies as st
 
 from mtptui.core import valueset
 from mtptui.core.stats import describe
-from mtptui.core.stats import weighted_sum
+from mtptui.core.stats import UNIT, exact_sum, rounded
 from mtptui.core.valueset import COUNTED, DENSE, SPILLED, ValueSet
 
 _any = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)
@@ -101,15 +104,27 @@ def test_merge_leaves_the_later_part_as_it_was(first, second):
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.one_of(_any, _decimal), st.one_of(st.integers(1, 1 << 27), st.integers(1, 1 << 60))),
                 min_size=1, max_size=50))
-def test_weighted_sum_is_the_exact_sum_of_every_repeat(pairs):
+def test_exact_sum_is_the_sum_of_every_repeat(pairs):
     counts: dict[float, int] = {}
     for v, c in pairs:
         counts[v] = counts.get(v, 0) + c
     vals, cnts = list(counts), list(counts.values())
-    # the exact sum, as a fraction, correctly rounded by int / int
-    from fractions import Fraction
+    # the exact sum, as a fraction; correctly rounded by int / int
     exact = sum(Fraction(v) * c for v, c in zip(vals, cnts))
-    assert weighted_sum(vals, cnts) == exact.numerator / exact.denominator
+    got = exact_sum(np.array(vals), np.array(cnts, dtype=np.uint64))
+    assert Fraction(got, 1 << UNIT) == exact
+    assert rounded(got) == exact.numerator / exact.denominator
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_any, _decimal, st.floats(min_value=-1e300, max_value=1e300),
+                          st.sampled_from([0.0, -0.0, 5e-324, 2.0**32, 2.0**32 - 2.0**-20, 0.1, 1e-7])), max_size=80))
+def test_exact_sum_of_values_is_math_fsum(values):
+    """Each once: the same double as math.fsum, from integers (limbs of 2**-80 for what a log
+    prints, Python integers for any other double)."""
+    got = exact_sum(np.array(values, dtype=float))
+    assert Fraction(got, 1 << UNIT) == sum(map(Fraction, values), Fraction(0))
+    assert rounded(got) == math.fsum(values)
 
 
 def bench_like(n: int, seed: int = 1) -> array:

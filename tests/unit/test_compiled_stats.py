@@ -1,5 +1,5 @@
-"""A run's statistics in C (describe_columns, stats_json, tidy in core/_compiled.pyx): the same
-doubles and the same JSON text, to the byte, as stats.describe, round(x, 9) and json.dumps give;
+"""A run's statistics: frozen rows described (numpy's exact sums, stats.tidy) as stats.describe
+and round(x, 9) give them, and written in C (stats_json) as json.dumps writes them;
 and `summary --json`'s epochs as EpochDocs.texts() writes them (brief forms compared, the ranks'
 figures written apart) are json.dumps of the epochs' documents, compiled or not."""
 
@@ -10,6 +10,9 @@ import math
 import random
 import struct
 from array import array
+from collections import Counter
+
+import numpy as np
 
 import pytest
 from hypothesis import given, settings
@@ -17,7 +20,7 @@ from hypothesis import strategies as st
 
 from mtptui.core import compiled
 from mtptui.core.compare import iter_epoch_rows
-from mtptui.core.stats import describe
+from mtptui.core.stats import describe, exact_sum, rounded, tidy
 from mtptui.core.valueset import _STAT_KEYS, FrozenRows, Rows
 from mtptui.sources.parallel import summarise
 from test_many_runs import many_runs_log
@@ -46,11 +49,10 @@ _doubles = st.one_of(
 )
 
 
-@built
 @settings(max_examples=3000, deadline=None)
 @given(_doubles)
 def test_tidy_is_pythons_round_to_9_places(x):
-    assert same_double(C.tidy(x), round(x, 9))
+    assert same_double(tidy(x), round(x, 9))
 
 
 @built
@@ -98,15 +100,17 @@ _summed = st.one_of(
 )
 
 
-@built
 @settings(max_examples=2000, deadline=None)
 @given(st.lists(_summed, max_size=60), st.integers(0, 3))
 def test_an_exact_sum_is_math_fsum_to_the_bit(values, repeat):
-    """_fsum (in 128 bits where every value fits, else by partials) against math.fsum: values
-    that fit, that do not (too small, too big, subnormal), that cancel, and sums past 16,384 terms."""
-    xs = array("d", values * (1 + repeat * 200))
-    got = C.fsum(xs)
-    assert got is not None and same_double(got, math.fsum(xs))
+    """exact_sum (limbs of 2**-80 where a value fits, else Python integers) against math.fsum:
+    values that fit, that do not (too small, too big, subnormal), that cancel, sums past a chunk
+    of 65,536 values, and each distinct value with its count."""
+    xs = values * (1 + repeat * 400)
+    assert same_double(rounded(exact_sum(np.array(xs, dtype=float))), math.fsum(xs))
+    counted = Counter(values)
+    vals, cnts = np.array(list(counted), dtype=float), np.array(list(counted.values()), dtype=np.int64)
+    assert same_double(rounded(exact_sum(vals, cnts * (1 + repeat * 400))), math.fsum(xs))
 
 
 _values = st.one_of(
@@ -117,14 +121,21 @@ _values = st.one_of(
 )
 
 
-@built
+def _frozen(rows: array, k: int, m: int) -> array:
+    """The figures that frozen rows of k fields (the first m of them metrics) keep."""
+    names = tuple(f"f{i}" for i in range(k))
+    held = Rows(names[:m], carried=names[m:])
+    held.buf.extend(rows)
+    return FrozenRows(held).stats
+
+
 @settings(max_examples=500, deadline=None)
 @given(st.integers(1, 6).flatmap(lambda k: st.tuples(st.just(k), st.integers(0, k),
                                                       st.lists(_values, max_size=40 * k))))
 def test_columns_are_described_as_stats_describe_describes_them(km):
     k, m, values = km
     rows = array("d", values[:len(values) // k * k])
-    got = C.describe_columns(rows, k, m)
+    got = _frozen(rows, k, m)
     want = array("d")
     for i in range(m):
         d = describe([v for v in rows[i::k] if v == v])
@@ -132,19 +143,16 @@ def test_columns_are_described_as_stats_describe_describes_them(km):
     assert len(got) == len(want) and all(map(same_double, got, want))
 
 
-def test_a_value_that_is_no_finite_number_is_left_to_python():
-    if C is None:
-        pytest.skip("not built")
-    assert C.describe_columns(array("d", [1.0, math.inf]), 1, 1) is None
-    assert C.describe_columns(array("d", [1e308, 1e308]), 1, 1) is None  # its sum overflows
+def test_an_infinite_value_is_described_as_stats_describe_describes_it():
+    want = describe([1.0, math.inf])
+    assert all(map(same_double, _frozen(array("d", [1.0, math.inf]), 1, 1), [want[key] for key in _STAT_KEYS]))
 
 
-@built
 @pytest.mark.parametrize("values", [[-0.0], [0.0, -0.0], [1.0, -1.0], [-0.0, -0.0, 2.5], [1e16, 1.0, -1e16], [1e-16, 1.0, 1e16]])
 def test_a_sum_of_zero_and_one_to_round_half_even_are_fsums(values):
-    got = C.describe_columns(array("d", values), 1, 1)
     want = describe(values)
-    assert all(map(same_double, got, [want[key] for key in _STAT_KEYS]))
+    assert all(map(same_double, _frozen(array("d", values), 1, 1), [want[key] for key in _STAT_KEYS]))
+    assert same_double(rounded(exact_sum(np.array(values))), math.fsum(values))
 
 
 @built
@@ -167,11 +175,10 @@ def test_a_frozen_runs_figures_are_written_as_json_dumps_writes_them(metrics, n)
 
 
 def test_frozen_rows_describe_as_the_rows_did(monkeypatch):
-    """From the buffer (a short run's rows), in C and in Python, as the value sets describe them."""
+    """From the buffer (a short run's rows), written in C and in Python, as the value sets describe them."""
     names = ("a", "b", "c")
     for compiled_on in (True, False):
         if not compiled_on:
-            monkeypatch.setattr(compiled, "describe_columns", None)
             monkeypatch.setattr(compiled, "stats_json", None)
         rows = Rows(names, carried=("x",))
         for i in range(50):
@@ -194,7 +201,7 @@ def many_runs(tmp_path_factory):
 @pytest.mark.parametrize("compiled_on", [True, False])
 def test_the_epochs_texts_are_json_dumps_of_their_documents(many_runs, monkeypatch, compiled_on):
     if not compiled_on:
-        for name in ("describe_columns", "stats_json", "tidy", "frozen_row", "epoch_json"):
+        for name in ("stats_json", "frozen_row", "epoch_json"):
             monkeypatch.setattr(compiled, name, None)
     summary, counts = summarise([str(many_runs)], jobs=1)
     epochs = summary.document(counts.to_json())["epochs"]

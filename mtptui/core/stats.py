@@ -105,7 +105,8 @@ def exact_sum(values: np.ndarray, counts: np.ndarray | None = None) -> int:
     if counts is None:
         sums = [int(limb.astype(np.int64).sum()) for limb in limbs]
     elif counts.sum(dtype=float) < 2.0**34:  # each limb times its count, summed, fits in int64
-        sums = [int(limb.astype(np.int64) @ counts.astype(np.int64)) for limb in limbs]
+        times = counts.astype(np.int64)
+        sums = [int(limb.astype(np.int64) @ times) for limb in limbs]
     else:  # too many to sum in int64
         sums = [sum(map(int.__mul__, limb.astype(np.int64).tolist(), counts.tolist())) for limb in limbs]
     if odd is None:

@@ -78,7 +78,7 @@ class ValueSet:
     FOLD appends; or with ``append``, which folds by itself."""
 
     __slots__ = ("buf", "form", "counts", "dense", "lo", "decimals", "spill", "_sorted", "_next_try",
-                 "last", "n", "_described", "tally", "_distinct")
+                 "last", "n", "least", "most", "_described", "tally", "_distinct")
 
     def __init__(self, tally: bool = False) -> None:
         self.buf: array[float] = array("d")
@@ -94,6 +94,7 @@ class ValueSet:
         self._next_try = 0  # the spill's length at which to try the dense form again; 0: never
         self.last: float | None = None
         self.n = 0
+        self.least = self.most = math.nan  # the least and the greatest value so far
         # (n, describe()) of the last description: values are only ever added, so it holds
         # while n is the same
         self._described: tuple[int, dict[str, Any] | None] | None = None
@@ -123,7 +124,7 @@ class ValueSet:
 
     def _state(self) -> tuple[Any, ...]:
         return (self.form, self.counts, self.dense, self.lo, self.decimals, self.spill, self._next_try,
-                self.last, self.n)
+                self.last, self.n, self.least, self.most)
 
     def __getstate__(self) -> tuple[Any, ...]:
         # Sent from a parallel worker: a spill is sorted there, on the worker's core
@@ -140,7 +141,7 @@ class ValueSet:
 
     def _load(self, state: tuple[Any, ...]) -> None:
         (self.form, self.counts, self.dense, self.lo, self.decimals, self.spill, self._next_try,
-         self.last, self.n) = state
+         self.last, self.n, self.least, self.most) = state
 
     def _copy_from(self, other: ValueSet) -> None:
         self._load(other._state())
@@ -182,6 +183,7 @@ class ValueSet:
             return
         self.last = float(column[-1])
         self.n += len(column)
+        self._extend_range(float(column.min()), float(column.max()))
         if self.tally is not None:
             self.tally.add(column)
         if self.form == COUNTED:
@@ -190,6 +192,12 @@ class ValueSet:
             self._add_dense(column)
         else:
             self._add_spilled(column)
+
+    def _extend_range(self, least: float, most: float) -> None:
+        if least < self.least or self.least != self.least:  # (NaN: none yet)
+            self.least = least
+        if most > self.most or self.most != self.most:
+            self.most = most
 
     # -- changes of form -----------------------------------------------------------------------
     def _outgrow_counts(self) -> None:
@@ -311,6 +319,7 @@ class ValueSet:
             self._copy_from(later)
             return
         n, last = self.n + later.n, later.last
+        self._extend_range(later.least, later.most)
         if self.form == COUNTED and later.form != COUNTED:
             mine = self._by_value()  # few: added to a copy of the larger form
             self._copy_from(later)
@@ -392,15 +401,7 @@ class ValueSet:
 
     def _extremes(self) -> dict[str, Any]:
         """describe() without the percentiles, and without the sort they need."""
-        if self.form == SPILLED:
-            spill = _view(self._spill())
-            lo, hi = float(spill.min()), float(spill.max())
-        elif self.form == COUNTED:
-            lo, hi = min(self._counts()), max(self._counts())
-        else:
-            keys = np.flatnonzero(_view(self._dense()))
-            lo, hi = (self.lo + int(keys[0])) / 10**self.decimals, (self.lo + int(keys[-1])) / 10**self.decimals
-        return assemble(self.n, self._total(), lo, hi, self._last())
+        return assemble(self.n, self._total(), self.least, self.most, self._last())
 
     def _last(self) -> float:
         """The last value added (there is one)."""

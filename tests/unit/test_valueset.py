@@ -278,12 +278,14 @@ def test_dense_counts_merge_range_to_range(mine, theirs, at, mine_code, theirs_c
         for i, c in enumerate(s.dense):
             want[s.lo + i] += c
     top = max(c for k, c in want.items() if lo + at <= k < lo + at + len(b.dense))
+    code = (mine_code if not b.n or (a.n and top <= valueset._LIMIT[mine_code]) else
+            theirs_code if not a.n else  # an empty set takes a copy
+            next(code for code, limit in valueset._WIDTHS if top <= limit))
     with pytest.MonkeyPatch.context() as m:
         m.setattr(valueset, "CHUNK", chunk)
         a.merge(b)
     assert a.form == DENSE and a.n == sum(want.values())
-    assert a.dense.typecode == (mine_code if top <= valueset._LIMIT[mine_code] else
-                                next(code for code, limit in valueset._WIDTHS if top <= limit))
+    assert a.dense.typecode == code
     vals, cnts = a._by_value()
     assert list(zip(vals.tolist(), cnts.tolist())) == [(k / 10**decimals, c) for k, c in sorted(want.items()) if c]
 

@@ -63,24 +63,26 @@ def describe(values: Sequence[float], percentiles: bool = True) -> dict | None:
 
 # --- exact sums: integers ----------------------------------------------------------------------------
 # A value a log prints is a whole number of 2**-80 of at most 112 bits: four limbs of 28 bits,
-# each an exact double (np.trunc of the value scaled by a power of two), whose sums over up to
-# 2**25 values are exact in doubles and over up to 2**35 in int64. Any other finite double is
-# summed as a Python integer (as_integer_ratio), a rare slow way.
+# each an exact double (np.trunc of the value scaled by a power of two), whose sums over a chunk
+# of values are exact in doubles, and times counts in int64. Any other finite double is summed as
+# a Python integer (as_integer_ratio), a rare slow way.
 
 def _limbs(values: np.ndarray) -> tuple[np.ndarray | None, list[np.ndarray]]:
     """The values' limbs (most significant first; 0 for a value that is not a whole number of
     2**-80 below 2**32), and which values those are not (None: none)."""
     small = np.abs(values) < 2.0**32
     u = np.where(small, values, 0.0) * 2.0**FIXED
-    odd = ~small | (u != np.trunc(u))
-    if odd.any():
+    odd: np.ndarray | None = ~small | (u != np.trunc(u))
+    if odd is not None and odd.any():
         u[odd] = 0.0
+    else:
+        odd = None
     limbs = []
     for shift in (84, 56, 28):
         limb = np.trunc(u * 2.0**-shift)
         u = u - limb * 2.0**shift
         limbs.append(limb)
-    return (odd if odd.any() else None), [*limbs, u]
+    return odd, [*limbs, u]
 
 
 def _units(limb_sums: Iterable[float | int], odd: Iterable[float] = (), counts: Iterable[int] = ()) -> int:
@@ -102,8 +104,8 @@ def exact_sum(values: np.ndarray, counts: np.ndarray | None = None) -> int:
         return sum(exact_sum(values[i:i + _CHUNK], None if counts is None else counts[i:i + _CHUNK])
                    for i in range(0, len(values), _CHUNK))
     odd, limbs = _limbs(values)
-    if counts is None:
-        sums = [int(limb.astype(np.int64).sum()) for limb in limbs]
+    if counts is None:  # at most _CHUNK limbs of 28 bits: their sum is exact in doubles
+        sums = [limb.sum() for limb in limbs]
     elif counts.sum(dtype=float) < 2.0**34:  # each limb times its count, summed, fits in int64
         times = counts.astype(np.int64)
         sums = [int(limb.astype(np.int64) @ times) for limb in limbs]
@@ -115,8 +117,10 @@ def exact_sum(values: np.ndarray, counts: np.ndarray | None = None) -> int:
 
 
 def exact_sums(values: np.ndarray, groups: np.ndarray, k: int) -> list[int]:
-    """exact_sum() of the values of each group 0..k-1 (groups: each value's), at most 2**25 values."""
-    assert len(values) <= 1 << 25
+    """exact_sum() of the values of each group 0..k-1 (groups: each value's)."""
+    if len(values) > _CHUNK:
+        parts = [exact_sums(values[i:i + _CHUNK], groups[i:i + _CHUNK], k) for i in range(0, len(values), _CHUNK)]
+        return [sum(p[g] for p in parts) for g in range(k)]
     odd, limbs = _limbs(values)
     sums = [np.bincount(groups, limb, k) for limb in limbs]
     out = [_units(s[g] for s in sums) for g in range(k)]

@@ -186,12 +186,7 @@ class ValueSet:
         self._extend_range(float(column.min()), float(column.max()))
         if self.tally is not None:
             self.tally.add(column)
-        if self.form == COUNTED:
-            self._add(*np.unique(column, return_counts=True))
-        elif self.form == DENSE:
-            self._add_dense(column)
-        else:
-            self._add_spilled(column)
+        self._add(*np.unique(column, return_counts=True))
 
     def _extend_range(self, least: float, most: float) -> None:
         if least < self.least or self.least != self.least:  # (NaN: none yet)
@@ -233,7 +228,7 @@ class ValueSet:
 
     # -- adding counted values to each form ----------------------------------------------------
     def _add(self, vals: np.ndarray, cnts: np.ndarray) -> None:
-        """Adds distinct values with their counts (n is already counted)."""
+        """Adds distinct values with their counts (n is already counted): a fold's, or a part's."""
         if self.form == COUNTED:
             counts = self._counts()
             counts.update(dict(zip(vals.tolist(), cnts.tolist())))
@@ -251,8 +246,8 @@ class ValueSet:
         if self._next_try and len(spill) >= self._next_try:
             self._try_dense()
 
-    def _add_dense(self, vals: np.ndarray, cnts: np.ndarray | None = None) -> None:
-        """Counts values (each once, or `cnts` times) in the dense form, or turns to the spilled
+    def _add_dense(self, vals: np.ndarray, cnts: np.ndarray) -> None:
+        """Counts distinct values `cnts` times each in the dense form, or turns to the spilled
         form for values it cannot count."""
         keys = _at_scale(vals, 10**self.decimals)
         if keys is None:  # more decimals than so far, or none of a few
@@ -260,7 +255,7 @@ class ValueSet:
             keys = found[1] if found is not None and self._rescale(found[0]) else None
         if keys is None or not self._cover(int(keys.min()), int(keys.max())):
             self._to_spill()
-            self._add_spilled(vals if cnts is None else np.repeat(vals, cnts))
+            self._add_spilled(np.repeat(vals, cnts))
             return
         self._scatter(keys, cnts)
 
@@ -293,11 +288,9 @@ class ValueSet:
             dense.frombytes(bytes(above * size))
         return True
 
-    def _scatter(self, keys: np.ndarray, cnts: np.ndarray | None = None) -> None:
-        """dense[key - lo] += count (1 without counts; keys distinct with counts), widening the
-        counts' type when one would overflow it."""
-        if cnts is None:
-            keys, cnts = np.unique(keys, return_counts=True)
+    def _scatter(self, keys: np.ndarray, cnts: np.ndarray) -> None:
+        """dense[key - lo] += count for distinct keys, widening the counts' type when one would
+        overflow it."""
         at = keys - self.lo
         summed = _view(self._dense())[at] + cnts.astype(np.uint64)
         self.dense = _wide_enough(self._dense(), int(summed.max(initial=0)))

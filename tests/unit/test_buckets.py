@@ -103,3 +103,19 @@ def test_an_infinite_value_makes_its_sum_infinite_or_nan():
     assert total.total() == math.inf and total.mean() == math.inf
     total.add(np.array([-math.inf]))
     assert math.isnan(total.total())
+
+
+def test_many_lines_are_summed_a_chunk_at_a_time_exactly():
+    """More lines than a chunk of exact_sums (65,536): each bucket's sum still math.fsum's."""
+    rnd = np.random.default_rng(44)
+    gen = np.round(rnd.uniform(0, 3000, 200_000), 2)
+    gen[::1000] = 1e-30  # no whole number of 2**-80: summed as Python integers
+    running = rnd.integers(1, 100, 200_000).astype(float)
+    b = Buckets(LOAD)
+    b.add_columns(running, gen, np.full(200_000, math.nan))
+    bounds = [lo for _, lo in LOAD.buckets]
+    want = [[] for _ in bounds]
+    for r, g in zip(running.tolist(), gen.tolist()):
+        want[bisect_right(bounds, r) - 1].append(g)
+    assert [s.total() for s in b.gen] == [math.fsum(w) for w in want]
+    assert b.decode == [len(w) for w in want]

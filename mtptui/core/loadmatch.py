@@ -27,7 +27,7 @@ from itertools import repeat
 import numpy as np
 from numpy.typing import ArrayLike
 
-from mtptui.core.stats import ExactSum, exact_sums
+from mtptui.core.exact import ExactSum, exact_sums
 
 VALUE_FIELDS = ("gen_throughput", "accept_len")  # what a bucket sums, after the key's fields in a row
 _ROWS_PER_FOLD = 4096  # the dashboard's buffered rows are summed at least this often

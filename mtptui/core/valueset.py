@@ -34,7 +34,8 @@ from typing import Any
 import numpy as np
 
 from mtptui.core import compiled
-from mtptui.core.stats import ExactSum, assemble, exact_sum, rounded, tidy
+from mtptui.core.exact import ExactSum, exact_sum, rounded
+from mtptui.core.stats import assemble, tidy
 from mtptui.core.stats import describe as describe_values
 
 MAX_DISTINCT = 4096  # counted while there are at most this many distinct values

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mtptui.core.loadmatch import LOAD, SCALES, Buckets, context_keys
-from mtptui.core.stats import ExactSum
+from mtptui.core.exact import ExactSum
 
 _key_parts = st.one_of(st.floats(min_value=-10, max_value=2e5), st.sampled_from(
     [math.nan, 0.0, 1.0, 4096.0, 16384.0, 65536.0, 1e308, math.inf]))

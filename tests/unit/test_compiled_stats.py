@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from mtptui.core import compiled
 from mtptui.core.compare import iter_epoch_rows
-from mtptui.core.stats import describe, exact_sum, rounded, tidy
+from mtptui.core.exact import exact_sum, rounded
+from mtptui.core.stats import describe, tidy
 from mtptui.core.valueset import _STAT_KEYS, FrozenRows, Rows
 from mtptui.sources.parallel import summarise
 from test_many_runs import many_runs_log

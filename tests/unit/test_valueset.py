@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from mtptui.core import valueset
 from mtptui.core.stats import describe
-from mtptui.core.stats import UNIT, exact_sum, rounded
+from mtptui.core.exact import UNIT, exact_sum, rounded
 from mtptui.core.valueset import COUNTED, DENSE, SPILLED, ValueSet
 
 _any = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)

@@ -2,20 +2,13 @@
 
 Built at install when a C compiler is there (hatch_build.py); without it, or when it cannot be
 loaded (TROUBLE says why, and cli.py prints it), the Python code does the same work with the same
-results (tests/unit/test_compiled.py holds the two to it), more slowly. It holds:
-- the lane: the common lines of SGLang's logs read in C straight into a summary's rows, no record
-  made per line; it stops at any other line, which the caller parses in Python;
-- count_values(), sort_values() and without_nan(): a metric's values counted, put in order and
-  rid of the NaNs of lines that lacked them, in C; at_scale(), dense_scatter(), dense_add(),
-  dense_nonzero(), dense_sums() and dense_kth(): values turned into dense keys and counted, dense
-  counts merged, read back as values, and their k-th found (valueset.py);
-- split_sums(), split_means(), context_keys() and exact_parts(): decode lines sorted into buckets
-  of load or context, and their exact sums (or a run's means, once it is over), in C (loadmatch.py);
-- describe_columns() and tidy(): a run that is over described from its rows, and stats.tidy's
-  rounding.
+results (tests/unit/test_compiled.py holds the two to it), more slowly. It holds one thing, the
+lane: the common lines of SGLang's logs read in C straight into a summary's (or the store's) rows,
+no record made per line; it stops at any other line, which the caller parses in Python. A metric's
+statistics are numpy's work over those rows as columns (valueset.py, loadmatch.py, figures.py).
 
 A run that is over, its comparison with the runs before it, and the JSON of `summary --json` are
-Python's (epochs.Epoch.freeze, compare.Comparison, orjson).
+Python's (figures.py with numpy, compare.Comparison, orjson).
 
 Why compiled, and what it buys: docs/performance.md.
 """
@@ -75,25 +68,6 @@ else:
 # MTPTUI_PURE=1 leaves it unused (to compare the two paths, or to rule it out)
 ENABLED = BUILT and not os.environ.get("MTPTUI_PURE")
 
-count_values = _compiled.count_values if ENABLED else None
-sort_values = _compiled.sort_values if ENABLED else None
-split_sums = _compiled.split_sums if ENABLED else None
-split_means = _compiled.split_means if ENABLED else None
-dense_scatter = _compiled.dense_scatter if ENABLED else None
-dense_sums = _compiled.dense_sums if ENABLED else None
-dense_kth = _compiled.dense_kth if ENABLED else None
-without_nan = _compiled.without_nan if ENABLED else None
-context_keys = _compiled.context_keys if ENABLED else None
-exact_parts = _compiled.exact_parts if ENABLED else None
-dense_add = _compiled.dense_add if ENABLED else None
-dense_nonzero = _compiled.dense_nonzero if ENABLED else None
-at_scale = _compiled.at_scale if ENABLED else None
-describe_columns = _compiled.describe_columns if ENABLED else None
-tidy = _compiled.tidy if ENABLED else None
-# every helper above: a test sets each to None for the Python path, which must give the same
-HELPERS = ("count_values", "sort_values", "split_sums", "split_means", "dense_scatter", "dense_sums", "dense_kth",
-           "without_nan", "context_keys", "exact_parts", "dense_add", "dense_nonzero", "at_scale",
-           "describe_columns", "tidy")
 
 
 class LaneSeries(Protocol):

@@ -19,13 +19,15 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import repeat
 
-from mtptui.core import compiled
-from mtptui.core.stats import ExactSum
+import numpy as np
+from numpy.typing import ArrayLike
+
+from mtptui.core.exact import ExactSum, exact_sums
 
 VALUE_FIELDS = ("gen_throughput", "accept_len")  # what a bucket sums, after the key's fields in a row
 _ROWS_PER_FOLD = 4096  # the dashboard's buffered rows are summed at least this often
@@ -33,16 +35,18 @@ _NAN = float("nan")
 _NO_SUMS: list = []  # the sums of Buckets that have had no lines yet
 
 
-def _running_keys(running: Sequence[float]) -> Sequence[float]:
+def _running_keys(running: ArrayLike) -> ArrayLike:
     return running
 
 
-def context_keys(tokens: Sequence[float], full: Sequence[float], running: Sequence[float]) -> Sequence[float]:
+def context_keys(tokens: ArrayLike, full: ArrayLike, running: ArrayLike) -> np.ndarray:
     """Each line's tokens in use per running request: `#token` (or, when a hybrid pool logs none,
     `#full token`) over `#running-req`; NaN with neither, or with no request running."""
-    if compiled.context_keys is not None:  # the same loop in C (summary's hot path)
-        return compiled.context_keys(tokens, full, running)
-    return [(t if t == t else f) / r if r >= 1 else _NAN for t, f, r in zip(tokens, full, running)]
+    t, f, r = (np.asarray(c, float) for c in (tokens, full, running))
+    with np.errstate(all="ignore"):  # 0 running, or a hostile #token of 1e308: NaN or inf, said by no warning
+        keys: np.ndarray = np.where(np.isnan(t), f, t) / r
+    keys[~(r >= 1)] = _NAN
+    return keys
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,7 @@ class Scale:
     json_key: str  # the epoch's list of buckets in JSON: "by_load"
     buckets: tuple[tuple[str, float], ...]  # (label, the smallest key in it); each runs up to the next one's
     fields: tuple[str, ...]  # the decode fields the key is made of
-    keys: Callable[..., Sequence[float]]  # their columns -> each line's key (NaN: in no bucket)
+    keys: Callable[..., ArrayLike]  # their columns -> each line's key (NaN: in no bucket)
 
     @cached_property
     def bounds(self) -> tuple[float, ...]:
@@ -79,26 +83,26 @@ SCALES = (LOAD, CONTEXT)
 MATCH_FIELDS = tuple(dict.fromkeys(f for s in SCALES for f in s.row))
 
 
-def split(keys: Sequence[float], gen: Sequence[float], accept: Sequence[float],
-          bounds: tuple[float, ...]) -> tuple[list[int], list[list[float]], list[list[float]]]:
-    """Per bucket: the lines whose key falls in it (the last bound at or below the key), and their
-    gen throughputs and accept lens (those they carried), in order. A key below the first bound,
-    or NaN, falls in none."""
+def split(keys: ArrayLike, gen: ArrayLike, accept: ArrayLike,
+          bounds: tuple[float, ...]) -> tuple[list[int], list[ExactSum], list[ExactSum]]:
+    """Per bucket: how many lines have their key in it (the last bound at or below the key; none
+    below the first bound, or NaN), and the exact sums of the gen throughputs and accept lens
+    those lines carried (NaN: none)."""
     k = len(bounds)
-    lo = bounds[0]
-    counts = [0] * k
-    gens: list[list[float]] = [[] for _ in range(k)]
-    accepts: list[list[float]] = [[] for _ in range(k)]
-    for key, g, a in zip(keys, gen, accept):  # this runs for every line
-        if not key >= lo:
-            continue
-        i = bisect_right(bounds, key) - 1
-        counts[i] += 1
-        if g == g:
-            gens[i].append(g)
-        if a == a:
-            accepts[i].append(a)
-    return counts, gens, accepts
+    key = np.asarray(keys, float)
+    inside = key >= bounds[0]
+    bucket = np.searchsorted(bounds, key[inside], side="right") - 1
+    sums: list[list[ExactSum]] = []
+    for column in (gen, accept):
+        values = np.asarray(column, float)[inside]
+        has = ~np.isnan(values)
+        values, at = values[has], bucket[has]
+        n = np.bincount(at, minlength=k).tolist()
+        finite = np.isfinite(values)  # an infinite value makes its bucket's mean infinite (or NaN)
+        special = np.bincount(at[~finite], values[~finite], k).tolist()
+        units = exact_sums(values[finite], at[finite], k)
+        sums.append([ExactSum.of(units[i], n[i], special[i]) for i in range(k)])
+    return np.bincount(bucket, minlength=k).tolist(), sums[0], sums[1]
 
 
 class Buckets:
@@ -154,42 +158,22 @@ class Buckets:
     def _add_rows(self, buf: array, names: tuple[str, ...]) -> None:
         self.add_columns(*self.columns(buf, names))
 
-    def _compiled(self, split: Callable[..., tuple | None] | None, columns: Sequence[Sequence[float]]) -> tuple | None:
-        """In C (summary's hot path): the lines split into buckets, each bucket's values summed as
-        they come, as parts of the same exact sums (compiled.split_sums), or their means
-        (compiled.split_means); None where it is not built, or leaves the values to Python (not
-        finite)."""
-        if split is None:
-            return None
-        scale = self.scale
-        n = len(scale.fields)
-        return split(scale.keys(*columns[:n]), columns[n], columns[n + 1], scale.bounds)
+    def columns(self, buf: array, names: tuple[str, ...]) -> list[np.ndarray]:
+        """The scale's row fields, in order, of rows of these fields one after another (views)."""
+        rows = np.frombuffer(buf, float).reshape(-1, len(names))
+        return [rows[:, names.index(name)] for name in self.scale.row]
 
-    def columns(self, buf: array, names: tuple[str, ...]) -> list[array]:
-        """The scale's row fields, in order, of rows of these fields one after another."""
-        k = len(names)
-        return [buf[names.index(name)::k] for name in self.scale.row]
-
-    def add_columns(self, *columns: Sequence[float]) -> None:
+    def add_columns(self, *columns: ArrayLike) -> None:
         """Lines in columns, the scale's row fields in order: the one routine that sorts lines
         into buckets."""
-        sums = self._compiled(compiled.split_sums, columns)
-        gen_n: Iterable[int]
-        accept_n: Iterable[int]
-        if sums is not None:
-            counts, gen_n, gens, accept_n, accepts = sums
-        else:
-            scale = self.scale
-            n = len(scale.fields)
-            counts, gens, accepts = split(scale.keys(*columns[:n]), columns[n], columns[n + 1], scale.bounds)
-            gen_n, accept_n = map(len, gens), map(len, accepts)
+        scale = self.scale
+        n = len(scale.fields)
+        lines, gens, accepts = split(scale.keys(*columns[:n]), columns[n], columns[n + 1], scale.bounds)
         gen, accept = self._sums()
-        for i, (c, ng, na) in enumerate(zip(counts, gen_n, accept_n)):
+        for i, c in enumerate(lines):
             self.decode[i] += c
-            if ng:
-                gen[i].add(gens[i], ng)
-            if na:
-                accept[i].add(accepts[i], na)
+            gen[i].merge(gens[i])
+            accept[i].merge(accepts[i])
 
     def _sums(self) -> tuple[list[ExactSum], list[ExactSum]]:
         if self.gen is _NO_SUMS:

@@ -5,30 +5,22 @@ interval over requests with a fixed seed, and the requests it would take to sepa
 
 Percentiles interpolate linearly between the two nearest ranks (numpy's default, and
 ``statistics.quantiles(method="inclusive")``). The mean is the exact sum of the values, correctly
-rounded (``math.fsum``), over n, rounded to 9 places: whichever way a sum was kept (all values,
-value x count, a running ExactSum), it is the same double, so every mean of the same values agrees
-to the bit.
+rounded (``math.fsum``, or exact.py's integers), over n, rounded to 9 places: whichever way a sum was
+kept (all values, value x count, a running ExactSum), it is the same double, so every mean of the
+same values agrees to the bit.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Iterable, Sequence
-from itertools import chain, repeat
-from operator import and_, mul, rshift, sub
+from collections.abc import Callable, Sequence
 
-from mtptui.core import compiled
 
-_SPLIT = float((1 << 27) + 1)  # Veltkamp's constant: splits a double into two halves of 26 bits
-_DIGIT = 1 << 26  # a half times a count below this is exact
 
 def tidy(x: float) -> float:
     # Logged values have at most a few decimals; 9 places drop float noise such as 2.8899999999999997.
-    # Compiled: the same double without round()'s trip through decimal digits (a run's means and
-    # its buckets' take tens of thousands in a log of many runs); an int stays an int, as round's.
-    fast = compiled.tidy
-    return fast(x) if fast is not None and type(x) is float else round(x, 9)
+    return round(x, 9)
 
 
 def quantile(kth: Callable[[int], float], n: int, q: float) -> float:
@@ -62,89 +54,6 @@ def describe(values: Sequence[float], percentiles: bool = True) -> dict | None:
         return assemble(len(values), math.fsum(values), min(values), max(values), values[-1])
     s = sorted(values)
     return assemble(len(s), math.fsum(values), s[0], s[-1], values[-1], s.__getitem__)
-
-
-class ExactSum:
-    """n values and their sum, kept exactly as a few doubles that do not overlap (each the rounded
-    rest of the others' sum), so a mean does not depend on the order or the parts values came in:
-    fsum(parts) is the correctly rounded sum."""
-
-    __slots__ = ("n", "parts")
-
-    def __init__(self) -> None:
-        self.n = 0
-        self.parts: list[float] = []
-
-    def add(self, values: Iterable[float], n: int | None = None) -> None:
-        values = values if isinstance(values, list) else list(values)
-        parts = None if compiled.exact_parts is None else compiled.exact_parts(self.parts, values)
-        if parts is None:
-            rest = self.parts + values
-            parts = []
-            while True:
-                # fsum rounds the exact sum correctly, so s is 0 only when what is left is exactly 0
-                s = math.fsum(rest)
-                if s == 0 or not math.isfinite(s):
-                    break
-                parts.append(s)
-                rest.append(-s)
-            if s != 0:
-                parts = [s]
-        self.parts = parts  # other parts of the same sum (in C: one pass) give the same mean
-        self.n += len(values) if n is None else n
-
-    def merge(self, other: ExactSum) -> None:
-        self.add(other.parts, other.n)
-
-    def total(self) -> float:
-        return math.fsum(self.parts)
-
-    def mean(self) -> float | None:
-        return tidy(self.total() / self.n) if self.n else None
-
-
-def weighted_sum(vals: Sequence[float], cnts: list[int]) -> float:
-    """The sum of each value times its count, exact, then correctly rounded (what math.fsum over
-    every repeat gives), in C loops over the distinct values only."""
-    if not vals:
-        return 0.0
-    if max(map(abs, vals)) > 2.0**900 or min(filter(None, map(abs, vals)), default=1.0) < 2.0**-900:
-        return _integer_sum(vals, cnts)  # far beyond what a log prints: no double product is safe
-    return math.fsum(exact_terms(vals, cnts))
-
-
-def exact_terms(vals: Sequence[float], cnts: list[int]) -> Iterable[float]:
-    """Doubles whose exact sum is that of each value times its count (values between 2**-900 and
-    2**900 in size). Each value is split into two halves of 26 bits (Veltkamp), and each count
-    into digits of 26 bits, so that every product of a half, a digit and the digit's power of two
-    is an exact double; fsum adds exact doubles exactly."""
-    if not vals:
-        return ()
-    t = list(map(mul, vals, repeat(_SPLIT)))
-    hi = list(map(sub, t, map(sub, t, vals)))
-    lo = list(map(sub, vals, hi))
-    terms = []
-    level = 1.0
-    while True:
-        digits = list(map(and_, cnts, repeat(_DIGIT - 1))) if max(cnts) >= _DIGIT else cnts
-        terms += [map(mul, map(mul, hi, digits), repeat(level)), map(mul, map(mul, lo, digits), repeat(level))]
-        if digits is cnts:
-            return chain.from_iterable(terms)
-        cnts = list(map(rshift, cnts, repeat(26)))
-        level *= _DIGIT
-
-
-def _integer_sum(vals: Sequence[float], cnts: list[int]) -> float:
-    """weighted_sum() in integers: a finite double is an integer over a power of two, so the sum
-    is kept exactly as one integer over the largest such power."""
-    num, den = 0, 1
-    for v, c in zip(vals, cnts):
-        p, q = v.as_integer_ratio()
-        if q > den:
-            num *= q // den
-            den = q
-        num += p * c * (den // q)
-    return num / den  # int / int is correctly rounded
 
 
 # --- how sure a comparison is ---------------------------------------------------------------------

@@ -2,11 +2,12 @@
 
 Exact statistics (n, mean, p50, p90, min, max, last) need how often each value came, not the
 values in order. Logs print every figure to a fixed number of decimals, so a metric can take only
-so many values, and once a log has shown them, counting more lines takes no more memory. A set
-keeps the smallest of three forms that serve:
+so many values, and once a log has shown them, counting more lines takes no more memory. Values
+come in columns (a fold: up to FOLD of them), which numpy reduces to counts per distinct value
+kept in the smallest of three forms that serve:
 
-- counted: value -> times seen (a Counter, counted in C), while the values are few (accept len
-  at two decimals has a few hundred, request counts fewer);
+- counted: value -> times seen (a Counter), while the values are few (accept len at two
+  decimals has a few hundred, request counts fewer);
 - dense: a count for every possible value from the least seen to the greatest, at the metric's
   decimals (throughput 0.00 .. 3000.00: 300,001 counts, a byte each until one passes 255), once
   that is at most ``DENSE_FREE`` counts or no more than the values themselves would take (8 bytes
@@ -15,22 +16,24 @@ keeps the smallest of three forms that serve:
   not decimals of at most ``MAX_DECIMALS`` places.
 
 Whichever form, and however the parts of a parallel read were merged, the statistics are the same
-for the same multiset of values.
+for the same multiset of values: each form reads back as (distinct values, counts) in order
+(_by_value), the mean from their exact sum (stats.exact_sum), the percentiles from the running
+count.
 """
 
 from __future__ import annotations
 
 import math
 from array import array
-from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
+from itertools import count
 from typing import Any
-from itertools import accumulate, chain, compress, count, repeat
-from operator import add, mul, truediv
 
-from mtptui.core import compiled
-from mtptui.core.stats import ExactSum, assemble, exact_terms, tidy, weighted_sum
+import numpy as np
+
+from mtptui.core.exact import ExactSum, exact_sum, rounded
+from mtptui.core.stats import assemble, tidy
 from mtptui.core.stats import describe as describe_values
 
 MAX_DISTINCT = 4096  # counted while there are at most this many distinct values
@@ -41,7 +44,7 @@ MAX_DECIMALS = 6
 # where values kept one by one would grow until they reach as much.
 DENSE_FREE = 1 << 21
 FOLD = 1 << 14  # fold() at least this often: the buffer holds what was appended since
-CHUNK = 1 << 16  # counts or values walked at a time: a big set is never copied whole
+CHUNK = 1 << 16  # counts walked at a time where a whole range's copy would cost memory
 COUNTED, DENSE, SPILLED = "counted", "dense", "spilled"
 _WIDTHS = tuple((code, (1 << 8 * array(code).itemsize) - 1) for code in "BHIQ")  # counts' types
 _LIMIT = dict(_WIDTHS)
@@ -58,12 +61,23 @@ def _dense_fits(bins: int, n: int) -> bool:
     return bins <= max(8 * n, DENSE_FREE)
 
 
+def _view(a: array) -> np.ndarray:
+    """An array's items as numpy's, in place (let go before the array changes size)."""
+    return np.frombuffer(a, a.typecode)
+
+
+def _doubles(values: np.ndarray) -> array[float]:
+    out = array("d")
+    out.frombytes(values.astype(float).tobytes())
+    return out
+
+
 class ValueSet:
     """Append with ``buf.append`` (a C call, for the hot path) and call ``fold()`` at least every
     FOLD appends; or with ``append``, which folds by itself."""
 
     __slots__ = ("buf", "form", "counts", "dense", "lo", "decimals", "spill", "_sorted", "_next_try",
-                 "last", "n", "_described", "tally", "_distinct")
+                 "last", "n", "least", "most", "_described", "tally", "_distinct")
 
     def __init__(self, tally: bool = False) -> None:
         self.buf: array[float] = array("d")
@@ -79,6 +93,7 @@ class ValueSet:
         self._next_try = 0  # the spill's length at which to try the dense form again; 0: never
         self.last: float | None = None
         self.n = 0
+        self.least = self.most = math.nan  # the least and the greatest value so far
         # (n, describe()) of the last description: values are only ever added, so it holds
         # while n is the same
         self._described: tuple[int, dict[str, Any] | None] | None = None
@@ -108,11 +123,10 @@ class ValueSet:
 
     def _state(self) -> tuple[Any, ...]:
         return (self.form, self.counts, self.dense, self.lo, self.decimals, self.spill, self._next_try,
-                self.last, self.n)
+                self.last, self.n, self.least, self.most)
 
     def __getstate__(self) -> tuple[Any, ...]:
-        # Sent from a parallel worker: a spill is sorted there, on the worker's core, so that the
-        # parent's sort of the joined parts only merges sorted runs (Timsort does that in one pass).
+        # Sent from a parallel worker: a spill is sorted there, on the worker's core
         self.seal()
         return self._state()
 
@@ -126,7 +140,7 @@ class ValueSet:
 
     def _load(self, state: tuple[Any, ...]) -> None:
         (self.form, self.counts, self.dense, self.lo, self.decimals, self.spill, self._next_try,
-         self.last, self.n) = state
+         self.last, self.n, self.least, self.most) = state
 
     def _copy_from(self, other: ValueSet) -> None:
         self._load(other._state())
@@ -142,10 +156,7 @@ class ValueSet:
         """Folds, and puts spilled values in order (describe() needs them so)."""
         self.fold()
         if not self._sorted:
-            if compiled.sort_values is not None:
-                compiled.sort_values(self._spill())  # in place: no list of every value as objects
-            else:
-                self.spill = array("d", sorted(self._spill()))
+            _view(self._spill()).sort()  # in place
             self._sorted = True
 
     def append(self, v: float) -> None:
@@ -161,69 +172,49 @@ class ValueSet:
             self.extend(buf)
             del buf[:]  # in place: callers keep buf.append bound
 
-    def extend(self, values: array[float]) -> None:
+    def extend(self, values: array[float] | np.ndarray) -> None:
         """Adds values in order; NaN stands for a value the log did not carry and is left out."""
-        if compiled.without_nan is not None:
-            values = compiled.without_nan(values)
-        else:
-            total = sum(values)
-            if total != total:  # some NaN (or inf - inf): keep what is a number
-                values = array("d", [v for v in values if v == v])
-        if not values:
+        column = np.asarray(values, float)  # an array's doubles in place
+        nan = np.isnan(column)
+        if nan.any():
+            column = column[~nan]
+        if not len(column):
             return
-        self.last = values[-1]
-        self.n += len(values)
+        self.last = float(column[-1])
+        self.n += len(column)
+        self._extend_range(float(column.min()), float(column.max()))
         if self.tally is not None:
-            self.tally.add(values)
-        if self.form == COUNTED:
-            counts = self._counts()
-            if compiled.count_values is not None:
-                compiled.count_values(values, counts)  # the same, one dict update per distinct value
-            else:
-                counts.update(values)  # counted in C
-            if len(counts) > self._distinct:
-                self._outgrow_counts()
-        elif self.form == DENSE:
-            self._add_dense(values)
-        else:
-            self._add_spilled(values)
+            self.tally.add(column)
+        self._add(*np.unique(column, return_counts=True))
+
+    def _extend_range(self, least: float, most: float) -> None:
+        if least < self.least or self.least != self.least:  # (NaN: none yet)
+            self.least = least
+        if most > self.most or self.most != self.most:
+            self.most = most
 
     # -- changes of form -----------------------------------------------------------------------
     def _outgrow_counts(self) -> None:
         if not self._try_dense():
-            self.spill = array("d", self._counts().elements())
-            self._sorted = False
+            self.spill = _doubles(np.repeat(*self._by_value()))
+            self._sorted = True
             self.form, self.counts = SPILLED, None
 
     def _try_dense(self) -> bool:
         """Turns from counted or spilled to dense when every value is a decimal of at most
         MAX_DECIMALS places and their range is small enough; else says when to try again."""
         self._next_try = 0
-        decimals = 0
-        keys: list[int] = []
-        # The counted form is one group: made (and sorted) once, and its keys kept for the scatter.
-        counted = next(self._groups()) if self.form == COUNTED else None
-        for vals, _ in self._groups() if counted is None else [counted]:
-            found = _keys(vals, decimals)
-            if found is None:
-                return False  # not decimals of a few places: spilled for good
-            decimals, keys = found
-        scale = 10**decimals
-        held: Iterable[float] = self._counts() if self.form == COUNTED else self._spill()
-        lo, hi = round(min(held) * scale), round(max(held) * scale)
-        bins = hi - lo + 1
+        vals, cnts = self._by_value()
+        found = _keys(vals, 0)
+        if found is None:
+            return False  # not decimals of a few places: spilled for good
+        decimals, keys = found
+        bins = int(keys[-1] - keys[0]) + 1
         if not _dense_fits(bins, self.n):
             self._next_try = max(2 * self.n, bins // 8)
             return False
-        keyed: Iterable[tuple[list[int] | None, list[int]]]
-        if counted is not None:
-            keyed = [(keys, counted[1])]
-        else:  # the spill's groups again, keyed at the decimals of them all (each has them)
-            keyed = ((_at_scale(vals, scale), cnts) for vals, cnts in self._groups())
-        self.form, self.decimals, self.lo, self.dense = DENSE, decimals, lo, array("B", bytes(bins))
-        for k, cnts in keyed:
-            assert k is not None  # every group has at most `decimals` places (above)
-            self._scatter(k, cnts)
+        self.form, self.decimals, self.lo, self.dense = DENSE, decimals, int(keys[0]), array("B", bytes(bins))
+        self._scatter(keys, cnts)
         self.counts = self.spill = None
         self._sorted = True
         return True
@@ -231,45 +222,39 @@ class ValueSet:
     def _to_spill(self) -> None:
         """From dense to spilled: for a value that is no decimal, or a range grown too wide (tried
         again when the values have doubled)."""
-        spill = array("d")
-        for vals, cnts in self._groups():
-            spill.extend(_repeated(vals, cnts))
-        self.spill, self._sorted, self._next_try = spill, True, 2 * self.n
+        self.spill, self._sorted, self._next_try = _doubles(np.repeat(*self._by_value())), True, 2 * self.n
         self.form, self.dense = SPILLED, None
 
     # -- adding counted values to each form ----------------------------------------------------
-    def _add(self, vals: Sequence[float], cnts: list[int]) -> None:
-        """Adds distinct values with their counts (n is already counted)."""
+    def _add(self, vals: np.ndarray, cnts: np.ndarray) -> None:
+        """Adds distinct values with their counts (n is already counted): a fold's, or a part's."""
         if self.form == COUNTED:
             counts = self._counts()
-            counts.update(dict(zip(vals, cnts)))
+            counts.update(dict(zip(vals.tolist(), cnts.tolist())))
             if len(counts) > self._distinct:
                 self._outgrow_counts()
         elif self.form == DENSE:
             self._add_dense(vals, cnts)
         else:
-            self._add_spilled(array("d", _repeated(vals, cnts)))
+            self._add_spilled(np.repeat(vals, cnts))
 
-    def _add_spilled(self, values: array[float]) -> None:
+    def _add_spilled(self, values: np.ndarray) -> None:
         spill = self._spill()
-        spill.extend(values)
+        spill.frombytes(values.tobytes())
         self._sorted = False
         if self._next_try and len(spill) >= self._next_try:
             self._try_dense()
 
-    def _add_dense(self, vals: Sequence[float], cnts: list[int] | None = None) -> None:
-        """Counts values (each once, or `cnts` times) in the dense form, or turns to the spilled
+    def _add_dense(self, vals: np.ndarray, cnts: np.ndarray) -> None:
+        """Counts distinct values `cnts` times each in the dense form, or turns to the spilled
         form for values it cannot count."""
         keys = _at_scale(vals, 10**self.decimals)
         if keys is None:  # more decimals than so far, or none of a few
             found = _keys(vals, self.decimals + 1)
-            if found is None or not self._rescale(found[0]):
-                keys = None
-            else:
-                keys = found[1]
-        if keys is None or not self._cover(min(keys), max(keys)):
+            keys = found[1] if found is not None and self._rescale(found[0]) else None
+        if keys is None or not self._cover(int(keys.min()), int(keys.max())):
             self._to_spill()
-            self._add_spilled(array("d", vals if cnts is None else _repeated(vals, cnts)))
+            self._add_spilled(np.repeat(vals, cnts))
             return
         self._scatter(keys, cnts)
 
@@ -302,31 +287,13 @@ class ValueSet:
             dense.frombytes(bytes(above * size))
         return True
 
-    def _scatter(self, keys: list[int], cnts: list[int] | None = None) -> None:
-        """dense[key - lo] += count (1 without counts), widening the counts' type when one would
-        overflow it: in C where built, else a plain loop (it costs less per value than any chain of
-        C calls, map)."""
-        dense, lo, c = self._dense(), self.lo, 1
-        if compiled.dense_scatter is not None:
-            at = compiled.dense_scatter(dense, keys, lo, cnts)
-            while at >= 0:  # keys[at] does not fit: widened, then on from it
-                dense = self.dense = _wide_enough(dense, dense[keys[at] - lo] + (cnts[at] if cnts is not None else 1))
-                keys, cnts = keys[at:], cnts[at:] if cnts is not None else None
-                at = compiled.dense_scatter(dense, keys, lo, cnts)
-            return
-        ones, pairs = iter(keys), zip(keys, cnts) if cnts is not None else None
-        while True:
-            try:
-                if pairs is None:
-                    for k in ones:
-                        dense[k - lo] += 1
-                else:
-                    for k, c in pairs:
-                        dense[k - lo] += c
-                return
-            except OverflowError:  # k (c times) is not counted yet
-                dense = self.dense = _wide_enough(dense, dense[k - lo] + c)
-                dense[k - lo] += c
+    def _scatter(self, keys: np.ndarray, cnts: np.ndarray) -> None:
+        """dense[key - lo] += count for distinct keys, widening the counts' type when one would
+        overflow it."""
+        at = keys - self.lo
+        summed = _view(self._dense())[at] + cnts.astype(np.uint64)
+        self.dense = _wide_enough(self._dense(), int(summed.max(initial=0)))
+        _view(self.dense)[at] = summed
 
     # -- merging -------------------------------------------------------------------------------
     def merge(self, later: ValueSet) -> None:
@@ -344,18 +311,18 @@ class ValueSet:
             self._copy_from(later)
             return
         n, last = self.n + later.n, later.last
+        self._extend_range(later.least, later.most)
         if self.form == COUNTED and later.form != COUNTED:
-            mine = next(self._groups())  # few: added to a copy of the larger form
+            mine = self._by_value()  # few: added to a copy of the larger form
             self._copy_from(later)
             self.n = n
             self._add(*mine)
         else:
             self.n = n
             if self.form == SPILLED and later.form == SPILLED:
-                self._add_spilled(later._spill())
+                self._add_spilled(_view(later._spill()))
             elif not (self.form == DENSE and later.form == DENSE and self._add_dense_counts(later)):
-                for vals, cnts in later._groups():
-                    self._add(vals, cnts)
+                self._add(*later._by_value())
         self.last = last
 
     def _add_dense_counts(self, other: ValueSet) -> bool:
@@ -364,55 +331,28 @@ class ValueSet:
         theirs = other._dense()
         if other.decimals != self.decimals or not self._cover(other.lo, other.lo + len(theirs) - 1):
             return False
-        at = other.lo - self.lo
-        if compiled.dense_add is not None:
-            top = compiled.dense_add(self._dense(), at, theirs)
-            if top > _LIMIT[self._dense().typecode]:  # nothing added: widened, then added
-                self.dense = _wide_enough(self._dense(), top)
-                compiled.dense_add(self.dense, at, theirs)
-            return True
-        for i in range(0, len(theirs), CHUNK):
-            j = at + i
-            summed = list(map(add, self._dense()[j:j + CHUNK], theirs[i:i + CHUNK]))
-            dense = self.dense = _wide_enough(self._dense(), max(summed))
-            dense[j:j + len(summed)] = array(dense.typecode, summed)
+        at = slice(other.lo - self.lo, other.lo - self.lo + len(theirs))
+        mine, add = _view(self._dense())[at], _view(theirs)
+        top = max((int(np.add(mine[i:i + CHUNK], add[i:i + CHUNK], dtype=np.uint64).max())
+                   for i in range(0, len(add), CHUNK)), default=0)  # a chunk at a time: no copy of a whole range
+        self.dense = _wide_enough(self._dense(), top)
+        mine = _view(self.dense)[at]
+        np.add(mine, add, out=mine, casting="unsafe")  # every sum fits (top)
         return True
 
     # -- reading -------------------------------------------------------------------------------
-    def _groups(self) -> Iterator[tuple[Sequence[float], list[int]]]:
-        """Every value, as (distinct values, how often each came), a chunk at a time, so that
-        walking a big set copies no more than a chunk of it; in order, but for the spilled form.
-        The counted and spilled forms give their values as an array of doubles, the form that
-        _at_scale reads (a change of form tries several decimals on each group): no copy per try."""
+    def _by_value(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every value, as (distinct values in order, how often each came)."""
         if self.form == COUNTED:
             counts = self._counts()
-            vals = sorted(counts)
-            return iter([(array("d", vals), list(map(counts.__getitem__, vals)))])
+            vals = np.fromiter(counts, float, len(counts))
+            order = np.argsort(vals, kind="stable")
+            return vals[order], np.fromiter(counts.values(), np.int64, len(counts))[order]
         if self.form == DENSE:
-            dense, lo, scale = self._dense(), self.lo, 10**self.decimals
-            return (_nonzero(dense[i:i + CHUNK], lo + i, scale) for i in range(0, len(dense), CHUNK))
-        spill = self._spill()
-        return (_counted(spill[i:i + CHUNK]) for i in range(0, len(spill), CHUNK))
-
-    def _kth_of_dense(self) -> Callable[[int], float]:
-        """The k-th smallest value (from 0) of a dense set, by running sums of its counts: first
-        of whole chunks, then within the chunk."""
-        dense = self._dense()
-        scale: int = 10**self.decimals
-        fast = compiled.dense_kth
-        sums = (compiled.dense_sums(dense, CHUNK) if compiled.dense_sums is not None else
-                (sum(dense[i:i + CHUNK]) for i in range(0, len(dense), CHUNK)))
-        ends = list(accumulate(sums))
-
-        def kth(k: int) -> float:
-            c = bisect_right(ends, k)
-            before = ends[c - 1] if c else 0
-            if fast is not None:
-                return (self.lo + c * CHUNK + fast(dense, c * CHUNK, k - before)) / scale
-            block = dense[c * CHUNK:(c + 1) * CHUNK]
-            return (self.lo + c * CHUNK + bisect_right(list(accumulate(block)), k - before)) / scale
-
-        return kth
+            dense = _view(self._dense())
+            keys = np.flatnonzero(dense)
+            return (self.lo + keys) / 10**self.decimals, dense[keys]
+        return np.unique(_view(self._spill()), return_counts=True)
 
     def __len__(self) -> int:
         return self.n + len(self.buf)
@@ -448,27 +388,12 @@ class ValueSet:
         if self.tally is not None:
             return self.tally.total()
         if self.form == SPILLED:
-            return math.fsum(self._spill())
-        if self.form == COUNTED:
-            return weighted_sum(*next(self._groups()))
-        # dense values are decimals well inside the range where exact_terms holds
-        return math.fsum(chain.from_iterable(exact_terms(v, c) for v, c in self._groups()))
+            return rounded(exact_sum(_view(self._spill())))
+        return rounded(exact_sum(*self._by_value()))
 
     def _extremes(self) -> dict[str, Any]:
         """describe() without the percentiles, and without the sort they need."""
-        if self.form == SPILLED:
-            lo, hi = min(self._spill()), max(self._spill())
-        elif self.form == COUNTED:
-            lo, hi = min(self._counts()), max(self._counts())
-        else:  # the first and the last value counted: a C-level look at a chunk at a time
-            dense, scale = self._dense(), 10**self.decimals
-            starts = range(0, len(dense), CHUNK)
-            first = next(i for i in starts if any(dense[i:i + CHUNK]))
-            lo = (self.lo + first + next(k for k, c in enumerate(dense[first:first + CHUNK]) if c)) / scale
-            last = next(i for i in reversed(starts) if any(dense[i:i + CHUNK]))
-            block = dense[last:last + CHUNK]
-            hi = (self.lo + last + next(k for k in range(len(block) - 1, -1, -1) if block[k])) / scale
-        return assemble(self.n, self._total(), lo, hi, self._last())
+        return assemble(self.n, self._total(), self.least, self.most, self._last())
 
     def _last(self) -> float:
         """The last value added (there is one)."""
@@ -482,12 +407,11 @@ class ValueSet:
             self.seal()
             s = self._spill()
             return assemble(n, self._total(), s[0], s[-1], self._last(), s.__getitem__)
-        if self.form == COUNTED:
-            vals, cnts = next(self._groups())
-            cum = list(accumulate(cnts))
-            return assemble(n, self._total(), vals[0], vals[-1], self._last(), lambda k: vals[bisect_right(cum, k)])
-        kth = self._kth_of_dense()
-        return assemble(n, self._total(), kth(0), kth(n - 1), self._last(), kth)
+        vals, cnts = self._by_value()
+        ends = np.cumsum(cnts)  # the running count: the k-th value is the first whose end passes k
+        total = self.tally.total() if self.tally is not None else rounded(exact_sum(vals, cnts))
+        return assemble(n, total, float(vals[0]), float(vals[-1]), self._last(),
+                        lambda k: float(vals[np.searchsorted(ends, k, "right")]))
 
     def same_values(self, other: ValueSet) -> bool:
         """Whether both hold the same values, added in the same order: a cheap check (no sort)
@@ -506,43 +430,24 @@ def _wide_enough(counts: array[int], top: int) -> array[int]:
     """`counts`, or a copy of a wider type when it cannot hold `top`."""
     if top <= _LIMIT[counts.typecode]:
         return counts
-    return array(next(code for code, limit in _WIDTHS if top <= limit), counts)
+    code = next(code for code, limit in _WIDTHS if top <= limit)
+    wide = array(code)
+    wide.frombytes(_view(counts).astype(code).tobytes())
+    return wide
 
 
-def _nonzero(counts: array[int], key: int, scale: int) -> tuple[list[float], list[int]]:
-    """The values that have a count in `counts` (whose first is of `key`), and those counts."""
-    if compiled.dense_nonzero is not None:
-        return compiled.dense_nonzero(counts, key, scale)
-    keys = compress(range(key, key + len(counts)), counts)
-    return list(map(truediv, keys, repeat(scale))), list(filter(None, counts))
-
-
-def _counted(values: Iterable[float]) -> tuple[array[float], list[int]]:
-    counts = Counter(values)
-    return array("d", counts), list(counts.values())
-
-
-def _repeated(vals: Iterable[float], cnts: Iterable[int]) -> Iterator[float]:
-    return chain.from_iterable(map(repeat, vals, cnts))
-
-
-def _at_scale(vals: Sequence[float], scale: int) -> list[int] | None:
-    """Each value (a list or an array of doubles) times scale, when every value is a whole number
-    of 1/scale exactly (the float the log's text gave is the one its key gives back), else None."""
-    if compiled.at_scale is not None:
-        return compiled.at_scale(vals if isinstance(vals, array) else array("d", vals), scale)
-    if not vals:
-        return []
-    if max(map(abs, vals)) * scale >= 2.0**52:
+def _at_scale(vals: np.ndarray, scale: int) -> np.ndarray | None:
+    """Each value times scale (int64 keys), when every value is a whole number of 1/scale exactly
+    (the float the log's text gave is the one its key gives back) below 2**52 at scale, else None."""
+    if len(vals) and float(np.abs(vals).max()) * scale >= 2.0**52:
         return None
-    keys = list(map(float.__round__, map(mul, vals, repeat(float(scale)))))
-    back = array("d", map(truediv, keys, repeat(scale)))
-    if back != (vals if isinstance(vals, array) else array("d", vals)):
+    keys = np.rint(vals * float(scale))  # half to even, as round()
+    if not np.array_equal(keys / scale, vals):
         return None
-    return keys
+    return keys.astype(np.int64)
 
 
-def _keys(vals: Sequence[float], decimals: int) -> tuple[int, list[int]] | None:
+def _keys(vals: np.ndarray, decimals: int) -> tuple[int, np.ndarray] | None:
     """(d, keys at 10**d) for the fewest decimals d (from `decimals` on) that the values have."""
     for d in range(decimals, MAX_DECIMALS + 1):
         keys = _at_scale(vals, 10**d)

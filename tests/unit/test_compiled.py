@@ -1,7 +1,6 @@
 """The compiled hot path (core/_compiled.pyx) gives what the Python path gives, to the byte.
 
-`summary` reads with the compiled lane, count_values() and sort_values() when they were built, and in
-Python otherwise; both paths run here on the same input and their summaries (JSON, line counts,
+`summary` reads with the compiled lane when it was built, and in Python otherwise; both paths run here on the same input and their summaries (JSON, line counts,
 the parser's date) must be equal. Skipped where the build had no C compiler: there only the Python
 path exists.
 """
@@ -10,11 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
-import struct
-from array import array
 from collections.abc import Iterator
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -33,16 +28,15 @@ SAMPLES = sorted((Path(__file__).resolve().parents[2] / "sample_logs").glob("*.*
 
 
 def _python_path(m: pytest.MonkeyPatch) -> None:
-    """The Python path: the lane and the other compiled helpers left unused."""
+    """The Python path: the lane left unused."""
     m.setattr(compiled, "ENABLED", False)
-    for name in compiled.HELPERS:
-        m.setattr(compiled, name, None)
 
 
-def test_every_helper_is_one_the_python_path_leaves_unused():
-    built = {name for name in vars(compiled) if getattr(compiled, name) is getattr(compiled._compiled, name, None)
-             and callable(getattr(compiled, name)) and not isinstance(getattr(compiled, name), type)}
-    assert built == set(compiled.HELPERS)
+def test_the_lane_is_all_the_extension_holds():
+    """One seam to C: the extension's public names are the lane's class and nothing else."""
+    public = {n for n in vars(compiled._compiled) if not n.startswith("_") and callable(getattr(compiled._compiled, n))
+              and getattr(getattr(compiled._compiled, n), "__module__", "") == "mtptui.core._compiled"}
+    assert public <= {"Lane", "Layout", "Acc"}, public
 
 
 @contextlib.contextmanager
@@ -257,60 +251,6 @@ def test_no_word_of_an_event_holds_another():
     assert set(events._EVERY_WORD.findall("Worker failedied")) == {"Worker failed", "died"}
 
 
-# ---- count_values and sort_values: Counter.update and sorted, exactly ----------------------------------
-
-_doubles = st.lists(st.one_of(st.floats(allow_nan=False), st.sampled_from([0.0, -0.0, 1.5, -1.5])), max_size=300)
-
-
-def _bits(values) -> list[bytes]:
-    return [struct.pack("<d", v) for v in values]
-
-
-@settings(max_examples=300, deadline=None)
-@given(_doubles, _doubles)
-def test_count_values_counts_as_counter_update_does(first, then):
-    mine, theirs = Counter(), Counter()
-    for values in (first, then):
-        compiled._compiled.count_values(array("d", values), mine)
-        theirs.update(array("d", values))
-    assert mine == theirs
-    # the same keys in the same order, 0.0 and -0.0 as whichever came first
-    assert _bits(mine) == _bits(theirs)
-
-
-@settings(max_examples=300, deadline=None)
-@given(_doubles)
-def test_sort_values_orders_as_sorted_does(values):
-    mine = array("d", values)
-    compiled._compiled.sort_values(mine)
-    assert _bits(mine) == _bits(sorted(values))  # stable: 0.0 and -0.0 stay in the order they came
-
-
-def test_sort_values_takes_a_long_array_of_every_sign_and_size():
-    values = [math.ldexp((-1) ** i * (i % 977), (i * 37) % 200 - 100) for i in range(50_000)] + [-0.0, 0.0] * 50
-    mine = array("d", values)
-    compiled._compiled.sort_values(mine)
-    assert _bits(mine) == _bits(sorted(values))
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.lists(st.one_of(st.floats(min_value=-1e300, max_value=1e300),
-                                   st.sampled_from([0.0, -0.0, 1e16, -1e16, 0.1, 5e-324])), max_size=60), max_size=6))
-def test_exact_parts_sum_as_the_python_way_does(batches):
-    """The exact sums (loadmatch's, the dashboard's epochs'): parts made in C give the mean the
-    Python way's give."""
-    from mtptui.core.stats import ExactSum
-
-    def mean(use_c: bool):
-        with _path(use_c):
-            total = ExactSum()
-            for values in batches:
-                total.add(list(values))
-            return total.n, _bits([total.mean() or 0.0]), total.mean() is None
-
-    assert mean(True) == mean(False)
-
-
 @settings(max_examples=150, deadline=None)
 @given(chunks=st.lists(st.tuples(_logs, st.sampled_from([None, "gpu1", "gpu2"])), max_size=4),
        fold=st.sampled_from([2, valueset.FOLD]))
@@ -352,103 +292,6 @@ def test_the_store_fed_by_the_lane_is_the_store_fed_by_the_python_path(chunks):
         _python_path(m)
         slow = _store(feed)
     assert fast == slow
-_key_parts = st.one_of(st.floats(min_value=-10, max_value=2e5), st.sampled_from(
-    [float("nan"), 0.0, 1.0, 4096.0, 16384.0, 65536.0, 1e308, float("inf")]))
-# (an infinite value: C leaves the sums to Python)
-_bucket_values = st.one_of(st.floats(min_value=0, max_value=1e4), st.sampled_from([float("nan"), float("inf")]))
-_columns = st.lists(st.tuples(_key_parts, _key_parts, _key_parts, _bucket_values, _bucket_values), max_size=80)
-
-
-@settings(max_examples=300, deadline=None)
-@given(_columns)
-def test_buckets_of_load_and_context_fill_as_the_python_way_fills_them(rows):
-    """loadmatch's keys (tokens per running request), split and sums in C, against the Python loops."""
-    from mtptui.core.loadmatch import SCALES, Buckets
-
-    columns = [list(c) for c in zip(*rows)] or [[]] * 5
-    tokens, full, running, gen, accept = columns
-
-    def fill(use_c: bool):
-        with _path(use_c):
-            out = []
-            for scale in SCALES:
-                b = Buckets(scale)
-                keys = {"num_token": tokens, "full_token": full, "running_req": running}
-                b.add_columns(*(keys[f] for f in scale.fields), gen, accept)
-                out.append((b.decode, [s.n for s in b.gen], [s.n for s in b.accept], json.dumps(b.to_json())))
-            return out
-
-    assert fill(True) == fill(False)
-
-
-_counts = st.lists(st.integers(0, 300), max_size=80)
-
-
-@settings(max_examples=300, deadline=None)
-@given(mine=_counts, theirs=_counts, at=st.integers(0, 20), mine_code=st.sampled_from("BHIQ"),
-       theirs_code=st.sampled_from("BHIQ"), lo=st.integers(-10**6, 10**6), decimals=st.integers(0, 6))
-def test_dense_counts_merge_and_read_back_as_the_python_way_does(mine, theirs, at, mine_code, theirs_code, lo, decimals):
-    """Two dense sets' counts added range to range (widened when a sum outgrows the type, as
-    counts past 255 do here in a set of bytes), and read back as (values, counts)."""
-    from mtptui.core import valueset
-
-    def sets():
-        a, b = valueset.ValueSet(), valueset.ValueSet()
-        for s, counts, code, first in ((a, mine, mine_code, lo), (b, theirs, theirs_code, lo + at)):
-            s.form, s.decimals, s.lo, s.n = valueset.DENSE, decimals, first, sum(counts) + 1
-            s.dense = array(code, [min(c, (1 << 8 * array(code).itemsize) - 1) for c in counts] or [1])
-            s.last = 0.0
-        return a, b
-
-    def merged(use_c: bool):
-        with _path(use_c):
-            a, b = sets()
-            a.merge(b)
-            return a.form, a.dense.typecode if a.dense is not None else None, \
-                list(a.dense) if a.dense is not None else None, [list(x) for g in a._groups() for x in g]
-
-    assert merged(True) == merged(False)
-
-
-@settings(max_examples=300, deadline=None)
-@given(values=st.lists(st.one_of(st.integers(0, 400).map(lambda k: k / 100), st.just(float("nan"))), min_size=1,
-                       max_size=300),
-       repeat=st.integers(0, 300), decimals=st.integers(2, 4), code=st.sampled_from("BH"),
-       chunk=st.sampled_from([1, 7, valueset.CHUNK]))
-def test_dense_sets_count_and_describe_as_the_python_way_does(values, repeat, decimals, code, chunk):
-    """Values counted into a dense set (each key's count widened past its type's top, as 300
-    repeats of one value outgrow a byte), the NaNs of lines that lacked them left out, then read
-    back: the percentiles' k-th value found in C, in chunks of any size, as in Python."""
-    span = 10**decimals
-    values = values + [1.0] * repeat
-
-    def counted(use_c: bool):
-        with _path(use_c) as m:
-            m.setattr(valueset, "CHUNK", chunk)
-            s = valueset.ValueSet()
-            s.form, s.decimals, s.lo, s.dense, s.counts = valueset.DENSE, decimals, -span, array(code, bytes(
-                (4 * span + 1) * array(code).itemsize)), None
-            s.extend(array("d", values))
-            s.extend(array("d", values[: len(values) // 2]))
-            return s.dense.typecode, list(s.dense), s.n, s.describe()
-
-    assert counted(True) == counted(False)
-
-
-@settings(max_examples=500, deadline=None)
-@given(values=st.lists(st.one_of(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12),
-                                  st.integers(-10**9, 10**9).map(lambda k: k / 100),
-                                  st.sampled_from([0.0, -0.0, 0.005, 2.5, -2.5, 1e15, 4503599627370496.0])),
-                       max_size=40),
-       decimals=st.integers(0, 6))
-def test_values_turn_into_dense_keys_as_the_python_way_does(values, decimals):
-    from mtptui.core import valueset
-
-    def keys(use_c: bool):
-        with _path(use_c):
-            return valueset._at_scale(values, 10**decimals)
-
-    assert keys(True) == keys(False)
 
 
 # ---- zoned envelopes: journald's short-iso(-precise) and json, whose time is the line's -----------

@@ -1,6 +1,6 @@
-"""A run's statistics in C (describe_columns, tidy in core/_compiled.pyx): the same doubles as
-stats.describe and round(x, 9) give; and `summary --json`'s epochs as EpochDocs.json_texts() writes
-them read as the epochs' documents."""
+"""A run's statistics: rows described (numpy's exact sums, stats.tidy) as stats.describe and
+round(x, 9) give them; and `summary --json`'s epochs as EpochDocs.json_texts() writes them read as
+the epochs' documents."""
 
 from __future__ import annotations
 
@@ -8,21 +8,20 @@ import json
 import math
 import struct
 from array import array
+from collections import Counter
+
+import numpy as np
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mtptui.core import compiled
 from mtptui.core.compare import iter_epoch_rows
-from mtptui.core.stats import describe
+from mtptui.core.exact import exact_sum, rounded
+from mtptui.core.stats import describe, tidy
 from mtptui.core.valueset import STAT_KEYS, Rows
 from mtptui.sources.parallel import summarise
 from test_many_runs import many_runs_log
-
-built = pytest.mark.skipif(not compiled.BUILT, reason="the compiled hot path was not built (no C compiler at install)")
-C = compiled._compiled if compiled.BUILT else None
-
 
 def same_double(a: float, b: float) -> bool:
     return (a != a and b != b) or (a == b and math.copysign(1, a) == math.copysign(1, b))
@@ -44,11 +43,10 @@ _doubles = st.one_of(
 )
 
 
-@built
 @settings(max_examples=3000, deadline=None)
 @given(_doubles)
 def test_tidy_is_pythons_round_to_9_places(x):
-    assert same_double(C.tidy(x), round(x, 9))
+    assert same_double(tidy(x), round(x, 9))
 
 
 _summed = st.one_of(
@@ -61,15 +59,17 @@ _summed = st.one_of(
 )
 
 
-@built
 @settings(max_examples=2000, deadline=None)
 @given(st.lists(_summed, max_size=60), st.integers(0, 3))
 def test_an_exact_sum_is_math_fsum_to_the_bit(values, repeat):
-    """_fsum (in 128 bits where every value fits, else by partials) against math.fsum: values
-    that fit, that do not (too small, too big, subnormal), that cancel, and sums past 16,384 terms."""
-    xs = array("d", values * (1 + repeat * 200))
-    got = C.fsum(xs)
-    assert got is not None and same_double(got, math.fsum(xs))
+    """exact_sum (limbs of 2**-80 where a value fits, else Python integers) against math.fsum:
+    values that fit, that do not (too small, too big, subnormal), that cancel, sums past a chunk
+    of 65,536 values, and each distinct value with its count."""
+    xs = values * (1 + repeat * 400)
+    assert same_double(rounded(exact_sum(np.array(xs, dtype=float))), math.fsum(xs))
+    counted = Counter(values)
+    vals, cnts = np.array(list(counted), dtype=float), np.array(list(counted.values()), dtype=np.int64)
+    assert same_double(rounded(exact_sum(vals, cnts * (1 + repeat * 400))), math.fsum(xs))
 
 
 _values = st.one_of(
@@ -80,14 +80,22 @@ _values = st.one_of(
 )
 
 
-@built
+def _figures(rows: array, k: int, m: int) -> list[float]:
+    """The figures a run that is over keeps of rows of k fields (the first m of them metrics),
+    described from the buffer where they still wait (Rows.figures)."""
+    names = tuple(f"f{i}" for i in range(k))
+    held = Rows(names[:m], carried=names[m:])
+    held.buf.extend(rows)
+    return held.figures()
+
+
 @settings(max_examples=500, deadline=None)
 @given(st.integers(1, 6).flatmap(lambda k: st.tuples(st.just(k), st.integers(0, k),
                                                       st.lists(_values, max_size=40 * k))))
 def test_columns_are_described_as_stats_describe_describes_them(km):
     k, m, values = km
     rows = array("d", values[:len(values) // k * k])
-    got = C.describe_columns(rows, k, m)
+    got = _figures(rows, k, m)
     want = array("d")
     for i in range(m):
         d = describe([v for v in rows[i::k] if v == v])
@@ -95,37 +103,31 @@ def test_columns_are_described_as_stats_describe_describes_them(km):
     assert len(got) == len(want) and all(map(same_double, got, want))
 
 
-def test_a_value_that_is_no_finite_number_is_left_to_python():
-    if C is None:
-        pytest.skip("not built")
-    assert C.describe_columns(array("d", [1.0, math.inf]), 1, 1) is None
-    assert C.describe_columns(array("d", [1e308, 1e308]), 1, 1) is None  # its sum overflows
+def test_an_infinite_value_is_described_as_stats_describe_describes_it():
+    want = describe([1.0, math.inf])
+    assert all(map(same_double, _figures(array("d", [1.0, math.inf]), 1, 1), [want[key] for key in STAT_KEYS]))
 
 
-@built
 @pytest.mark.parametrize("values", [[-0.0], [0.0, -0.0], [1.0, -1.0], [-0.0, -0.0, 2.5], [1e16, 1.0, -1e16], [1e-16, 1.0, 1e16]])
 def test_a_sum_of_zero_and_one_to_round_half_even_are_fsums(values):
-    got = C.describe_columns(array("d", values), 1, 1)
     want = describe(values)
-    assert all(map(same_double, got, [want[key] for key in STAT_KEYS]))
+    assert all(map(same_double, _figures(array("d", values), 1, 1), [want[key] for key in STAT_KEYS]))
+    assert same_double(rounded(exact_sum(np.array(values))), math.fsum(values))
 
 
-def test_rows_still_in_their_buffer_have_the_figures_their_value_sets_give(monkeypatch):
-    """A short run's rows, described from the buffer (Rows.figures: in C where built, else
-    stats.describe of each column), as the value sets describe the same rows."""
+def test_rows_still_in_their_buffer_have_the_figures_their_value_sets_give():
+    """A short run's rows, described from the buffer (Rows.figures: stats.describe of each
+    column), as the value sets describe the same rows."""
     names = ("a", "b", "c")
-    for compiled_on in (True, False):
-        if not compiled_on:
-            monkeypatch.setattr(compiled, "describe_columns", None)
-        rows = Rows(names, carried=("x",))
-        for i in range(50):
-            rows.add({"a": i / 4, "b": (i * 7919 % 101) / 100, "x": 3.0, "c": math.nan if i % 3 else -0.5 * i})
-        held = Rows(names)
-        held.add_rows(rows.buf, rows.names)
-        figures = rows.figures()
-        assert rows._sets is None, "a short run's rows make no value sets"
-        want = [x for d in held.describe().values() for x in (d[k] for k in STAT_KEYS)]
-        assert figures == want
+    rows = Rows(names, carried=("x",))
+    for i in range(50):
+        rows.add({"a": i / 4, "b": (i * 7919 % 101) / 100, "x": 3.0, "c": math.nan if i % 3 else -0.5 * i})
+    held = Rows(names)
+    held.add_rows(rows.buf, rows.names)
+    figures = rows.figures()
+    assert rows._sets is None, "a short run's rows make no value sets"
+    want = [x for d in held.describe().values() for x in (d[k] for k in STAT_KEYS)]
+    assert figures == want
 
 
 @pytest.fixture(scope="module")
@@ -157,8 +159,6 @@ def test_the_epochs_json_reads_as_their_documents(many_runs):
 
 def test_tidy_leaves_an_int_an_int():
     """A window of counts (the dashboard's #running-req) has int percentiles: round(3, 9) is 3."""
-    from mtptui.core.stats import tidy
-
     assert type(tidy(3)) is int and tidy(3) == 3
     assert type(describe([3])["p50"]) is int  # one value: its quantiles are that value
     assert tidy(2.8899999999999997) == 2.89

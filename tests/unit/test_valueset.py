@@ -7,7 +7,11 @@ import pickle
 import random
 import statistics
 from array import array
+from collections import Counter
 from contextlib import contextmanager
+from fractions import Fraction
+
+import numpy as np
 
 import pytest
 from hypothesis import given, settings
@@ -15,7 +19,7 @@ from hypothesis import strategies as st
 
 from mtptui.core import valueset
 from mtptui.core.stats import describe
-from mtptui.core.stats import weighted_sum
+from mtptui.core.exact import UNIT, exact_sum, rounded
 from mtptui.core.valueset import COUNTED, DENSE, SPILLED, ValueSet
 
 _any = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)
@@ -101,15 +105,27 @@ def test_merge_leaves_the_later_part_as_it_was(first, second):
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.one_of(_any, _decimal), st.one_of(st.integers(1, 1 << 27), st.integers(1, 1 << 60))),
                 min_size=1, max_size=50))
-def test_weighted_sum_is_the_exact_sum_of_every_repeat(pairs):
+def test_exact_sum_is_the_sum_of_every_repeat(pairs):
     counts: dict[float, int] = {}
     for v, c in pairs:
         counts[v] = counts.get(v, 0) + c
     vals, cnts = list(counts), list(counts.values())
-    # the exact sum, as a fraction, correctly rounded by int / int
-    from fractions import Fraction
+    # the exact sum, as a fraction; correctly rounded by int / int
     exact = sum(Fraction(v) * c for v, c in zip(vals, cnts))
-    assert weighted_sum(vals, cnts) == exact.numerator / exact.denominator
+    got = exact_sum(np.array(vals), np.array(cnts, dtype=np.uint64))
+    assert Fraction(got, 1 << UNIT) == exact
+    assert rounded(got) == exact.numerator / exact.denominator
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_any, _decimal, st.floats(min_value=-1e300, max_value=1e300),
+                          st.sampled_from([0.0, -0.0, 5e-324, 2.0**32, 2.0**32 - 2.0**-20, 0.1, 1e-7])), max_size=80))
+def test_exact_sum_of_values_is_math_fsum(values):
+    """Each once: the same double as math.fsum, from integers (limbs of 2**-80 for what a log
+    prints, Python integers for any other double)."""
+    got = exact_sum(np.array(values, dtype=float))
+    assert Fraction(got, 1 << UNIT) == sum(map(Fraction, values), Fraction(0))
+    assert rounded(got) == math.fsum(values)
 
 
 def bench_like(n: int, seed: int = 1) -> array:
@@ -195,3 +211,123 @@ def test_brief_gives_describes_n_and_mean_to_the_bit(values, data):
             assert brief["n"] == len(values)
             assert brief == {k: describe(values)[k] for k in ("n", "mean")}
     assert ValueSet(True).brief() is None
+
+
+# ---- each form's numpy work against a plain reference --------------------------------------------
+
+_doubles = st.lists(st.one_of(st.floats(), st.sampled_from([0.0, -0.0, 1.5, -1.5])), max_size=300)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_doubles, _doubles)
+def test_a_fold_is_counted_as_counter_counts_it(first, then):
+    """The counted form: each fold reduced to counts per distinct value (np.unique), the NaNs of
+    lines that lacked a value left out."""
+    s = ValueSet()
+    for values in (first, then):
+        s.extend(array("d", values))
+    assert s.form == COUNTED
+    assert s.counts == Counter(v for v in first + then if v == v)
+    assert s.n == sum(s.counts.values())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.floats(allow_nan=False), st.integers(-10**6, 10**6).map(lambda k: k / 1000)), max_size=300))
+def test_every_form_reads_back_in_order_as_sorted_does(values):
+    """Whatever form the values took (few of each kept to the smallest sizes), they read back as
+    sorted() orders them; a spill is sorted in place."""
+    with limits():
+        s = filled(values)
+        vals, cnts = s._by_value()
+        assert np.repeat(vals, cnts).tolist() == sorted(values)
+        if s.form == SPILLED:
+            s.seal()
+            assert list(s.spill) == sorted(values)
+
+
+def test_a_long_spill_of_every_sign_and_size_is_sorted():
+    values = [math.ldexp((-1) ** i * (i % 977), (i * 37) % 200 - 100) for i in range(50_000)] + [-0.0, 0.0] * 50
+    s = filled(values)
+    assert s.form == SPILLED
+    s.seal()
+    assert list(s.spill) == sorted(values)
+    assert s.describe() == describe(values)
+
+
+_counts = st.lists(st.integers(0, 300), max_size=80)
+
+
+def _dense(counts: list[int], code: str, lo: int, decimals: int) -> ValueSet:
+    s = ValueSet()
+    s.form, s.decimals, s.lo, s.counts = DENSE, decimals, lo, None
+    s.dense = array(code, [min(c, valueset._LIMIT[code]) for c in counts] or [1])
+    s.n, s.last = sum(s.dense), 0.0
+    return s
+
+
+@settings(max_examples=300, deadline=None)
+@given(mine=_counts, theirs=_counts, at=st.integers(0, 20), mine_code=st.sampled_from("BHIQ"),
+       theirs_code=st.sampled_from("BHIQ"), lo=st.integers(-10**6, 10**6), decimals=st.integers(0, 6),
+       chunk=st.sampled_from([1, 7, valueset.CHUNK]))
+def test_dense_counts_merge_range_to_range(mine, theirs, at, mine_code, theirs_code, lo, decimals, chunk):
+    """Two dense sets' counts added key to key (a chunk at a time), the sum's type widened only
+    when a sum outgrows it (counts past 255 in bytes here), and read back as (values, counts)."""
+    a, b = _dense(mine, mine_code, lo, decimals), _dense(theirs, theirs_code, lo + at, decimals)
+    want: Counter[int] = Counter()
+    for s in (a, b):
+        for i, c in enumerate(s.dense):
+            want[s.lo + i] += c
+    top = max(c for k, c in want.items() if lo + at <= k < lo + at + len(b.dense))
+    code = (mine_code if not b.n or (a.n and top <= valueset._LIMIT[mine_code]) else
+            theirs_code if not a.n else  # an empty set takes a copy
+            next(code for code, limit in valueset._WIDTHS if top <= limit))
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(valueset, "CHUNK", chunk)
+        a.merge(b)
+    assert a.form == DENSE and a.n == sum(want.values())
+    assert a.dense.typecode == code
+    vals, cnts = a._by_value()
+    assert list(zip(vals.tolist(), cnts.tolist())) == [(k / 10**decimals, c) for k, c in sorted(want.items()) if c]
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(st.one_of(st.integers(0, 400).map(lambda k: k / 100), st.just(math.nan)), min_size=1,
+                       max_size=300),
+       repeat=st.integers(0, 300), decimals=st.integers(2, 4), code=st.sampled_from("BH"))
+def test_dense_sets_count_and_describe_as_the_plain_list(values, repeat, decimals, code):
+    """Values counted into a dense set (each key's count widened past its type's top, as 300
+    repeats of one value outgrow a byte), the NaNs of lines that lacked them left out, then
+    described: as stats.describe describes the plain list."""
+    span = 10**decimals
+    values = values + [1.0] * repeat
+    s = _dense([0] * (4 * span + 1), code, -span, decimals)
+    s.n = 0
+    s.extend(array("d", values))
+    s.extend(array("d", values[: len(values) // 2]))
+    plain = [v for v in values + values[: len(values) // 2] if v == v]
+    counted = Counter(plain)
+    assert s.form == DENSE and s.n == len(plain)
+    assert valueset._LIMIT[s.dense.typecode] >= max(counted.values(), default=0)
+    assert s.dense.typecode == code or max(counted.values()) > valueset._LIMIT[code]
+    assert s.describe() == (describe(plain) if plain else None)
+
+
+def _keys_plainly(values: list[float], scale: int) -> list[int] | None:
+    """Each value times scale, rounded half to even, when its key over scale gives the value back."""
+    if not values:
+        return []
+    if max(map(abs, values)) * scale >= 2.0**52:
+        return None
+    keys = [round(v * float(scale)) for v in values]
+    return keys if [k / scale for k in keys] == values else None
+
+
+@settings(max_examples=500, deadline=None)
+@given(values=st.lists(st.one_of(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12),
+                                  st.integers(-10**9, 10**9).map(lambda k: k / 100),
+                                  st.sampled_from([0.0, -0.0, 0.005, 2.5, -2.5, 1e15, 4503599627370496.0])),
+                       max_size=40),
+       decimals=st.integers(0, 6))
+def test_values_turn_into_dense_keys_as_round_does(values, decimals):
+    got = valueset._at_scale(np.array(values, dtype=float), 10**decimals)
+    assert (None if got is None else got.tolist()) == _keys_plainly(values, 10**decimals)

@@ -44,6 +44,7 @@ MAX_DECIMALS = 6
 # where values kept one by one would grow until they reach as much.
 DENSE_FREE = 1 << 21
 FOLD = 1 << 14  # fold() at least this often: the buffer holds what was appended since
+FEW = 64  # a fold of at most this many values is counted in Python (_extend_few)
 CHUNK = 1 << 16  # counts walked at a time where a whole range's copy would cost memory
 COUNTED, DENSE, SPILLED = "counted", "dense", "spilled"
 _WIDTHS = tuple((code, (1 << 8 * array(code).itemsize) - 1) for code in "BHIQ")  # counts' types
@@ -174,6 +175,9 @@ class ValueSet:
 
     def extend(self, values: array[float] | np.ndarray) -> None:
         """Adds values in order; NaN stands for a value the log did not carry and is left out."""
+        if len(values) <= FEW:
+            self._extend_few([v for v in values if v == v])
+            return
         column = np.asarray(values, float)  # an array's doubles in place
         nan = np.isnan(column)
         if nan.any():
@@ -186,6 +190,43 @@ class ValueSet:
         if self.tally is not None:
             self.tally.add(column)
         self._add(*np.unique(column, return_counts=True))
+
+    def _extend_few(self, vals: list[float]) -> None:
+        """extend() of a handful of values (the dashboard folds a series' few new ones each
+        tick): counted in Python, where numpy's calls cost several times the work; the same
+        counts as extend() makes."""
+        if not vals:
+            return
+        self.last = vals[-1]
+        self.n += len(vals)
+        self._extend_range(min(vals), max(vals))
+        if self.tally is not None:
+            self.tally.add_few(vals)
+        counted = Counter(vals)
+        if self.form == COUNTED:
+            counts = self._counts()
+            counts.update(counted)
+            if len(counts) > self._distinct:
+                self._outgrow_counts()
+        elif not (self.form == DENSE and self._count_few(counted)):
+            self._add(np.fromiter(counted, float, len(counted)), np.fromiter(counted.values(), np.int64, len(counted)))
+
+    def _count_few(self, counted: Counter[float]) -> bool:
+        """Counts a few distinct values in the dense form when each is a key of its range at its
+        decimals and no count outgrows its type (else False, nothing changed: _add's way)."""
+        dense, scale, lo = self._dense(), 10**self.decimals, self.lo
+        top, at = _LIMIT[dense.typecode], []
+        for v, c in counted.items():
+            if abs(v) * scale >= 2.0**52:
+                return False
+            k = round(v * scale)  # half to even, as _at_scale's np.rint
+            i = k - lo
+            if k / scale != v or not 0 <= i < len(dense) or dense[i] + c > top:
+                return False
+            at.append((i, c))
+        for i, c in at:
+            dense[i] += c
+        return True
 
     def _extend_range(self, least: float, most: float) -> None:
         if least < self.least or self.least != self.least:  # (NaN: none yet)

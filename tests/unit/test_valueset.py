@@ -331,3 +331,70 @@ def _keys_plainly(values: list[float], scale: int) -> list[int] | None:
 def test_values_turn_into_dense_keys_as_round_does(values, decimals):
     got = valueset._at_scale(np.array(values, dtype=float), 10**decimals)
     assert (None if got is None else got.tolist()) == _keys_plainly(values, 10**decimals)
+
+
+def _state(s: ValueSet) -> tuple:
+    """Everything a set holds that a reader sees: its form and counts (as numbers), its n, range,
+    last value, exact sum, and what it describes."""
+    counts = sorted(s._by_value()[0].tolist()), sorted(s._by_value()[1].tolist())
+    tally = None if s.tally is None else (s.tally.n, s.tally.units, s.tally.special)
+    return s.form, counts, s.n, s.least, s.most, s.last, tally, s.describe()
+
+
+_few = st.one_of(  # a dashboard's values (short decimals, often repeated), or anything
+    st.lists(st.one_of(st.integers(0, 40).map(lambda k: k / 4), st.integers(0, 3000).map(lambda k: k / 100)),
+             max_size=valueset.FEW),
+    st.lists(st.one_of(_decimal, _any, st.just(math.nan), st.sampled_from([0.0, -0.0, 2.0**60, 1e-7])),
+             max_size=valueset.FEW))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_few, min_size=1, max_size=12),
+       st.booleans(), st.booleans())
+def test_a_few_values_at_a_time_are_counted_as_numpy_counts_them(batches, tally, small):
+    """The dashboard folds a handful of values each tick, counted in Python (_extend_few): the
+    same set, whatever its form, as numpy's way (FEW 0) makes of the same batches."""
+    def fed(few: int) -> tuple:
+        saved = valueset.FEW
+        valueset.FEW = few
+        try:
+            with limits() if small else contextmanager(lambda: (yield))():
+                s = ValueSet(tally=tally)
+                for b in batches:
+                    s.extend(array("d", b))
+                return _state(s)
+        finally:
+            valueset.FEW = saved
+
+    def numbers(x):  # as numbers: NaN is NaN, and 0.0 is -0.0 (numpy's min of the two may be either)
+        if isinstance(x, (tuple, list)):
+            return [numbers(y) for y in x]
+        if isinstance(x, dict):
+            return {k: numbers(v) for k, v in x.items()}
+        return "nan" if isinstance(x, float) and x != x else x
+
+    assert numbers(fed(valueset.FEW)) == numbers(fed(0))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.one_of(st.integers(-200, 6000).map(lambda k: k / 100), st.integers(0, 40).map(lambda k: k / 4),
+                                   st.just(0.125), st.just(1e9)), max_size=valueset.FEW), min_size=1, max_size=8))
+def test_a_few_values_into_a_dense_set_are_counted_as_numpy_counts_them(batches):
+    """A dense set (a long live session's gen throughput): a few values a tick in its range, at
+    more decimals, past its range, or past its counts' type, as numpy's way counts them."""
+    def fed(few: int) -> tuple:
+        saved = valueset.FEW
+        valueset.FEW = few
+        try:
+            s = ValueSet()
+            s.extend(array("d", [k / 100 for k in range(5000)]))
+            assert s.form == DENSE
+            s.dense = array("B", [253] * len(s.dense))  # near a byte's top: 3 more outgrow it
+            s.n = 253 * len(s.dense)
+            for b in batches:
+                s.extend(array("d", b))
+            return _state(s)
+        finally:
+            valueset.FEW = saved
+
+    assert fed(valueset.FEW) == fed(0)

@@ -13,15 +13,15 @@ from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from mtptui.core import figures
+from mtptui.core.figures import Figures
 from mtptui.core.loadmatch import Buckets, matched
 from mtptui.core.parse import events
 from mtptui.core.records import DECODE, SPEC, BatchStats, Event
 from mtptui.core.valueset import Rows
 
-if TYPE_CHECKING:
-    from mtptui.core.figures import Figures
 
 EPOCH_METRICS = ("accept_len", "accept_rate", "gen_throughput")
 # The rank of vLLM spec lines that come before any throughput line of their input: a reader that
@@ -388,7 +388,6 @@ def freeze_runs(runs: Sequence[Epoch], specs: dict[tuple, tuple[dict, str]] | No
     runs = [e for e in runs if e.figures is None]
     if not runs:
         return
-    from mtptui.core import figures  # and numpy: a log without restarts loads neither
 
     # a run whose rows are all as its series handed them over (a crash loop's) is frozen from
     # them; any other from its ranks' Rows and its Buckets, the rows it took folded into them first

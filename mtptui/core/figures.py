@@ -9,8 +9,7 @@ Rows or buckets whose values went to value sets or exact sums (a long run) give 
 
 The numbers are those of stats.describe and ExactSum.mean: a mean is the exact sum of the values
 (math.fsum) over n, a percentile interpolates between the two nearest ranks, each then rounded by
-stats.tidy; numpy only finds, sorts and indexes the values. (epochs.py imports this module when
-it first freezes a run: a log without restarts loads no numpy.)
+stats.tidy; numpy only finds, sorts and indexes the values.
 """
 
 from __future__ import annotations
@@ -272,13 +271,6 @@ def _buckets_figures(all_buckets: list[Buckets]) -> list[bytes]:
     return [b"" if f is None else f for f in out]
 
 
-def _doubles(column: np.ndarray) -> array[float]:
-    """A column as an array of doubles, what loadmatch's key functions take."""
-    out = array("d")
-    out.frombytes(column.tobytes())
-    return out
-
-
 def _split(all_buckets: list[Buckets], names: tuple[str, ...]) -> Iterable[bytes]:
     """Buckets of one scale whose lines wait in rows of these fields: each one's decode lines,
     mean gen throughput and mean accept len per bucket (ExactSum.mean's), as doubles."""
@@ -295,7 +287,7 @@ def _split_rows(scale: Scale, data: np.ndarray, names: tuple[str, ...], every: n
     nb = len(scale.buckets)
     columns = [data[:, names.index(name)] for name in scale.row]
     nk = len(scale.fields)
-    keys = np.asarray(scale.keys(*map(_doubles, columns[:nk])), dtype=np.float64)
+    keys = np.asarray(scale.keys(*columns[:nk]), dtype=np.float64)
     bounds = np.asarray(scale.bounds)
     inside = keys >= bounds[0]  # NaN: in no bucket
     # each line's group and bucket, the lines put in that order (a stable sort of small integers)

@@ -12,7 +12,6 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from typing import Any, TextIO
 
-import orjson
 
 from mtptui.config import ranges
 from mtptui.core.advisor import advise_last
@@ -20,7 +19,8 @@ from mtptui.core.compare import DELTA_MIN_BATCHES, EpochRow, bucket_cells, delta
 from mtptui.core.loadmatch import CONTEXT, LOAD, Scale
 from mtptui.core.nogc import without_cycle_collector
 from mtptui.core.recorded import Recorded
-from mtptui.core.summary import JSON_OPTIONS, EpochDocs
+from mtptui.core.jsontext import dumps
+from mtptui.core.summary import EpochDocs
 from mtptui.sources.parallel import summarise
 from mtptui.core.timespec import when
 
@@ -142,13 +142,12 @@ def write_json(doc: dict, out: TextIO) -> None:
     else:
         def write(b: bytes) -> None:
             out.write(b.decode())
-    dumps = orjson.dumps
     for i, (key, value) in enumerate(doc.items()):
         write((b"{" if not i else b",") + dumps(key) + b":")
         value = resolved(value)
         texts = getattr(value, "json_texts", None)  # the events (EventLog), the epochs (EpochDocs)
         if texts is None:
-            write(dumps(value, option=JSON_OPTIONS))
+            write(dumps(value))
             continue
         write(b"[")
         for j, text in enumerate(texts()):

@@ -16,6 +16,7 @@ from typing import BinaryIO
 
 import orjson
 
+from mtptui.core.jsontext import dumps
 from mtptui.core.records import Event
 
 HELD = 1024
@@ -24,14 +25,9 @@ HELD = 1024
 RECENT = 16
 
 
-# an event's data is the log's: a key that is not a string is written as json.dumps wrote it
-_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
-
-
 def _lines(docs: list[dict]) -> bytes:
-    """The docs as the file holds them: JSON (orjson), a line each."""
-    dumps = orjson.dumps
-    return b"".join([dumps(d, option=_OPTIONS) for d in docs])
+    """The docs as the file holds them: JSON (jsontext.dumps), a line each."""
+    return b"".join([dumps(d, newline=True) for d in docs])
 
 
 class EventLog:
@@ -86,7 +82,7 @@ class EventLog:
             for line in f:
                 yield line[:-1]
         for e in self._held:
-            yield orjson.dumps(e.to_json(), option=orjson.OPT_NON_STR_KEYS)
+            yield dumps(e.to_json())
 
     def __iter__(self) -> Iterator[dict]:
         """The events as Event.to_json() gives them, in order."""

@@ -114,7 +114,6 @@ def freeze_taken(runs: Sequence[tuple[tuple[str, ...], list[tuple[str, bytes]], 
         k = len(names)
         pieces: list[bytes] = []
         groups: list[int] = []
-        lengths: list[int] = []
         run_rows: list[int] = []
         g = 0
         for i in at:
@@ -124,15 +123,17 @@ def freeze_taken(runs: Sequence[tuple[tuple[str, ...], list[tuple[str, bytes]], 
             for rank, raw in chunks:
                 pieces.append(raw)
                 groups.append(place[rank])
-                n = len(raw) // (8 * k)
-                lengths.append(n)
-                rows += n
-            run_rows.append(rows)
+                rows += len(raw)
+            run_rows.append(rows // (8 * k))
             g += len(ranks)
-        data = np.frombuffer(b"".join(pieces), dtype=np.float64).reshape(-1, k)
-        every = np.repeat(np.asarray(groups, dtype=np.int32 if g < 2**31 else np.int64), lengths)
-        order = np.argsort(every.astype(np.uint16) if g < 2**16 else every, kind="stable")  # a rank's rows together, in order
-        stats = _described_rows(data[order], every[order], g, m)
+        # the chunks put in their rank's order (a rank's rows together, in time order): a sort
+        # of the chunks, not of their rows; a run's ranks are numbered after the run's before it,
+        # so its rows stay together, in the runs' order
+        by_group = np.asarray(groups, dtype=np.int64)
+        order = np.argsort(by_group, kind="stable").tolist()
+        data = np.frombuffer(b"".join([pieces[c] for c in order]), dtype=np.float64).reshape(-1, k)
+        lengths = np.fromiter((len(pieces[c]) // (8 * k) for c in order), dtype=np.intp, count=len(order))
+        stats = _described_rows(data, np.repeat(by_group[order], lengths), g, m)
         runs_of = np.repeat(np.arange(len(at)), run_rows)
         buckets = [_split_rows(scale, data, names, runs_of, len(at)) for scale in SCALES]
         g = 0
@@ -161,24 +162,34 @@ def _rows_figures(all_rows: list[Rows]) -> list[bytes]:
     return [b"" if f is None else f for f in out]
 
 
-def _means(values: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """tidy(math.fsum(v) / len(v)) of each group's values v (one group after another, n values
-    each, every n above 0), to the bit. Each group is summed in numpy, with a bound on that sum's
-    error (n ulps of the sum of magnitudes, twice over): the exact sum lies within it, and so,
-    rounding being monotone, does fsum's, and tidy of fsum's over n lies between tidy of the
-    bounds' over n. Where those two are one double, it is the mean; elsewhere (a mean a hair from
-    a tie of the 9th place, a value not finite) math.fsum sums the group."""
-    starts = np.cumsum(n) - n
+def _means(values: np.ndarray, ids: np.ndarray, g: int) -> np.ndarray:
+    """tidy(math.fsum(v) / len(v)) of the values v of each of g groups (ids: each value's group,
+    in any order), to the bit; NaN for a group without values. Each group is summed in numpy,
+    with a bound on that sum's error (n ulps of the sum of magnitudes, twice over, whatever the
+    order of the additions): the exact sum lies within it, and so, rounding being monotone, does
+    fsum's, and tidy of fsum's over n lies between tidy of the bounds' over n. Where those two
+    are one double, it is the mean; elsewhere (a mean a hair from a tie of the 9th place, a value
+    not finite) math.fsum sums the group."""
+    n = np.bincount(ids, minlength=g)
+    has = n > 0
+    k = n[has]
     with np.errstate(all="ignore"):
-        total = np.add.reduceat(values, starts) + 0.0  # fsum's zero is +0.0
-        bound = np.add.reduceat(np.abs(values), starts) * n * 2.0**-51 + 2.0**-1000
-        out = tidied(total / n)
-        sure = tidied((total - bound) / n) == tidied((total + bound) / n)
+        total = np.bincount(ids, weights=values, minlength=g)[has] + 0.0  # fsum's zero is +0.0
+        bound = np.bincount(ids, weights=np.abs(values), minlength=g)[has] * k * 2.0**-51 + 2.0**-1000
+        means = tidied(total / k)
+        sure = tidied((total - bound) / k) == tidied((total + bound) / k)
+    out = np.full(g, np.nan)
+    out[has] = means
     if not sure.all():
-        flat = values.tolist()
-        for i in np.flatnonzero(~sure).tolist():
-            a = int(starts[i])
-            out[i] = tidy(fsum(flat[a:a + int(n[i])]) / int(n[i]))
+        doubt = np.zeros(g, dtype=bool)
+        doubt[np.flatnonzero(has)[~sure]] = True
+        doubt = doubt[ids]
+        kept, of = values[doubt], ids[doubt]
+        order = np.argsort(of, kind="stable")
+        kept, of = kept[order].tolist(), of[order]
+        groups, starts = np.unique(of, return_index=True)
+        for i, a, b in zip(groups.tolist(), starts.tolist(), [*starts[1:].tolist(), len(kept)]):
+            out[i] = tidy(fsum(kept[a:b]) / (b - a))
     return out
 
 
@@ -239,7 +250,7 @@ def _described_rows(data: np.ndarray, every: np.ndarray, g: int, m: int) -> list
         ordered = _in_order(values, counts, ids)
         o = np.empty((len(n), _K))
         o[:, 0] = n
-        o[:, 1] = _means(values, n)
+        o[:, 1] = _means(values, ids, g)[has]
         for c, q in ((2, 0.5), (3, 0.9)):  # stats.quantile's
             pos = (n - 1) * q
             lo = np.floor(pos)
@@ -292,16 +303,11 @@ def _split_rows(scale: Scale, data: np.ndarray, names: tuple[str, ...], every: n
     inside = keys >= bounds[0]  # NaN: in no bucket
     # each line's group and bucket, the lines put in that order (a stable sort of small integers)
     cells = every[inside] * nb + (np.searchsorted(bounds, keys[inside], side="right") - 1)  # bisect_right's
-    order = np.argsort(cells.astype(np.uint16) if g * nb < 2**16 else cells, kind="stable")
-    cells = cells[order]
-    out = np.full((g * nb, 3), np.nan)
+    out = np.empty((g * nb, 3))
     out[:, 0] = np.bincount(cells, minlength=g * nb)
     for c, column in ((1, columns[nk]), (2, columns[nk + 1])):
-        values = column[inside][order]
+        values = column[inside]
         present = ~np.isnan(values)
-        counts = np.bincount(cells[present], minlength=g * nb)
-        has = counts > 0
-        if has.any():
-            out[has, c] = _means(values[present], counts[has])
+        out[:, c] = _means(values[present], cells[present], g * nb)
     out = out.reshape(g, nb * 3)
     return [block.tobytes() for block in out]

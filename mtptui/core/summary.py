@@ -11,11 +11,11 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import orjson
 
 from mtptui.core.compare import Comparison, EpochRow, compared
 from mtptui.core.epochs import EPOCH_EVENTS, EPOCH_METRICS, UNRESOLVED, Epoch, EpochTracker, crash_loops, rank_key
 from mtptui.core.eventlog import EventLog
+from mtptui.core.jsontext import dumps
 from mtptui.core.loadmatch import MATCH_FIELDS
 from mtptui.core.recorded import Recorded
 from mtptui.core.records import DECODE, PREFILL, SGLANG, SPEC, BatchStats, Event
@@ -31,11 +31,6 @@ PREFILL_METRICS = ("input_throughput",)
 EPOCH_CARRIED = tuple(f for f in DECODE_METRICS + DECODE_CARRIED if f not in EPOCH_METRICS)
 # an epoch's rows of a rank hold what a series' decode row holds, in its order (Rows.add_rows copies them whole)
 assert EPOCH_METRICS + EPOCH_CARRIED == DECODE_METRICS + DECODE_CARRIED, "an epoch's rows are a series' decode rows"
-# summary --json's options for orjson: a host that is None keys its services as json.dumps did
-# ("null"), and a figure that numpy made is written as a float
-JSON_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
-
-
 @dataclass
 class SeriesSummary:
     host: str | None
@@ -431,9 +426,7 @@ class EpochDocs:
 
     def json_texts(self) -> Iterator[bytes]:
         """Each epoch compared (compare.compared), as JSON (orjson), in order."""
-        options = JSON_OPTIONS
-        dumps = orjson.dumps
-        return (dumps(compared(doc, row), option=options) for doc, row in self._pass(brief=False))
+        return (dumps(compared(doc, row)) for doc, row in self._pass(brief=False))
 
 
 _NO_CRASH: dict = {}  # what crash_loops() reads of a run that cannot have crashed: no ending

@@ -219,14 +219,18 @@ _finite = st.one_of(
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.lists(st.lists(_finite, min_size=1, max_size=30), min_size=1, max_size=8))
-def test_means_are_fsums_over_n_tidied_to_the_bit(groups):
+@given(st.lists(st.lists(_finite, max_size=30), min_size=1, max_size=8), st.randoms(use_true_random=False))
+def test_means_are_fsums_over_n_tidied_to_the_bit(groups, rnd):
+    """Whatever the order of the values among the groups (a bucket's lines come as they came),
+    and with groups that have none (NaN)."""
     from mtptui.core.figures import _means
 
-    values = np.array([v for g in groups for v in g], dtype=np.float64)
-    n = np.array([len(g) for g in groups])
-    got = _means(values, n).tolist()
-    assert json.dumps(got) == json.dumps([tidy(math.fsum(g) / len(g)) for g in groups])
+    pairs = [(v, i) for i, g in enumerate(groups) for v in g]
+    rnd.shuffle(pairs)
+    values = np.array([v for v, _ in pairs], dtype=np.float64)
+    ids = np.array([i for _, i in pairs], dtype=np.intp)
+    got = _means(values, ids, len(groups)).tolist()
+    assert json.dumps(got) == json.dumps([tidy(math.fsum(g) / len(g)) if g else math.nan for g in groups])
 
 
 def test_a_mean_on_a_tie_of_the_9th_place_is_summed_by_fsum():
@@ -234,6 +238,6 @@ def test_a_mean_on_a_tie_of_the_9th_place_is_summed_by_fsum():
 
     groups = [[1 / 1024], [3 / 1024, 3 / 1024], [0.1] * 10, [1e16, 1.0, -1e16]]
     values = np.array([v for g in groups for v in g])
-    got = _means(values, np.array([len(g) for g in groups])).tolist()
+    got = _means(values, np.repeat(np.arange(len(groups)), [len(g) for g in groups]), len(groups)).tolist()
     assert got == [tidy(math.fsum(g) / len(g)) for g in groups]
     assert got[3] == tidy(1 / 3), "the exact sum (1.0), not numpy's"

@@ -49,6 +49,12 @@ FREEZE_AT = 256
 TAKEN_ROWS = 1 << 14
 
 
+@lru_cache(maxsize=4096)  # the ranks of 10,000 runs of a crash loop: a few tuples
+def ranks_in_order(ranks: tuple[str, ...]) -> tuple[str, ...]:
+    """Ranks in rank_key's order, as one tuple for all the runs that have them (kept by each)."""
+    return tuple(sorted(ranks, key=rank_key))
+
+
 def error_signature(kind: str, text: str) -> str:
     """An error as a crash loop repeats it: its numbers (pids, GPUs, sizes, addresses) left out."""
     return kind + ":" + re.sub(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)?", "#", text)[:300]
@@ -207,7 +213,12 @@ class Epoch:
     @property
     def ranks(self) -> list[str]:
         """Its ranks, in the order their rows came."""
-        return list(dict.fromkeys([*self.per_rank, *(rank for rank, _ in self.taken)]))
+        if not self.taken:
+            return list(self.per_rank)
+        return list(dict.fromkeys([*self.per_rank, *[rank for rank, _ in self.taken]]))
+
+    def has_rank(self, rank: str) -> bool:
+        return rank in self.per_rank or any(r == rank for r, _ in self.taken)
 
     @property
     def frozen(self) -> bool:
@@ -404,7 +415,7 @@ def freeze_runs(runs: Sequence[Epoch], specs: dict[tuple, tuple[dict, str]] | No
     rest = [e for e in runs if not (e.taken and not e.per_rank and not any(b.holds() for b in e.matched))]
     for e in rest:
         e.fold()
-    order = {id(e): tuple(sorted(e.ranks, key=rank_key)) for e in runs}
+    order = {id(e): ranks_in_order(tuple(e.ranks)) for e in runs}
     made = dict(zip(map(id, taken), figures.freeze_taken(
         [(order[id(e)], e.taken, e.taken_names) for e in taken], len(EPOCH_METRICS))))
     made.update(zip(map(id, rest), figures.freeze(
@@ -413,7 +424,7 @@ def freeze_runs(runs: Sequence[Epoch], specs: dict[tuple, tuple[dict, str]] | No
         if specs is not None:
             e.keep_spec(specs)
         stats, buckets = made[id(e)]
-        e.figures = figures.Figures(figures.shared(order[id(e)]), EPOCH_METRICS, stats, buckets)
+        e.figures = figures.Figures(order[id(e)], EPOCH_METRICS, stats, buckets)
         e.per_rank = {}
         e.matched = ()
         e.taken = []
@@ -564,7 +575,7 @@ def _begins_run(ev: Event, cur: Epoch) -> bool:
 def _frozen_when_over(e: Epoch, first: bool) -> bool:
     """Whether a run that another ended is frozen (EpochTracker._close): not a host's first, nor one
     whose vLLM spec lines wait for the rank before."""
-    return not first and UNRESOLVED not in e.ranks
+    return not first and not e.has_rank(UNRESOLVED)
 
 
 def crash_loops(epochs: Iterable[dict]) -> list[dict]:

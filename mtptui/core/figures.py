@@ -71,14 +71,6 @@ class Figures(NamedTuple):
         return out
 
 
-_SHARED: dict[tuple[str, ...], tuple[str, ...]] = {}
-
-
-def shared(names: tuple[str, ...]) -> tuple[str, ...]:
-    """The one tuple equal to these names that every run over keeps (10,000 runs of the same ranks: one)."""
-    return _SHARED.setdefault(names, names)
-
-
 def _buffered(rows: Rows) -> bool:
     """Whether all of these rows' values wait in their buffer (no value set has any)."""
     sets = rows._sets

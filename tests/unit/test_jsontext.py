@@ -13,7 +13,7 @@ CHECKED = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 @pytest.mark.parametrize("doc", [
     {"host": "h", "ranks": {"TP0": {"n": 3, "mean": 2.5}}, "spec": {"num_steps": 3}},
     {None: {"gen_throughput": 10.0}, "gpu-h1": {}},  # services of a host that is None
-    {"spec": {"levels": {1: "a", 2.5: "b", True: "c"}}},  # a setting of the log's read with number keys
+    {"spec": {"levels": {1: "a", 2.5: "b", False: "c"}}},  # a setting of the log's read with number keys
     {"figure": np.float64(1.25), "list": [np.int64(3)], "nested": [{"x": {None: 1}}]},
     [1, "two", None, 3.5e300],
 ])

@@ -225,7 +225,7 @@ class Store:
         self._named: dict[str, None] = {}  # hosts a source named before any of their lines came
         self.version = 0  # bumped on every change; views redraw only when it moved
         self._host_series: dict[str | None, list[RankSeries]] = {}
-        self._dirty: dict[RankSeries, None] = {}  # ranks with buffered rows, until settle()
+        self._dirty: dict[RankSeries, None] = {}  # ranks with buffered rows, until fold()
         self.lane: Lane | None = None  # the compiled lane writing into the ranks' buffers, when one does
         self._lane_read = 0  # its count of batch lines at the last settle()
 
@@ -233,13 +233,13 @@ class Store:
     @property
     def series(self) -> dict[tuple[str | None, str], RankSeries]:
         if self._dirty or (self.lane is not None and self.lane.batches != self._lane_read):
-            self.settle()
+            self.fold()
         return self._by_key
 
     @property
     def epochs(self) -> dict[str | None, list[Epoch]]:
         if self._dirty or (self.lane is not None and self.lane.batches != self._lane_read):
-            self.settle()
+            self.fold()
         return self._epochs.epochs
 
     # -- sink interface ------------------------------------------------------------------------
@@ -319,7 +319,7 @@ class Store:
         s.fold()
         self._dirty.pop(s, None)
 
-    def settle(self) -> None:
+    def fold(self) -> None:
         """Hands every buffered row on (the views read the rings, epochs and statistics): on
         each tick of the screen, and at the end of a read."""
         todo: Iterable[RankSeries] = list(self._dirty)
@@ -335,9 +335,9 @@ class Store:
         self._dirty.clear()
 
     def seal(self) -> None:
-        """settle(), and puts the value sets in the order their statistics need: a reader of a
+        """fold(), and puts the value sets in the order their statistics need: a reader of a
         file's part does this on its own core, before the parts are joined."""
-        self.settle()
+        self.fold()
         for s in self._by_key.values():
             s.whole.seal()
         for e in self._epochs.all():
@@ -361,7 +361,7 @@ class Store:
 
     def __getstate__(self) -> dict:
         # sent from a parallel reader: with all the lane read, not the lane itself
-        self.settle()
+        self.fold()
         for s in self._by_key.values():
             s.newest = None
         return {**self.__dict__, "lane": None, "clock": None}
@@ -376,8 +376,8 @@ class Store:
         parallel); `later` is used up. Its UNRESOLVED ranks (vLLM spec lines before any throughput
         line of its part) take the rank that `ranks_before` (host -> rank) says came before."""
         ranks_before = ranks_before or {}
-        self.settle()
-        later.settle()
+        self.fold()
+        later.fold()
         for (host, rank), s in later.series.items():
             if rank == UNRESOLVED:
                 rank = s.rank = ranks_before.get(host, "")
@@ -416,7 +416,7 @@ class Store:
 
     def ranks(self, host: str | None) -> list[RankSeries]:
         if self._dirty or (self.lane is not None and self.lane.batches != self._lane_read):
-            self.settle()
+            self.fold()
         return sorted((s for (h, _), s in self._by_key.items() if h == host), key=lambda s: rank_key(s.rank))
 
     def current_epoch(self, host: str | None) -> Epoch | None:

@@ -129,7 +129,7 @@ class SeriesSummary:
         at = self._at
         if len(buf) == at and self.records == self._records_folded:
             return  # nothing since (the second of a restart's two lines: `Started`, then its settings)
-        # the buffer is folded by fold() alone while rows come (flush() folds the rest)
+        # the buffer is folded by fold() alone while rows come (Summary.fold() folds the rest)
         assert len(buf) >= at, "decode rows were folded before their epoch had them"
         self._at = len(buf)
         epoch = self.epoch
@@ -248,7 +248,7 @@ class Summary:
 
     def __getstate__(self) -> dict:
         # sent from a parallel reader: with all that the lane read, not the lane itself
-        self.flush()
+        self.fold()
         return {**self.__dict__, "lane": None}
 
     def lane_time(self, ts: float) -> None:
@@ -284,8 +284,8 @@ class Summary:
         in parallel, or the next file); `later` is used up. Its UNRESOLVED records take the rank
         that `ranks_before` (host -> rank) says the input before ended on."""
         ranks_before = ranks_before or {}
-        self.flush()
-        later.flush()
+        self.fold()
+        later.fold()
         # the unresolved spec lines come first in their input, so their values are added first
         for key in [k for k in later.series if k[1] == UNRESOLVED]:
             host, _, engine = key
@@ -307,7 +307,7 @@ class Summary:
         self.series[key] = s
         self._host_series.setdefault(s.host, []).append(s)
 
-    def flush(self) -> None:
+    def fold(self) -> None:
         """Folds every series' buffered rows (before reading the results, or sending them)."""
         if self.lane is not None:
             self.lane.flush()
@@ -316,9 +316,9 @@ class Summary:
             s.fold()  # the rows in the series' own value sets too: what reads them reads those
 
     def seal(self) -> None:
-        """flush(), and puts every value set in the order its statistics need: a reader of a
+        """fold(), and puts every value set in the order its statistics need: a reader of a
         file's part does this on its own core, before the parts are joined."""
-        self.flush()
+        self.fold()
         # the input is read: the lane goes, and with it the cycle (it holds this sink), so that
         # reference counting frees a summary of 10,000 runs, not the cycle collector at exit
         self.lane = None
@@ -354,7 +354,7 @@ class Summary:
         json_texts() for their JSON): a week of journal has millions; and the epochs in an EpochDocs,
         made one at a time as they are read. replicas: host -> its compose service or workload
         (LineCounts.replicas), whose throughput `services` sums (core/services.py)."""
-        self.flush()
+        self.fold()
         self._share_descriptions()  # first: describing puts values in order, and the check compares orders
         epochs = self.epochs.all()
         return {

@@ -37,5 +37,5 @@ def open_store(paths: list[str], *, capacity: int = 4096, max_events: int = 5000
     store, counts = read_inputs(paths, make, jobs, progress)
     if clock is not None:
         store.clock = clock
-    store.settle()
+    store.fold()
     return Opened(store, counts)

@@ -176,7 +176,7 @@ class Dashboard:
 
     # -- per tick -----------------------------------------------------------------------------
     def tick(self) -> None:
-        self.store.settle()  # what the lane read since the last tick, in the rings and epochs
+        self.store.fold()  # what the lane read since the last tick, in the rings and epochs
         now_wall = self.wall()
         read = self.feed.counts.read
         marks = self._rate_marks

@@ -50,7 +50,7 @@ from mtptui.core.store import Store
 from mtptui.tui.viewmodel import METRICS
 store = Store(capacity=100)
 Ingest(store).feed_many(open(sys.argv[1]).read().splitlines())
-store.settle()
+store.fold()
 s = store.series[("gpu-h1", "TP0")]
 print(json.dumps({"ring": s.decode.window("draft_len")[1], "label": METRICS["draft_len"].label}))
 """

@@ -26,7 +26,7 @@ def store_of(lines: list[str]) -> Store:
     ing = Ingest(store)
     for raw in lines:
         ing.feed(raw)
-    store.settle()
+    store.fold()
     return store
 
 
@@ -242,7 +242,7 @@ def test_the_dashboard_judges_gpus_idle_on_its_gpu_history(capped):
     dash = Dashboard([], wall=lambda: 1773072303.0)  # the playhead still, as the log's end
     dash.feed.lines(capped, None)
     dash.feed.drain()
-    dash.store.settle()
+    dash.store.fold()
     (host,) = dash.store.hosts()
     assert dash.host == host
     dash._judge_alerts()

@@ -118,7 +118,7 @@ def test_summary_json_of_every_sample_only_gains_keys():
     """The comparison adds keys to each epoch; nothing that was there changes."""
     for path in sorted(Path(TOGGLE).parent.glob("*.log")):
         s, counts = parallel.summarise([str(path)], jobs=1)
-        s.flush()
+        s.fold()
         plain = [e.to_json() for e in s.epochs.all()]
         doc = s.to_json(counts.to_json())
         assert len(doc["epochs"]) == len(plain)

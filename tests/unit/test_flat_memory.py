@@ -45,7 +45,7 @@ def epoch_sets(store: Store):
 
 
 def summary_sets(s: Summary):
-    s.flush()
+    s.fold()
     rows = [r for ser in s.series.values() for r in (ser.decode, ser.prefill)]
     for r in rows:
         r.fold()

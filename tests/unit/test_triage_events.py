@@ -234,7 +234,7 @@ SGLANG_RUN = [
 def test_the_dashboard_alerts_and_advises_on_a_dead_server():
     store = Store(capacity=64, clock=lambda: 0.0)
     Ingest(store).feed_many(SGLANG_RUN)
-    store.settle()
+    store.fold()
     host = next(iter(store.epochs))
     died_at = store.epochs[host][-1].crash.ts
     found = [a for a in alerts.evaluate(store, host, died_at + 5) if a.kind == "crashed"]

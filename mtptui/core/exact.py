@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from mtptui.core.stats import tidy
+from mtptui.core.stats import tidied, tidy
 
 FIXED = 80  # a value a log prints (at most 6 decimals, below 2**32) is a whole number of 2**-FIXED
 UNIT = 1074  # any finite double is a whole number of 2**-UNIT: exact sums are kept as such integers
@@ -137,3 +137,36 @@ class ExactSum:
 
     def mean(self) -> float | None:
         return tidy(self.total() / self.n) if self.n else None
+
+
+def means(values: np.ndarray, ids: np.ndarray, g: int) -> np.ndarray:
+    """tidy(math.fsum(v) / len(v)) of the values v of each of g groups (ids: each value's group,
+    in any order), to the bit; NaN for a group without values. Each group is summed in numpy,
+    with a bound on that sum's error (n ulps of the sum of magnitudes, twice over, whatever the
+    order of the additions): the exact sum lies within it, and so, rounding being monotone, does
+    fsum's, and tidy of fsum's over n lies between tidy of the bounds' over n. Where those two
+    are one double, it is the mean; elsewhere (a mean a hair from a tie of the 9th place, a value
+    not finite) the group's ExactSum gives it, as a value set's mean is given."""
+    n = np.bincount(ids, minlength=g)
+    has = n > 0
+    k = n[has]
+    with np.errstate(all="ignore"):
+        total = np.bincount(ids, weights=values, minlength=g)[has] + 0.0  # fsum's zero is +0.0
+        bound = np.bincount(ids, weights=np.abs(values), minlength=g)[has] * k * 2.0**-51 + 2.0**-1000
+        mean = tidied(total / k)
+        sure = tidied((total - bound) / k) == tidied((total + bound) / k)
+    out = np.full(g, np.nan)
+    out[has] = mean
+    if not sure.all():
+        doubt = np.zeros(g, dtype=bool)
+        doubt[np.flatnonzero(has)[~sure]] = True
+        doubt = doubt[ids]
+        kept, of = values[doubt], ids[doubt]
+        order = np.argsort(of, kind="stable")
+        kept, of = kept[order], of[order]
+        groups, starts = np.unique(of, return_index=True)
+        for i, a, b in zip(groups.tolist(), starts.tolist(), [*starts[1:].tolist(), len(kept)]):
+            exact = ExactSum()
+            exact.add(kept[a:b])
+            out[i] = exact.mean()
+    return out

@@ -7,22 +7,23 @@ for many runs in one pass (freeze()): per rank and metric the statistics of stat
 Rows or buckets whose values went to value sets or exact sums (a long run) give theirs
 (Rows.figures, Buckets.figures): the same numbers, to the bit, either way (tests/unit/test_figures.py).
 
-The numbers are those of stats.describe and ExactSum.mean: a mean is the exact sum of the values
-(math.fsum) over n, a percentile interpolates between the two nearest ranks, each then rounded by
-stats.tidy; numpy only finds, sorts and indexes the values.
+The numbers are those of stats.describe and ExactSum.mean, by their forms over many groups at once
+(exact.means, stats.quantiles, stats.tidied): a mean is the exact sum of the values over n, a
+percentile interpolates between the two nearest ranks, each then rounded by stats.tidy; here numpy
+only groups, sorts and indexes the values.
 """
 
 from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Sequence
-from math import fsum
 from typing import NamedTuple
 
 import numpy as np
 
 from mtptui.core.loadmatch import SCALES, Buckets, Scale
-from mtptui.core.stats import tidy
+from mtptui.core.exact import means
+from mtptui.core.stats import quantiles, tidied
 from mtptui.core.valueset import STAT_KEYS, Rows
 
 _K = len(STAT_KEYS)
@@ -154,52 +155,6 @@ def _rows_figures(all_rows: list[Rows]) -> list[bytes]:
     return [b"" if f is None else f for f in out]
 
 
-def _means(values: np.ndarray, ids: np.ndarray, g: int) -> np.ndarray:
-    """tidy(math.fsum(v) / len(v)) of the values v of each of g groups (ids: each value's group,
-    in any order), to the bit; NaN for a group without values. Each group is summed in numpy,
-    with a bound on that sum's error (n ulps of the sum of magnitudes, twice over, whatever the
-    order of the additions): the exact sum lies within it, and so, rounding being monotone, does
-    fsum's, and tidy of fsum's over n lies between tidy of the bounds' over n. Where those two
-    are one double, it is the mean; elsewhere (a mean a hair from a tie of the 9th place, a value
-    not finite) math.fsum sums the group."""
-    n = np.bincount(ids, minlength=g)
-    has = n > 0
-    k = n[has]
-    with np.errstate(all="ignore"):
-        total = np.bincount(ids, weights=values, minlength=g)[has] + 0.0  # fsum's zero is +0.0
-        bound = np.bincount(ids, weights=np.abs(values), minlength=g)[has] * k * 2.0**-51 + 2.0**-1000
-        means = tidied(total / k)
-        sure = tidied((total - bound) / k) == tidied((total + bound) / k)
-    out = np.full(g, np.nan)
-    out[has] = means
-    if not sure.all():
-        doubt = np.zeros(g, dtype=bool)
-        doubt[np.flatnonzero(has)[~sure]] = True
-        doubt = doubt[ids]
-        kept, of = values[doubt], ids[doubt]
-        order = np.argsort(of, kind="stable")
-        kept, of = kept[order].tolist(), of[order]
-        groups, starts = np.unique(of, return_index=True)
-        for i, a, b in zip(groups.tolist(), starts.tolist(), [*starts[1:].tolist(), len(kept)]):
-            out[i] = tidy(fsum(kept[a:b]) / (b - a))
-    return out
-
-
-def tidied(values: np.ndarray) -> np.ndarray:
-    """stats.tidy of each value (round(x, 9), to the bit), over an array: the nearest integer to
-    x * 10**9 over 10**9 is round's double (a correctly rounded quotient of the right integer)
-    wherever that product is not so near a half that its own rounding could tip it; the values
-    where it is (or that are not finite, or too great for it) go through stats.tidy one by one."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        product = values * 1e9
-        whole = np.rint(product)
-        out = whole / 1e9
-        near = ~(np.abs(np.abs(product - whole) - 0.5) > 4 * np.spacing(np.abs(product)))
-    if near.any():
-        out[near] = [tidy(x) for x in values[near].tolist()]
-    return out
-
-
 def _in_order(values: np.ndarray, n: np.ndarray, ids: np.ndarray) -> np.ndarray:
     """Values of groups one after another (ids: their group's, in order; n: each group's count),
     each group's put in order: one sort of a row per group (NaN after the values), where the
@@ -242,15 +197,9 @@ def _described_rows(data: np.ndarray, every: np.ndarray, g: int, m: int) -> list
         ordered = _in_order(values, counts, ids)
         o = np.empty((len(n), _K))
         o[:, 0] = n
-        o[:, 1] = _means(values, ids, g)[has]
-        for c, q in ((2, 0.5), (3, 0.9)):  # stats.quantile's
-            pos = (n - 1) * q
-            lo = np.floor(pos)
-            at = starts + lo.astype(np.intp)
-            a = ordered[at]
-            b = ordered[np.minimum(at + 1, starts + n - 1)]
-            with np.errstate(invalid="ignore"):  # inf - inf: NaN, where `a` is taken (as stats.quantile)
-                o[:, c] = tidied(np.where(lo + 1 >= n, a, a + (b - a) * (pos - lo)))
+        o[:, 1] = means(values, ids, g)[has]
+        o[:, 2] = tidied(quantiles(ordered, starts, n, 0.5))
+        o[:, 3] = tidied(quantiles(ordered, starts, n, 0.9))
         o[:, 4] = ordered[starts]
         o[:, 5] = ordered[starts + n - 1]
         o[:, 6] = values[starts + n - 1]  # the last value of each: the rows are in time order
@@ -300,6 +249,6 @@ def _split_rows(scale: Scale, data: np.ndarray, names: tuple[str, ...], every: n
     for c, column in ((1, columns[nk]), (2, columns[nk + 1])):
         values = column[inside]
         present = ~np.isnan(values)
-        out[:, c] = _means(values[present], cells[present], g * nb)
+        out[:, c] = means(values[present], cells[present], g * nb)
     out = out.reshape(g, nb * 3)
     return [block.tobytes() for block in out]

@@ -1,5 +1,7 @@
-"""Statistics of a metric: n, mean, p50, p90, min, max, last. The one place that computes them,
-for a plain list of values (the dashboard's windows) and for counted values (valueset.py); and
+"""Statistics of a metric: n, mean, p50, p90, min, max, last. The one place that defines them,
+for a plain list of values (the dashboard's windows) and for counted values (valueset.py), with
+the forms of tidy and quantile over many groups at once (tidied, quantiles) that the figures of
+runs that are over are made with (figures.py; their means: exact.means); and
 how sure a comparison of two rates is (the benchmark's change against `off`): a bootstrap
 interval over requests with a fixed seed, and the requests it would take to separate them.
 
@@ -16,11 +18,27 @@ import math
 import random
 from collections.abc import Callable, Sequence
 
+import numpy as np
 
 
 def tidy(x: float) -> float:
     # Logged values have at most a few decimals; 9 places drop float noise such as 2.8899999999999997.
     return round(x, 9)
+
+
+def tidied(values: np.ndarray) -> np.ndarray:
+    """tidy() of each value (round(x, 9), to the bit), over an array: the nearest integer to
+    x * 10**9 over 10**9 is round's double (a correctly rounded quotient of the right integer)
+    wherever that product is not so near a half that its own rounding could tip it; the values
+    where it is (or that are not finite, or too great for it) go through tidy() one by one."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        product = values * 1e9
+        whole = np.rint(product)
+        out = whole / 1e9
+        near = ~(np.abs(np.abs(product - whole) - 0.5) > 4 * np.spacing(np.abs(product)))
+    if near.any():
+        out[near] = [tidy(x) for x in values[near].tolist()]
+    return out
 
 
 def quantile(kth: Callable[[int], float], n: int, q: float) -> float:
@@ -31,6 +49,19 @@ def quantile(kth: Callable[[int], float], n: int, q: float) -> float:
     if lo + 1 >= n:
         return a
     return a + (kth(lo + 1) - a) * (pos - lo)
+
+
+def quantiles(ordered: np.ndarray, starts: np.ndarray, n: np.ndarray, q: float) -> np.ndarray:
+    """quantile() of each of many groups at once: their values in order one group after another
+    (ordered), each group's first place (starts) and count (n, above 0)."""
+    pos = (n - 1) * q
+    lo = np.floor(pos)
+    at = starts + lo.astype(np.intp)
+    a = ordered[at]
+    b = ordered[np.minimum(at + 1, starts + n - 1)]
+    with np.errstate(invalid="ignore"):  # inf - inf: NaN, where `a` is taken (as quantile() takes it)
+        out: np.ndarray = np.where(lo + 1 >= n, a, a + (b - a) * (pos - lo))
+    return out
 
 
 def assemble(n: int, total: float, lo: float, hi: float, last: float,

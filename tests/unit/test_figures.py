@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from mtptui.core import epochs as epochs_mod
 from mtptui.core.epochs import EPOCH_METRICS, Epoch, EpochTracker, freeze_runs, rank_key
-from mtptui.core.figures import tidied
+from mtptui.core.stats import tidied
 from mtptui.core.loadmatch import MATCH_FIELDS, SCALES
 from mtptui.core.stats import describe, tidy
 from mtptui.core.valueset import FOLD
@@ -223,7 +223,7 @@ _finite = st.one_of(
 def test_means_are_fsums_over_n_tidied_to_the_bit(groups, rnd):
     """Whatever the order of the values among the groups (a bucket's lines come as they came),
     and with groups that have none (NaN)."""
-    from mtptui.core.figures import _means
+    from mtptui.core.exact import means as _means
 
     pairs = [(v, i) for i, g in enumerate(groups) for v in g]
     rnd.shuffle(pairs)
@@ -234,7 +234,7 @@ def test_means_are_fsums_over_n_tidied_to_the_bit(groups, rnd):
 
 
 def test_a_mean_on_a_tie_of_the_9th_place_is_summed_by_fsum():
-    from mtptui.core.figures import _means
+    from mtptui.core.exact import means as _means
 
     groups = [[1 / 1024], [3 / 1024, 3 / 1024], [0.1] * 10, [1e16, 1.0, -1e16]]
     values = np.array([v for g in groups for v in g])

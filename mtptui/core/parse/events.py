@@ -174,10 +174,6 @@ HTTP_UP = "Application startup complete."
 # A line without any of these words is no event: classify() returns None for it.
 WORDS = tuple(sorted({w for r in _RULES for w in r[2]}, key=len, reverse=True))
 _WORDS = re.compile("|".join(re.escape(w) for w in WORDS))
-# Every word a line holds, where one's end is another's start too (`Worker failed` and `died` in `...
-# Worker failed; died`), as the compiled lane finds them: no word lies within another, so one matches
-# at a place at most.
-_EVERY_WORD = re.compile("(?=(" + _WORDS.pattern + "))")
 
 _SPEC_KEYS = {
     "speculative_algorithm": "algorithm",
@@ -352,11 +348,16 @@ def vllm_args(msg: str) -> dict:
 
 def classify(msg: str, words: set[str] | None = None) -> tuple[EventKind, dict[str, Any]] | None:
     """(kind, data) for an event line, else None. words: the WORDS that msg holds, when the
-    caller has found them (the compiled lane does), each wherever it is (_EVERY_WORD)."""
+    caller has found them (the compiled lane does), each wherever it is; else each rule's words
+    are looked for in msg as it comes to them (str's search: a pattern over every place of the
+    line took 25 us for a server_args line of 260 characters, 1.6 ms for SGLang 0.5.23's 18 KB)."""
     if words is None:
         if not _WORDS.search(msg):
             return None
-        words = set(_EVERY_WORD.findall(msg))
+        for kind, rx, needs in _RULES:
+            if any(w in msg for w in needs) and rx.search(msg):
+                return kind, _data(kind, rx, msg)
+        return None
     for kind, rx, needs in _RULES:
         if not words.isdisjoint(needs) and rx.search(msg):
             return kind, _data(kind, rx, msg)

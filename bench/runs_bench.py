@@ -9,6 +9,8 @@ and, turn about, a `server_args=` with speculation on or off, so that the epochs
 memory (the sum of PSS over the process tree, as parse_bench measures it) of:
 
 - 10 runs against `--lines / --every` runs (the same lines), and their ratios;
+- the many runs again, each printing SGLang 0.5.23's own settings line (18 KB, recorded from the
+  real server: tests/unit/data/), as a crash loop of a real server logs them;
 - journald JSON (`-o json`) lines, `--lines` against `--big` lines (one run each: the same
   generator, so the first are the same lines), and the ratio of their peak memory;
 
@@ -35,19 +37,25 @@ OUT = HERE / "out"
 STAMP = "%b %d %H:%M:%S"
 
 
-def _restart_text(k: int, ts: str) -> list[str]:
+# SGLang 0.5.23's settings line as the real server printed it (18 KB), without its stamp
+REAL_SETTINGS = (HERE.parent / "tests" / "unit" / "data" / "sglang-0.5.23-server_args.log").read_text().split("] ", 1)[1].rstrip("\n")
+
+
+def _restart_text(k: int, ts: str, real: bool = False) -> list[str]:
     """The lines of the k-th restart (after systemd's Started): the new process's settings,
-    speculation on and off in turn."""
+    speculation on and off in turn; `real`: SGLang 0.5.23's own line, each time."""
+    if real:
+        return [f"[{ts}] {REAL_SETTINGS}"]
     algo = "'EAGLE'" if k % 2 else "None"
     steps = 3 if k % 2 else None
     return [f"[{ts}] server_args=ServerArgs(model_path='m', speculative_algorithm={algo}, "
             f"speculative_num_steps={steps}, speculative_num_draft_tokens={4 if steps else None})"]
 
 
-def with_restarts(src: Path, dst: Path, every: int) -> None:
+def with_restarts(src: Path, dst: Path, every: int, real: bool = False) -> None:
     """src's lines with every `every`-th one (from the first) replaced by a restart: systemd's
-    Started line then the server's settings (the line after it replaced too), the same count of
-    lines in all."""
+    Started line then the server's settings (the line after it replaced too; `real`: SGLang
+    0.5.23's own), the same count of lines in all."""
     with open(src) as f, open(dst, "w") as out:
         k = 0
         pending: list[str] = []
@@ -57,7 +65,7 @@ def with_restarts(src: Path, dst: Path, every: int) -> None:
                 t = time.strptime("2026 " + stamp, "%Y " + STAMP)
                 iso = time.strftime("%Y-%m-%d %H:%M:%S", t)
                 out.write(f"{stamp} gpu-h1 systemd[1]: Started sglang.service - SGLang server.\n")
-                pending = _restart_text(k, iso)
+                pending = _restart_text(k, iso, real)
                 k += 1
                 continue
             if pending:
@@ -111,6 +119,7 @@ def main() -> int:
     plain = ensure(OUT / f"mixed-{n}.log", lambda p: write_log(p, n))
     few = ensure(OUT / f"runs-{n}-every-{n // 10}.log", lambda p: with_restarts(plain, p, n // 10))
     many = ensure(OUT / f"runs-{n}-every-{args.every}.log", lambda p: with_restarts(plain, p, args.every))
+    real = ensure(OUT / f"runs-{n}-every-{args.every}-real.log", lambda p: with_restarts(plain, p, args.every, real=True))
     print(f"lines: {n}; turns: {args.turns}", flush=True)
     for core in (False, True):
         print("mtptui summary --json:" if not core else
@@ -121,6 +130,10 @@ def main() -> int:
         print(row(f"  {len(m_many[3]['epochs'])} runs:", m_many), flush=True)
         print(f"  many / few:                 wall {m_many[0] / m_few[0]:.2f}x  CPU {m_many[1] / m_few[1]:.2f}x  "
               f"peak {m_many[2] / m_few[2]:.2f}x  (the budget: wall <= {RUNS_BUDGET:g}x)", flush=True)
+        m_real = measure(real, args.turns, core)
+        print(row(f"  {len(m_real[3]['epochs'])} runs, real settings:", m_real), flush=True)
+        print(f"  real settings / few:        wall {m_real[0] / m_few[0]:.2f}x  CPU {m_real[1] / m_few[1]:.2f}x  "
+              f"peak {m_real[2] / m_few[2]:.2f}x  (SGLang 0.5.23's 18 KB line at each start)", flush=True)
     if args.skip_big:
         return 0
     small = ensure(OUT / f"mixed-{n}-json.log", lambda p: write_log(p, n, envelope="json"))

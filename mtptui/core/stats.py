@@ -17,8 +17,10 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where arrays are read: `record` on a host runs without it
+    import numpy as np
 
 
 def tidy(x: float) -> float:
@@ -31,6 +33,8 @@ def tidied(values: np.ndarray) -> np.ndarray:
     x * 10**9 over 10**9 is round's double (a correctly rounded quotient of the right integer)
     wherever that product is not so near a half that its own rounding could tip it; the values
     where it is (or that are not finite, or too great for it) go through tidy() one by one."""
+    import numpy as np
+
     with np.errstate(over="ignore", invalid="ignore"):
         product = values * 1e9
         whole = np.rint(product)
@@ -54,6 +58,8 @@ def quantile(kth: Callable[[int], float], n: int, q: float) -> float:
 def quantiles(ordered: np.ndarray, starts: np.ndarray, n: np.ndarray, q: float) -> np.ndarray:
     """quantile() of each of many groups at once: their values in order one group after another
     (ordered), each group's first place (starts) and count (n, above 0)."""
+    import numpy as np
+
     pos = (n - 1) * q
     lo = np.floor(pos)
     at = starts + lo.astype(np.intp)

@@ -11,7 +11,6 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-
 from mtptui.core.compare import Comparison, EpochRow, compared
 from mtptui.core.epochs import EPOCH_EVENTS, EPOCH_METRICS, UNRESOLVED, Epoch, EpochTracker, crash_loops, rank_key
 from mtptui.core.eventlog import EventLog
@@ -31,6 +30,8 @@ PREFILL_METRICS = ("input_throughput",)
 EPOCH_CARRIED = tuple(f for f in DECODE_METRICS + DECODE_CARRIED if f not in EPOCH_METRICS)
 # an epoch's rows of a rank hold what a series' decode row holds, in its order (Rows.add_rows copies them whole)
 assert EPOCH_METRICS + EPOCH_CARRIED == DECODE_METRICS + DECODE_CARRIED, "an epoch's rows are a series' decode rows"
+
+
 @dataclass
 class SeriesSummary:
     host: str | None

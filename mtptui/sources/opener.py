@@ -34,7 +34,8 @@ def open_store(paths: list[str], *, capacity: int = 4096, max_events: int = 5000
     def make(events: EventLog | None = None) -> Store:
         return Store(capacity=capacity, max_events=max_events)
 
-    store, counts = read_inputs(paths, make, jobs, progress)
+    # every part of a big file in a process of its own: this one starts the screen meanwhile
+    store, counts = read_inputs(paths, make, jobs, progress, read_here=False)
     if clock is not None:
         store.clock = clock
     store.fold()

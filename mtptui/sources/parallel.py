@@ -276,16 +276,19 @@ class Stopped(Exception):
 
 
 def read_inputs(paths: list[str], make: Callable[..., _S], jobs: int | None = None,
-                progress: Progress | None = None) -> tuple[_S, LineCounts]:
+                progress: Progress | None = None, read_here: bool = True) -> tuple[_S, LineCounts]:
     """Every input read into a sink made by make(events=None) (a Summary or a Store), the parts of
     big plain files by one process each; returns the sink of the whole, merged in order, and the
-    line counts. Raises InputError (one line) for an input that cannot be read; Stopped when
-    progress.stop() was called meanwhile."""
+    line counts. read_here: this process reads a big file's first part itself (one fork and one
+    transfer fewer); else every part is read by a process of its own, and this one is free
+    meanwhile (the dashboard starts its screen). Raises InputError (one line) for an input that
+    cannot be read; Stopped when progress.stop() was called meanwhile."""
     with without_cycle_collector():
-        return _read_inputs(paths, make, jobs, progress or Progress())
+        return _read_inputs(paths, make, jobs, progress or Progress(), read_here)
 
 
-def _read_inputs(paths: list[str], make: Callable[..., _S], jobs: int | None, progress: Progress) -> tuple[_S, LineCounts]:
+def _read_inputs(paths: list[str], make: Callable[..., _S], jobs: int | None, progress: Progress,
+                 read_here: bool = True) -> tuple[_S, LineCounts]:
     jobs = jobs or os.cpu_count() or 1
     total = _Total(make())
     progress.total = sum(os.path.getsize(p) for p in paths if splittable(p))
@@ -294,7 +297,7 @@ def _read_inputs(paths: list[str], make: Callable[..., _S], jobs: int | None, pr
             _in_time_order(path)
         parallel = jobs > 1 and splittable(path) and os.path.getsize(path) >= PARALLEL_MIN_BYTES
         parts = plan(path, jobs, first=not i) if parallel else [Part(path, first=not i)]
-        done = progress._done = multiprocessing.RawArray("q", len(parts))
+        done = progress._done = multiprocessing.RawArray("q", len(parts) + 1)  # [0]: this process's part
 
         def mine(n: int) -> None:
             done[0] = n
@@ -304,9 +307,10 @@ def _read_inputs(paths: list[str], make: Callable[..., _S], jobs: int | None, pr
             total.add(_read(parts[0], make(), mine))
         else:
             next(iter(open_lines(path)), None)  # the same head checks as a sequential read
-            with _workers(parts[1:], make, done) as workers:
-                # this process reads the first part itself meanwhile: one fork and one transfer fewer
-                total.add(_read(parts[0], make(), mine))
+            forked = parts[1:] if read_here else parts
+            with _workers(forked, make, done) as workers:
+                if read_here:
+                    total.add(_read(parts[0], make(), mine))
                 for w in workers:
                     total.add(w.join(progress._check))
         progress._before += os.path.getsize(path) if splittable(path) else 0

@@ -70,8 +70,10 @@ class Dashboard:
         self.replay: ReplayClock | None = next(iter(clocks.values()), None)
         # open: the files read at once (opening.py); then a replay at its end, to seek back in
         self.opening = opening
-        if opening is not None and self.replay is None:
-            self.replay = ReplayClock(MAX_SPEED)
+        if opening is not None:
+            opening.start(self.store.capacity, self.store.events.maxlen or 5000)  # read while the screen starts
+            if self.replay is None:
+                self.replay = ReplayClock(MAX_SPEED)
         self.feed.clock = self.replay  # the replay's lines are released to the store at its pace
         self.timeline = Timeline(self.store, replay=self.replay, wall=wall,
                                  last_arrival=lambda: self.feed.last_arrival,

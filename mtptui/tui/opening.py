@@ -1,14 +1,16 @@
 """`mtptui open` (and `replay --speed max`): the files read at once into the dashboard's store.
 
-The read runs in a thread (and forked readers for the parts of a big file, sources/opener.py), so
-the screen keeps drawing its progress and keys keep working; quitting gives the read up. When it
-is done the screen shows the whole file, its playhead at the end, as a replay that has ended.
-No Textual here: the app runs ``read`` in a worker and hands the result to ``Dashboard.adopt``.
+The read begins as the dashboard is made (start()), in a thread, with a forked reader for each part
+of a big file (sources/opener.py), so the screen starts meanwhile, draws its progress and keys keep
+working; quitting gives the read up. When it is done the screen shows the whole file, its playhead at
+the end, as a replay that has ended. No Textual here: the app waits for ``read`` in a worker and hands
+the result to ``Dashboard.adopt``.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 from mtptui.sources.opener import Opened, Progress, open_store
@@ -25,12 +27,33 @@ class Opening:
         self.seconds: float | None = None  # how long the read took, once done
         self.done = False
         self.error: str | None = None
+        self._reader: threading.Thread | None = None
+        self._result: Opened | BaseException | None = None
+
+    def start(self, capacity: int, max_events: int) -> None:
+        """Begins the read, in a thread of its own (once): into a store of this capacity."""
+        if self._reader is not None:
+            return
+        self.started = time.monotonic()
+        self._reader = threading.Thread(target=self._read, args=(capacity, max_events), name="open", daemon=True)
+        self._reader.start()
+
+    def _read(self, capacity: int, max_events: int) -> None:
+        try:
+            self._result = open_store(self.paths, capacity=capacity, max_events=max_events, progress=self.progress)
+        except BaseException as e:  # InputError, Stopped: raised by read(), in the app's worker
+            self._result = e
 
     def read(self, capacity: int, max_events: int) -> Opened:
-        """The whole input, in a store (in a worker thread). Raises InputError, or Stopped when
-        the session ends first."""
-        self.started = time.monotonic()
-        return open_store(self.paths, capacity=capacity, max_events=max_events, progress=self.progress)
+        """The whole input, in a store (start()'s, waited for: in a worker thread). Raises
+        InputError, or Stopped when the session ends first."""
+        self.start(capacity, max_events)
+        assert self._reader is not None
+        self._reader.join()
+        if isinstance(self._result, BaseException):
+            raise self._result
+        assert self._result is not None
+        return self._result
 
     def log_tail(self, n: int) -> list[str]:
         """The last n lines of each plain file, for the log pane (read again from the file's end:

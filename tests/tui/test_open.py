@@ -20,15 +20,16 @@ SIZE = (160, 48)
 
 @pytest.fixture
 def gate(monkeypatch):
-    """Holds the read (in its thread) until the test opens the gate: the real read, run later."""
+    """Holds the read (in its thread, begun as the dashboard is made) until the test opens the
+    gate: the real read, run later."""
     event = threading.Event()
-    real = Opening.read
+    real = Opening._read
 
     def held(self, *args, **kwargs):
         event.wait(60)
         return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(Opening, "read", held)
+    monkeypatch.setattr(Opening, "_read", held)
     yield event
     event.set()
 

@@ -29,6 +29,7 @@ Usage: python bench/parse_bench.py [--lines N] [--runs N] [--envelopes short,jso
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import random
@@ -323,8 +324,6 @@ def main() -> int:
             print(f"wrote {log} ({log.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s")
     # the package byte-compiled, as an install leaves it: where PYTHONDONTWRITEBYTECODE is set (CI,
     # some shells), each run would otherwise compile its modules again, some 60 ms of each
-    import compileall
-
     compileall.compile_dir(str(ROOT / "mtptui"), quiet=1)
     log = logs["short"]
     commands = {"summary": [sys.executable, "-m", "mtptui", "summary", "--json", str(log)]}

@@ -23,7 +23,6 @@ from mtptui.core.parse import events
 from mtptui.core.records import DECODE, SPEC, BatchStats, Event
 from mtptui.core.valueset import Rows
 
-
 EPOCH_METRICS = ("accept_len", "accept_rate", "gen_throughput")
 # The rank of vLLM spec lines that come before any throughput line of their input: a reader that
 # starts after other input (the next part of a file) cannot tell it; merging gives them the rank
@@ -411,8 +410,11 @@ def freeze_runs(runs: Sequence[Epoch], specs: dict[tuple, tuple[dict, str]] | No
 
     # a run whose rows are all as its series handed them over (a crash loop's) is frozen from
     # them; any other from its ranks' Rows and its Buckets, the rows it took folded into them first
-    taken = [e for e in runs if e.taken and not e.per_rank and not any(b.holds() for b in e.matched)]
-    rest = [e for e in runs if not (e.taken and not e.per_rank and not any(b.holds() for b in e.matched))]
+    taken: list[Epoch] = []
+    rest: list[Epoch] = []
+    for e in runs:
+        whole = e.taken and not e.per_rank and not any(b.holds() for b in e.matched)
+        (taken if whole else rest).append(e)
     for e in rest:
         e.fold()
     order = {id(e): ranks_in_order(tuple(e.ranks)) for e in runs}
@@ -424,7 +426,7 @@ def freeze_runs(runs: Sequence[Epoch], specs: dict[tuple, tuple[dict, str]] | No
         if specs is not None:
             e.keep_spec(specs)
         stats, buckets = made[id(e)]
-        e.figures = figures.Figures(order[id(e)], EPOCH_METRICS, stats, buckets)
+        e.figures = Figures(order[id(e)], EPOCH_METRICS, stats, buckets)
         e.per_rank = {}
         e.matched = ()
         e.taken = []

@@ -98,7 +98,6 @@ def freeze_taken(runs: Sequence[tuple[tuple[str, ...], list[tuple[str, bytes]], 
     (its ranks in order, its chunks of rows (rank, the rows as doubles), their fields, the m
     metrics first). The runs' rows are read as one table: each rank's statistics from its rows
     (in time order), each scale's buckets from all the run's rows."""
-    out: list[tuple[bytes, bytes]] = []
     by_names: dict[tuple[str, ...], list[int]] = {}
     for i, (_, _, names) in enumerate(runs):
         by_names.setdefault(names, []).append(i)
@@ -134,8 +133,7 @@ def freeze_taken(runs: Sequence[tuple[tuple[str, ...], list[tuple[str, bytes]], 
             n = len(runs[i][0])
             made[i] = (b"".join(stats[g:g + n]), b"".join(scale_figures[j] for scale_figures in buckets))
             g += n
-    out = [made[i] for i in range(len(runs))]
-    return out
+    return [made[i] for i in range(len(runs))]
 
 
 def _rows_figures(all_rows: list[Rows]) -> list[bytes]:

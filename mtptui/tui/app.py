@@ -149,9 +149,8 @@ class MtpApp(App):
 
         opening = self.dash.opening
         assert opening is not None  # the worker runs only for a session that opens files
-        store = self.dash.store
         try:
-            opened = opening.read(store.capacity, store.events.maxlen or 5000)
+            opened = opening.read()  # begun as the dashboard was made
         except Stopped:
             return  # the session ended first
         except InputError as e:

@@ -44,11 +44,10 @@ class Opening:
         except BaseException as e:  # InputError, Stopped: raised by read(), in the app's worker
             self._result = e
 
-    def read(self, capacity: int, max_events: int) -> Opened:
-        """The whole input, in a store (start()'s, waited for: in a worker thread). Raises
+    def read(self) -> Opened:
+        """The whole input, in a store: start()'s read, waited for (in a worker thread). Raises
         InputError, or Stopped when the session ends first."""
-        self.start(capacity, max_events)
-        assert self._reader is not None
+        assert self._reader is not None, "start() begins the read (the dashboard calls it)"
         self._reader.join()
         if isinstance(self._result, BaseException):
             raise self._result
